@@ -1,0 +1,168 @@
+"""``layoutbench compare``: build the variants (compile once), run them, and put the layout
+noise on its own line.
+
+The numbers shown come only from the store, so a resumed session prints the same table
+as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import build as buildmod
+from . import layout, measure, stats, targets
+from .profile import Profile
+from .source import Checkout
+from .store import Store
+
+
+@dataclass
+class Row:
+    name: str  #: layout name ("random" pools all its seeds)
+    groups: dict[str, list[float]]  #: layout id (e.g. "random:3") → values
+    summary: stats.Summary
+    vs_baseline: stats.Comparison | None
+    noise: stats.NoiseSplit | None
+
+    def to_dict(self) -> dict:
+        return {"layout": self.name, "values": self.groups, "summary": self.summary.to_dict(),
+                "vs_baseline": self.vs_baseline.to_dict() if self.vs_baseline else None,
+                "layout_noise": self.noise.to_dict() if self.noise else None}
+
+
+@dataclass
+class MetricReport:
+    metric: str
+    unit: str
+    higher_is_better: bool
+    baseline: str
+    rows: list[Row]
+
+    def to_dict(self) -> dict:
+        return {"metric": self.metric, "unit": self.unit, "better": "higher" if self.higher_is_better else "lower",
+                "baseline": self.baseline, "rows": [r.to_dict() for r in self.rows]}
+
+
+@dataclass
+class Report:
+    kernel: str
+    commit: str
+    target: str
+    accelerators: list[str]
+    mode: str
+    runs: dict[str, int]  #: status → count
+    failures: list[dict]
+    metrics: list[MetricReport] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "commit": self.commit, "target": self.target,
+                "accelerators": self.accelerators, "mode": self.mode, "runs": self.runs,
+                "failures": self.failures, "warnings": self.warnings,
+                "metrics": [m.to_dict() for m in self.metrics]}
+
+
+def label(layout_name: str, seed: int) -> str:
+    return f"{layout_name}:{seed}" if layout_name in layout.SEEDED else layout_name
+
+
+def emulation_warning(accelerators) -> str | None:
+    if "tcg" in accelerators:
+        return ("timings come from QEMU TCG emulation: they time the emulator, not the layout; "
+                "measure natively (target local) or on real KVM/hardware for layout effects")
+    return None
+
+
+def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode: str, jobs: list[measure.Job],
+            build_ids: dict[tuple[str, int], int], args: str = "", metrics: list[str] | None = None,
+            baseline: str | None = None, confidence: float = 0.95) -> Report:
+    """The report for the given jobs, from the store alone."""
+    ids = set(build_ids.values())
+    runs = [r for r in store.runs(kernel=kernel, target=target.spec.name, mode=mode)
+            if r["build_id"] in ids and r["host"] == target.host and r["args"] == args]
+    by_status: dict[str, int] = {}
+    for r in runs:
+        by_status[r["status"]] = by_status.get(r["status"], 0) + 1
+    failures = [{"layout": label(r["layout"], r["seed"]), "rep": r["rep"], "status": r["status"],
+                 "message": r["message"], "log": r["log_path"]} for r in runs if r["status"] != "ok"]
+    samples = [s for s in store.samples(kernel=kernel, target=target.spec.name, mode=mode)
+               if s["build_id"] in ids and s["host"] == target.host and s["run_id"] in {r["id"] for r in runs}]
+    accels = sorted({r["accelerator"] for r in runs})
+    rep = Report(kernel, commit, target.spec.name, accels, mode, by_status, failures)
+    warn = emulation_warning(accels)
+    if warn:
+        rep.warnings.append(warn)
+
+    names = list(dict.fromkeys(j.layout for j in jobs))
+    base = baseline or names[0]
+    present = list(dict.fromkeys(s["metric"] for s in samples))
+    for metric in (metrics or present):
+        ms = [s for s in samples if s["metric"] == metric]
+        if not ms:
+            continue
+        hib = bool(ms[0]["higher_is_better"])
+        groups: dict[str, dict[str, list[float]]] = {}
+        for s in ms:
+            groups.setdefault(s["layout"], {}).setdefault(label(s["layout"], s["seed"]), []).append(s["value"])
+        rows = []
+        for name in names:
+            if name not in groups:
+                continue
+            g = groups[name]
+            values = [v for vs in g.values() for v in vs]
+            summary = stats.summarize(values, confidence)
+            noise = stats.noise_split(g) if len(g) >= 2 else None
+            vs = None
+            if name != base and base in groups:
+                vs = stats.compare(groups[base], g, hib, confidence=confidence)
+            rows.append(Row(name, g, summary, vs, noise))
+        rep.metrics.append(MetricReport(metric, ms[0]["unit"], hib, base, rows))
+    return rep
+
+
+def run(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]], runs: int, mode: str, store: Store,
+        target_name: str | None = None, extra: list[str] | None = None, timeout: float | None = None,
+        retry_failed: bool = False, metrics: list[str] | None = None, baseline: str | None = None,
+        jobs_n: int | None = None, progress_factory=None, say=lambda m: None) -> Report:
+    """Compile once, link every variant, run what the store lacks, and analyse."""
+    target = targets.make(profile, target_name, timeout)
+    jobs = measure.plan_jobs(specs, runs, mode)
+    objs = buildmod.compile_objects(profile, checkout, jobs_n, say)
+    say(f"target {target.describe()}")
+    if progress_factory:
+        with progress_factory(len(jobs), f"{profile.name} {checkout.short}") as tick:
+            outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, tick, say)
+    else:
+        outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, None, say)
+    if outcome.skipped:
+        say(f"{outcome.skipped} run(s) were already in the store; {outcome.ran} run now")
+    return analyse(store, profile.name, checkout.commit, target, mode, jobs, outcome.build_ids, " ".join(extra or []),
+                   metrics, baseline)
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+def fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    a = abs(x)
+    if a >= 1e6:
+        return f"{x:.4g}"
+    if a >= 100:
+        return f"{x:.1f}"
+    if a >= 1:
+        return f"{x:.3f}"
+    return f"{x:.4g}"
+
+
+def ratio_text(c: stats.Comparison) -> str:
+    half = (c.ci_high - c.ci_low) / 2
+    word = c.verdict if c.verdict != "no difference" else "same"
+    return f"{c.ratio:.3f} ± {half:.3f}  {word}"
+
+
+def noise_line(name: str, n: stats.NoiseSplit) -> str:
+    return (f"layout noise ({name}, {n.k} layouts): between-layout sd {100 * n.layout_cv:.2f}% "
+            f"(medians {fmt(n.median_min)} … {fmt(n.median_max)}, range {100 * n.median_range_rel:.2f}%), "
+            f"run noise sd {100 * n.run_cv:.2f}%, layout share of variance {100 * n.layout_share:.0f}%")

@@ -1,0 +1,62 @@
+"""Render a LayoutPlan into a linker script from a template, and run ld.lld on it."""
+
+from __future__ import annotations
+
+import string
+import subprocess
+from pathlib import Path
+
+from .errors import LayoutbenchError
+from .layout import KINDS, LayoutPlan, Unit
+from .profile import Image
+
+#: the input-section patterns of an object-level unit, per kind
+PATTERNS = {
+    "text": ".text .text.*",
+    "rodata": ".rodata .rodata.*",
+    "data": ".data .data.*",
+    "bss": ".bss .bss.*",
+}
+
+
+def _unit_lines(kind: str, u: Unit) -> list[str]:
+    lines = []
+    if u.align > 1:
+        lines.append(f". = ALIGN({u.align});")
+    if u.gap:
+        lines.append(f". += {u.gap};")
+    pats = " ".join(u.sections) if u.sections else PATTERNS[kind]
+    lines.append(f'"{u.object}"({pats})')
+    return lines
+
+
+def render(plan: LayoutPlan, image: Image) -> str:
+    """The linker script for ``plan``: the image's template with the units filled in."""
+    fill = {
+        kind: "\n".join("    " + line for u in plan.groups.get(kind, []) for line in _unit_lines(kind, u))
+        for kind in KINDS
+    }
+    header = (f"/* layoutbench: kernel={plan.kernel} image={plan.image} commit={plan.commit[:12]} "
+              f"layout={plan.layout} seed={plan.seed} plan=0x{plan.plan_id:07x} */\n")
+    try:
+        body = string.Template(image.template.read_text()).substitute(
+            entry=image.entry, base=f"0x{image.base:x}", plan_id=f"0x{plan.plan_id:07x}", **fill
+        )
+    except (KeyError, ValueError) as e:
+        raise LayoutbenchError(f"{image.template}: bad placeholder {e}; use ${{entry}} ${{base}} ${{plan_id}} "
+                               f"${{text}} ${{rodata}} ${{data}} ${{bss}}") from None
+    return header + body
+
+
+def link(ld: str, script: Path, objects: list[str], objdir: Path, output: Path,
+         ldflags: tuple[str, ...] = ()) -> None:
+    """Link ``objects`` (paths relative to ``objdir``, which is the linker's cwd) with ``script``."""
+    cmd = [ld, "-T", str(script), "--build-id=none", "-nostdlib", "-static", "-z", "noexecstack",
+           *ldflags, "-o", str(output), *objects]
+    try:
+        p = subprocess.run(cmd, cwd=objdir, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise LayoutbenchError(f"linker {ld!r} not found; install lld-19 (apt-get install lld-19)") from None
+    if p.returncode != 0:
+        first = next((l for l in p.stderr.splitlines() if "error" in l), p.stderr.strip()[:300])
+        raise LayoutbenchError(f"linking {output.name} with {script.name} failed: {first}")

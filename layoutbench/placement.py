@@ -1,0 +1,107 @@
+"""The placement check: does a linked image really have the layout its plan promises?
+
+The check replays the plan the way the linker lays sections out (align the unit,
+skip its gap, then each input section at its own alignment) starting from the
+``__lb_<kind>_units`` marker, and compares every predicted section address with
+the addresses of the symbols that section defines in the image.  On top of that,
+the promise of the layout itself is checked from the image alone (objects sorted,
+code on page boundaries, functions on 64 bytes), so that a wrong plan is caught too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .elfinfo import ImageInfo, ObjectInfo
+from .errors import LayoutbenchError
+from .layout import FUNCTION_ALIGN, KINDS, PAGE, LayoutPlan, section_kind
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+@dataclass
+class Placement:
+    """Where each unit of a plan landed: (kind, object) → start address of its first section."""
+
+    starts: dict[tuple[str, str], int]
+    problems: list[str]
+
+
+def replay(plan: LayoutPlan, objects: dict[str, ObjectInfo], image: ImageInfo) -> Placement:
+    addrs = image.addresses()
+    problems: list[str] = []
+    starts: dict[tuple[str, str], int] = {}
+    for kind in KINDS:
+        units = plan.groups.get(kind, [])
+        if not units:
+            continue
+        pos = image.symbol(f"__lb_{kind}_units").value
+        for i, u in enumerate(units):
+            obj = objects.get(u.object)
+            if obj is None:
+                problems.append(f"{kind} unit {i}: object {u.object} is not among the linked objects")
+                continue
+            secs = [s for s in obj.sections if section_kind(s) == kind
+                    and (u.sections is None or s.name in u.sections)]
+            pos = _align(pos, u.align) + u.gap
+            for s in secs:
+                pos = _align(pos, s.align)
+                starts.setdefault((kind, u.object), pos)
+                for sym in s.symbols:
+                    want = pos + sym.value
+                    got = addrs.get(sym.name, set())
+                    if want not in got:
+                        where = ", ".join(f"0x{a:x}" for a in sorted(got)) or "nowhere"
+                        problems.append(
+                            f"{u.object} {s.name}: {sym.name} should be at 0x{want:x} by the plan "
+                            f"({kind} unit {i}), but is at {where}")
+                        break
+                pos += s.size
+        if kind == "text":
+            end = image.symbol("__lb_text_units_end").value
+            if end != pos:
+                problems.append(f"text units end at 0x{end:x} in the image but at 0x{pos:x} by the plan")
+    return Placement(starts, problems)
+
+
+def promise(plan: LayoutPlan, objects: dict[str, ObjectInfo], placement: Placement, image: ImageInfo) -> list[str]:
+    """The layout's own promise, checked from the addresses in the image."""
+    problems = []
+    text = [(addr, obj) for (kind, obj), addr in placement.starts.items() if kind == "text"]
+    text.sort()
+    order = [obj for _, obj in text]
+    pinned = set(plan.pinned)
+    if plan.layout in ("sorted", "aligned"):
+        tail = [o for o in order if o not in pinned]
+        if tail != sorted(tail):
+            bad = next(a for a, b in zip(tail, sorted(tail)) if a != b)
+            problems.append(f"layout {plan.layout}: objects are not sorted by name in the image (first out of place: {bad})")
+    if plan.layout == "aligned":
+        for addr, obj in text:
+            if addr % PAGE and obj not in pinned:
+                problems.append(f"layout aligned: {obj} code starts at 0x{addr:x}, not on a page boundary")
+                break
+    if plan.layout == "function-aligned":
+        for obj in objects.values():
+            for s in obj.sections:
+                if section_kind(s) != "text" or s.size == 0:
+                    continue
+                for sym in s.symbols:
+                    if sym.kind == "func" and sym.value == 0:
+                        got = image.addresses().get(sym.name, set())
+                        if not any(a % FUNCTION_ALIGN == 0 for a in got):
+                            problems.append(f"layout function-aligned: {sym.name} ({obj.path}) is not on {FUNCTION_ALIGN} bytes")
+                            return problems
+    return problems
+
+
+def check(plan: LayoutPlan, objects: dict[str, ObjectInfo], image: ImageInfo) -> None:
+    """Raise with every problem found when the image does not obey the plan."""
+    placement = replay(plan, objects, image)
+    problems = placement.problems + promise(plan, objects, placement, image)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise LayoutbenchError(f"placement check failed for {image.path.name} ({plan.layout}, seed {plan.seed}): "
+                               f"{problems[0]}{more}")

@@ -1,0 +1,240 @@
+"""Kernel profiles: ``kernels/<name>/kernel.toml`` loaded into typed, validated data.
+
+A profile says where a kernel's source lives, how to compile one commit's objects,
+which images are linked from which objects with which linker-script template, and
+how an image is run and its metrics read.  The format is documented in
+``kernels/README.md``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .errors import LayoutbenchError
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the kernel tree comes from."""
+
+    repo: Path | None  #: a git repository (None: the tree at ``tree`` is used as is)
+    subdir: str  #: the kernel tree inside the repository ("" for its top)
+    tree: Path | None  #: a plain directory used when there is no repository
+
+
+@dataclass(frozen=True)
+class Build:
+    """How one commit's objects are compiled (once; every layout reuses them)."""
+
+    command: str  #: shell command run in the kernel tree; {src} {objdir} {jobs} {cc} are filled in
+    cc: str  #: the compiler, found on PATH (``clang-19`` falls back to ``clang``)
+    ld: str  #: the linker, ``ld.lld-19`` falling back to ``ld.lld``
+    env: dict[str, str]
+    timeout: float  #: seconds before a build is stopped
+
+
+@dataclass(frozen=True)
+class Image:
+    """One linked image of the kernel (a bootable kernel, a hosted executable...)."""
+
+    name: str
+    objects: str  #: file in the object directory listing objects in default link order
+    template: Path  #: linker-script template
+    entry: str
+    base: int  #: link address of the image
+    pin_first: tuple[str, ...] = ()  #: objects that stay first in every layout (e.g. the boot code)
+    ldflags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Target:
+    """How an image is run: a kind (``local``, ``qemu``, ``cachegrind``...) and its settings."""
+
+    name: str
+    kind: str
+    image: str
+    timeout: float
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    path: Path  #: the kernel.toml this was read from
+    description: str
+    source: Source
+    build: Build
+    images: dict[str, Image]
+    targets: dict[str, Target]
+    default_target: str
+    metric_prefix: str  #: lines that start with this carry metrics (``LAYOUTBENCH``)
+    default_metric: str | None
+    quirks: Path | None = None  #: the quirks file, when not quirks/<name>.toml
+
+    def image(self, name: str | None = None) -> Image:
+        if name is None:
+            return next(iter(self.images.values()))
+        try:
+            return self.images[name]
+        except KeyError:
+            raise LayoutbenchError(
+                f"kernel {self.name} has no image {name!r}; it has: {', '.join(self.images)}"
+            ) from None
+
+    def target(self, name: str | None = None) -> Target:
+        name = name or self.default_target
+        try:
+            return self.targets[name]
+        except KeyError:
+            raise LayoutbenchError(
+                f"kernel {self.name} has no target {name!r}; it has: {', '.join(self.targets)}"
+            ) from None
+
+
+def find(kernel: str) -> Path:
+    """The kernel.toml for a kernel name, a profile folder, or a kernel.toml path."""
+    p = Path(kernel)
+    if p.suffix == ".toml" and p.is_file():
+        return p.resolve()
+    if (p / "kernel.toml").is_file() and ("/" in kernel or p.is_absolute()):
+        return (p / "kernel.toml").resolve()
+    candidate = paths.KERNELS / kernel / "kernel.toml"
+    if candidate.is_file():
+        return candidate
+    known = sorted(d.name for d in paths.KERNELS.iterdir() if (d / "kernel.toml").is_file()) \
+        if paths.KERNELS.is_dir() else []
+    raise LayoutbenchError(
+        f"unknown kernel {kernel!r}: known kernels are {', '.join(known) or 'none'} "
+        f"(or give the path of a kernel.toml)"
+    )
+
+
+def available() -> list[str]:
+    return sorted(d.name for d in paths.KERNELS.iterdir() if (d / "kernel.toml").is_file())
+
+
+def _tool(name: str) -> str:
+    """``clang-19`` if on PATH, else the unversioned ``clang`` if that is, else the name."""
+    if shutil.which(name):
+        return name
+    base = name.rsplit("-", 1)[0]
+    if base != name and shutil.which(base):
+        return base
+    return name
+
+
+class _Table:
+    """Read a TOML table with error messages that name the file and key."""
+
+    def __init__(self, data: dict, path: str, file: Path):
+        self.data, self.path, self.file = data, path, file
+        self.where = f"[{path}] " if path else ""
+
+    def _err(self, msg: str) -> LayoutbenchError:
+        return LayoutbenchError(f"{self.file}: {self.where}{msg}")
+
+    def get(self, key: str, typ, default=..., *, required=False):
+        if key not in self.data:
+            if required or default is ...:
+                raise self._err(f"missing required key {key!r}")
+            return default
+        value = self.data[key]
+        if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+            names = typ.__name__ if isinstance(typ, type) else "/".join(t.__name__ for t in typ)
+            raise self._err(f"{key!r} must be of type {names}, not {type(value).__name__}")
+        return value
+
+    def table(self, key: str, required=False) -> "_Table":
+        value = self.get(key, dict, None if not required else ..., required=required)
+        return _Table(value or {}, f"{self.path}.{key}" if self.path else key, self.file)
+
+
+def load(kernel: str) -> Profile:
+    """Load and validate a profile; every problem is one line naming file and key."""
+    file = find(kernel)
+    try:
+        data = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise LayoutbenchError(f"{file}: not valid TOML ({e}); fix the file") from None
+    top = _Table(data, "", file)
+    name = top.get("name", str, file.parent.name)
+    here = file.parent
+
+    src = top.table("source")
+    repo = src.get("repo", str, None)
+    tree = src.get("tree", str, None)
+    if repo is None and tree is None:
+        raise LayoutbenchError(f"{file}: [source] needs 'repo' (a git repository) or 'tree' (a folder)")
+    source = Source(
+        repo=(here / repo).resolve() if repo is not None else None,
+        subdir=src.get("subdir", str, ""),
+        tree=(here / tree).resolve() if tree is not None else None,
+    )
+
+    b = top.table("build", required=True)
+    build = Build(
+        command=b.get("command", str, required=True),
+        cc=_tool(b.get("cc", str, "clang-19")),
+        ld=_tool(b.get("ld", str, "ld.lld-19")),
+        env={k: str(v) for k, v in b.get("env", dict, {}).items()},
+        timeout=float(b.get("timeout", (int, float), 3600)),
+    )
+
+    images: dict[str, Image] = {}
+    imgs = top.table("images", required=True)
+    if not imgs.data:
+        raise LayoutbenchError(f"{file}: [images] must define at least one image")
+    for iname in imgs.data:
+        t = imgs.table(iname)
+        template = t.get("template", str, required=True)
+        tpath = (paths.LINKER_SCRIPTS / template) if not (here / template).is_file() else here / template
+        if not tpath.is_file():
+            raise LayoutbenchError(f"{file}: [images.{iname}] template {template!r} not found in {paths.LINKER_SCRIPTS}")
+        images[iname] = Image(
+            name=iname,
+            objects=t.get("objects", str, required=True),
+            template=tpath,
+            entry=t.get("entry", str, required=True),
+            base=t.get("base", int, required=True),
+            pin_first=tuple(t.get("pin_first", list, [])),
+            ldflags=tuple(t.get("ldflags", list, [])),
+        )
+
+    targets: dict[str, Target] = {}
+    tg = top.table("targets")
+    for tname in tg.data:
+        t = tg.table(tname)
+        image = t.get("image", str, next(iter(images)))
+        if image not in images:
+            raise LayoutbenchError(f"{file}: [targets.{tname}] names image {image!r}, which is not in [images]")
+        settings = {k: v for k, v in t.data.items() if k not in ("kind", "image", "timeout")}
+        targets[tname] = Target(
+            name=tname,
+            kind=t.get("kind", str, required=True),
+            image=image,
+            timeout=float(t.get("timeout", (int, float), 300)),
+            settings=settings,
+        )
+    default_target = top.get("default_target", str, next(iter(targets), ""))
+    if targets and default_target not in targets:
+        raise LayoutbenchError(f"{file}: default_target {default_target!r} is not in [targets]")
+
+    m = top.table("metrics")
+    return Profile(
+        name=name,
+        path=file,
+        description=top.get("description", str, ""),
+        source=source,
+        build=build,
+        images=images,
+        targets=targets,
+        default_target=default_target,
+        metric_prefix=m.get("prefix", str, "LAYOUTBENCH"),
+        default_metric=m.get("default", str, None),
+        quirks=(here / top.get("quirks", str)).resolve() if "quirks" in data else None,
+    )

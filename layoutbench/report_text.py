@@ -1,0 +1,70 @@
+"""Tables a person reads at a glance (rich), and CSV/JSON for programs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from rich.markup import escape
+from rich.table import Table
+
+from .compare import Report, fmt, noise_line, ratio_text
+
+
+def print_compare(console, rep: Report) -> None:
+    console.print(f"[bold]{rep.kernel}[/bold] {rep.commit[:12]}  target {rep.target} "
+                  f"({', '.join(rep.accelerators) or '-'})  mode {rep.mode}  runs: "
+                  + ", ".join(f"{n} {s}" for s, n in sorted(rep.runs.items())))
+    for m in rep.metrics:
+        arrow = "higher is better" if m.higher_is_better else "lower is better"
+        t = Table(title=escape(f"{m.metric} ({m.unit}), {arrow}"), title_justify="left", box=None, pad_edge=False)
+        for col, j in (("layout", "left"), ("n", "right"), ("median ± CI", "right"), ("min … max", "right"),
+                       (f"vs {m.baseline}", "left"), ("outliers", "right")):
+            t.add_column(col, justify=j)
+        for r in m.rows:
+            s = r.summary
+            half = (s.ci_high - s.ci_low) / 2
+            name = r.name if len(r.groups) == 1 else f"{r.name} ({len(r.groups)} layouts)"
+            out = [fmt(r.groups[g][i]) for g in r.groups for i in range(len(r.groups[g]))]
+            flagged = [out[i] for i in s.outliers]
+            t.add_row(name, str(s.n), f"{fmt(s.median)} ± {fmt(half)}", f"{fmt(s.min)} … {fmt(s.max)}",
+                      ratio_text(r.vs_baseline) if r.vs_baseline else ("baseline" if r.name == m.baseline else ""),
+                      f"[red]{len(flagged)}: {', '.join(flagged[:3])}[/red]" if flagged else "0")
+        console.print()
+        console.print(t)
+        for r in m.rows:
+            if r.noise is not None:
+                console.print("  " + noise_line(r.name, r.noise), markup=False)
+    if rep.failures:
+        console.print()
+        console.print(f"[red]{len(rep.failures)} run(s) failed[/red] (kept in the store, not in the statistics):")
+        for f in rep.failures[:5]:
+            console.print(f"  {f['layout']} run {f['rep']}: {f['status']}: {f['message']}  log {f['log']}", markup=False)
+    for w in rep.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def print_rows(console, rows: list[dict], fmt_: str) -> None:
+    if fmt_ == "json":
+        console.print_json(json.dumps(rows))
+        return
+    if fmt_ == "csv":
+        buf = io.StringIO()
+        if rows:
+            w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        console.print(buf.getvalue(), end="", markup=False)
+        return
+    if not rows:
+        console.print("no results stored")
+        return
+    keys = [k for k in rows[0] if k not in ("plan", "started", "build_id", "sample_id")]
+    t = Table(box=None, pad_edge=False)
+    for k in keys:
+        t.add_column(k)
+    for r in rows:
+        t.add_row(*[(r[k][:12] if k == "commit_sha" else fmt(r[k]) if isinstance(r[k], float) else str(r[k]))
+                    for k in keys])
+    console.print(t)

@@ -1,0 +1,123 @@
+"""Kernel sources with GitPython: resolve revisions and ranges, export trees, read logs."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from .errors import LayoutbenchError
+from .profile import Profile
+
+WORKTREE = "worktree"  #: the commit name of a build from the working tree as it is
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A resolved kernel source: a commit of a repository, or a working tree."""
+
+    repo: Path | None
+    subdir: str
+    commit: str  #: full sha, or ``worktree``
+    tree: Path | None  #: for a working-tree build: the folder to build in place
+
+    @property
+    def short(self) -> str:
+        return self.commit[:12]
+
+
+def _open(repo: Path) -> git.Repo:
+    try:
+        return git.Repo(repo)
+    except (git.NoSuchPathError, git.InvalidGitRepositoryError):
+        raise LayoutbenchError(f"{repo} is not a git repository; give one with --repo") from None
+
+
+def repo_for(profile: Profile, repo: str | None = None, subdir: str | None = None) -> tuple[Path | None, str]:
+    """The repository and subdir to use: ``--repo`` (tree at its top unless ``--subdir``) or the profile's."""
+    if repo is not None:
+        return Path(repo).resolve(), subdir or ""
+    return profile.source.repo, profile.source.subdir if subdir is None else subdir
+
+
+def resolve(profile: Profile, rev: str | None, repo: str | None = None, subdir: str | None = None) -> Checkout:
+    """Resolve ``rev`` (None: the working tree as it is) to a :class:`Checkout`."""
+    repo_path, sub = repo_for(profile, repo, subdir)
+    if rev is None or rev == WORKTREE:
+        base = repo_path if repo_path is not None else profile.source.tree
+        tree = base / sub if sub else base
+        if not tree.is_dir():
+            raise LayoutbenchError(f"kernel tree {tree} does not exist; check [source] in {profile.path} or --repo")
+        return Checkout(repo_path, sub, WORKTREE, tree)
+    if repo_path is None:
+        raise LayoutbenchError(f"kernel {profile.name} has no git repository; --commit needs --repo")
+    r = _open(repo_path)
+    try:
+        sha = r.commit(rev).hexsha
+    except (git.BadName, ValueError, git.GitCommandError):
+        raise LayoutbenchError(f"commit {rev!r} does not exist in {repo_path}; check the revision (git log)") from None
+    return Checkout(repo_path, sub, sha, None)
+
+
+def export(checkout: Checkout, dest: Path) -> Path:
+    """Write the commit's kernel tree into ``dest`` (``git archive``); return the tree's folder."""
+    assert checkout.repo is not None and checkout.commit != WORKTREE
+    r = _open(checkout.repo)
+    buf = io.BytesIO()
+    kwargs = {"path": checkout.subdir} if checkout.subdir else {}
+    try:
+        r.archive(buf, treeish=checkout.commit, format="tar", **kwargs)
+    except git.GitCommandError as e:
+        raise LayoutbenchError(
+            f"cannot export {checkout.subdir or 'the tree'} at {checkout.short} from {checkout.repo}: "
+            f"{e.stderr.strip().splitlines()[-1] if e.stderr.strip() else e}"
+        ) from None
+    buf.seek(0)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=buf) as tar:
+        tar.extractall(dest, filter="tar")
+    return dest / checkout.subdir if checkout.subdir else dest
+
+
+def rev_range(profile: Profile, spec: str, repo: str | None = None, subdir: str | None = None) -> list[str]:
+    """The commits of ``A..B`` oldest first, A excluded (as git), following first parents."""
+    repo_path, _ = repo_for(profile, repo, subdir)
+    if repo_path is None:
+        raise LayoutbenchError(f"kernel {profile.name} has no git repository; give one with --repo")
+    if ".." not in spec:
+        raise LayoutbenchError(f"range {spec!r} must look like GOOD..BAD")
+    a, b = spec.split("..", 1)
+    r = _open(repo_path)
+    for rev in (a, b):
+        try:
+            r.commit(rev)
+        except (git.BadName, ValueError, git.GitCommandError):
+            raise LayoutbenchError(f"commit {rev!r} does not exist in {repo_path}; check the revision (git log)") from None
+    shas = r.git.rev_list("--first-parent", "--reverse", f"{a}..{b}").split()
+    return shas
+
+
+def describe(checkout: Checkout) -> dict:
+    """Subject, author and date of a commit, for reports."""
+    if checkout.commit == WORKTREE or checkout.repo is None:
+        return {"commit": checkout.commit, "subject": "working tree"}
+    c = _open(checkout.repo).commit(checkout.commit)
+    return {
+        "commit": c.hexsha,
+        "subject": c.summary,
+        "author": c.author.name,
+        "date": c.committed_datetime.isoformat(),
+    }
+
+
+def log_between(repo: Path, a: str, b: str) -> list[dict]:
+    """The commits in ``a..b``, newest first, as dicts (sha, subject, author, date)."""
+    r = _open(repo)
+    return [
+        {"commit": c.hexsha, "subject": c.summary, "author": c.author.name,
+         "date": c.committed_datetime.isoformat()}
+        for c in r.iter_commits(f"{a}..{b}")
+    ]

@@ -1,0 +1,138 @@
+"""Targets: where an image runs and how its console becomes a RunResult.
+
+One small class per kind, as labgrid does it: ``local`` (a hosted executable or any
+command, natively), ``qemu`` (boot the kernel image), ``cachegrind`` (the hosted
+build under valgrind's cache simulator: a deterministic, layout-sensitive cost).
+Every run has a timeout; a hang is killed with its whole process group and
+recorded as ``timeout``; a panic or a bad exit status is recorded as a failed run
+with its console log kept.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import metrics
+from ..errors import LayoutbenchError
+from ..profile import Profile, Target as TargetSpec
+
+#: statuses a run can end with
+STATUSES = ("ok", "failed", "panic", "timeout", "error")
+
+
+@dataclass
+class RunResult:
+    status: str  #: one of STATUSES
+    exit_code: int | None
+    output: str  #: the whole console (also written to the run's log)
+    duration: float  #: wall seconds
+    accelerator: str  #: native, tcg, kvm, valgrind, ...
+    host: str  #: where it ran
+    samples: list[metrics.Sample] = field(default_factory=list)
+    message: str = ""  #: why it is not ok, one line
+    build: dict = field(default_factory=dict)
+
+
+def run_command(cmd: list[str], timeout: float, log: Path, env: dict | None = None,
+                cwd: Path | None = None) -> tuple[int | None, str, float, bool]:
+    """Run ``cmd`` with its output streamed to ``log``; kill its process group at ``timeout``.
+
+    Returns (exit code or None, output, seconds, timed out).
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    with open(log, "wb") as f:
+        try:
+            p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 start_new_session=True, env=env, cwd=cwd)
+        except (FileNotFoundError, PermissionError) as e:
+            raise LayoutbenchError(f"cannot run {cmd[0]}: {e.strerror}; is it installed?") from None
+        timed_out = False
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+    output = log.read_bytes().decode(errors="replace")
+    return (None if timed_out else p.returncode), output, time.monotonic() - t0, timed_out
+
+
+def classify(output: str, code: int | None, timed_out: bool, success: int, prefix: str, timeout: float,
+             accelerator: str, host: str, duration: float) -> RunResult:
+    """Turn a finished run into a RunResult with a status and the samples it printed."""
+    parsed = metrics.parse(output, prefix)
+    r = RunResult("ok", code, output, duration, accelerator, host, parsed.samples, build=parsed.build)
+    if timed_out:
+        r.status, r.message = "timeout", f"no end after {timeout:.0f}s: killed"
+    elif parsed.panic or parsed.end == "panic":
+        r.status, r.message = "panic", parsed.panic or "the kernel reported a panic"
+    elif code != success:
+        r.status, r.message = "failed", f"exit status {code}, expected {success}"
+    elif not parsed.samples:
+        r.status, r.message = "failed", "no metric lines in the output"
+    if r.status != "ok":
+        r.samples = []  # a failed run's numbers are not trusted; its log is kept
+    return r
+
+
+class Target:
+    """Base class: a target runs one image and returns a RunResult."""
+
+    kind = "?"
+    success_exit = 0
+
+    def __init__(self, spec: TargetSpec, profile: Profile):
+        self.spec, self.profile = spec, profile
+        self.timeout = float(spec.settings.get("timeout_override", spec.timeout))
+
+    @property
+    def host(self) -> str:
+        return socket.gethostname()
+
+    @property
+    def accelerator(self) -> str:
+        return "native"
+
+    def command(self, image: Path, extra: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def run(self, image: Path, log: Path, extra: list[str] | None = None) -> RunResult:
+        cmd = self.command(image, list(extra or []))
+        code, output, secs, timed_out = run_command(cmd, self.timeout, log)
+        return self.finish(output, code, timed_out, secs, log)
+
+    def finish(self, output: str, code, timed_out: bool, secs: float, log: Path) -> RunResult:
+        success = int(self.spec.settings.get("success_exit", self.success_exit))
+        return classify(output, code, timed_out, success, self.profile.metric_prefix, self.timeout,
+                        self.accelerator, self.host, secs)
+
+    def describe(self) -> str:
+        return f"{self.spec.name} ({self.kind}, {self.accelerator})"
+
+
+def make(profile: Profile, name: str | None = None, timeout: float | None = None) -> Target:
+    """The target ``name`` of a profile (its default target when None)."""
+    from .cachegrind import CachegrindTarget
+    from .local import LocalTarget
+    from .qemu import QemuTarget
+
+    kinds = {"local": LocalTarget, "qemu": QemuTarget, "cachegrind": CachegrindTarget}
+    spec = profile.target(name)
+    cls = kinds.get(spec.kind)
+    if cls is None:
+        raise LayoutbenchError(f"{profile.path}: target {spec.name} has unknown kind {spec.kind!r}; "
+                               f"kinds are: {', '.join(kinds)}")
+    t = cls(spec, profile)
+    if timeout is not None:
+        t.timeout = timeout
+    return t

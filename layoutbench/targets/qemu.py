@@ -1,0 +1,76 @@
+"""``qemu``: boot a kernel image with qemu-system-x86_64 and read its serial console.
+
+KVM is used only where real hardware virtualization is loaded (``kvm_intel`` or
+``kvm_amd``).  The ``kvm_pvm`` software hypervisor that some cloud machines expose
+as /dev/kvm crashes guests and runs them ~1000x slow, so it is never used: such
+machines boot with TCG, which proves an image runs but times the emulator.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from . import Target
+from ..errors import LayoutbenchError
+
+
+def detect_accelerator() -> tuple[str, str]:
+    """("kvm" | "tcg", why)."""
+    mods = Path("/sys/module")
+    has = {m for m in ("kvm_intel", "kvm_amd", "kvm_pvm") if (mods / m).exists()}
+    if "kvm_pvm" in has and not has & {"kvm_intel", "kvm_amd"}:
+        return "tcg", "/dev/kvm is the kvm_pvm software hypervisor, which breaks guests: using TCG"
+    if has & {"kvm_intel", "kvm_amd"}:
+        if os.access("/dev/kvm", os.R_OK | os.W_OK):
+            return "kvm", f"{sorted(has & {'kvm_intel', 'kvm_amd'})[0]} is loaded"
+        return "tcg", "kvm is loaded but /dev/kvm is not accessible: using TCG"
+    return "tcg", "no kvm_intel/kvm_amd: using TCG (emulation)"
+
+
+class QemuTarget(Target):
+    """Settings: ``append`` (kernel command line), ``memory``, ``machine``, ``cpu``, ``accel``
+    (auto, kvm, tcg), ``initrd``, ``debug_exit`` (add isa-debug-exit at 0xf4; default true),
+    ``success_exit``, ``qemu`` (binary), ``extra_args``."""
+
+    kind = "qemu"
+    success_exit = 33
+
+    def __init__(self, spec, profile):
+        super().__init__(spec, profile)
+        want = str(spec.settings.get("accel", os.environ.get("LAYOUTBENCH_ACCEL", "auto")))
+        auto, self.why = detect_accelerator()
+        if want == "auto":
+            self._accel = auto
+        elif want in ("kvm", "tcg"):
+            if want == "kvm" and auto != "kvm":
+                raise LayoutbenchError(f"target {spec.name}: accel=kvm asked, but {self.why}")
+            self._accel, self.why = want, f"accel={want} asked"
+        else:
+            raise LayoutbenchError(f"target {spec.name}: accel must be auto, kvm or tcg, not {want!r}")
+
+    @property
+    def accelerator(self) -> str:
+        return self._accel
+
+    def command(self, image: Path, extra: list[str]) -> list[str]:
+        s = self.spec.settings
+        kvm = self._accel == "kvm"
+        cmd = [s.get("qemu", "qemu-system-x86_64"), "-accel", self._accel,
+               "-machine", s.get("machine", "q35"), "-m", str(s.get("memory", "128M")),
+               "-cpu", s.get("cpu", "host" if kvm else "max"),
+               "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
+               "-kernel", str(image)]
+        if s.get("debug_exit", True):
+            cmd += ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+        if s.get("initrd"):
+            initrd = Path(str(s["initrd"]).replace("{image_dir}", str(image.parent)))
+            cmd += ["-initrd", str(initrd)]
+        append = " ".join([str(s.get("append", "")), *extra]).strip()
+        if append:
+            cmd += ["-append", append]
+        return cmd + [str(a) for a in s.get("extra_args", [])]
+
+    def describe(self) -> str:
+        return f"{self.spec.name} (qemu, {self._accel}: {self.why})"
