@@ -154,7 +154,9 @@ def progress_bar(total: int, what: str):
 @click.option("--runs", type=int, default=3, show_default=True, help="Repetitions per variant.")
 @click.option("--mode", type=click.Choice(["rerun", "reboot", "relink"]), default="rerun", show_default=True,
               help="rerun: same image again; reboot: fresh boot each time; relink: a new seed per repetition.")
-@click.option("--target", "target_name", help="Where to run (a [targets] entry of the profile; default: its default).")
+@click.option("--target", "target_names", multiple=True,
+              help="Where to run (a [targets] entry of the profile; default: its default). Repeat or "
+                   "comma-separate to run on several targets in parallel, each host's samples kept apart.")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to show (default: all the runs printed).")
@@ -163,7 +165,7 @@ def progress_bar(total: int, what: str):
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @store_option
-def compare_cmd(kernel, rev, repo, subdir, layouts, seed, runs, mode, target_name, extra, timeout, metrics,
+def compare_cmd(kernel, rev, repo, subdir, layouts, seed, runs, mode, target_names, extra, timeout, metrics,
                 baseline, retry_failed, jobs, as_json, store_path):
     """Build KERNEL's variants (compile once), run each --runs times, store every sample, and print
     a table with the layout noise on its own line.
@@ -177,8 +179,21 @@ def compare_cmd(kernel, rev, repo, subdir, layouts, seed, runs, mode, target_nam
     specs = layout.parse_specs(list(layouts), seed)
     prof, co = checkout_of(kernel, rev, repo, subdir)
     store = open_store(store_path)
-    rep = compare.run(prof, co, specs, runs, mode, store, target_name, extra.split() if extra else None, timeout,
-                      retry_failed, list(metrics) or None, baseline, jobs, progress_bar, say)
+    names = [n.strip() for t in target_names for n in t.split(",") if n.strip()]
+    if len(names) > 1:
+        multi = compare.run_many(prof, co, specs, runs, mode, store, names, extra.split() if extra else None,
+                                 timeout, retry_failed, list(metrics) or None, baseline, jobs, progress_bar, say)
+        if as_json:
+            out.print_json(json.dumps(multi.to_dict()))
+        else:
+            report_text.print_multi(out, multi)
+        if multi.failed or not any(r.metrics for r in multi.reports):
+            what = "; ".join(f["message"] for f in multi.failed) or "no target produced metrics"
+            raise LayoutbenchError(f"{len(multi.failed)} of {len(names)} target(s) failed: {what}")
+        return
+    rep = compare.run(prof, co, specs, runs, mode, store, names[0] if names else None,
+                      extra.split() if extra else None, timeout, retry_failed, list(metrics) or None, baseline, jobs,
+                      progress_bar, say)
     if as_json:
         out.print_json(json.dumps(rep.to_dict()))
     else:

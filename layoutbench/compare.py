@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from . import build as buildmod
 from . import layout, measure, stats, targets
+from .errors import LayoutbenchError
 from .profile import Profile
 from .source import Checkout
 from .store import Store
@@ -55,9 +56,10 @@ class Report:
     failures: list[dict]
     metrics: list[MetricReport] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    host: str = ""  #: the one host every sample of this report comes from
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "commit": self.commit, "target": self.target,
+        return {"kernel": self.kernel, "commit": self.commit, "target": self.target, "host": self.host,
                 "accelerators": self.accelerators, "mode": self.mode, "runs": self.runs,
                 "failures": self.failures, "warnings": self.warnings,
                 "metrics": [m.to_dict() for m in self.metrics]}
@@ -89,7 +91,7 @@ def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode
     samples = [s for s in store.samples(kernel=kernel, target=target.spec.name, mode=mode)
                if s["build_id"] in ids and s["host"] == target.host and s["run_id"] in {r["id"] for r in runs}]
     accels = sorted({r["accelerator"] for r in runs})
-    rep = Report(kernel, commit, target.spec.name, accels, mode, by_status, failures)
+    rep = Report(kernel, commit, target.spec.name, accels, mode, by_status, failures, host=target.host)
     warn = emulation_warning(accels)
     if warn:
         rep.warnings.append(warn)
@@ -130,15 +132,115 @@ def run(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]], runs
     jobs = measure.plan_jobs(specs, runs, mode)
     objs = buildmod.compile_objects(profile, checkout, jobs_n, say)
     say(f"target {target.describe()}")
-    if progress_factory:
-        with progress_factory(len(jobs), f"{profile.name} {checkout.short}") as tick:
-            outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, tick, say)
-    else:
-        outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, None, say)
+    target.open()
+    try:
+        if progress_factory:
+            with progress_factory(len(jobs), f"{profile.name} {checkout.short}") as tick:
+                outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, tick, say)
+        else:
+            outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, None, say)
+    finally:
+        target.close()
     if outcome.skipped:
         say(f"{outcome.skipped} run(s) were already in the store; {outcome.ran} run now")
     return analyse(store, profile.name, checkout.commit, target, mode, jobs, outcome.build_ids, " ".join(extra or []),
                    metrics, baseline)
+
+
+@dataclass
+class MultiReport:
+    """Several targets measured at once: one Report per (target, host), never pooled."""
+
+    reports: list[Report]
+    failed: list[dict]  #: {"target", "host", "message"} of targets that could not run at all
+    wall: float  #: seconds the measuring took, all targets together
+
+    def to_dict(self) -> dict:
+        return {"reports": [r.to_dict() for r in self.reports], "failed_targets": self.failed,
+                "wall_seconds": self.wall, "per_host": per_host(self.reports)}
+
+
+def per_host(reports: list[Report]) -> list[dict]:
+    """One line per (target, host) and metric: the baseline layout's median, for a side-by-side look.
+
+    Hosts are different machines: their numbers are shown next to each other, not combined.
+    """
+    rows = []
+    for rep in reports:
+        for m in rep.metrics:
+            base = next((r for r in m.rows if r.name == m.baseline), m.rows[0] if m.rows else None)
+            if base is None:
+                continue
+            rows.append({"target": rep.target, "host": rep.host, "metric": m.metric, "unit": m.unit,
+                         "layout": base.name, "n": base.summary.n, "median": base.summary.median,
+                         "layout_noise_cv": base.noise.layout_cv if base.noise else None})
+    return rows
+
+
+def run_many(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]], runs: int, mode: str,
+             store: Store, target_names: list[str], extra: list[str] | None = None, timeout: float | None = None,
+             retry_failed: bool = False, metrics: list[str] | None = None, baseline: str | None = None,
+             jobs_n: int | None = None, progress_factory=None, say=lambda m: None) -> MultiReport:
+    """The same job list on several targets in parallel (one thread and store connection each).
+
+    Every variant is compiled and linked once, before any target starts.  A target that
+    cannot run at all (unreachable host, refused key) is reported in ``failed`` with one line;
+    the other targets' samples are stored and analysed as usual, each (target, host) apart.
+    """
+    import threading
+    import time
+
+    from .store import Store as StoreCls
+
+    tgts = [targets.make(profile, n, timeout) for n in dict.fromkeys(target_names)]
+    jobs = measure.plan_jobs(specs, runs, mode)
+    objs = buildmod.compile_objects(profile, checkout, jobs_n, say)
+    linked = {img: measure.link_all(objs, img, store, jobs) for img in {t.spec.image for t in tgts}}
+    outcomes: dict[str, measure.Outcome] = {}
+    failed: list[dict] = []
+    lock = threading.Lock()
+
+    def work(t: targets.Target, tick) -> None:
+        st = StoreCls(store.path)  # sqlite connections are not shared between threads
+        try:
+            t.open()
+            o = measure.measure(objs, t, st, jobs, mode, extra, retry_failed, tick,
+                                lambda m: say(f"{t.spec.name}: {m}"), linked[t.spec.image])
+            with lock:
+                outcomes[t.spec.name] = o
+        except Exception as e:  # one target's failure does not stop the others
+            msg = str(e) if isinstance(e, LayoutbenchError) else f"target {t.spec.name}: {type(e).__name__}: {e}"
+            say(msg)
+            with lock:
+                failed.append({"target": t.spec.name, "host": t.host, "message": msg})
+        finally:
+            t.close()
+            st.close()
+
+    for t in tgts:
+        say(f"target {t.describe()}")
+    t0 = time.monotonic()
+    ctx = progress_factory(len(jobs) * len(tgts), f"{profile.name} {checkout.short} on {len(tgts)} targets") \
+        if progress_factory else None
+    tick = ctx.__enter__() if ctx else None
+    try:
+        threads = [threading.Thread(target=work, args=(t, tick), name=f"target-{t.spec.name}") for t in tgts]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        if ctx:
+            ctx.__exit__(None, None, None)
+    wall = time.monotonic() - t0
+    reports = []
+    for t in tgts:
+        if t.spec.name not in outcomes:
+            continue
+        build_ids = {k: b for k, (_, b) in linked[t.spec.image].items()}
+        reports.append(analyse(store, profile.name, checkout.commit, t, mode, jobs, build_ids,
+                               " ".join(extra or []), metrics, baseline))
+    return MultiReport(reports, failed, wall)
 
 
 # -- text ----------------------------------------------------------------------------------------

@@ -64,15 +64,32 @@ class Outcome:
     build_ids: dict  #: (layout, seed) → build id in the store
 
 
+def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
+             ) -> dict[tuple[str, int], tuple[buildmod.Variant, int]]:
+    """Link every variant the jobs need and register it in the store: (layout, seed) → (variant, build id)."""
+    variants: dict[tuple[str, int], tuple[buildmod.Variant, int]] = {}
+    for job in jobs:
+        key = (job.layout, job.seed)
+        if key not in variants:
+            v = buildmod.link_variant(objs, image, job.layout, job.seed)
+            variants[key] = (v, store.build_id(v, objs.info))
+    return variants
+
+
 def measure(objs: buildmod.ObjectSet, target: targets.Target, store: Store, jobs: list[Job], mode: str,
             extra: list[str] | None = None, retry_failed: bool = False, progress=None,
-            say=lambda msg: None) -> Outcome:
-    """Link (cached) and run every job that the store does not hold yet."""
+            say=lambda msg: None, linked: dict | None = None) -> Outcome:
+    """Link (cached) and run every job that the store does not hold yet.
+
+    ``linked`` (from ``link_all``) gives variants linked beforehand, as several targets
+    measured in parallel share them.
+    """
     extra = list(extra or [])
     args = " ".join(extra)
     image = target.spec.image
     out = Outcome(0, 0, 0, set(), {})
-    variants: dict[tuple[str, int], tuple[buildmod.Variant, int]] = {}
+    variants: dict[tuple[str, int], tuple[buildmod.Variant, int]] = dict(linked or {})
+    out.build_ids.update({k: b for k, (_, b) in variants.items()})
     for job in jobs:
         key = (job.layout, job.seed)
         if key not in variants:

@@ -68,3 +68,28 @@ def print_rows(console, rows: list[dict], fmt_: str) -> None:
         t.add_row(*[(r[k][:12] if k == "commit_sha" else fmt(r[k]) if isinstance(r[k], float) else str(r[k]))
                     for k in keys])
     console.print(t)
+
+
+def print_multi(console, multi) -> None:
+    """Several targets: one full report per (target, host), then the hosts side by side (never pooled)."""
+    for rep in multi.reports:
+        console.print()
+        console.rule(escape(f"target {rep.target} on {rep.host}"), align="left")
+        print_compare(console, rep)
+    from .compare import per_host
+
+    rows = per_host(multi.reports)
+    if len(multi.reports) > 1 and rows:
+        console.print()
+        t = Table(title="per host (each host its own distribution; not combined)", title_justify="left", box=None,
+                  pad_edge=False)
+        for col, j in (("target", "left"), ("host", "left"), ("metric", "left"), ("layout", "left"),
+                       ("n", "right"), ("median", "right"), ("layout noise sd", "right")):
+            t.add_column(col, justify=j)
+        for r in rows:
+            noise = "" if r["layout_noise_cv"] is None else f"{100 * r['layout_noise_cv']:.2f}%"
+            t.add_row(r["target"], escape(r["host"]), r["metric"], r["layout"], str(r["n"]), fmt(r["median"]), noise)
+        console.print(t)
+    for f in multi.failed:
+        console.print(f"[red]target {escape(f['target'])} failed:[/red] {escape(f['message'])}")
+    console.print(f"measured on {len(multi.reports) + len(multi.failed)} targets in parallel: {multi.wall:.1f}s")

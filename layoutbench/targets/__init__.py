@@ -119,6 +119,12 @@ class Target:
     def describe(self) -> str:
         return f"{self.spec.name} ({self.kind}, {self.accelerator})"
 
+    def open(self) -> None:
+        """Get ready to run (connect, acquire); raise a LayoutbenchError saying why it cannot."""
+
+    def close(self) -> None:
+        """Release what ``open`` or the runs took (connections, places)."""
+
 
 def make(profile: Profile, name: str | None = None, timeout: float | None = None) -> Target:
     """The target ``name`` of a profile (its default target when None)."""
@@ -126,9 +132,22 @@ def make(profile: Profile, name: str | None = None, timeout: float | None = None
     from .local import LocalTarget
     from .qemu import QemuTarget
 
-    kinds = {"local": LocalTarget, "qemu": QemuTarget, "cachegrind": CachegrindTarget}
+    kinds = {"local": LocalTarget, "qemu": QemuTarget, "cachegrind": CachegrindTarget, "ssh": None, "labgrid": None}
     spec = profile.target(name)
     cls = kinds.get(spec.kind)
+    needs = {"ssh": "asyncssh", "labgrid": "labgrid"}  # imported only when used
+    if spec.kind in needs:
+        import importlib
+
+        try:
+            importlib.import_module(needs[spec.kind])
+        except ImportError:
+            raise LayoutbenchError(f"target {spec.name} (kind {spec.kind}) needs the Python package "
+                                   f"{needs[spec.kind]}: pip install {needs[spec.kind]}") from None
+        if spec.kind == "ssh":
+            from .ssh import SshTarget as cls
+        else:
+            from .labgrid import LabgridTarget as cls
     if cls is None:
         raise LayoutbenchError(f"{profile.path}: target {spec.name} has unknown kind {spec.kind!r}; "
                                f"kinds are: {', '.join(kinds)}")
