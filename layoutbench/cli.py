@@ -15,7 +15,7 @@ from . import __version__, layout, profile, source
 from .errors import LayoutbenchError
 
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
 
 
 class Group(click.Group):
@@ -121,6 +121,38 @@ def build_cmd(kernel, rev, repo, subdir, layouts, seed, images, jobs, as_json):
               markup=False)
 
 
+@main.command("run")
+@click.argument("kernel")
+@source_options
+@click.option("--layout", "layout_name", default="default", show_default=True, help="Layout to link.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of a seeded layout.")
+@click.option("--target", "target_name", help="Where to run it (default: the profile's default target).")
+@click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
+@click.option("--timeout", type=float, help="Seconds before the run is killed.")
+def run_cmd(kernel, rev, repo, subdir, layout_name, seed, target_name, extra, timeout):
+    """Link one variant, run (boot) it once, show its console and metrics. Nothing is stored.
+
+    Exits non-zero when the run fails, hangs or panics.
+    """
+    from . import build, targets
+    from .compare import emulation_warning
+
+    prof, co = checkout_of(kernel, rev, repo, subdir)
+    target = targets.make(prof, target_name, timeout)
+    objs = build.compile_objects(prof, co, None, say)
+    v = build.link_variant(objs, target.spec.image, layout_name, seed)
+    say(f"running {v.image} {v.label} (plan {v.plan_id}) on {target.describe()}")
+    log = v.elf.parent / f"run-{target.spec.name}.log"
+    r = target.run(v.elf, log, extra.split() if extra else [])
+    out.print(r.output.rstrip(), markup=False)
+    out.print(f"-- {r.status} in {r.duration:.1f}s on {r.host} ({r.accelerator}); log {log}", markup=False)
+    warn = emulation_warning([r.accelerator])
+    if warn:
+        err.print(f"[yellow]warning:[/yellow] {warn}")
+    if r.status != "ok":
+        raise LayoutbenchError(f"{prof.name} {v.label} on {target.spec.name}: {r.status}: {r.message}; log {log}")
+
+
 # -- job 3: benchmark and compare ----------------------------------------------------------------
 
 def open_store(path):
@@ -222,6 +254,378 @@ def results_cmd(kernel, rev, layout, target, metric, show_runs, fmt, store_path)
     else:
         rows = store.samples(kernel=kernel, commit=rev, layout=layout, target=target, metric=metric)
     report_text.print_rows(out, rows, fmt)
+
+
+# -- symdiff: what moved between two images ------------------------------------------------------
+
+@main.command("symdiff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--image", help="Image of a build spec KERNEL@REV:LAYOUT[:SEED] (default: the profile's first).")
+@click.option("--repo", type=click.Path(), help="The kernel's git repository for build specs.")
+@click.option("--symbols", "show_symbols", is_flag=True, help="Also list every symbol that is not unchanged.")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON (every symbol).")
+def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
+    """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
+    where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
+    (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
+    """
+    from . import symdiff
+
+    a = symdiff.load_side(old, image, repo, say)
+    b = symdiff.load_side(new, image, repo, say)
+    res = symdiff.diff(a, b)
+    if as_json:
+        out.print_json(json.dumps(res.to_dict()))
+    else:
+        symdiff.print_text(out, res, show_symbols)
+    sys.exit(0 if res.placement_identical else 1)
+
+
+# -- history and report: range sweeps, drill-down, a static HTML site -----------------------------
+
+@main.command("history")
+@click.argument("kernel")
+@click.argument("range_", metavar="[A..B]", required=False)
+@click.option("--step", type=int, default=None, help="Measure every N-th commit of the range (always A and B).")
+@click.option("--every-commit", is_flag=True, help="Measure every commit of the range (same as --step 1).")
+@click.option("--every", "every", metavar="INTERVAL", help="One commit per INTERVAL of commit date (e.g. 1d, 12h, 1w).")
+@click.option("--refine", metavar="X..Y", help="Measure the commits between two points of the stored history "
+              "that it does not hold yet (drill-down); stored runs are reused.")
+@click.option("--summary", is_flag=True, help="Print the stored history as plain text (no measuring without A..B).")
+@click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree (default: the profile's).")
+@click.option("--subdir", help="The kernel tree inside --repo (default: its top).")
+@click.option("--layouts", "layouts", multiple=True, help="Layouts per commit  [default: sorted,aligned,random:4; "
+              "a refine uses the history's]")
+@click.option("--seed", type=int, default=1, show_default=True, help="First seed of the seeded layouts.")
+@click.option("--runs", type=int, help="Repetitions per layout  [default: 2]")
+@click.option("--mode", type=click.Choice(["rerun", "reboot", "relink"]), help="As in compare  [default: rerun]")
+@click.option("--target", "target_name", help="Where to run (default: the profile's default target).")
+@click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all).")
+@click.option("--min-effect", type=float, default=1.0, show_default=True, help="Smallest change (percent) reported.")
+@click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
+@store_option
+def history_cmd(kernel, range_, step, every_commit, every, refine, summary, repo, subdir, layouts, seed, runs, mode,
+                target_name, extra, timeout, metrics, min_effect, jobs, as_json, store_path):
+    """Build and measure KERNEL at the commits of A..B (A included) in several layouts, storing
+    every sample; then print the history and the changes it found (code change or layout noise).
+
+    \b
+    layoutbench history minikernel v1..v2 --step 4 --target cachegrind
+    layoutbench history minikernel --refine c0ffee..badbad      # the commits in between
+    layoutbench history minikernel --summary                    # plain text, for e-mail
+    Killed or interrupted, the same command resumes: stored runs are not run again.
+    """
+    from . import history
+
+    prof = profile.load(kernel)
+    store = open_store(store_path)
+    if runs is not None and runs < 1:
+        raise LayoutbenchError("--runs must be at least 1")
+    if sum(bool(x) for x in (step, every_commit, every)) > 1:
+        raise LayoutbenchError("give one of --step, --every-commit and --every")
+    if range_ and refine:
+        raise LayoutbenchError("give either A..B (a sweep) or --refine X..Y, not both")
+    specs = layout.parse_specs(list(layouts), seed) if layouts else None
+    kw = dict(specs=specs, runs=runs, mode=mode, extra=extra.split() if extra is not None else None, timeout=timeout,
+              jobs_n=jobs, progress_factory=None if as_json else progress_bar, say=say)
+    outcome = None
+    if refine:
+        outcome = history.refine(prof, store, refine, repo=repo, step=step or 1, **kw)
+    elif range_:
+        commits = history.full_range(prof, range_, repo, subdir)
+        repo_path, _ = source.repo_for(prof, repo, subdir)
+        dates = history.commit_dates(repo_path, commits) if every else None
+        points = history.choose(commits, 1 if every_commit else (step or 1),
+                                history.parse_interval(every) if every else None, dates)
+        outcome = history.sweep(prof, store, points, spec=range_, repo=repo, subdir=subdir,
+                                target_name=target_name, **kw)
+    elif not summary:
+        raise LayoutbenchError("give a range A..B, --refine X..Y or --summary")
+    series = outcome.series if outcome else history.load_series(store, prof.name,
+                                                                 source.repo_for(prof, repo, subdir)[0])
+    h = history.analyse(store, series, prof, list(metrics) or None, min_effect=min_effect / 100)
+    if as_json:
+        out.print_json(json.dumps({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
+                                  default=str))
+        return
+    if outcome:
+        say(f"{len(outcome.measured)} point(s) probed ({len(outcome.new)} new): {outcome.ran} run(s) now, "
+            f"{outcome.skipped} already stored, {outcome.failed_runs} failed"
+            + (f"; {len(outcome.build_failed)} did not build" if outcome.build_failed else ""))
+    out.print(history.summary_text(h, metrics[0] if len(metrics) == 1 else None), markup=False, end="")
+
+
+@main.command("report")
+@click.argument("kernel", required=False)
+@click.option("-o", "--output", "outdir", type=click.Path(file_okay=False), default="layoutbench-report",
+              show_default=True, help="The directory to write the site into.")
+@click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
+@click.option("--min-effect", type=float, default=1.0, show_default=True, help="Smallest change (percent) reported.")
+@store_option
+def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
+    """Write the stored history as a static HTML site (SVG plots, a page per commit, the detected
+    changes) into a directory that works from file:// and any web server, without network.
+    """
+    from . import report
+
+    store = open_store(store_path)
+    index = report.write_report(store, outdir, kernel=kernel, repo=repo, metrics=list(metrics) or None,
+                                min_effect=min_effect / 100, say=say)
+    out.print(f"wrote {index}", markup=False)
+
+
+# -- job 5: bisection, judge, quirks ---------------------------------------------------------------
+
+class BisectGroup(click.Group):
+    """``layoutbench bisect KERNEL GOOD..BAD`` runs a bisection; the git-shaped verbs are subcommands."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+def bisect_options(f):
+    """The measurement settings of a bisection (unset: the bisection's stored ones, or the defaults)."""
+    opts = [
+        click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree (default: the profile's)."),
+        click.option("--subdir", help="The kernel tree inside --repo (default: its top)."),
+        click.option("--metric", help="The metric to bisect (default: cg_cost on cachegrind, else the profile's)."),
+        click.option("--target", "target", help="Where to run (a [targets] entry of the profile)."),
+        click.option("--args", "args", help="Extra program arguments / kernel command line words."),
+        click.option("--mode", type=click.Choice(["rerun", "reboot"]), help="How repetitions run  [default: rerun]"),
+        click.option("--layouts", type=int, help="K random layouts per probe, the same seeds on every commit  [default: 4]"),
+        click.option("--max-layouts", type=int, help="Budget: layouts a probe may grow to while uncertain  [default: 8]"),
+        click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
+        click.option("--max-runs", type=int, help="Budget: runs per layout once the layouts are spent  [default: 3]"),
+        click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),
+        click.option("--confidence", type=float, help="Probability a probe's classification must reach  [default: 0.95]"),
+        store_option,
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs, seed,
+                     confidence, shadow=None):
+    from .bisect import Settings
+
+    kw = dict(repo=repo, subdir=subdir, metric=metric, target=target, args=args, mode=mode, layouts=layouts,
+              max_layouts=max_layouts, runs=runs, max_runs=max_runs, seed=seed, confidence=confidence, shadow=shadow)
+    s = Settings(kernel=kernel, **{k: v for k, v in kw.items() if v is not None})
+    if layouts is not None and max_layouts is None:
+        s.max_layouts = 2 * layouts
+    return s
+
+
+@main.group("bisect", cls=BisectGroup)
+def bisect_grp():
+    """Find the commit whose code changed a metric, never one that only moved code.
+
+    \b
+      layoutbench bisect KERNEL GOOD..BAD --metric NAME [--target T --layouts K --runs R]
+    measures GOOD and BAD over K random layouts (the same seeds on every commit), stops
+    with "within layout noise" when they do not differ, else bisects: each probe is
+    classified like GOOD or like BAD, adding layouts/runs while uncertain, and skipped
+    when it does not build.  The state lives in the store: run the same command again to
+    resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on the
+    same state.
+    """
+
+
+@bisect_grp.command("run")
+@click.argument("kernel")
+@click.argument("span", metavar="[GOOD..BAD]", required=False)
+@bisect_options
+@click.option("--shadow/--no-shadow", default=None,
+              help="Also run the single-layout bisection it is compared with  [default: on]")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
+                   seed, confidence, store_path, shadow, as_json):
+    """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
+    from . import bisect
+
+    good = bad = None
+    if span:
+        if ".." not in span:
+            raise LayoutbenchError(f"range {span!r} must look like GOOD..BAD")
+        good, bad = span.split("..", 1)
+    prof = profile.load(kernel)
+    s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
+                         seed, confidence, shadow)
+    v = bisect.run(open_store(store_path), prof, s, good, bad, say)
+    if as_json:
+        out.print_json(json.dumps(v, default=str))
+    else:
+        out.print(bisect.text(v), markup=False)
+
+
+@bisect_grp.command("start")
+@click.argument("kernel")
+@click.argument("bad", required=False)
+@click.argument("good", required=False)
+@bisect_options
+@click.option("--shadow/--no-shadow", default=None, help="Also run the single-layout bisection.")
+def bisect_start_cmd(kernel, bad, good, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
+                     max_runs, seed, confidence, store_path, shadow):
+    """Begin a bisection of KERNEL (as git: BAD first, then GOOD; or mark them later)."""
+    from . import bisect
+
+    prof = profile.load(kernel)
+    s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
+                         seed, confidence, shadow)
+    b = bisect.start(open_store(store_path), prof, s, bad, good)
+    out.print(f"bisection of {kernel} started (metric {b.s.metric}); "
+              + ("run `layoutbench bisect " + kernel + "` to bisect" if b.good and b.bad
+                 else "mark a good and a bad commit"), markup=False)
+
+
+def _bisect_verb(verb):
+    @click.argument("revs", nargs=-1)
+    @click.option("--kernel", help="Which bisection (default: the latest started).")
+    @click.option("--repo", type=click.Path())
+    @click.option("--subdir")
+    @store_option
+    def cmd(revs, kernel, repo, subdir, store_path, why=""):
+        from . import bisect
+
+        store = open_store(store_path)
+        prof = profile.load(kernel) if kernel else None
+        b = bisect.current(store, kernel, repo, subdir, prof)
+        prof = prof or profile.load(b.s.kernel)
+        shas = bisect.mark(store, prof, b, verb, list(revs) or ["HEAD"], why)
+        for sha in shas:
+            out.print(f"{verb}: {sha}", markup=False)
+        if b.good and b.bad:
+            commits = b.commits(prof)
+            i = b.next_probe(commits)
+            lo, hi, cand = b.window(commits)
+            if i is None:
+                out.print(f"nothing left to test: the first bad commit is {commits[hi]}" if not any(
+                    b.marks().get(commits[j], {}).get("verb") == "skip" for j in range(lo + 1, hi))
+                    else f"only skipped commits left: the first bad commit is one of {' '.join(c[:12] for c in commits[lo + 1:hi + 1])}",
+                    markup=False)
+            else:
+                out.print(f"next to test: {commits[i]} ({len(cand)} left)", markup=False)
+    if verb == "skip":
+        cmd = click.option("--why", default="", help="Why it is skipped (kept in the log).")(cmd)
+    cmd.__doc__ = {"good": "Mark commits (default: the repository's HEAD) like GOOD.",
+                   "bad": "Mark commits (default: HEAD) like BAD.",
+                   "skip": "Mark commits (default: HEAD) as not testable."}[verb]
+    return bisect_grp.command(verb)(cmd)
+
+
+for _verb in ("good", "bad", "skip"):
+    _bisect_verb(_verb)
+
+
+@bisect_grp.command("log")
+@click.option("--kernel", help="Which bisection (default: the latest started).")
+@click.option("--repo", type=click.Path())
+@click.option("--subdir")
+@store_option
+def bisect_log_cmd(kernel, repo, subdir, store_path):
+    """Print the bisection's log; `bisect replay` re-applies it."""
+    from . import bisect
+
+    b = bisect.current(open_store(store_path), kernel, repo, subdir, profile.load(kernel) if kernel else None)
+    click.echo(b.text(), nl=False)
+
+
+@bisect_grp.command("replay")
+@click.argument("logfile", type=click.File("r"))
+@store_option
+def bisect_replay_cmd(logfile, store_path):
+    """Start again from a log printed by `bisect log` (its start line and marks)."""
+    from . import bisect
+
+    b = bisect.replay(open_store(store_path), logfile.read(), profile.load)
+    out.print(f"replayed {sum(1 for e in b.log if e['verb'] != 'start')} mark(s) onto a bisection of {b.s.kernel}; "
+              f"run `layoutbench bisect {b.s.kernel}` to continue", markup=False)
+
+
+@bisect_grp.command("reset")
+@click.option("--kernel", help="Which bisection (default: the latest started).")
+@click.option("--repo", type=click.Path())
+@click.option("--subdir")
+@store_option
+def bisect_reset_cmd(kernel, repo, subdir, store_path):
+    """Forget the bisection's state (its samples stay in the store)."""
+    from . import bisect
+
+    b = bisect.current(open_store(store_path), kernel, repo, subdir, profile.load(kernel) if kernel else None)
+    b.reset()
+    out.print(f"bisection of {b.s.kernel} reset", markup=False)
+
+
+@main.command("judge")
+@click.argument("kernel")
+@click.option("--commit", "rev", metavar="REV", help="The commit to judge (default: the working tree as it is).")
+@click.option("--good", help="The GOOD reference commit (default: the bisection in progress).")
+@click.option("--bad", help="The BAD reference commit (default: the bisection in progress).")
+@bisect_options
+@click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
+def judge_cmd(kernel, rev, good, bad, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
+              max_runs, seed, confidence, store_path, as_json):
+    """Measure the checkout over the K layouts against GOOD and BAD; exit 0 (like GOOD), 1 (like BAD)
+    or 125 (does not build, or uncertain): a `git bisect run` script.  Errors exit 128, which stops
+    `git bisect run` instead of marking a commit bad.
+    """
+    from . import bisect
+
+    try:
+        prof = profile.load(kernel)
+        s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
+                             seed, confidence, False)
+        code, j, details = bisect.judge(open_store(store_path), prof, s, rev, good, bad, say)
+    except bisect.Abort:
+        raise
+    except LayoutbenchError as e:
+        raise bisect.Abort(str(e)) from None
+    if as_json:
+        out.print_json(json.dumps(details, default=str))
+    else:
+        out.print(f"{details['commit'][:12]}: {j.describe()}", markup=False)
+    sys.exit(code)
+
+
+@main.command("quirks")
+@click.argument("kernel")
+@click.option("--repo", type=click.Path(), help="With --commit: the repository to resolve it in.")
+@click.option("--subdir")
+@click.option("--commit", "rev", metavar="REV", help="Show only the quirks that apply to this commit.")
+@click.option("--json", "as_json", is_flag=True)
+def quirks_cmd(kernel, repo, subdir, rev, as_json):
+    """List KERNEL's quirks (name, range, actions, reason): what old commits need in order to build."""
+    from . import quirks
+
+    prof = profile.load(kernel)
+    qs = quirks.load(prof)
+    if rev:
+        qs = quirks.applicable(prof, source.resolve(prof, rev, repo, subdir))
+    rows = [q.to_dict() for q in qs]
+    if as_json:
+        out.print_json(json.dumps({"file": str(quirks.quirks_file(prof)), "quirks": rows}))
+        return
+    if not rows:
+        out.print(f"no quirks for {kernel}" + (f" at {rev}" if rev else "") + f" ({quirks.quirks_file(prof)})",
+                  markup=False)
+        return
+    t = Table(title=f"quirks of {kernel} ({quirks.quirks_file(prof)})", title_justify="left")
+    for col in ("name", "range", "actions", "reason"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        span = (f"{r['from'] or '…'}..{r['until'] or ''}" if r["from"] else "")
+        if r["commits"]:
+            span = (span + " " if span else "") + ",".join(c[:12] for c in r["commits"])
+        t.add_row(r["name"], span, r["actions"], r["reason"])
+    out.print(t)
 
 
 if __name__ == "__main__":

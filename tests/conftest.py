@@ -1,0 +1,60 @@
+"""Shared fixtures: a work directory per test session, the CLI as a subprocess, and
+temporary git repositories holding a copy of the minikernel."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MINI_SRC = ROOT / "kernels" / "minikernel" / "src"
+MINI_TOML = ROOT / "kernels" / "minikernel" / "kernel.toml"
+
+
+def lb(*args: str, env: dict | None = None, check: bool = True, timeout: float = 900,
+       cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the ``layoutbench`` command as a user would; return the finished process."""
+    e = {**os.environ, **(env or {})}
+    p = subprocess.run([sys.executable, "-m", "layoutbench.cli", *args], capture_output=True, text=True,
+                       env=e, timeout=timeout, cwd=cwd)
+    if check and p.returncode != 0:
+        raise AssertionError(f"layoutbench {' '.join(args)} exited {p.returncode}\nstdout:\n{p.stdout}\n"
+                             f"stderr:\n{p.stderr}")
+    return p
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def mini_repo(path: Path) -> Path:
+    """A new git repository with the minikernel tree at its top, one commit."""
+    shutil.copytree(MINI_SRC, path)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "minikernel")
+    return path
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory) -> Path:
+    """One layoutbench work directory for the session (objects are compiled once in it)."""
+    d = tmp_path_factory.mktemp("lbwork")
+    os.environ["LAYOUTBENCH_DIR"] = str(d)
+    return d
+
+
+@pytest.fixture
+def fresh_workdir(tmp_path, monkeypatch) -> Path:
+    """A work directory of the test's own (nothing cached)."""
+    d = tmp_path / "work"
+    monkeypatch.setenv("LAYOUTBENCH_DIR", str(d))
+    return d

@@ -1,0 +1,253 @@
+"""Job 1: layout variants of the minikernel, with real clang, lld, QEMU and valgrind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import MINI_TOML, git, lb, mini_repo
+from layoutbench import build, elfinfo, layout, metrics, placement, profile, source
+from layoutbench.errors import LayoutbenchError
+from layoutbench.targets import qemu as qemu_target
+
+ALL = ["default", "sorted", "aligned", "random", "function-aligned", "padded"]
+QEMU_ITER = "iterations=300"
+
+
+@pytest.fixture(scope="session")
+def mini(workdir):
+    """The minikernel's working tree compiled once, and every layout of both images."""
+    prof = profile.load("minikernel")
+    co = source.resolve(prof, None)
+    objs, variants = build.build_variants(prof, co, layout.parse_specs(ALL, 1))
+    return prof, objs, {(v.image, v.layout): v for v in variants}
+
+
+def run_hosted(elf: Path, *args: str) -> metrics.Parsed:
+    p = subprocess.run([str(elf), *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return metrics.parse(p.stdout)
+
+
+def boot(elf: Path, *args: str) -> tuple[int, str]:
+    accel, _ = qemu_target.detect_accelerator()
+    cmd = ["qemu-system-x86_64", "-accel", accel, "-machine", "q35", "-m", "128M", "-cpu", "max",
+           "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
+           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", str(elf), "-append", " ".join(args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout
+
+
+def test_layouts_command_lists_all_six():
+    out = lb("layouts").stdout.splitlines()
+    assert [l.split()[0] for l in out] == ALL
+
+
+def test_minikernel_is_kernel_shaped(mini):
+    prof, objs, _ = mini
+    kernel = objs.object_list("kernel")
+    hosted = objs.object_list("hosted")
+    assert len(set(kernel) | set(hosted)) >= 30
+    assert {p.split("/")[0] for p in kernel} >= {"boot", "kern", "net", "dev", "lib"}
+    # the hot path is well beyond a 32 KiB L1 instruction cache
+    text = sum(s.size for o in objs.objects("hosted") for s in o.sections if layout.section_kind(s) == "text")
+    assert text > 64 * 1024
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_layout_boots_and_prints_metrics(mini, name):
+    """Each layout of the kernel boots under QEMU, prints its metrics, its plan id, and the
+    same checksum as the hosted default build."""
+    _, _, v = mini
+    reference = run_hosted(v[("hosted", "default")].elf, QEMU_ITER)
+    code, console = boot(v[("kernel", name)].elf, QEMU_ITER)
+    parsed = metrics.parse(console)
+    assert code == 33, console[-2000:]
+    assert parsed.end == "ok"
+    assert {s.metric for s in parsed.samples} >= {"cycles_per_packet"}
+    assert int(parsed.build["plan"], 16) == int(v[("kernel", name)].plan_id, 16)
+    assert parsed.checks["checksum"] == reference.checks["checksum"]
+    hosted = run_hosted(v[("hosted", name)].elf, QEMU_ITER)
+    assert hosted.checks["checksum"] == reference.checks["checksum"]
+
+
+def _check(objs, image: str, plan: layout.LayoutPlan, elf: Path) -> None:
+    placement.check(plan, {o.path: o for o in objs.objects(image)}, elfinfo.read_image(elf))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_placement_holds_for_every_layout(mini, name):
+    _, objs, v = mini
+    for image in ("kernel", "hosted"):
+        var = v[(image, name)]
+        _check(objs, image, layout.LayoutPlan.from_json(var.plan_path.read_text()), var.elf)
+
+
+def test_layout_promises_seen_in_the_image(mini):
+    """Independent of the plan: aligned objects start on pages, functions on 64 bytes, sorted is sorted."""
+    _, objs, v = mini
+    img = elfinfo.read_image(v[("hosted", "function-aligned")].elf)
+    funcs = [s for s in img.symbols if s.kind == "func" and s.section == ".text" and s.size > 0]
+    starts = {(o.path, sec.name): sym.name for o in objs.objects("hosted") for sec in o.sections
+              for sym in sec.symbols if sym.kind == "func" and sym.value == 0 and layout.section_kind(sec) == "text"}
+    at_start = set(starts.values())
+    checked = [f for f in funcs if f.name in at_start]
+    assert len(checked) > 100
+    assert all(f.value % 64 == 0 for f in checked)
+    default = elfinfo.read_image(v[("hosted", "default")].elf)
+    assert any(f.value % 64 for f in default.symbols if f.kind == "func" and f.name in at_start)
+
+    plan = layout.LayoutPlan.from_json(v[("hosted", "aligned")].plan_path.read_text())
+    pl = placement.replay(plan, {o.path: o for o in objs.objects("hosted")},
+                          elfinfo.read_image(v[("hosted", "aligned")].elf))
+    text_starts = [a for (k, _), a in pl.starts.items() if k == "text"]
+    assert text_starts and all(a % 4096 == 0 for a in text_starts)
+    order = layout.LayoutPlan.from_json(v[("hosted", "sorted")].plan_path.read_text()).object_order()
+    assert order == sorted(order)
+
+
+def test_wrong_plan_is_caught(mini):
+    _, objs, v = mini
+    sorted_plan = layout.LayoutPlan.from_json(v[("hosted", "sorted")].plan_path.read_text())
+    random_elf = v[("hosted", "random")].elf
+    with pytest.raises(LayoutbenchError, match="placement check failed"):
+        _check(objs, "hosted", sorted_plan, random_elf)
+    # a plan that lies about one gap
+    plan = layout.LayoutPlan.from_json(v[("hosted", "random")].plan_path.read_text())
+    unit = next(u for u in plan.groups["text"] if u.gap)
+    unit.gap += 16
+    with pytest.raises(LayoutbenchError, match="should be at"):
+        _check(objs, "hosted", plan, random_elf)
+    # a plan that claims "aligned" for a sorted image: its own promise fails
+    liar = layout.LayoutPlan.from_json(v[("hosted", "sorted")].plan_path.read_text())
+    liar.layout = "aligned"
+    with pytest.raises(LayoutbenchError, match="page boundary"):
+        _check(objs, "hosted", liar, v[("hosted", "sorted")].elf)
+
+
+def test_same_seed_same_bytes_two_seeds_two_orders(mini, tmp_path, monkeypatch):
+    """A second work directory compiles and links again from nothing: same seed, same image bytes."""
+    prof, objs, v = mini
+    monkeypatch.setenv("LAYOUTBENCH_DIR", str(tmp_path / "again"))
+    co = source.resolve(prof, None)
+    _, again = build.build_variants(prof, co, [("random", 1), ("random", 2)], ["kernel"])
+    assert again[0].sha256 == v[("kernel", "random")].sha256
+    assert again[0].elf.read_bytes() == v[("kernel", "random")].elf.read_bytes()
+    o1 = layout.LayoutPlan.from_json(again[0].plan_path.read_text()).object_order()
+    o2 = layout.LayoutPlan.from_json(again[1].plan_path.read_text()).object_order()
+    assert sorted(o1) == sorted(o2) and o1 != o2
+    assert again[0].sha256 != again[1].sha256
+
+
+def test_keyed_order_is_stable_when_an_object_is_added():
+    names = [f"net/obj{i}.o" for i in range(40)]
+    for seed in range(1, 6):
+        before = layout.order_objects(names, "random", seed)
+        after = layout.order_objects(names + ["dev/new_driver.o"], "random", seed)
+        assert [n for n in after if n != "dev/new_driver.o"] == before
+
+
+def _cc_wrapper(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "cc.log"
+    wrapper = tmp_path / "cc-counting"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec clang-19 "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    return wrapper, log
+
+
+def _profile_copy(tmp_path: Path, **build_overrides) -> Path:
+    text = MINI_TOML.read_text()
+    text = text.replace('repo = "../.."', f'repo = "{MINI_TOML.parent.parent.parent}"')
+    for k, v in build_overrides.items():
+        text = text.replace(f'{k} = "clang-19"', f'{k} = "{v}"')
+    p = tmp_path / "kernel.toml"
+    p.write_text(text)
+    return p
+
+
+def test_n_variants_compile_once(tmp_path, fresh_workdir):
+    repo = mini_repo(tmp_path / "repo")
+    wrapper, log = _cc_wrapper(tmp_path)
+    toml = _profile_copy(tmp_path, cc=str(wrapper))
+    out = json.loads(lb("build", str(toml), "--repo", str(repo), "--commit", "HEAD",
+                        "--layout", "default,sorted,aligned,random:3", "--json").stdout)
+    def compiles() -> list[str]:
+        return [l for l in log.read_text().splitlines() if " -c " in f" {l} "]
+
+    sources = [p for p in repo.rglob("*") if p.suffix in (".c", ".S")]
+    assert len(out["variants"]) == 2 * 6  # two images, six variants each
+    assert len(compiles()) == len(sources)  # every source compiled exactly once
+    lb("build", str(toml), "--repo", str(repo), "--commit", "HEAD", "--layout", "padded:2,function-aligned")
+    assert len(compiles()) == len(sources)  # a relink, not a rebuild
+
+
+def test_adding_an_object_keeps_the_others_in_order(tmp_path, fresh_workdir):
+    repo = mini_repo(tmp_path / "repo")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "dev" / "aaa_unused.c").write_text("int aaa_unused_probe(int x) { return x * 3 + 1; }\n")
+    mk = (repo / "Makefile").read_text()
+    assert "dev/ifnet.c" in mk, "the test adds dev/aaa_unused.c next to dev/ifnet.c in the Makefile"
+    (repo / "Makefile").write_text(mk.replace("dev/ifnet.c", "dev/aaa_unused.c dev/ifnet.c", 1))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "add an unused driver")
+    plans = {}
+    for rev in (base, "HEAD"):
+        out = json.loads(lb("build", "minikernel", "--repo", str(repo), "--commit", rev, "--image", "hosted",
+                            "--layout", "random:3", "--json").stdout)
+        plans[rev] = [layout.LayoutPlan.from_json(Path(v["plan_path"]).read_text()).object_order()
+                      for v in out["variants"]]
+    for old, new in zip(plans[base], plans["HEAD"]):
+        assert "dev/aaa_unused.o" in new
+        assert [n for n in new if n != "dev/aaa_unused.o"] == old
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)")
+def test_cachegrind_sees_layout_deterministically(mini):
+    """Same instructions, different I1 misses: the layout matters, and not by chance."""
+    _, _, v = mini
+
+    def cg(elf: Path) -> tuple[int, int]:
+        out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--I1=4096,2,64",
+                              "--D1=32768,8,64", "--LL=1048576,16,64", "--cachegrind-out-file=/dev/stdout",
+                              str(elf), "iterations=1000", "quiet"], capture_output=True, text=True, timeout=300)
+        summary = next(l for l in out.stdout.splitlines() if l.startswith("summary:")).split()[1:]
+        events = next(l for l in out.stdout.splitlines() if l.startswith("events:")).split()[1:]
+        totals = dict(zip(events, map(int, summary)))
+        return totals["Ir"], totals["I1mr"]
+
+    a = cg(v[("hosted", "sorted")].elf)
+    b = cg(v[("hosted", "aligned")].elf)
+    c = cg(v[("hosted", "random")].elf)
+    assert a[0] == b[0] == c[0], "the instruction count must not depend on the layout"
+    assert len({a[1], b[1], c[1]}) > 1, "the I1 misses must depend on the layout"
+    assert cg(v[("hosted", "aligned")].elf) == b, "and be identical from run to run"
+
+
+# -- bad input: one clear line, non-zero exit, no traceback ------------------------------------
+
+def _fails(p: subprocess.CompletedProcess, *words: str) -> None:
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    lines = [l for l in p.stderr.splitlines() if l.startswith("layoutbench: error:")]
+    assert len(lines) == 1, p.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+def test_bad_inputs(tmp_path, fresh_workdir):
+    _fails(lb("build", "nosuchkernel", check=False), "unknown kernel", "nosuchkernel")
+    _fails(lb("build", "minikernel", "--layout", "zigzag", check=False), "unknown layout", "zigzag")
+    broken = tmp_path / "broken.toml"
+    broken.write_text('name = "x"\n[build\ncommand = "make"\n')
+    _fails(lb("build", str(broken), check=False), "broken.toml", "TOML")
+    _fails(lb("build", "minikernel", "--commit", "no-such-rev-123", check=False), "no-such-rev-123", "does not exist")
+    repo = mini_repo(tmp_path / "repo")
+    (repo / "kern" / "main.c").write_text((repo / "kern" / "main.c").read_text() + "\nthis is not C;\n")
+    git(repo, "commit", "-qam", "break the build")
+    _fails(lb("build", "minikernel", "--repo", str(repo), "--commit", "HEAD", check=False), "build of minikernel failed")

@@ -1,0 +1,109 @@
+"""Job 3: compare stores every sample, resumes after SIGKILL, survives hangs and panics."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import lb
+
+SMALL = "iterations=2000"
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as c:
+        return c.execute(sql).fetchall()
+
+
+def test_compare_stores_every_sample_and_prints_the_table(workdir, tmp_path):
+    db = tmp_path / "r.sqlite"
+    p = lb("compare", "minikernel", "--layouts", "default,sorted,random:3", "--runs", "2", "--args", SMALL,
+           "--store", str(db))
+    out = p.stdout
+    for word in ("cycles_per_packet", "default", "sorted", "random (3 layouts)", "baseline", "layout noise (random"):
+        assert word in out, out
+    runs = rows(db, "SELECT status, accelerator, mode FROM runs")
+    assert len(runs) == 5 * 2 and {r[0] for r in runs} == {"ok"} and {r[1] for r in runs} == {"native"}
+    per_run = rows(db, "SELECT run_id, count(*) FROM samples GROUP BY run_id")
+    assert len(per_run) == 10 and min(n for _, n in per_run) >= 2
+    # the JSON report is built from the same store, without running anything again
+    j = json.loads(lb("compare", "minikernel", "--layouts", "default,sorted,random:3", "--runs", "2", "--args", SMALL,
+                      "--store", str(db), "--json").stdout)
+    assert len(rows(db, "SELECT id FROM runs")) == 10
+    m = next(m for m in j["metrics"] if m["metric"] == "cycles_per_packet")
+    assert [r["layout"] for r in m["rows"]] == ["default", "sorted", "random"]
+    assert m["rows"][2]["layout_noise"]["k"] == 3
+    assert m["rows"][1]["vs_baseline"]["verdict"] in ("faster", "slower", "no difference")
+
+
+def test_sigkill_loses_nothing_and_resume_runs_only_what_is_missing(workdir, tmp_path):
+    db = tmp_path / "r.sqlite"
+    args = ["compare", "minikernel", "--layouts", "default,sorted", "--runs", "15", "--args", "iterations=20000",
+            "--store", str(db)]
+    proc = subprocess.Popen([sys.executable, "-m", "layoutbench.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 600
+    stored = 0
+    while time.time() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                stored = rows(db, "SELECT count(*) FROM runs")[0][0]
+            except sqlite3.OperationalError:
+                stored = 0
+            if stored >= 4:
+                break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the compare finished before it could be killed; give it more work"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = rows(db, "SELECT r.id, r.rep, b.layout, s.id, s.value FROM runs r JOIN builds b ON b.id = r.build_id "
+                      "JOIN samples s ON s.run_id = r.id ORDER BY s.id")
+    n_before = len(rows(db, "SELECT id FROM runs"))
+    assert 4 <= n_before < 30
+    p = lb(*args)
+    after = rows(db, "SELECT r.id, r.rep, b.layout, s.id, s.value FROM runs r JOIN builds b ON b.id = r.build_id "
+                     "JOIN samples s ON s.run_id = r.id ORDER BY s.id")
+    assert after[: len(before)] == before, "every sample stored before the kill is still there, unchanged"
+    keys = rows(db, "SELECT build_id, rep FROM runs")
+    assert len(keys) == 30 and len(set(keys)) == 30, "each (variant, repetition) ran exactly once"
+    assert f"{n_before} run(s) were already in the store; {30 - n_before} run now" in p.stderr
+
+
+def test_a_hang_is_killed_at_its_timeout_and_recorded(workdir, tmp_path):
+    db = tmp_path / "r.sqlite"
+    p = lb("compare", "minikernel", "--layouts", "default", "--runs", "2", "--args", "hang", "--timeout", "2",
+           "--store", str(db), check=False)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    assert "no run of minikernel produced metrics" in p.stderr
+    runs = rows(db, "SELECT status, message, log_path FROM runs")
+    assert [r[0] for r in runs] == ["timeout", "timeout"]
+    assert "killed" in runs[0][1]
+    assert "LAYOUTBENCH build" in Path(runs[0][2]).read_text()  # what it printed before hanging is kept
+
+
+def test_a_panicking_kernel_is_recorded_with_its_log_and_the_session_goes_on(workdir, tmp_path):
+    db = tmp_path / "r.sqlite"
+    p = lb("compare", "minikernel", "--target", "qemu", "--layouts", "default,sorted", "--runs", "1",
+           "--args", "panic", "--store", str(db), check=False)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    runs = rows(db, "SELECT r.status, r.log_path, b.layout FROM runs r JOIN builds b ON b.id = r.build_id")
+    assert sorted(r[2] for r in runs) == ["default", "sorted"], "the second variant ran after the first panicked"
+    assert {r[0] for r in runs} == {"panic"}
+    assert all("PANIC" in Path(r[1]).read_text() for r in runs)
+
+
+def test_qemu_compare_warns_that_tcg_times_the_emulator(workdir, tmp_path):
+    db = tmp_path / "r.sqlite"
+    p = lb("compare", "minikernel", "--target", "qemu", "--layouts", "default,random:2", "--runs", "1",
+           "--args", "iterations=300", "--store", str(db))
+    accel = rows(db, "SELECT DISTINCT accelerator FROM runs")
+    assert accel in ([("tcg",)], [("kvm",)])
+    if accel == [("tcg",)]:
+        assert "they time the emulator, not the layout" in p.stdout
+    assert "cycles_per_packet" in p.stdout
