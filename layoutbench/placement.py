@@ -84,13 +84,14 @@ def promise(plan: LayoutPlan, objects: dict[str, ObjectInfo], placement: Placeme
                 problems.append(f"layout aligned: {obj} code starts at 0x{addr:x}, not on a page boundary")
                 break
     if plan.layout == "function-aligned":
+        addrs = image.addresses()
         for obj in objects.values():
             for s in obj.sections:
                 if section_kind(s) != "text" or s.size == 0:
                     continue
                 for sym in s.symbols:
                     if sym.kind == "func" and sym.value == 0:
-                        got = image.addresses().get(sym.name, set())
+                        got = addrs.get(sym.name, set())
                         if not any(a % FUNCTION_ALIGN == 0 for a in got):
                             problems.append(f"layout function-aligned: {sym.name} ({obj.path}) is not on {FUNCTION_ALIGN} bytes")
                             return problems
