@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conftest import MINI_SRC, ROOT
@@ -10,7 +11,7 @@ from conftest import MINI_SRC, ROOT
 def profile(path: Path, targets: str) -> Path:
     """A kernel.toml for the minikernel source with the given [targets.*] tables."""
     base = (ROOT / "kernels" / "minikernel" / "kernel.toml").read_text()
-    head = base.split("[targets.")[0].replace('repo = "../.."', "").replace(
+    head = re.sub(r"(?m)^default_target\s*=.*$", "", base.split("[targets.")[0]).replace('repo = "../.."', "").replace(
         'subdir = "kernels/minikernel/src"', f'tree = "{MINI_SRC}"')
     path.mkdir(parents=True, exist_ok=True)
     (path / "kernel.toml").write_text(head + targets + '\n[metrics]\nprefix = "LAYOUTBENCH"\n'
