@@ -1,0 +1,646 @@
+"""``layoutbench history``: sweep a commit range, drill down, and find what changed where.
+
+A *series* is one kernel's history in one repository: which commits were chosen as
+points, how each was measured (layouts, runs, target, arguments) and whether it built.
+It lives in the store's ``state`` table under ``history:<kernel>:<repo>``; the samples
+themselves are ordinary builds/runs/samples rows, so a sweep that is killed and started
+again runs only what the store lacks, and ``--refine`` measures only new commits.
+
+Each point is one probe: compile once, link every layout, run every variant ``runs``
+times.  Between two consecutive measured points every metric is compared over the
+random layouts, paired by layout id (``random:3`` of one commit with ``random:3`` of
+the next, which have nearly the same object order): a difference whose confidence
+interval excludes 1 and that is at least ``min_effect`` is a **code change**; a
+difference seen by some single layout (sorted, aligned, one seed) that the random
+layouts do not confirm is **within layout noise**, the kind of change a one-layout
+benchmark would have reported wrongly.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import git
+
+from . import build as buildmod
+from . import layout, measure, quirks, source, stats, targets
+from .errors import BuildFailed, LayoutbenchError
+from .profile import Profile
+from .store import Store
+
+DEFAULT_LAYOUTS = "sorted,aligned,random:4"
+DEFAULT_MIN_EFFECT = 0.01
+N_BOOT = 1000
+
+
+def series_key(kernel: str, repo: Path | str) -> str:
+    return f"history:{kernel}:{Path(repo).resolve()}"
+
+
+def label(name: str, seed: int) -> str:
+    return f"{name}:{seed}" if name in layout.SEEDED else name
+
+
+# -- choosing commits ----------------------------------------------------------------------------
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_interval(text: str) -> float:
+    """``12h``, ``1d``, ``2w`` → seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text or "")
+    if not m:
+        raise LayoutbenchError(f"bad interval {text!r}: write a number and a unit s/m/h/d/w, e.g. 1d or 12h")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def full_range(profile: Profile, spec: str, repo=None, subdir=None) -> list[str]:
+    """``A..B`` as a history: A itself (the reference) then every first-parent commit up to B."""
+    a = spec.split("..", 1)[0]
+    commits = source.rev_range(profile, spec, repo, subdir)
+    first = source.resolve(profile, a, repo, subdir).commit
+    if not commits:
+        raise LayoutbenchError(f"range {spec!r} holds no commit (is {spec.split('..', 1)[1]!r} a descendant of {a!r}?)")
+    return [first] + commits
+
+
+def choose(commits: list[str], step: int = 1, every: float | None = None, dates: dict[str, float] | None = None) -> list[str]:
+    """The points of a sweep: every ``step``-th commit (or one per ``every`` seconds of commit
+    date), always the first and the last."""
+    if step < 1:
+        raise LayoutbenchError("--step must be at least 1")
+    if every is not None:
+        assert dates is not None
+        out, last = [], None
+        for c in commits:
+            if last is None or dates[c] >= last + every:
+                out.append(c)
+                last = dates[c]
+    else:
+        out = commits[::step]
+    if commits[-1] not in out:
+        out.append(commits[-1])
+    return out
+
+
+def commit_dates(repo: Path, commits: list[str]) -> dict[str, float]:
+    r = git.Repo(repo)
+    return {c: float(r.commit(c).committed_date) for c in commits}
+
+
+# -- the series ------------------------------------------------------------------------------------
+
+@dataclass
+class Series:
+    kernel: str
+    repo: str
+    subdir: str
+    start: str  #: the range's first commit (A of A..B, measured as the reference)
+    end: str  #: B
+    commits: list[str]  #: the whole first-parent range, start first: the x axis
+    target: str
+    host: str
+    image: str
+    mode: str
+    args: str
+    specs: list[tuple[str, int]]
+    runs: int
+    points: dict[str, dict] = field(default_factory=dict)  #: commit → {status, message, quirks, measured}
+
+    @property
+    def key(self) -> str:
+        return series_key(self.kernel, self.repo)
+
+    def ordered_points(self) -> list[str]:
+        pos = {c: i for i, c in enumerate(self.commits)}
+        return sorted(self.points, key=lambda c: pos.get(c, -1))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["specs"] = [list(s) for s in self.specs]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Series":
+        d = dict(d)
+        d["specs"] = [tuple(s) for s in d["specs"]]
+        return cls(**d)
+
+
+def load_series(store: Store, kernel: str | None = None, repo: Path | str | None = None) -> Series:
+    """The stored series of ``kernel`` in ``repo`` (either may be omitted when only one matches)."""
+    if kernel and repo:
+        d = store.get_state(series_key(kernel, repo))
+        if d is None:
+            raise LayoutbenchError(f"no history of {kernel} in {repo} in {store.path}; "
+                                   f"run `layoutbench history {kernel} A..B` first")
+        return Series.from_dict(d)
+    rows = store.db.execute("SELECT key, value FROM state WHERE key LIKE 'history:%' ORDER BY updated DESC").fetchall()
+    import json
+    found = [Series.from_dict(json.loads(r["value"])) for r in rows]
+    found = [s for s in found if (not kernel or s.kernel == kernel)
+             and (repo is None or Path(s.repo) == Path(repo).resolve())]
+    if not found:
+        raise LayoutbenchError(f"no history{' of ' + kernel if kernel else ''} in {store.path}; "
+                               f"run `layoutbench history KERNEL A..B` first")
+    if len(found) > 1 and not kernel:
+        raise LayoutbenchError("the store holds histories of several kernels ("
+                               + ", ".join(sorted({s.kernel for s in found})) + "); name one")
+    return found[0]
+
+
+def save_series(store: Store, s: Series) -> None:
+    store.set_state(s.key, s.to_dict())
+
+
+# -- sweeping ----------------------------------------------------------------------------------
+
+@dataclass
+class SweepOutcome:
+    series: Series
+    measured: list[str]  #: points probed in this call (in order)
+    new: list[str]  #: of those, points the series did not hold before
+    ran: int = 0
+    skipped: int = 0
+    failed_runs: int = 0
+    build_failed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"series": self.series.key, "measured": self.measured, "new": self.new, "ran": self.ran,
+                "skipped": self.skipped, "failed_runs": self.failed_runs, "build_failed": self.build_failed}
+
+
+def probe(profile: Profile, series: Series, commit: str, target: targets.Target, store: Store,
+          extra: list[str], jobs_n: int | None, progress_factory=None, say=lambda m: None) -> dict:
+    """Build and measure one point; return its record for the series (and the run counts)."""
+    co = source.Checkout(Path(series.repo), series.subdir, commit, None)
+    applied = [q.name for q in quirks.applicable(profile, co)]
+    rec = {"status": "ok", "message": "", "quirks": applied, "measured": time.time(), "ran": 0, "skipped": 0,
+           "failed": 0}
+    try:
+        objs = buildmod.compile_objects(profile, co, jobs_n, say)
+    except BuildFailed as e:
+        rec.update(status="skipped" if "skipped by quirk" in str(e) else "build-failed", message=str(e))
+        say(f"{co.short}: {rec['status']}: {e}")
+        return rec
+    jobs = measure.plan_jobs(series.specs, series.runs, series.mode)
+    try:
+        if progress_factory:
+            with progress_factory(len(jobs), f"{profile.name} {co.short}") as tick:
+                out = measure.measure(objs, target, store, jobs, series.mode, extra, False, tick, say)
+        else:
+            out = measure.measure(objs, target, store, jobs, series.mode, extra, False, None, say)
+    except BuildFailed as e:  # a link or placement failure
+        rec.update(status="build-failed", message=str(e))
+        return rec
+    rec.update(ran=out.ran, skipped=out.skipped, failed=out.failed)
+    if out.failed and out.failed == len(jobs):
+        rec.update(status="runs-failed", message=f"all {len(jobs)} runs failed")
+    return rec
+
+
+def sweep(profile: Profile, store: Store, points: list[str], *, spec: str | None = None, repo=None, subdir=None,
+          specs: list[tuple[str, int]] | None = None, runs: int | None = None, mode: str | None = None,
+          target_name: str | None = None, extra: list[str] | None = None, timeout: float | None = None,
+          jobs_n: int | None = None, progress_factory=None, say=lambda m: None,
+          series: Series | None = None) -> SweepOutcome:
+    """Measure ``points`` (commits, oldest first) into the store and the series.
+
+    With ``spec`` (``A..B``) a series is created or updated for that range; with
+    ``series`` (refine) its own settings are used.  Settings given explicitly override
+    the stored ones.
+    """
+    repo_path, sub = source.repo_for(profile, repo, subdir)
+    if repo_path is None:
+        raise LayoutbenchError(f"kernel {profile.name} has no git repository; give one with --repo")
+    if series is None:
+        series = _series_for(profile, store, spec, repo_path, sub, repo, subdir, specs, runs, mode, target_name,
+                             extra)
+    else:
+        for attr, val in (("specs", specs), ("runs", runs), ("mode", mode)):
+            if val is not None:
+                setattr(series, attr, val)
+    target = targets.make(profile, series.target, timeout)
+    if extra is not None and " ".join(extra) != series.args:
+        series.args = " ".join(extra)
+    series.host, series.image = target.host, target.spec.image
+    say(f"target {target.describe()}; {len(points)} point(s), layouts "
+        + ",".join(label(n, s) for n, s in series.specs) + f", {series.runs} run(s) each")
+    out = SweepOutcome(series, [], [])
+    before = set(series.points)
+    for c in points:
+        rec = probe(profile, series, c, target, store, series.args.split() if series.args else [], jobs_n,
+                    progress_factory, say)
+        out.ran += rec.pop("ran")
+        out.skipped += rec.pop("skipped")
+        out.failed_runs += rec.pop("failed")
+        if rec["status"] in ("build-failed", "skipped"):
+            out.build_failed.append(c)
+        series.points[c] = rec
+        save_series(store, series)  # after every point: a killed sweep keeps what it did
+        out.measured.append(c)
+        if c not in before:
+            out.new.append(c)
+    return out
+
+
+def _series_for(profile, store, spec, repo_path, sub, repo, subdir, specs, runs, mode, target_name, extra) -> Series:
+    commits = full_range(profile, spec, repo, subdir)
+    old = store.get_state(series_key(profile.name, repo_path))
+    target = targets.make(profile, target_name)
+    s = Series(kernel=profile.name, repo=str(repo_path), subdir=sub, start=commits[0], end=commits[-1],
+               commits=commits, target=target.spec.name, host=target.host, image=target.spec.image,
+               mode=mode or "rerun", args=" ".join(extra or []),
+               specs=specs or layout.parse_specs([DEFAULT_LAYOUTS]), runs=runs or 2)
+    if old:
+        prev = Series.from_dict(old)
+        same = (prev.target, prev.mode, prev.args) == (s.target, s.mode, s.args)
+        if same:
+            # keep the points measured the same way; widen the range to cover both
+            s.points = prev.points
+            if prev.start in commits and prev.end not in commits:
+                s.end, s.commits = prev.end, _merge_order(repo_path, commits, prev.commits)
+            elif prev.end in commits and prev.start not in commits:
+                s.start, s.commits = prev.start, _merge_order(repo_path, prev.commits, commits)
+            s.points = {c: p for c, p in s.points.items() if c in set(s.commits)}
+            if specs is None:
+                s.specs = prev.specs
+            if runs is None:
+                s.runs = prev.runs
+    return s
+
+
+def _merge_order(repo_path: Path, first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys(first + second))
+
+
+def refine(profile: Profile, store: Store, spec: str, *, repo=None, step: int = 1, **kw) -> SweepOutcome:
+    """Measure the commits between two points of the stored series that it does not hold yet."""
+    repo_path, _ = source.repo_for(profile, repo, None)
+    series = load_series(store, profile.name, repo_path)
+    if ".." not in spec:
+        raise LayoutbenchError(f"--refine {spec!r} must look like X..Y (two measured commits)")
+    x, y = (source.resolve(profile, r, str(repo_path), series.subdir).commit for r in spec.split("..", 1))
+    pos = {c: i for i, c in enumerate(series.commits)}
+    for c, r in ((x, spec.split("..")[0]), (y, spec.split("..")[1])):
+        if c not in pos:
+            raise LayoutbenchError(f"{r} is not in the history's range {series.start[:12]}..{series.end[:12]}; "
+                                   f"sweep a range that holds it first")
+    if pos[x] >= pos[y]:
+        raise LayoutbenchError(f"--refine {spec}: {spec.split('..')[0]} must come before {spec.split('..')[1]}")
+    inside = series.commits[pos[x] + 1:pos[y]]
+    if step > 1:
+        inside = inside[step - 1::step]
+    missing = [c for c in inside if c not in series.points]
+    # the two ends too, when they were never measured (refining from a commit named by hand)
+    missing = [c for c in (x,) if c not in series.points] + missing + [c for c in (y,) if c not in series.points]
+    return sweep(profile, store, missing, repo=str(repo_path), series=series, **kw)
+
+
+# -- analysis ------------------------------------------------------------------------------------
+
+@dataclass
+class Point:
+    commit: str
+    index: int  #: position on the x axis (in the whole range)
+    status: str
+    message: str
+    quirks: list[str]
+    info: dict  #: subject, author, date
+    groups: dict[str, dict[str, list[float]]] = field(default_factory=dict)  #: metric → layout id → values
+    runs: list[dict] = field(default_factory=list)  #: every stored run (ok or not)
+    samples: list[dict] = field(default_factory=list)
+
+    @property
+    def short(self) -> str:
+        return self.commit[:12]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.groups)
+
+    def center(self, metric: str, seeded: bool = True) -> float | None:
+        g = self.groups.get(metric, {})
+        ids = [i for i in g if (":" in i) == seeded]
+        if not ids:
+            return None
+        return float(sum(stats.summarize(g[i]).median for i in ids) / len(ids))
+
+
+@dataclass
+class Change:
+    commit: str  #: the later commit
+    prev: str  #: the earlier measured commit
+    metric: str
+    unit: str
+    kind: str  #: "code change" or "within layout noise"
+    ratio: float  #: center(commit) / center(prev) over the random layouts
+    ci_low: float
+    ci_high: float
+    confidence: float
+    verdict: str  #: faster / slower / no difference
+    layout_noise: float
+    explained_by_layout: float
+    single_layout: dict[str, float]  #: layout id → ratio of medians
+    worst_single: str  #: the single layout whose ratio is furthest from 1
+    commits_between: int  #: how many commits the step spans (1: this commit alone)
+
+    @property
+    def effect(self) -> float:
+        return self.ratio - 1
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+@dataclass
+class History:
+    series: Series
+    points: list[Point]
+    metrics: dict[str, dict]  #: name → {unit, higher_is_better}
+    changes: list[Change]
+    quirks: list[dict]  #: quirk dict + first/last point index where it applies
+    verdicts: list[dict]  #: bisection verdicts: {commit, index, text, key}
+    confidence: float
+    min_effect: float
+
+    def point(self, commit: str) -> Point:
+        return next(p for p in self.points if p.commit.startswith(commit))
+
+    def measured(self) -> list[Point]:
+        return [p for p in self.points if p.ok]
+
+    def previous(self, p: Point) -> Point | None:
+        ok = self.measured()
+        before = [q for q in ok if q.index < p.index]
+        return before[-1] if before else None
+
+    def to_dict(self) -> dict:
+        return {
+            "series": self.series.to_dict(),
+            "metrics": self.metrics,
+            "points": [{"commit": p.commit, "index": p.index, "status": p.status, "message": p.message,
+                        "quirks": p.quirks, **{k: v for k, v in p.info.items() if k != "commit"},
+                        "values": p.groups} for p in self.points],
+            "changes": [c.to_dict() for c in self.changes],
+            "quirks": self.quirks,
+            "verdicts": self.verdicts,
+            "confidence": self.confidence,
+            "min_effect": self.min_effect,
+        }
+
+
+def analyse(store: Store, series: Series, profile: Profile | None = None, metrics: list[str] | None = None,
+            confidence: float = 0.95, min_effect: float = DEFAULT_MIN_EFFECT) -> History:
+    """Everything the summary and the report show, from the store alone."""
+    pos = {c: i for i, c in enumerate(series.commits)}
+    wanted = {(n, s) for n, s in series.specs}
+    commits = series.ordered_points()
+    runs = [r for r in store.runs(kernel=series.kernel, commit=None, target=series.target, mode=series.mode)
+            if r["commit_sha"] in series.points and r["host"] == series.host and r["args"] == series.args
+            and r["image"] == series.image and (r["layout"], r["seed"]) in wanted]
+    run_ids = {r["id"] for r in runs}
+    samples = [s for s in store.samples(kernel=series.kernel, target=series.target, mode=series.mode)
+               if s["run_id"] in run_ids]
+    metric_info: dict[str, dict] = {}
+    for s in samples:
+        metric_info.setdefault(s["metric"], {"unit": s["unit"], "higher_is_better": bool(s["higher_is_better"])})
+    if metrics:
+        unknown = [m for m in metrics if m not in metric_info]
+        if unknown and metric_info:
+            raise LayoutbenchError(f"no samples of metric {unknown[0]!r} in this history; metrics are: "
+                                   + ", ".join(metric_info))
+        metric_info = {m: metric_info[m] for m in metrics if m in metric_info}
+    order = {(n, s): i for i, (n, s) in enumerate(series.specs)}
+
+    describe = _describer(series)
+    pts = []
+    for c in commits:
+        rec = series.points[c]
+        p = Point(c, pos.get(c, -1), rec["status"], rec.get("message", ""), rec.get("quirks", []), describe(c))
+        p.runs = sorted((r for r in runs if r["commit_sha"] == c),
+                        key=lambda r: (r["rep"], order.get((r["layout"], r["seed"]), 99)))
+        p.samples = [s for s in samples if s["commit_sha"] == c and s["metric"] in metric_info]
+        for s in sorted(p.samples, key=lambda s: order.get((s["layout"], s["seed"]), 99)):
+            p.groups.setdefault(s["metric"], {}).setdefault(label(s["layout"], s["seed"]), []).append(s["value"])
+        if p.status == "ok" and p.runs and not p.groups:
+            p.status = "runs-failed"
+        pts.append(p)
+
+    h = History(series, pts, metric_info, [], [], [], confidence, min_effect)
+    h.changes = detect(h)
+    h.quirks = quirk_markers(series, profile)
+    h.verdicts = bisect_verdicts(store, series)
+    return h
+
+
+def _describer(series: Series):
+    try:
+        r = git.Repo(series.repo)
+    except Exception:  # the repository moved: show what the store knows
+        r = None
+
+    def describe(c: str) -> dict:
+        if r is None:
+            return {"commit": c, "subject": "", "author": "", "date": ""}
+        cm = r.commit(c)
+        return {"commit": c, "subject": cm.summary, "author": cm.author.name,
+                "date": cm.committed_datetime.isoformat()}
+    return describe
+
+
+def detect(h: History) -> list[Change]:
+    """Changes between consecutive measured points, per metric (see the module docstring)."""
+    out = []
+    ok = h.measured()
+    for prev, cur in zip(ok, ok[1:]):
+        for metric, info in h.metrics.items():
+            ga, gb = prev.groups.get(metric), cur.groups.get(metric)
+            if not ga or not gb:
+                continue
+            ch = compare_points(ga, gb, info["higher_is_better"], h.confidence, h.min_effect)
+            if ch is None:
+                continue
+            kind, cmp, single, worst = ch
+            out.append(Change(cur.commit, prev.commit, metric, info["unit"], kind, cmp.ratio, cmp.ci_low,
+                              cmp.ci_high, cmp.confidence, cmp.verdict, cmp.layout_noise, cmp.explained_by_layout,
+                              single, worst, cur.index - prev.index))
+    return out
+
+
+def compare_points(ga: dict, gb: dict, hib: bool, confidence: float, min_effect: float):
+    """(kind, comparison, single-layout ratios, worst single layout) or None when nothing changed."""
+    common = [i for i in ga if i in gb]
+    seeded = [i for i in common if ":" in i]
+    use = seeded if len(seeded) >= 2 else common
+    if not use:
+        return None
+    try:
+        cmp = stats.compare({i: ga[i] for i in use}, {i: gb[i] for i in use}, hib, confidence=confidence,
+                            paired=True if len(use) >= 2 else None, n_boot=N_BOOT)
+    except ValueError:
+        return None
+    single = {i: stats.summarize(gb[i], n_boot=10).median / stats.summarize(ga[i], n_boot=10).median
+              for i in common if stats.summarize(ga[i], n_boot=10).median > 0}
+    worst = max(single, key=lambda i: abs(math.log(single[i])) if single[i] > 0 else 0, default="")
+    big = abs(cmp.ratio - 1) >= min_effect
+    if cmp.significant and big:
+        return "code change", cmp, single, worst
+    if worst and abs(single[worst] - 1) >= min_effect:
+        return "within layout noise", cmp, single, worst
+    return None
+
+
+def quirk_markers(series: Series, profile: Profile | None) -> list[dict]:
+    """Every quirk that touches the range: where it starts and ends on the x axis."""
+    if profile is None:
+        return []
+    try:
+        qs = quirks.load(profile)
+    except LayoutbenchError:
+        return []
+    if not qs:
+        return []
+    r = git.Repo(series.repo)
+    out = []
+    for q in qs:
+        try:
+            hit = [i for i, c in enumerate(series.commits) if quirks.matches(q, r, c)]
+        except (LayoutbenchError, ValueError, git.BadName):
+            continue
+        if not hit:
+            continue
+        out.append({**q.to_dict(), "first": hit[0], "last": hit[-1],
+                    "first_commit": series.commits[hit[0]], "last_commit": series.commits[hit[-1]],
+                    "points": [c for c in series.ordered_points() if c in {series.commits[i] for i in hit}]})
+    return out
+
+
+def bisect_verdicts(store: Store, series: Series) -> list[dict]:
+    """Bisection verdicts in the store (``bisect:<kernel>:...`` state, see bisect.py) that name
+    a commit of this range: the culprit (or the candidate range), what a single-layout
+    bisection would have named, and every probe's good/bad/skip mark (``probe``: True).
+    """
+    import json
+    pos = {c: i for i, c in enumerate(series.commits)}
+    out = []
+    rows = store.db.execute("SELECT key, value FROM state WHERE key LIKE 'bisect:%' AND key != 'bisect:current'")
+    for row in rows.fetchall():
+        try:
+            d = json.loads(row["value"])
+        except ValueError:
+            continue
+        if not isinstance(d, dict):
+            continue
+        settings = d.get("settings") or {}
+        if settings.get("kernel", series.kernel) != series.kernel:
+            continue
+        res = d.get("result") or {}
+        metric = res.get("metric") or settings.get("metric") or ""
+        c = _find(res.get("culprit"), pos)
+        if c:
+            eff = res.get("effect") or {}
+            more = f", {100 * (eff['ratio'] - 1):+.2f}%" if isinstance(eff.get("ratio"), (int, float)) else ""
+            out.append({"commit": c, "index": pos[c], "text": f"bisect: first bad ({metric}{more})", "key": row["key"]})
+        elif res.get("status") == "range":
+            for r in res.get("range", []):
+                c = _find(r, pos)
+                if c:
+                    out.append({"commit": c, "index": pos[c], "text": f"bisect: candidate ({metric})",
+                                "key": row["key"]})
+        sl = res.get("single_layout") or {}
+        c = _find(sl.get("culprit"), pos)
+        if c and c != _find(res.get("culprit"), pos):
+            out.append({"commit": c, "index": pos[c], "text": "single-layout bisect: first bad", "key": row["key"]})
+        for e in d.get("log", []) or []:
+            if isinstance(e, dict) and e.get("verb") in ("good", "bad", "skip"):
+                c = _find(e.get("commit"), pos)
+                if c:
+                    out.append({"commit": c, "index": pos[c], "text": f"bisect: {e['verb']}", "key": row["key"],
+                                "probe": True})
+    return out
+
+
+def _find(v, pos: dict) -> str | None:
+    if not isinstance(v, str) or len(v) < 7:
+        return None
+    return next((c for c in pos if c.startswith(v)), None)
+
+
+# -- text ----------------------------------------------------------------------------------------
+
+def fmt_effect(c: Change) -> str:
+    half = (c.ci_high - c.ci_low) / 2
+    return f"{100 * (c.ratio - 1):+.2f}% ± {100 * half:.2f}%"
+
+
+def summary_text(h: History, metric: str | None = None) -> str:
+    """Plain text for terminals and e-mail: the points, then the changes."""
+    from .compare import fmt
+
+    s = h.series
+    metrics = [metric] if metric else list(h.metrics)
+    lines = [f"{s.kernel} history {s.start[:12]}..{s.end[:12]} ({len(s.commits)} commits, {len(h.points)} measured)",
+             f"target {s.target} on {s.host}, mode {s.mode}, layouts "
+             + ",".join(label(n, sd) for n, sd in s.specs) + f", {s.runs} run(s) each"
+             + (f", args {s.args}" if s.args else ""), ""]
+    for m in metrics:
+        if m not in h.metrics:
+            continue
+        info = h.metrics[m]
+        lines.append(f"{m} ({info['unit']}, {'higher' if info['higher_is_better'] else 'lower'} is better)")
+        fixed = [label(n, sd) for n, sd in s.specs if n not in layout.SEEDED]
+        head = f"  {'#':>4}  {'commit':12}  {'random (mean of medians)':>24}  {'layout spread':>13}  " + \
+            "  ".join(f"{f:>12}" for f in fixed) + "  subject"
+        lines.append(head)
+        for p in h.points:
+            g = p.groups.get(m)
+            if not g:
+                lines.append(f"  {p.index:>4}  {p.short}  {p.status:>24}  {'':>13}  "
+                             + "  ".join(f"{'':>12}" for _ in fixed) + f"  {p.info.get('subject', '')[:50]}")
+                continue
+            seeded = {i: v for i, v in g.items() if ":" in i}
+            if seeded:
+                ns = stats.noise_split(seeded) if len(seeded) >= 2 else None
+                center = fmt(sum(stats.summarize(v, n_boot=10).median for v in seeded.values()) / len(seeded))
+                spread = f"{100 * ns.median_range_rel:.2f}%" if ns else "-"
+            else:
+                center, spread = "-", "-"
+            vals = [fmt(stats.summarize(g[f], n_boot=10).median) if f in g else "-" for f in fixed]
+            lines.append(f"  {p.index:>4}  {p.short}  {center:>24}  {spread:>13}  "
+                         + "  ".join(f"{v:>12}" for v in vals) + f"  {p.info.get('subject', '')[:50]}")
+        lines.append("")
+    changes = [c for c in h.changes if c.metric in metrics]
+    lines.append(f"changes (confidence {100 * h.confidence:g}%, at least {100 * h.min_effect:g}%):")
+    if not changes:
+        lines.append("  none")
+    for c in changes:
+        p = h.point(c.commit)
+        span = "" if c.commits_between == 1 else f" (somewhere in {c.commits_between} commits after {c.prev[:12]})"
+        lines.append(f"  {c.commit[:12]}  {c.metric:16} {fmt_effect(c):>20}  {c.kind:19}  "
+                     f"worst single layout {c.worst_single} {100 * (c.single_layout.get(c.worst_single, 1) - 1):+.2f}%"
+                     f"{span}  {p.info.get('subject', '')[:50]}")
+    if h.quirks:
+        lines.append("")
+        lines.append("quirks:")
+        for q in h.quirks:
+            lines.append(f"  {q['name']}: {q['reason']} ({q['actions']}); commits {q['first']}..{q['last']} "
+                         f"({q['first_commit'][:12]}..{q['last_commit'][:12]})")
+    if h.verdicts:
+        lines.append("")
+        lines.append("bisection:")
+        for v in h.verdicts:
+            if not v.get("probe"):
+                lines.append(f"  {v['commit'][:12]}  {v['text']}  ({v['key']})")
+    failed = [p for p in h.points if p.status != "ok"]
+    if failed:
+        lines.append("")
+        lines.append("not measured:")
+        for p in failed:
+            lines.append(f"  {p.short}  {p.status}: {p.message[:150]}")
+    return "\n".join(lines) + "\n"

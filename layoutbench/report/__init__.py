@@ -1,0 +1,280 @@
+"""``layoutbench report``: a static HTML site of a history, one directory, no network, no script.
+
+::
+
+    OUT/index.html              plots per metric, the detected changes, every point, the quirks
+    OUT/style.css
+    OUT/history.json            what the pages show, as data
+    OUT/plots/<metric>.svg      the plots as files (also inlined in index.html)
+    OUT/commits/<commit12>.html one page per point: build, plans, quirks, runs, symdiff, commit log
+    OUT/files/<commit12>/...    console logs, plans and the build log, copied so the site stands alone
+
+Links are relative, so the directory works from ``file://`` and from any web server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import time
+from pathlib import Path
+
+import jinja2
+
+from .. import __version__, history, layout, quirks, source, stats
+from ..compare import fmt, noise_line
+from ..errors import LayoutbenchError
+from ..paths import workdir
+from ..store import Store
+from . import plot
+
+TEMPLATES = Path(__file__).parent / "templates"
+LOG_TAIL = 4000  #: characters of each console shown inline
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                             autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.ChainableUndefined)
+    return env
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.2f}%"
+
+
+def _prob(x) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.3f}"
+
+
+def write_report(store: Store, outdir, kernel: str | None = None, repo=None, profile=None,
+                 metrics: list[str] | None = None, confidence: float = 0.95,
+                 min_effect: float = history.DEFAULT_MIN_EFFECT, say=lambda m: None) -> Path:
+    """Write the site of the stored history of ``kernel`` (in ``repo``) into ``outdir``; return index.html."""
+    from .. import profile as profmod
+
+    series = history.load_series(store, kernel, repo)
+    if profile is None:
+        try:
+            profile = profmod.load(series.kernel)
+        except LayoutbenchError:
+            profile = None
+    h = history.analyse(store, series, profile, metrics, confidence, min_effect)
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    for sub in ("commits", "plots", "files"):
+        if (out / sub).exists():
+            shutil.rmtree(out / sub)
+        (out / sub).mkdir()
+    shutil.copyfile(Path(__file__).parent / "style.css", out / "style.css")
+    env = _env()
+    common = {"h": h, "version": __version__, "generated": time.strftime("%Y-%m-%d %H:%M"),
+              "store": str(store.path)}
+
+    # plots
+    plots = []
+    for m, info in h.metrics.items():
+        svg_index = plot.plot(h, m, link=lambda c: f"commits/{c[:12]}.html")
+        f = f"{_safe(m)}.svg"
+        (out / "plots" / f).write_text(plot.plot(h, m, link=lambda c: f"../commits/{c[:12]}.html"))
+        plots.append({"name": m, "unit": info["unit"], "hib": info["higher_is_better"], "svg": svg_index, "file": f})
+
+    pages = {p.commit for p in h.points}
+    verdicts = [{**v, "href": f"commits/{v['commit'][:12]}.html" if v["commit"] in pages else "#"}
+                for v in h.verdicts if not v.get("probe")]
+
+    def center(p, m):
+        c = p.center(m)
+        if c is None:
+            c = p.center(m, seeded=False)
+        return fmt(c) if c is not None else "-"
+
+    subjects = {p.commit: p.info.get("subject", "") for p in h.points}
+    layouts = ",".join(history.label(n, s) for n, s in series.specs)
+    (out / "index.html").write_text(env.get_template("index.html").render(
+        root="", plots=plots, subjects=subjects, layouts=layouts, verdicts=verdicts, center=center,
+        effect=history.fmt_effect, pct=_pct, prob=_prob, **common))
+    (out / "history.json").write_text(json.dumps(h.to_dict(), indent=1, default=str))
+
+    all_quirks = {}
+    if profile is not None:
+        try:
+            all_quirks = {q.name: q.to_dict() for q in quirks.load(profile)}
+        except LayoutbenchError:
+            pass
+    for i, p in enumerate(h.points):
+        prev_point = h.points[i - 1] if i > 0 else None
+        next_point = h.points[i + 1] if i + 1 < len(h.points) else None
+        prev_measured = h.previous(p)
+        ctx = _commit_context(store, h, p, prev_measured, out, all_quirks, pages)
+        (out / "commits" / f"{p.short}.html").write_text(env.get_template("commit.html").render(
+            root="../", p=p, prev_point=prev_point, next_point=next_point, **ctx, **common))
+    say(f"wrote {len(h.points)} commit page(s) and {len(plots)} plot(s) into {out}")
+    return out / "index.html"
+
+
+def _workdir_of(elf_path: str | None) -> Path:
+    if elf_path:
+        p = Path(elf_path)
+        if len(p.parents) > 5 and p.parents[4].name == "images":
+            return p.parents[5]
+    return workdir()
+
+
+def _commit_context(store: Store, h: history.History, p: history.Point, prev: history.Point | None, out: Path,
+                    all_quirks: dict, pages: set) -> dict:
+    files = out / "files" / p.short
+    files.mkdir(parents=True, exist_ok=True)
+    build_ids = sorted({r["build_id"] for r in p.runs})
+    builds = []
+    if build_ids:
+        builds = [dict(r) for r in store.db.execute(
+            f"SELECT * FROM builds WHERE id IN ({','.join('?' * len(build_ids))}) ORDER BY id", build_ids)]
+    wd = _workdir_of(builds[0]["elf_path"] if builds else None)
+
+    # the build record (objects/<kernel>/<commit12>-<config>/build.json), the one with this point's quirks
+    build, build_log = {}, None
+    recs = sorted((wd / "objects" / h.series.kernel).glob(f"{p.short}-*/build.json"),
+                  key=lambda f: f.stat().st_mtime, reverse=True) if (wd / "objects").is_dir() else []
+    for f in recs:
+        d = json.loads(f.read_text())
+        if d.get("quirks", []) == p.quirks or not build:
+            build = d
+    logs = sorted((wd / "objects" / h.series.kernel).glob(f"{p.short}-*/build.log"),
+                  key=lambda f: f.stat().st_mtime, reverse=True) if (wd / "objects").is_dir() else []
+    if build:
+        logs = [f for f in logs if f.parent.name.endswith(build.get("config", ""))] or logs
+    if logs:
+        shutil.copyfile(logs[0], files / "build.log.txt")
+        build_log = f"../files/{p.short}/build.log.txt"
+    toolchains = sorted({" / ".join(v for v in json.loads(b["toolchain"]).values() if v) for b in builds})
+
+    qnames = list(dict.fromkeys(p.quirks + [q for b in builds for q in json.loads(b["quirks"])]))
+    qs = [all_quirks.get(n, {"name": n, "reason": "", "actions": ""}) for n in qnames]
+
+    plans = []
+    order = {(n, s): i for i, (n, s) in enumerate(h.series.specs)}
+    for b in sorted(builds, key=lambda b: (b["image"], order.get((b["layout"], b["seed"]), 99), b["id"])):
+        lab = history.label(b["layout"], b["seed"])
+        f = f"plan-{b['image']}-{_safe(lab)}-{b['id']}.json"
+        (files / f).write_text(b["plan"])
+        try:
+            objs = layout.LayoutPlan.from_json(b["plan"]).object_order("text")
+        except Exception:  # an older plan format: show the file only
+            objs = []
+        text = " ".join(Path(o).name for o in objs[:8]) + (f" … (+{len(objs) - 8})" if len(objs) > 8 else "")
+        plans.append({"image": b["image"], "label": lab, "plan_id": b["plan_id"], "sha": b["image_sha256"],
+                      "order": text, "href": f"../files/{p.short}/{f}"})
+
+    runs = []
+    for r in p.runs:
+        lab = history.label(r["layout"], r["seed"])
+        href, tail = None, ""
+        src = Path(r["log_path"])
+        if src.is_file():
+            f = f"run-{r['id']}-{_safe(lab)}-{r['rep']}.log.txt"
+            shutil.copyfile(src, files / f)
+            href = f"../files/{p.short}/{f}"
+            text = src.read_text(errors="replace")
+            tail = text if len(text) <= LOG_TAIL else "…\n" + text[-LOG_TAIL:]
+        runs.append({**r, "label": lab, "href": href, "tail": tail})
+
+    results = []
+    for m, info in h.metrics.items():
+        g = p.groups.get(m)
+        if not g:
+            continue
+        pg = prev.groups.get(m) if prev else None
+        rows = []
+        for lid, vals in g.items():
+            sm = stats.summarize(vals, h.confidence, n_boot=400)
+            vs = ""
+            if pg and lid in pg:
+                vs = f"{100 * (sm.median / stats.summarize(pg[lid], n_boot=10).median - 1):+.2f}%"
+            rows.append({"id": lid, "n": sm.n, "median": fmt(sm.median), "ci": f"{fmt(sm.ci_low)} … {fmt(sm.ci_high)}",
+                         "range": f"{fmt(sm.min)} … {fmt(sm.max)}", "vs": vs})
+        seeded = {i: v for i, v in g.items() if ":" in i}
+        noise = noise_line("random", stats.noise_split(seeded)) if len(seeded) >= 2 else ""
+        change = next((c for c in h.changes if c.commit == p.commit and c.metric == m), None)
+        cmp_text = ""
+        if prev and pg and change is None:
+            got = history.compare_points(pg, g, info["higher_is_better"], h.confidence, 1e9)
+            if got:
+                cmp_text = f"no change detected ({got[1].describe().replace('B is', 'this is').replace('than A', 'than the previous point')})"
+            else:
+                c = _plain_compare(pg, g, info["higher_is_better"], h.confidence)
+                cmp_text = f"no change detected ({c})" if c else "no change detected"
+        results.append({"metric": m, "unit": info["unit"], "rows": rows, "noise": noise, "change": change,
+                        "effect": history.fmt_effect(change) if change else "", "cmp": cmp_text})
+
+    log = []
+    if prev is not None:
+        try:
+            log = source.log_between(Path(h.series.repo), prev.commit, p.commit)
+        except LayoutbenchError:
+            log = []
+        for c in log:
+            c["page"] = f"{c['commit'][:12]}.html" if c["commit"] in pages and c["commit"] != p.commit else None
+
+    return {"build": build, "build_log": build_log, "toolchains": toolchains, "quirks": qs, "plans": plans,
+            "runs": runs, "results": results, "log": log,
+            "symdiff": _symdiff(store, h, prev, p, builds) if prev is not None else None}
+
+
+def _plain_compare(pg, g, hib, confidence) -> str:
+    common = [i for i in g if i in pg]
+    if not common:
+        return ""
+    try:
+        c = stats.compare({i: pg[i] for i in common}, {i: g[i] for i in common}, hib, confidence=confidence,
+                          n_boot=history.N_BOOT)
+    except ValueError:
+        return ""
+    return f"ratio {c.ratio:.4f}, {100 * confidence:g}% CI {c.ci_low:.4f}…{c.ci_high:.4f}"
+
+
+def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.Point, builds: list[dict]) -> dict:
+    """The symbol diff of the two commits' ``sorted`` images (symdiff.py, when it exists)."""
+    try:
+        from .. import symdiff
+    except ImportError:
+        return {"available": False, "reason": "layoutbench.symdiff is not installed in this version"}
+    def elf_of(commit_builds):
+        for lay in ("sorted", "default", "aligned"):
+            for b in commit_builds:
+                if b["layout"] == lay and b["image"] == h.series.image and Path(b["elf_path"]).is_file():
+                    return Path(b["elf_path"]), lay
+        return None, None
+    prev_ids = sorted({r["build_id"] for r in prev.runs})
+    prev_builds = [dict(r) for r in store.db.execute(
+        f"SELECT * FROM builds WHERE id IN ({','.join('?' * len(prev_ids))})", prev_ids)] if prev_ids else []
+    a, la = elf_of(prev_builds)
+    b, lb = elf_of(builds)
+    if a is None or b is None:
+        return {"available": False, "reason": "the images of the two commits are no longer on disk"}
+    try:
+        text = _call_symdiff(symdiff, a, b)
+    except Exception as e:  # a colleague's module: never let it break the whole report
+        return {"available": False, "reason": f"symdiff failed: {type(e).__name__}: {e}"}
+    return {"available": True, "title": f"{prev.short} → {p.short}, {h.series.image} image in the {lb} layout:",
+            "text": text}
+
+
+def _call_symdiff(symdiff, a: Path, b: Path) -> str:
+    """symdiff.diff of the two images (plans beside them), as its short summary."""
+    res = symdiff.diff(symdiff.load_side(str(a)), symdiff.load_side(str(b)))
+    lines = symdiff.summary_lines(res)
+    differ = [o for o in res.objects if any(n for k, n in o.counts.items() if k != "unchanged")]
+    if differ:
+        lines.append("")
+        lines.append("objects that differ:")
+        for o in differ[:30]:
+            lines.append(f"  {o.object}: " + ", ".join(f"{n} {k}" for k, n in o.counts.items() if n))
+        if len(differ) > 30:
+            lines.append(f"  ... and {len(differ) - 30} more")
+    return "\n".join(lines)

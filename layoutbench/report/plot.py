@@ -1,0 +1,258 @@
+"""One SVG plot per metric over the commits of a history, built by hand (no JavaScript, no network).
+
+What is drawn, back to front:
+
+- quirk spans (light) and quirk markers: a labelled vertical line where a quirk starts;
+- bisection verdicts: a labelled vertical line on the commit a bisection named;
+- the layout noise: the band between the smallest and largest per-layout median of the
+  random (seeded) layouts, with their mean as a dashed line;
+- every fixed layout (sorted, aligned, default...): its median line with the bootstrap
+  confidence band of the median;
+- every run as a faint point (``<circle class="run">``), outliers in red (``run outlier``);
+- commits that did not build or run: a cross on the x axis (``class="failed-point"``).
+
+Every run point carries ``data-commit``, ``data-layout`` and ``data-value`` so that a
+test (or a reader's browser tools) can count and check them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from html import escape
+
+from .. import layout as layoutmod
+from .. import stats
+
+W, H = 960, 400
+ML, MR, MT, MB = 84, 175, 34, 70  # margins: left (y labels), right (legend), top (markers), bottom (x labels)
+PALETTE = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+NOISE = "#ff7f0e"
+
+
+def _fmt(v: float) -> str:
+    a = abs(v)
+    if a >= 1e9:
+        return f"{v / 1e9:.4g}G"
+    if a >= 1e6:
+        return f"{v / 1e6:.4g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.4g}k"
+    return f"{v:.4g}"
+
+
+def _ticks(lo: float, hi: float, n: int = 6) -> list[float]:
+    span = hi - lo
+    if span <= 0:
+        return [lo]
+    raw = span / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    t = math.ceil(lo / step) * step
+    out = []
+    while t <= hi + 1e-9 * span:
+        out.append(t)
+        t += step
+    return out
+
+
+def plot(h, metric: str, link=lambda commit: None) -> str:
+    """The SVG (a string) of ``metric`` over the history ``h`` (a :class:`history.History`)."""
+    info = h.metrics[metric]
+    s = h.series
+    n = max(len(s.commits), 1)
+    pts = [p for p in h.points if metric in p.groups]
+    values = [v for p in pts for g in p.groups[metric].values() for v in g]
+    fixed = list(dict.fromkeys(layoutmod_label(nm, sd) for nm, sd in s.specs if nm not in layoutmod.SEEDED))
+    seeded_names = list(dict.fromkeys(nm for nm, _ in s.specs if nm in layoutmod.SEEDED))
+
+    # per point: fixed-layout summaries, seeded medians
+    per = {}
+    for p in pts:
+        g = p.groups[metric]
+        row = {"fixed": {}, "seeded": {}}
+        for lid, vals in g.items():
+            if ":" in lid:
+                row["seeded"].setdefault(lid.split(":")[0], []).append(float(statistics.median(vals)))
+            else:
+                row["fixed"][lid] = stats.summarize(vals, confidence=h.confidence, n_boot=400)
+        # outliers: per (commit, layout name) with at least 5 runs, robust rule of stats.summarize
+        out_idx = set()
+        for name in set(lid.split(":")[0] for lid in g):
+            ids = [lid for lid in g if lid.split(":")[0] == name]
+            flat = [(lid, i) for lid in ids for i in range(len(g[lid]))]
+            vals = [g[lid][i] for lid, i in flat]
+            if len(vals) >= 5:
+                for k in stats.summarize(vals, n_boot=10).outliers:
+                    out_idx.add(flat[k])
+        row["outliers"] = out_idx
+        per[p.commit] = row
+    bands = [v for r in per.values() for f in r["fixed"].values() for v in (f.ci_low, f.ci_high)]
+    lo, hi = (min(values + bands), max(values + bands)) if values else (0.0, 1.0)
+    if hi == lo:
+        lo, hi = lo - max(abs(lo) * 0.01, 1), hi + max(abs(hi) * 0.01, 1)
+    pad = (hi - lo) * 0.08
+    lo, hi = lo - pad, hi + pad
+
+    pw, ph = W - ML - MR, H - MT - MB
+
+    def X(i: float) -> float:
+        return ML + (pw * (i / (n - 1)) if n > 1 else pw / 2)
+
+    def Y(v: float) -> float:
+        return MT + ph * (1 - (v - lo) / (hi - lo))
+
+    e = []  # elements
+    e.append(f'<svg xmlns="http://www.w3.org/2000/svg" class="history-plot" data-metric="{escape(metric)}" '
+             f'viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
+             f'aria-label="{escape(metric)} over {n} commits">')
+    e.append(f'<title>{escape(metric)} ({escape(info["unit"])}) over commits</title>')
+    e.append("<style>.run{fill-opacity:.35;stroke:none}.run.outlier{fill:#d62728;fill-opacity:1;stroke:#7f0000;"
+             "stroke-width:.8}.axis{stroke:#444;stroke-width:1}.grid{stroke:#ddd;stroke-width:1}"
+             "text{font:11px sans-serif;fill:#333}.marker-label{font-size:10px}"
+             ".quirk-marker{stroke:#b8860b;stroke-width:1.5;stroke-dasharray:4 3}"
+             ".bisect-marker{stroke:#d62728;stroke-width:2}.failed-point{stroke:#d62728;stroke-width:2}"
+             "a text:hover{fill:#0645ad;text-decoration:underline}</style>")
+    # frame and y grid
+    for t in _ticks(lo, hi):
+        y = Y(t)
+        e.append(f'<line class="grid" x1="{ML}" x2="{ML + pw}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        e.append(f'<text x="{ML - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(t)}</text>')
+    e.append(f'<line class="axis" x1="{ML}" x2="{ML}" y1="{MT}" y2="{MT + ph}"/>')
+    e.append(f'<line class="axis" x1="{ML}" x2="{ML + pw}" y1="{MT + ph}" y2="{MT + ph}"/>')
+    arrow = "higher is better" if info["higher_is_better"] else "lower is better"
+    e.append(f'<text x="14" y="{MT + ph / 2:.0f}" transform="rotate(-90 14 {MT + ph / 2:.0f})" '
+             f'text-anchor="middle">{escape(metric)} ({escape(info["unit"])}), {arrow}</text>')
+
+    # quirks: span + marker
+    for q in h.quirks:
+        x0, x1 = X(q["first"]), X(q["last"])
+        e.append(f'<rect class="quirk-span" x="{min(x0, x1) - 3:.1f}" y="{MT}" width="{abs(x1 - x0) + 6:.1f}" '
+                 f'height="{ph}" fill="#b8860b" fill-opacity=".07"/>')
+        e.append(f'<g class="quirk" data-quirk="{escape(q["name"])}"><title>quirk {escape(q["name"])}: '
+                 f'{escape(q["reason"])} ({escape(q["actions"])})</title>'
+                 f'<line class="quirk-marker" x1="{x0:.1f}" x2="{x0:.1f}" y1="{MT - 4}" y2="{MT + ph}"/>'
+                 f'<text class="marker-label" x="{x0 + 3:.1f}" y="{MT - 6}" fill="#8a6d00">quirk {escape(q["name"])}'
+                 f'</text></g>')
+    # bisection verdicts (not the individual probes)
+    for v in h.verdicts:
+        if v.get("probe"):
+            continue
+        x = X(v["index"])
+        e.append(f'<g class="bisect" data-commit="{v["commit"]}"><title>{escape(v["text"])}: {v["commit"][:12]} '
+                 f'({escape(v["key"])})</title><line class="bisect-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{MT + 12}" '
+                 f'y2="{MT + ph}"/><text class="marker-label" x="{x + 3:.1f}" y="{MT + 22}" fill="#d62728">'
+                 f'{escape(v["text"])}</text></g>')
+
+    legend = []
+    # layout noise of each seeded layout: band of per-layout medians, mean as a dashed line
+    for name in seeded_names:
+        rows = [(p, per[p.commit]["seeded"].get(name)) for p in pts]
+        rows = [(p, m) for p, m in rows if m]
+        if not rows:
+            continue
+        top = " ".join(f"{X(p.index):.1f},{Y(max(m)):.1f}" for p, m in rows)
+        bot = " ".join(f"{X(p.index):.1f},{Y(min(m)):.1f}" for p, m in reversed(rows))
+        if len(rows) == 1:
+            p, m = rows[0]
+            x = X(p.index)
+            e.append(f'<rect class="noise-band" data-layout="{name}" x="{x - 6:.1f}" y="{Y(max(m)):.1f}" width="12" '
+                     f'height="{max(Y(min(m)) - Y(max(m)), 1):.1f}" fill="{NOISE}" fill-opacity=".22"/>')
+        else:
+            e.append(f'<polygon class="noise-band" data-layout="{name}" points="{top} {bot}" fill="{NOISE}" '
+                     f'fill-opacity=".22" stroke="none"/>')
+        mean = " ".join(f"{X(p.index):.1f},{Y(sum(m) / len(m)):.1f}" for p, m in rows)
+        e.append(f'<polyline class="median layout-{name}" points="{mean}" fill="none" stroke="{NOISE}" '
+                 f'stroke-width="2" stroke-dasharray="6 3"/>')
+        k = max(len(m) for _, m in rows)
+        legend.append((NOISE, f"{name}: {k} layouts", "band: min…max medians", True))
+    # fixed layouts: CI band + median line
+    for ci, lid in enumerate(fixed):
+        color = PALETTE[ci % len(PALETTE)]
+        rows = [(p, per[p.commit]["fixed"].get(lid)) for p in pts]
+        rows = [(p, sm) for p, sm in rows if sm]
+        if not rows:
+            continue
+        if len(rows) > 1:
+            top = " ".join(f"{X(p.index):.1f},{Y(sm.ci_high):.1f}" for p, sm in rows)
+            bot = " ".join(f"{X(p.index):.1f},{Y(sm.ci_low):.1f}" for p, sm in reversed(rows))
+            e.append(f'<polygon class="ci-band layout-{lid}" points="{top} {bot}" fill="{color}" fill-opacity=".15" '
+                     f'stroke="none"/>')
+        line = " ".join(f"{X(p.index):.1f},{Y(sm.median):.1f}" for p, sm in rows)
+        e.append(f'<polyline class="median layout-{lid}" points="{line}" fill="none" stroke="{color}" '
+                 f'stroke-width="2"/>')
+        for p, sm in rows:
+            e.append(f'<circle class="median-point layout-{lid}" cx="{X(p.index):.1f}" cy="{Y(sm.median):.1f}" r="3" '
+                     f'fill="{color}"/>')
+        legend.append((color, lid, f"median, {100 * h.confidence:g}% CI", False))
+
+    # runs
+    ids_all = list(dict.fromkeys(layoutmod_label(nm, sd) for nm, sd in s.specs))
+    colors = {lid: PALETTE[fixed.index(lid) % len(PALETTE)] if lid in fixed else NOISE for lid in ids_all}
+    step = (pw / (n - 1)) if n > 1 else pw
+    jit = min(step * 0.35, 14) / max(len(ids_all), 1)
+    e.append('<g class="runs">')
+    for p in pts:
+        g = p.groups[metric]
+        outl = per[p.commit]["outliers"]
+        for k, lid in enumerate(ids_all):
+            for i, v in enumerate(g.get(lid, [])):
+                x = X(p.index) + (k - (len(ids_all) - 1) / 2) * jit
+                cls = "run outlier" if (lid, i) in outl else "run"
+                e.append(f'<circle class="{cls}" data-commit="{p.commit}" data-layout="{lid}" data-value="{v!r}" '
+                         f'cx="{x:.1f}" cy="{Y(v):.1f}" r="{3.2 if "outlier" in cls else 2.4}" '
+                         f'fill="{colors.get(lid, "#555")}"><title>{p.short} {lid} run {i}: {_fmt(v)}'
+                         f'{" (outlier)" if "outlier" in cls else ""}</title></circle>')
+    e.append("</g>")
+
+    # x axis: every measured or failed point gets a tick; labels thinned to ~24
+    shown = [p for p in h.points]
+    every = max(1, math.ceil(len(shown) / 24))
+    for j, p in enumerate(shown):
+        x = X(p.index)
+        e.append(f'<line class="axis" x1="{x:.1f}" x2="{x:.1f}" y1="{MT + ph}" y2="{MT + ph + 4}"/>')
+        if metric not in p.groups:
+            e.append(f'<g class="failed-point" data-commit="{p.commit}"><title>{p.short}: {escape(p.status)}</title>'
+                     f'<line class="failed-point" x1="{x - 4:.1f}" x2="{x + 4:.1f}" y1="{MT + ph - 4}" '
+                     f'y2="{MT + ph + 4}"/><line class="failed-point" x1="{x - 4:.1f}" x2="{x + 4:.1f}" '
+                     f'y1="{MT + ph + 4}" y2="{MT + ph - 4}"/></g>')
+        if j % every == 0 or j == len(shown) - 1:
+            href = link(p.commit)
+            t = (f'<text x="{x:.1f}" y="{MT + ph + 14}" transform="rotate(35 {x:.1f} {MT + ph + 14})">'
+                 f'{p.commit[:8]}</text>')
+            e.append(f'<a href="{escape(href)}">{t}</a>' if href else t)
+    e.append(f'<text x="{ML + pw / 2:.0f}" y="{H - 4}" text-anchor="middle">commits {s.start[:8]}..{s.end[:8]} '
+             f'({n} in the range; ticks: measured)</text>')
+
+    # legend
+    ly = MT + 4
+    lx = ML + pw + 14
+    for color, name, what, band in legend:
+        if band:
+            e.append(f'<rect x="{lx}" y="{ly - 6}" width="18" height="12" fill="{color}" fill-opacity=".22"/>')
+            e.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2" '
+                     f'stroke-dasharray="6 3"/>')
+        else:
+            e.append(f'<rect x="{lx}" y="{ly - 6}" width="18" height="12" fill="{color}" fill-opacity=".15"/>')
+            e.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
+        e.append(f'<text x="{lx + 24}" y="{ly + 4}">{escape(name)}</text>')
+        e.append(f'<text x="{lx + 24}" y="{ly + 16}" fill="#777" font-size="9">{escape(what)}</text>')
+        ly += 32
+    e.append(f'<circle cx="{lx + 9}" cy="{ly}" r="2.4" fill="#555" fill-opacity=".35"/>'
+             f'<text x="{lx + 24}" y="{ly + 4}">one run</text>')
+    ly += 18
+    e.append(f'<circle cx="{lx + 9}" cy="{ly}" r="3.2" fill="#d62728"/><text x="{lx + 24}" y="{ly + 4}">outlier</text>')
+    if h.quirks:
+        ly += 18
+        e.append(f'<line class="quirk-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
+                 f'<text x="{lx + 24}" y="{ly + 4}">quirk starts</text>')
+    if any(not v.get("probe") for v in h.verdicts):
+        ly += 18
+        e.append(f'<line class="bisect-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
+                 f'<text x="{lx + 24}" y="{ly + 4}">bisection verdict</text>')
+    e.append("</svg>")
+    return "\n".join(e)
+
+
+def layoutmod_label(name: str, seed: int) -> str:
+    return f"{name}:{seed}" if name in layoutmod.SEEDED else name
