@@ -191,7 +191,8 @@ def progress_bar(total: int, what: str):
                    "comma-separate to run on several targets in parallel, each host's samples kept apart.")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
-@click.option("--metric", "metrics", multiple=True, help="Metric(s) to show (default: all the runs printed).")
+@click.option("--metric", "metrics", multiple=True,
+              help="Metric(s) to show; 'all' for every one (default: the profile's, else all the runs printed).")
 @click.option("--baseline", help="Layout the others are compared with (default: the first).")
 @click.option("--retry-failed", is_flag=True, help="Run again the repetitions stored as failed.")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")

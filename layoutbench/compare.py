@@ -78,7 +78,7 @@ def emulation_warning(accelerators) -> str | None:
 
 def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode: str, jobs: list[measure.Job],
             build_ids: dict[tuple[str, int], int], args: str = "", metrics: list[str] | None = None,
-            baseline: str | None = None, confidence: float = 0.95) -> Report:
+            baseline: str | None = None, confidence: float = 0.95, default_metric: str | None = None) -> Report:
     """The report for the given jobs, from the store alone."""
     ids = set(build_ids.values())
     runs = [r for r in store.runs(kernel=kernel, target=target.spec.name, mode=mode)
@@ -99,7 +99,12 @@ def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode
     names = list(dict.fromkeys(j.layout for j in jobs))
     base = baseline or names[0]
     present = list(dict.fromkeys(s["metric"] for s in samples))
-    for metric in (metrics or present):
+    if metrics and "all" in metrics:
+        wanted = present
+    else:
+        # the asked metrics (default: the profile's); all of them when none of those was printed
+        wanted = [m for m in (metrics or [default_metric]) if m in present] or present
+    for metric in wanted:
         ms = [s for s in samples if s["metric"] == metric]
         if not ms:
             continue
@@ -144,7 +149,7 @@ def run(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]], runs
     if outcome.skipped:
         say(f"{outcome.skipped} run(s) were already in the store; {outcome.ran} run now")
     return analyse(store, profile.name, checkout.commit, target, mode, jobs, outcome.build_ids, " ".join(extra or []),
-                   metrics, baseline)
+                   metrics, baseline, default_metric=profile.default_metric)
 
 
 @dataclass
@@ -239,7 +244,7 @@ def run_many(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]],
             continue
         build_ids = {k: b for k, (_, b) in linked[t.spec.image].items()}
         reports.append(analyse(store, profile.name, checkout.commit, t, mode, jobs, build_ids,
-                               " ".join(extra or []), metrics, baseline))
+                               " ".join(extra or []), metrics, baseline, default_metric=profile.default_metric))
     return MultiReport(reports, failed, wall)
 
 
