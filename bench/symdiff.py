@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Time `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
+
+    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N]
+
+Without arguments it builds (once, cached in $LAYOUTBENCH_BENCH_DIR or /tmp/layoutbench-bench)
+a generated kernel with --functions functions (default 32000) in 320 objects, linked by
+layoutbench in the `sorted` and `random` layouts, and diffs those two images; every
+function calls two others and reads a global, so almost every function's bytes differ
+between the two layouts and must be explained by address masking.  Pairs of ELF files
+given on the command line are timed too (e.g. two vmlinux).  Each command is run --runs
+times; the best time is reported, and the ratio symdiff / (nm + diff).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+NM = shutil.which("llvm-nm-19") or "llvm-nm"
+
+MAKEFILE = """SRCS := $(wildcard o*/*.c) start.S
+OBJS := start.o $(sort $(patsubst %.c,%.o,$(wildcard o*/*.c)))
+CFLAGS := --target=x86_64-unknown-none-elf -ffreestanding -fno-pic -O1 -ffunction-sections -fdata-sections \\
+          -fno-asynchronous-unwind-tables
+all: $(addprefix $(OBJDIR)/,$(OBJS))
+\tprintf '%s\\n' $(OBJS) > $(OBJDIR)/big.objs
+$(OBJDIR)/%.o: %.c
+\t@mkdir -p $(dir $@); $(CC) $(CFLAGS) -c $< -o $@
+$(OBJDIR)/%.o: %.S
+\t@mkdir -p $(dir $@); $(CC) $(CFLAGS) -c $< -o $@
+"""
+
+TOML = """name = "symdiffbench"
+[source]
+tree = "src"
+[build]
+command = "make -s -C {src} OBJDIR={objdir} CC={cc} -j{jobs}"
+timeout = 3600
+[images.big]
+objects = "big.objs"
+template = "elf-x86_64.ld.in"
+entry = "_start"
+base = 0x400000
+pin_first = ["start.o"]
+"""
+
+
+def generate(root: Path, functions: int, objects: int = 320) -> Path:
+    """A kernel profile + tree with `functions` functions; returns the kernel.toml."""
+    toml = root / "kernel.toml"
+    stamp = root / f"generated-{functions}"
+    if stamp.exists():
+        return toml
+    if root.exists():
+        shutil.rmtree(root)
+    src = root / "src"
+    src.mkdir(parents=True)
+    rnd = random.Random(1)
+    per = functions // objects
+    names = [[f"f{o}_{i}" for i in range(per)] for o in range(objects)]
+    for o in range(objects):
+        d = src / f"o{o // 32:02d}"
+        d.mkdir(exist_ok=True)
+        lines = ["typedef unsigned long u64;"]
+        for oo in range(objects):
+            pass
+        callees = set()
+        body = []
+        body.append(f"u64 g{o}[8];")
+        body.append(f"static const char *msg{o} = \"object {o}\";")
+        body.append("static u64 helper(u64 x) { return x * 3 + 1; }")  # same static name in every object
+        for i, fn in enumerate(names[o]):
+            a = names[rnd.randrange(objects)][rnd.randrange(per)]
+            b = names[o][rnd.randrange(per)]
+            callees.update([a, b])
+            body.append(f"__attribute__((noinline)) u64 {fn}(u64 x) {{ if (x > {i + 100}) return {a}(x >> 1) "
+                        f"+ {b}(x - 1) + g{o}[x & 7] + msg{o}[x & 3]; return helper(x) ^ {i}; }}")
+        lines += [f"u64 {c}(u64);" for c in sorted(callees)]
+        (d / f"m{o}.c").write_text("\n".join(lines + body) + "\n")
+    (src / "start.S").write_text(".text\n.globl _start\n_start:\n  mov $60, %eax\n  syscall\n")
+    (src / "Makefile").write_text(MAKEFILE)
+    toml.write_text(TOML)
+    stamp.write_text("ok\n")
+    return toml
+
+
+def build_pair(toml: Path, work: Path) -> tuple[Path, Path]:
+    env = {**os.environ, "LAYOUTBENCH_DIR": str(work)}
+    out = subprocess.run([sys.executable, "-m", "layoutbench.cli", "build", str(toml), "--layout",
+                          "sorted,random", "--seed", "1", "--json"], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"building the generated kernel failed:\n{out.stderr}")
+    import json
+    v = json.loads(out.stdout)["variants"]
+    return Path(v[0]["elf"]), Path(v[1]["elf"])
+
+
+def best(cmd, runs: int, shell: bool = False) -> tuple[float, int]:
+    times, rc = [], 0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t0)
+        rc = p.returncode
+    return min(times), rc
+
+
+def count_symbols(elf: Path) -> int:
+    out = subprocess.run([NM, "-n", str(elf)], capture_output=True, text=True).stdout
+    return out.count("\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("pairs", nargs="*", type=Path, help="OLD NEW ELF files (any number of pairs)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--functions", type=int, default=32000)
+    args = ap.parse_args()
+    if len(args.pairs) % 2:
+        sys.exit("give ELF files in pairs: OLD NEW [OLD NEW]...")
+    pairs = [(args.pairs[i], args.pairs[i + 1]) for i in range(0, len(args.pairs), 2)]
+    base = Path(os.environ.get("LAYOUTBENCH_BENCH_DIR", "/tmp/layoutbench-bench"))
+    if not pairs:
+        print(f"generating and building a kernel with {args.functions} functions in {base} (cached) ...",
+              flush=True)
+        t0 = time.perf_counter()
+        pairs.append(build_pair(generate(base / "kernel", args.functions), base / "work"))
+        print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
+    tmp = base / "nm"
+    tmp.mkdir(parents=True, exist_ok=True)
+    print(f"{'image pair':58} {'symbols':>8} {'symdiff':>9} {'nm+diff':>9} {'ratio':>7}")
+    for a, b in pairs:
+        sd, rc = best([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"], args.runs)
+        if rc not in (0, 1):
+            subprocess.run([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b)])
+            sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
+        nm, _ = best(f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", args.runs,
+                     shell=True)
+        label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
+        print(f"{label[-58:]:58} {count_symbols(a):>8} {sd:>8.2f}s {nm:>8.2f}s {sd / nm:>6.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
