@@ -69,8 +69,6 @@ def generate(root: Path, functions: int, objects: int = 320) -> Path:
         d = src / f"o{o // 32:02d}"
         d.mkdir(exist_ok=True)
         lines = ["typedef unsigned long u64;"]
-        for oo in range(objects):
-            pass
         callees = set()
         body = []
         body.append(f"u64 g{o}[8];")

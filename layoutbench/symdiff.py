@@ -6,7 +6,9 @@ A side is an ELF image (a kernel or any linked executable) or a build layoutbenc
 * **Symbols.**  pyelftools finds the sections; the ``.symtab`` entries are decoded in
   bulk with numpy from the section bytes pyelftools returns (pyelftools' per-symbol
   objects cost ~25 µs each, too slow for a vmlinux).  Function, object and untyped
-  (label) symbols with an address are kept; absolute ones (``__lb_plan_id``) are not.
+  (label) symbols with an address are kept.  layoutbench's ``__lb_*`` markers are not
+  diffed (they only help map objects and name addresses), nor are absolute symbols,
+  though a field holding an absolute symbol's value (``__lb_plan_id``) names that symbol.
 
 * **Which object a symbol came from.**  With a layout plan (``plan.json`` beside the
   image, or the build spec's variant) and the objects it was linked from, the plan is
@@ -28,7 +30,9 @@ A side is an ELF image (a kernel or any linked executable) or a build layoutbenc
   sign-extended absolute address, or an 8-byte absolute address, names the *same
   target* in both images: the same symbol at the same offset, or for addresses
   outside every symbol (merged strings and constants) the same bytes in the same
-  output section.  When every difference is explained the code is the same.  Any
+  output section (for a table of addresses, what those addresses name), or -- for
+  ``sym+addend`` that points past ``sym`` -- an address whose shift equals that of a
+  symbol next to it.  When every difference is explained the code is the same.  Any
   function left unexplained is decided by the instruction view: ONE ``llvm-objdump
   --disassemble-symbols`` call per image over just those functions, where every
   operand that is an address in the image (and every ``(%rip)`` displacement, through

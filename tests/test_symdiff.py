@@ -57,8 +57,14 @@ def repo(tmp_path_factory, workdir) -> dict:
     (r / "lib" / "crc32.c").write_text(c)
     git(r, "commit", "-qam", "crc32c: mix the result")
     edit = git(r, "rev-parse", "HEAD")
+    git(r, "checkout", "-q", base)
+    c = (r / "lib" / "crc32.c").read_text()
+    assert "0x82f63b78u" in c
+    (r / "lib" / "crc32.c").write_text(c.replace("0x82f63b78u", "0x82f63b79u"))
+    git(r, "commit", "-qam", "crc32c: another polynomial")
+    const = git(r, "rev-parse", "HEAD")
     git(r, "checkout", "-q", "main")
-    return {"path": r, "base": base, "addobj": addobj, "edit": edit}
+    return {"path": r, "base": base, "addobj": addobj, "edit": edit, "const": const}
 
 
 def image(repo: dict, commit: str, layout: str, seed: int = 1, img: str = "kernel") -> symdiff.Image:
@@ -183,6 +189,19 @@ def test_edited_function_is_the_only_change(repo, layout):
     o = d["shift_origin"]
     assert o["cause"] == "resized" and o["responsible"] == "lib/crc32.o:crc32c"
     assert d["_exit"] == 1
+
+
+def test_same_size_edit_is_changed_in_place(repo):
+    """A constant changed: same size, so nothing moves (exit 0), but the code differs; the bytes
+    cannot be explained as addresses, so llvm-objdump's instruction view decides."""
+    a, b = image(repo, "base", "sorted"), image(repo, "const", "sorted")
+    d = diff_json(a, b)
+    changed = by_status(d, "changed")
+    assert changed and all(s["object"] == "lib/crc32.o" for s in changed)
+    assert d["counts"]["moved"] == d["counts"]["resized"] == d["counts"]["added"] == d["counts"]["removed"] == 0
+    assert d["compared"]["llvm_objdump"] >= 1
+    assert d["placement_identical"] is True and d["_exit"] == 0
+    assert d["shift_origin"] is None
 
 
 def test_build_spec_sides(repo):
