@@ -67,19 +67,36 @@ class ObjectSet:
     compiled_now: bool  #: False when the objects came from the cache
     _objinfo: dict = field(default_factory=dict)
 
-    def object_list(self, image: str) -> list[str]:
+    @property
+    def src(self) -> Path:
+        """The kernel tree the objects were built from."""
+        return Path(self.info.get("src") or self.checkout.tree or "")
+
+    def _entries(self, image: str) -> list[tuple[str, str]]:
+        """(name the linker knows the object by, its file relative to objdir), in link order.
+
+        A line of the object list is ``NAME`` or ``NAME PATH`` (e.g. ``vmlinux.a:kernel/fork.o
+        kernel/fork.o`` for a member of a thin archive)."""
         img = self.profile.image(image)
         f = self.objdir / img.objects
         if not f.is_file():
             raise LayoutbenchError(f"the build of {self.profile.name} wrote no object list {img.objects} "
                                    f"in {self.objdir}; check [images.{image}] objects in {self.profile.path}")
-        return [l.strip() for l in f.read_text().splitlines() if l.strip() and not l.startswith("#")]
+        out = []
+        for line in f.read_text().splitlines():
+            words = line.split()
+            if words and not words[0].startswith("#"):
+                out.append((words[0], words[1] if len(words) > 1 else words[0]))
+        return out
+
+    def object_list(self, image: str) -> list[str]:
+        return [name for name, _ in self._entries(image)]
 
     def objects(self, image: str) -> list[elfinfo.ObjectInfo]:
         out = []
-        for name in self.object_list(image):
+        for name, rel in self._entries(image):
             if name not in self._objinfo:
-                path = self.objdir / name
+                path = self.objdir / rel
                 if not path.is_file():
                     raise LayoutbenchError(f"object {name} listed in {self.profile.image(image).objects} "
                                            f"was not built (missing {path})")
@@ -94,23 +111,25 @@ def _config_hash(profile: Profile, applied: list[quirks.Quirk]) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
-def _run_build(profile: Profile, src: Path, objdir: Path, log: Path, env_extra: dict, jobs: int) -> None:
+def _shell(profile: Profile, what: str, template: str, src: Path, objdir: Path, log: Path, env_extra: dict,
+           jobs: int, timeout: float, error=BuildFailed, **more) -> None:
+    """Run one of the profile's shell commands with its placeholders filled in, into ``log``."""
     b = profile.build
-    cmd = b.command.format(src=shlex.quote(str(src)), objdir=shlex.quote(str(objdir)), jobs=jobs,
-                           cc=shlex.quote(b.cc), ld=shlex.quote(b.ld))
+    fill = {"src": src, "objdir": objdir, "cc": b.cc, "ld": b.ld, "profile_dir": profile.path.parent, **more}
+    cmd = template.format(jobs=jobs, **{k: shlex.quote(str(v)) for k, v in fill.items()})
     env = {**os.environ, **b.env, **env_extra}
     with open(log, "a") as out:
         out.write(f"$ {cmd}\n")
         out.flush()
         try:
             p = subprocess.run(cmd, shell=True, cwd=src, env=env, stdout=out, stderr=subprocess.STDOUT,
-                               timeout=b.timeout)
+                               timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise BuildFailed(f"build of {profile.name} timed out after {b.timeout:.0f}s; log: {log}") from None
+            raise error(f"{what} of {profile.name} timed out after {timeout:.0f}s; log: {log}") from None
     if p.returncode != 0:
         lines = log.read_text(errors="replace").splitlines()
         first = next((l for l in lines if "error" in l.lower()), lines[-1] if lines else "")
-        raise BuildFailed(f"build of {profile.name} failed (exit {p.returncode}): {first.strip()[:200]} -- log: {log}")
+        raise error(f"{what} of {profile.name} failed (exit {p.returncode}): {first.strip()[:200]} -- log: {log}")
 
 
 def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | None = None,
@@ -147,7 +166,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         env_extra = quirks.prepare(applied, src, log)
         say(f"compiling {profile.name} at {checkout.short}")
         t0 = time.monotonic()
-        _run_build(profile, src, objdir, log, env_extra, jobs)
+        _shell(profile, "build", profile.build.command, src, objdir, log, env_extra, jobs, profile.build.timeout)
         info = {
             "kernel": profile.name,
             "commit": checkout.commit,
@@ -156,6 +175,8 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
             "ld": tool_version(profile.build.ld),
             "seconds": round(time.monotonic() - t0, 3),
             "quirks": [q.name for q in applied],
+            "env": env_extra,
+            "src": str(src),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
         record.write_text(json.dumps(info, indent=1))
@@ -187,16 +208,24 @@ class Variant:
 
 
 def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -> Variant:
-    """Link one variant (reusing an identical earlier link) and check its placement."""
+    """Link one variant (reusing an identical earlier link) and check its placement.
+
+    The image is linked by ld.lld with the profile's template, or, for a kernel whose own
+    build system must link it (Linux: kallsyms passes), by the image's ``link_command`` with
+    the plan's text units rendered into ``{fragment_dir}/<fragment>``.
+    """
     profile = objs.profile
     img = profile.image(image)
     objects = objs.objects(image)
     plan = layout.make_plan(objects, layout_name, seed, kernel=profile.name, image=image,
-                            commit=objs.checkout.commit, pin_first=img.pin_first)
+                            commit=objs.checkout.commit, pin_first=img.pin_first, kinds=img.kinds)
     seed = plan.seed
     out = workdir() / "images" / profile.name / objs.checkout.short / image / f"{layout_name}-{seed}"
-    elf, plan_path, script, meta = out / "image.elf", out / "plan.json", out / "link.ld", out / "variant.json"
-    text = linkscript.render(plan, img)
+    elf, plan_path, meta = out / "image.elf", out / "plan.json", out / "variant.json"
+    if img.link_command:
+        script, text = out / img.fragment, linkscript.render_fragment(plan)
+    else:
+        script, text = out / "link.ld", linkscript.render(plan, img)
     if objs.checkout.commit != source.WORKTREE and meta.is_file() and elf.is_file() and script.is_file() \
             and script.read_text() == text:
         old = json.loads(meta.read_text())
@@ -207,9 +236,22 @@ def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -
     plan_path.write_text(plan.to_json())
     script.write_text(text)
     tmp = out / "image.elf.tmp"
-    linkscript.link(profile.build.ld, script, [o.path for o in objects], objs.objdir, tmp, img.ldflags)
+    if img.link_command:
+        # one link at a time in an object folder: the kernel's build writes its output there
+        with _locked(objs.objdir.parent / "link.lock"):
+            produced = objs.objdir / img.output
+            produced.unlink(missing_ok=True)
+            _shell(profile, "link", img.link_command, objs.src, objs.objdir, out / "link.log",
+                   objs.info.get("env", {}), 1, profile.build.timeout, LayoutbenchError, fragment_dir=out)
+            if not produced.is_file():
+                raise LayoutbenchError(f"the link command of {profile.name} wrote no {produced}; see {out / 'link.log'}")
+            shutil.copyfile(produced, tmp)
+    else:
+        linkscript.link(profile.build.ld, script, [o.path for o in objects], objs.objdir, tmp, img.ldflags)
     placement.check(plan, {o.path: o for o in objects}, elfinfo.read_image(tmp))
     tmp.replace(elf)
+    for extra in img.extra_files:
+        shutil.copyfile(objs.objdir / extra, out / Path(extra).name)
     v = Variant(profile.name, objs.checkout.commit, image, layout_name, seed, elf, plan_path, script,
                 _sha256(elf), f"0x{plan.plan_id:07x}", True)
     meta.write_text(json.dumps({k: val for k, val in v.to_dict().items() if k != "linked_now"}, indent=1))

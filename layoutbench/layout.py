@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 from .elfinfo import InputSection, ObjectInfo
@@ -38,19 +39,25 @@ TEXT_GAP_MAX = 3 * PAGE
 DATA_GAP_MAX = PAGE
 
 
+_NAMED = re.compile(r"\.(text|rodata|data|bss)(\.[0-9A-Za-z_].*)?")
+
+
 def section_kind(sec: InputSection) -> str | None:
     """Which plan group an input section belongs to (None: not placed by the plan).
 
-    Mergeable sections (strings, constants) are merged across objects by the linker
-    and so are not placed per object.
+    ``.text`` and ``.text.<name>`` (a name starting with a letter, digit or underscore, as
+    -ffunction-sections makes them) are text; likewise rodata, data and bss.  Sections
+    like Linux's ``.text..refcount`` belong to the kernel's own script and are left alone.
+    Mergeable sections (strings, constants) are merged across objects by the linker and so
+    are not placed per object either.
     """
-    n = sec.name
-    for kind in KINDS:
-        if n == f".{kind}" or n.startswith(f".{kind}."):
-            if kind == "rodata" and sec.mergeable:
-                return None
-            return kind
-    return None
+    m = _NAMED.fullmatch(sec.name)
+    if m is None:
+        return None
+    kind = m.group(1)
+    if kind == "rodata" and sec.mergeable:
+        return None
+    return kind
 
 
 @dataclass
@@ -133,6 +140,7 @@ def make_plan(
     image: str = "",
     commit: str = "",
     pin_first: tuple[str, ...] = (),
+    kinds: tuple[str, ...] = KINDS,
 ) -> LayoutPlan:
     """The plan for ``layout`` with ``seed`` over ``objects`` (in the build's order)."""
     if layout not in LAYOUTS:
@@ -142,9 +150,9 @@ def make_plan(
     by_name = {o.path: o for o in objects}
     order = order_objects([o.path for o in objects], layout, seed, pin_first)
     pinned = set(pin_first)
-    groups: dict[str, list[Unit]] = {k: [] for k in KINDS}
+    groups: dict[str, list[Unit]] = {k: [] for k in kinds}
 
-    for kind in KINDS:
+    for kind in kinds:
         first_free = True  # the first unit after the pinned objects gets the random gap
         for name in order:
             secs = [s for s in by_name[name].sections if section_kind(s) == kind]

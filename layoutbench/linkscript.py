@@ -11,12 +11,7 @@ from .layout import KINDS, LayoutPlan, Unit
 from .profile import Image
 
 #: the input-section patterns of an object-level unit, per kind
-PATTERNS = {
-    "text": ".text .text.*",
-    "rodata": ".rodata .rodata.*",
-    "data": ".data .data.*",
-    "bss": ".bss .bss.*",
-}
+PATTERNS = {kind: f".{kind} .{kind}.[0-9a-zA-Z_]*" for kind in KINDS}  # as layout.section_kind
 
 
 def _unit_lines(kind: str, u: Unit) -> list[str]:
@@ -46,6 +41,18 @@ def render(plan: LayoutPlan, image: Image) -> str:
         raise LayoutbenchError(f"{image.template}: bad placeholder {e}; use ${{entry}} ${{base}} ${{plan_id}} "
                                f"${{text}} ${{rodata}} ${{data}} ${{bss}}") from None
     return header + body
+
+
+def render_fragment(plan: LayoutPlan) -> str:
+    """The text units alone, for a kernel whose own script INCLUDEs them inside ``.text``
+    (Linux with the layoutbench quirks), between the two markers the placement check uses."""
+    lines = [f"/* layoutbench: kernel={plan.kernel} commit={plan.commit[:12]} layout={plan.layout} "
+             f"seed={plan.seed} plan=0x{plan.plan_id:07x} */",
+             "__lb_text_units = .;"]
+    for u in plan.groups.get("text", []):
+        lines.extend(_unit_lines("text", u))
+    lines.append("__lb_text_units_end = .;")
+    return "\n".join(lines) + "\n"
 
 
 def link(ld: str, script: Path, objects: list[str], objdir: Path, output: Path,

@@ -25,6 +25,7 @@ class Source:
     repo: Path | None  #: a git repository (None: the tree at ``tree`` is used as is)
     subdir: str  #: the kernel tree inside the repository ("" for its top)
     tree: Path | None  #: a plain directory used when there is no repository
+    tarball: Path | None = None  #: a source tarball, unpacked once (e.g. Debian's linux-source)
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,18 @@ class Image:
 
     name: str
     objects: str  #: file in the object directory listing objects in default link order
-    template: Path  #: linker-script template
+    template: Path | None  #: linker-script template (None when link_command links)
     entry: str
     base: int  #: link address of the image
     pin_first: tuple[str, ...] = ()  #: objects that stay first in every layout (e.g. the boot code)
     ldflags: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ("text", "rodata", "data", "bss")  #: which output sections the layout places
+    #: a shell command that links the image with the kernel's own build system instead of
+    #: ld.lld + template; {fragment_dir} holds the rendered text units (``fragment``)
+    link_command: str | None = None
+    fragment: str = "layoutbench-text.lds"
+    output: str | None = None  #: with link_command: the file it writes in {objdir}
+    extra_files: tuple[str, ...] = ()  #: files of {objdir} copied beside every image (an initramfs...)
 
 
 @dataclass(frozen=True)
@@ -140,7 +148,7 @@ class _Table:
 
     def get(self, key: str, typ, default=..., *, required=False):
         if key not in self.data:
-            if required or default is ...:
+            if required or (default is ... and required is not False):
                 raise self._err(f"missing required key {key!r}")
             return default
         value = self.data[key]
@@ -168,12 +176,15 @@ def load(kernel: str) -> Profile:
     src = top.table("source")
     repo = src.get("repo", str, None)
     tree = src.get("tree", str, None)
-    if repo is None and tree is None:
-        raise LayoutbenchError(f"{file}: [source] needs 'repo' (a git repository) or 'tree' (a folder)")
+    tarball = src.get("tarball", str, None)
+    if repo is None and tree is None and tarball is None:
+        raise LayoutbenchError(f"{file}: [source] needs 'repo' (a git repository), 'tree' (a folder) "
+                               f"or 'tarball' (a source archive)")
     source = Source(
         repo=(here / repo).resolve() if repo is not None else None,
         subdir=src.get("subdir", str, ""),
         tree=(here / tree).resolve() if tree is not None else None,
+        tarball=(here / tarball).resolve() if tarball is not None else None,
     )
 
     b = top.table("build", required=True)
@@ -191,18 +202,31 @@ def load(kernel: str) -> Profile:
         raise LayoutbenchError(f"{file}: [images] must define at least one image")
     for iname in imgs.data:
         t = imgs.table(iname)
-        template = t.get("template", str, required=True)
-        tpath = (paths.LINKER_SCRIPTS / template) if not (here / template).is_file() else here / template
-        if not tpath.is_file():
-            raise LayoutbenchError(f"{file}: [images.{iname}] template {template!r} not found in {paths.LINKER_SCRIPTS}")
+        link_command = t.get("link_command", str, None)
+        template = t.get("template", str, required=link_command is None, default=None)
+        tpath = None
+        if template is not None:
+            tpath = (paths.LINKER_SCRIPTS / template) if not (here / template).is_file() else here / template
+            if not tpath.is_file():
+                raise LayoutbenchError(f"{file}: [images.{iname}] template {template!r} not found in {paths.LINKER_SCRIPTS}")
+        kinds = tuple(t.get("kinds", list, ["text", "rodata", "data", "bss"]))
+        if link_command is not None and kinds != ("text",):
+            raise LayoutbenchError(f"{file}: [images.{iname}] an image linked by link_command places text only: kinds = [\"text\"]")
+        if link_command is not None and not t.get("output", str, None):
+            raise LayoutbenchError(f"{file}: [images.{iname}] link_command needs 'output' (the file it writes)")
         images[iname] = Image(
             name=iname,
             objects=t.get("objects", str, required=True),
             template=tpath,
-            entry=t.get("entry", str, required=True),
-            base=t.get("base", int, required=True),
+            entry=t.get("entry", str, required=link_command is None, default=""),
+            base=t.get("base", int, required=link_command is None, default=0),
             pin_first=tuple(t.get("pin_first", list, [])),
             ldflags=tuple(t.get("ldflags", list, [])),
+            kinds=kinds,
+            link_command=link_command,
+            fragment=t.get("fragment", str, "layoutbench-text.lds"),
+            output=t.get("output", str, None),
+            extra_files=tuple(t.get("extra_files", list, [])),
         )
 
     targets: dict[str, Target] = {}

@@ -9,6 +9,7 @@
     from = "1a2b3c"                    # first commit that needs it (inclusive)
     until = "4d5e6f"                   # first commit that no longer needs it (exclusive; optional)
     commits = ["7a8b9c"]               # or/and: exactly these commits
+    all = true                         # or: every build (commits and source tarballs alike)
     patch = "minikernel/fix.patch"     # apply with `git apply -p1` (path relative to the quirks file)
     env = { EXTRA_CFLAGS = "-Wno-error" }  # set for the build
     run = "sed -i 's/x/y/' Makefile"   # shell command run in the tree before the build
@@ -44,6 +45,7 @@ class Quirk:
     env: tuple[tuple[str, str], ...] = ()
     run: str | None = None
     skip: bool = False
+    always: bool = False
 
     def key(self) -> str:
         """What changes the build: part of the object cache key."""
@@ -64,7 +66,7 @@ class Quirk:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "reason": self.reason, "from": self.start, "until": self.until,
-                "commits": list(self.commits), "actions": self.actions()}
+                "commits": list(self.commits), "all": self.always, "actions": self.actions()}
 
 
 def quirks_file(profile) -> Path:
@@ -87,8 +89,8 @@ def load(profile) -> list[Quirk]:
     out = []
     for i, q in enumerate(data.get("quirk", [])):
         name = q.get("name") or f"quirk-{i + 1}"
-        if not isinstance(q, dict) or not ({"from", "commits"} & q.keys()):
-            raise LayoutbenchError(f"{file}: quirk {name!r} needs 'from' (a commit) or 'commits' (a list)")
+        if not isinstance(q, dict) or not ({"from", "commits", "all"} & q.keys()):
+            raise LayoutbenchError(f"{file}: quirk {name!r} needs 'from' (a commit), 'commits' (a list) or 'all = true'")
         patch = q.get("patch")
         if patch and not (file.parent / patch).is_file():
             raise LayoutbenchError(f"{file}: quirk {name!r} names patch {patch!r}, which does not exist")
@@ -98,7 +100,7 @@ def load(profile) -> list[Quirk]:
             name=name, reason=q.get("reason", ""), file=file, start=q.get("from"), until=q.get("until"),
             commits=tuple(q.get("commits", [])), patch=patch,
             env=tuple(sorted((k, str(v)) for k, v in q.get("env", {}).items())),
-            run=q.get("run"), skip=bool(q.get("skip", False)),
+            run=q.get("run"), skip=bool(q.get("skip", False)), always=bool(q.get("all", False)),
         ))
     return out
 
@@ -113,7 +115,11 @@ def _is_ancestor(repo: git.Repo, a: str, b: str) -> bool:
         raise LayoutbenchError(f"quirk commit {a!r} is not in {repo.working_dir}; fix the quirks file") from None
 
 
-def matches(q: Quirk, repo: git.Repo, commit: str) -> bool:
+def matches(q: Quirk, repo: git.Repo | None, commit: str) -> bool:
+    if q.always:
+        return True
+    if repo is None:
+        return False
     if any(commit.startswith(c) or repo.commit(c).hexsha == commit for c in q.commits):
         return True
     if q.start is None:
@@ -122,13 +128,14 @@ def matches(q: Quirk, repo: git.Repo, commit: str) -> bool:
 
 
 def applicable(profile, checkout) -> list[Quirk]:
-    """The quirks that apply to a commit (none for a working-tree build)."""
-    if checkout.repo is None or checkout.commit == "worktree":
+    """The quirks that apply to a commit or source tarball (none for a working-tree build:
+    layoutbench never changes the user's own files)."""
+    if checkout.commit == "worktree":
         return []
     qs = load(profile)
     if not qs:
         return []
-    repo = git.Repo(checkout.repo)
+    repo = git.Repo(checkout.repo) if checkout.repo is not None else None
     return [q for q in qs if matches(q, repo, checkout.commit)]
 
 
@@ -141,8 +148,10 @@ def prepare(applied: list[Quirk], src: Path, log: Path) -> dict[str, str]:
             out.flush()
             if q.patch:
                 patch = (q.file.parent / q.patch).resolve()
+                # the exported tree is not a repository; keep git from finding one around it
+                env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(Path(src).resolve().parent)}
                 p = subprocess.run(["git", "apply", "-p1", "--whitespace=nowarn", str(patch)], cwd=src,
-                                   stdout=out, stderr=subprocess.STDOUT)
+                                   stdout=out, stderr=subprocess.STDOUT, env=env)
                 if p.returncode != 0:
                     raise BuildFailed(f"quirk {q.name}: patch {q.patch} does not apply; see {log}")
             if q.run:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +23,9 @@ class Checkout:
 
     repo: Path | None
     subdir: str
-    commit: str  #: full sha, or ``worktree``
+    commit: str  #: full sha, ``worktree``, or ``tarball-<hash>``
     tree: Path | None  #: for a working-tree build: the folder to build in place
+    tarball: Path | None = None  #: for a tarball source: the archive to unpack
 
     @property
     def short(self) -> str:
@@ -46,6 +49,13 @@ def repo_for(profile: Profile, repo: str | None = None, subdir: str | None = Non
 def resolve(profile: Profile, rev: str | None, repo: str | None = None, subdir: str | None = None) -> Checkout:
     """Resolve ``rev`` (None: the working tree as it is) to a :class:`Checkout`."""
     repo_path, sub = repo_for(profile, repo, subdir)
+    if repo is None and profile.source.tarball is not None and rev is None:
+        tb = profile.source.tarball
+        if not tb.is_file():
+            raise LayoutbenchError(f"source tarball {tb} does not exist; install it (see {profile.path}) or give --repo")
+        st = tb.stat()
+        key = hashlib.sha256(f"{tb}:{st.st_size}:{int(st.st_mtime)}".encode()).hexdigest()[:12]
+        return Checkout(None, "", f"tarball-{key}", None, tb)
     if rev is None or rev == WORKTREE:
         base = repo_path if repo_path is not None else profile.source.tree
         tree = base / sub if sub else base
@@ -63,7 +73,15 @@ def resolve(profile: Profile, rev: str | None, repo: str | None = None, subdir: 
 
 
 def export(checkout: Checkout, dest: Path) -> Path:
-    """Write the commit's kernel tree into ``dest`` (``git archive``); return the tree's folder."""
+    """Write the commit's kernel tree into ``dest`` (``git archive``, or the unpacked tarball);
+    return the tree's folder."""
+    if checkout.tarball is not None:
+        dest.mkdir(parents=True, exist_ok=True)
+        p = subprocess.run(["tar", "-xf", str(checkout.tarball), "-C", str(dest)], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise LayoutbenchError(f"cannot unpack {checkout.tarball}: {p.stderr.strip()[:200]}")
+        tops = [d for d in dest.iterdir() if d.is_dir()]
+        return tops[0] if len(tops) == 1 else dest
     assert checkout.repo is not None and checkout.commit != WORKTREE
     r = _open(checkout.repo)
     buf = io.BytesIO()

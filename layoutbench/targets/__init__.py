@@ -78,6 +78,8 @@ def classify(output: str, code: int | None, timed_out: bool, success: int, prefi
         r.status, r.message = "panic", parsed.panic or "the kernel reported a panic"
     elif code != success:
         r.status, r.message = "failed", f"exit status {code}, expected {success}"
+    elif parsed.end not in (None, "ok"):
+        r.status, r.message = "failed", f"the benchmark ended with status {parsed.end}"
     elif not parsed.samples:
         r.status, r.message = "failed", "no metric lines in the output"
     if r.status != "ok":

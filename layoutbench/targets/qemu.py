@@ -29,6 +29,27 @@ def detect_accelerator() -> tuple[str, str]:
     return "tcg", "no kvm_intel/kvm_amd: using TCG (emulation)"
 
 
+def host_tsc_khz() -> int:
+    """The host's TSC frequency in kHz, for a guest that cannot calibrate its own under TCG
+    (Linux without ACPI: ``tsc_early_khz={host_tsc_khz}`` in the target's ``append``)."""
+    f = Path("/sys/devices/system/cpu/cpu0/tsc_freq_khz")
+    if f.is_file():
+        return int(f.read_text().strip())
+    try:
+        import re
+        import subprocess
+        log = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=10).stdout
+        m = re.search(r"tsc: (?:Refined TSC clocksource calibration|Detected): ([0-9.]+) MHz", log)
+        if m:
+            return int(float(m.group(1)) * 1000)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("cpu MHz"):
+            return int(float(line.split(":")[1]) * 1000)
+    raise LayoutbenchError("cannot tell the host's TSC frequency for {host_tsc_khz}; write the value into append")
+
+
 class QemuTarget(Target):
     """Settings: ``append`` (kernel command line), ``memory``, ``machine``, ``cpu``, ``accel``
     (auto, kvm, tcg), ``initrd``, ``debug_exit`` (add isa-debug-exit at 0xf4; default true),
@@ -68,6 +89,8 @@ class QemuTarget(Target):
             initrd = Path(str(s["initrd"]).replace("{image_dir}", str(image.parent)))
             cmd += ["-initrd", str(initrd)]
         append = " ".join([str(s.get("append", "")), *extra]).strip()
+        if "{host_tsc_khz}" in append:
+            append = append.replace("{host_tsc_khz}", str(host_tsc_khz()))
         if append:
             cmd += ["-append", append]
         return cmd + [str(a) for a in s.get("extra_args", [])]
