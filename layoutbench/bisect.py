@@ -1,0 +1,754 @@
+"""Layout-aware bisection: find the commit whose *code* changed a metric.
+
+Every probe builds one commit (objects compiled once) and measures it over the same
+K random layouts (seeds ``seed .. seed+K-1`` on every commit, so that neighbouring
+commits are compared layout for layout), R runs each.  The endpoints are measured
+first; when GOOD and BAD do not differ beyond layout noise the answer is "within
+layout noise" and nothing is bisected.  A probe is classified like GOOD or like BAD
+with :func:`stats.classify`; while it is uncertain, layouts (then runs) are added up
+to a budget, after which it is reported as uncertain and treated like a skipped
+commit.  A commit that does not build, or whose runs all fail, is skipped.
+
+The state of a bisection -- its settings and a log of good/bad/skip marks -- lives in
+the store's ``state`` table under ``bisect:<kernel>:<repo>:<subdir>``; the samples live
+in the store as usual.  So an interrupted bisection resumes where it stopped: marks
+already made are kept, runs already stored are not run again.  The log prints like
+``git bisect log`` and ``replay`` re-applies one.
+
+Beside its own verdict, a bisection reports what a single-layout bisection would
+have concluded (default link, one run per probe, nearest-value rule as in asv find),
+computed by running that bisection too, over the same store and object cache; its
+cost is counted apart.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import asdict, dataclass, field, fields
+
+from . import build as buildmod
+from . import measure, source, stats, targets
+from .errors import BuildFailed, LayoutbenchError
+from .profile import Profile
+from .store import Store
+
+CURRENT = "bisect:current"  #: state key naming the bisection the git-shaped verbs act on
+
+
+class Skip(Exception):
+    """This commit cannot be judged (does not build, or every run failed)."""
+
+
+@dataclass
+class Settings:
+    """What a bisection measures and how much it may spend per probe."""
+
+    kernel: str
+    repo: str | None = None
+    subdir: str | None = None
+    metric: str | None = None
+    target: str | None = None
+    args: str = ""  #: extra program arguments, one string
+    mode: str = "rerun"
+    layouts: int = 4  #: K: random layouts per probe, seeds seed..seed+K-1 on every commit
+    max_layouts: int = 8
+    runs: int = 1  #: R: runs per layout
+    max_runs: int = 3
+    seed: int = 1
+    confidence: float = 0.95
+    shadow: bool = True  #: also run the single-layout (default link, one run) bisection
+
+    OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs",
+               "max_runs", "seed", "confidence")
+
+    def check(self) -> None:
+        if self.mode not in ("rerun", "reboot"):
+            raise LayoutbenchError(f"bisect runs in mode rerun or reboot, not {self.mode!r}")
+        if self.layouts < 2:
+            raise LayoutbenchError("--layouts must be at least 2 (the layout noise needs two layouts)")
+        if self.runs < 1:
+            raise LayoutbenchError("--runs must be at least 1")
+        self.max_layouts = max(self.max_layouts, self.layouts)
+        self.max_runs = max(self.max_runs, self.runs)
+        if not 0.5 < self.confidence < 1:
+            raise LayoutbenchError("--confidence must be between 0.5 and 1, e.g. 0.95")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Settings":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def start_line(self, bad: str | None, good: str | None) -> str:
+        words = ["layoutbench", "bisect", "start", self.kernel] + [w for w in (bad, good) if w]
+        for name in self.OPTIONS:
+            v = getattr(self, name)
+            if v is None or (name == "args" and not v):
+                continue
+            words += [f"--{name.replace('_', '-')}", str(v)]
+        if not self.shadow:
+            words.append("--no-shadow")
+        return shlex.join(words)
+
+
+def state_key(kernel: str, repo, subdir) -> str:
+    return f"bisect:{kernel}:{repo or ''}:{subdir or ''}"
+
+
+# -- measuring ------------------------------------------------------------------------------------
+
+class Prober:
+    """Builds and measures commits for a bisection; remembers what it cost."""
+
+    def __init__(self, profile: Profile, settings: Settings, store: Store, say=lambda m: None):
+        self.profile, self.s, self.store, self.say = profile, settings, store, say
+        self.target = targets.make(profile, settings.target)
+        self.extra = settings.args.split()
+        self._objs: dict[str, buildmod.ObjectSet | Exception] = {}
+        self.higher_is_better: bool | None = None
+        self.unit = ""
+        self.built: set[str] = set()  #: commits whose objects were compiled or reused
+        self.failed_builds: set[str] = set()
+        self.failed: set[tuple[str, str]] = set()  #: (purpose, commit) that did not build
+        self.compiled_now = 0
+        self.ran_now = 0
+        self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
+
+    def checkout(self, rev: str | None) -> source.Checkout:
+        return source.resolve(self.profile, rev, self.s.repo, self.s.subdir)
+
+    def objects(self, co: source.Checkout) -> buildmod.ObjectSet:
+        got = self._objs.get(co.commit)
+        if got is None:
+            try:
+                got = buildmod.compile_objects(self.profile, co, None, self.say)
+                self.built.add(co.commit)
+                self.compiled_now += int(got.compiled_now)
+            except BuildFailed as e:
+                self.failed_builds.add(co.commit)
+                got = e
+            self._objs[co.commit] = got
+        if isinstance(got, Exception):
+            raise Skip(str(got))
+        return got
+
+    def _measure(self, co: source.Checkout, specs: list[tuple[str, int]], runs: int, purpose: str) -> dict:
+        try:
+            objs = self.objects(co)
+        except Skip:
+            self.failed.add((purpose, co.commit))
+            raise
+        jobs = measure.plan_jobs(specs, runs, self.s.mode)
+        out = measure.measure(objs, self.target, self.store, jobs, self.s.mode, self.extra, say=self.say)
+        self.ran_now += out.ran
+        ids = {bid: key for key, bid in out.build_ids.items()}
+        rows = self.store.db.execute(
+            f"SELECT runs.build_id, runs.rep, runs.status, samples.metric, samples.value, samples.unit, "
+            f"samples.higher_is_better FROM runs LEFT JOIN samples ON samples.run_id = runs.id "
+            f"WHERE runs.build_id IN ({','.join('?' * len(ids))}) AND runs.target=? AND runs.host=? "
+            f"AND runs.mode=? AND runs.args=? AND runs.rep < ?",
+            (*ids, self.target.spec.name, self.target.host, self.s.mode, " ".join(self.extra), runs)).fetchall()
+        groups: dict[str, list[float]] = {}
+        seen_metrics = set()
+        used = self.used.setdefault((purpose, co.commit), set())
+        for r in rows:
+            name, seed = ids[r["build_id"]]
+            used.add((name, seed, r["rep"]))
+            if r["status"] != "ok" or r["metric"] is None:
+                continue
+            seen_metrics.add(r["metric"])
+            if r["metric"] != self.s.metric:
+                continue
+            self.higher_is_better = bool(r["higher_is_better"])
+            self.unit = r["unit"]
+            label = f"{name}:{seed}" if name == "random" else name
+            groups.setdefault(label, []).append(r["value"])
+        if not groups:
+            if seen_metrics:
+                raise LayoutbenchError(f"the runs of {self.profile.name} print no metric {self.s.metric!r}; "
+                                       f"they print: {', '.join(sorted(seen_metrics))}")
+            raise Skip(f"every run of {co.short} failed (see layoutbench results --runs --commit {co.short})")
+        return groups
+
+    def groups(self, co: source.Checkout, k: int, r: int) -> dict[str, list[float]]:
+        """The commit's values over the random layouts ``seed .. seed+k-1``, ``r`` runs each."""
+        specs = [("random", self.s.seed + i) for i in range(k)]
+        return self._measure(co, specs, r, "layouts")
+
+    def single(self, co: source.Checkout) -> float:
+        """One run of the default link: what a single-layout bisection sees."""
+        g = self._measure(co, [("default", 0)], 1, "single")
+        return g["default"][0]
+
+    def cost(self, purpose: str = "layouts") -> dict:
+        commits = {c for (p, c) in self.used if p == purpose}
+        runs = sum(len(v) for (p, c), v in self.used.items() if p == purpose)
+        images = sum(len({(l, s) for l, s, _ in v}) for (p, c), v in self.used.items() if p == purpose)
+        failed = {c for (p, c) in self.failed if p == purpose}
+        return {"builds": len(commits) + len(failed), "failed_builds": len(failed), "images": images, "runs": runs}
+
+
+def _grow(k: int, r: int, s: Settings, *groups: dict) -> tuple[int, int] | None:
+    """The sequential rule's next step: more layouts first (a new layout samples both the
+    layout noise and the run noise), then more runs -- unless the runs already repeated
+    are all identical (a deterministic metric such as cachegrind's); None when the budget
+    is spent."""
+    if k < s.max_layouts:
+        return min(s.max_layouts, k + max(1, s.layouts // 2)), r
+    repeated = [v for g in groups for v in g.values() if len(v) >= 2]
+    if repeated and all(min(v) == max(v) for v in repeated):
+        return None
+    if r < s.max_runs:
+        return k, min(s.max_runs, r * 2)
+    return None
+
+
+@dataclass
+class Judgement:
+    verdict: str  #: good, bad, uncertain, skip
+    layouts: int = 0
+    runs: int = 0
+    p_good: float = math.nan
+    p_bad: float = math.nan
+    position: float = math.nan
+    note: str = ""
+
+    def describe(self) -> str:
+        if self.verdict == "skip":
+            return f"skip: {self.note}"
+        return (f"{self.verdict} (P(good)={self.p_good:.3f}, P(bad)={self.p_bad:.3f}, position {self.position:.2f} "
+                f"between good=0 and bad=1; {self.layouts} layouts x {self.runs} run(s))")
+
+
+def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> tuple[stats.Comparison, int, int]:
+    """Compare BAD with GOOD, adding layouts/runs until they differ or the budget is spent."""
+    k, r = p.s.layouts, p.s.runs
+    while True:
+        gg, gb = p.groups(good, k, r), p.groups(bad, k, r)
+        c = stats.compare(gg, gb, bool(p.higher_is_better), confidence=p.s.confidence, paired=True)
+        if c.significant:
+            return c, k, r
+        nxt = _grow(k, r, p.s, gg, gb)
+        if nxt is None:
+            return c, k, r
+        p.say(f"GOOD and BAD not yet distinguishable ({c.ratio:.4f}); {nxt[0]} layouts x {nxt[1]} run(s)")
+        k, r = nxt
+
+
+def judge_probe(p: Prober, probe: source.Checkout, good: source.Checkout, bad: source.Checkout) -> Judgement:
+    """Classify one probe like GOOD or like BAD by the sequential rule."""
+    k, r = p.s.layouts, p.s.runs
+    try:
+        while True:
+            gp = p.groups(probe, k, r)
+            gg, gb = p.groups(good, k, r), p.groups(bad, k, r)
+            c = stats.classify(gp, gg, gb, bool(p.higher_is_better), confidence=p.s.confidence, paired=True)
+            j = Judgement(c.verdict, k, r, c.p_good, c.p_bad, c.position)
+            if c.verdict != "uncertain":
+                return j
+            nxt = _grow(k, r, p.s, gp, gg, gb)
+            if nxt is None:
+                j.note = "budget spent"
+                return j
+            p.say(f"{probe.short}: uncertain (P(bad)={c.p_bad:.2f}); {nxt[0]} layouts x {nxt[1]} run(s)")
+            k, r = nxt
+    except Skip as e:
+        return Judgement("skip", note=str(e))
+
+
+# -- the state and its log ------------------------------------------------------------------------
+
+class Bisection:
+    """A bisection's settings and marks, kept in the store's ``state`` table."""
+
+    def __init__(self, store: Store, settings: Settings, log: list[dict] | None = None,
+                 result: dict | None = None):
+        self.store, self.s = store, settings
+        self.log: list[dict] = log or []
+        self.result = result
+
+    @property
+    def key(self) -> str:
+        return state_key(self.s.kernel, self.s.repo, self.s.subdir)
+
+    @classmethod
+    def load(cls, store: Store, key: str) -> "Bisection | None":
+        d = store.get_state(key)
+        if d is None:
+            return None
+        return cls(store, Settings.from_dict(d["settings"]), d.get("log", []), d.get("result"))
+
+    def save(self) -> None:
+        self.store.set_state(self.key, {"settings": self.s.to_dict(), "log": self.log, "result": self.result})
+        self.store.set_state(CURRENT, self.key)
+
+    def reset(self) -> None:
+        self.store.del_state(self.key)
+        if self.store.get_state(CURRENT) == self.key:
+            self.store.del_state(CURRENT)
+
+    # marks
+    def mark(self, verb: str, commit: str, note: str = "", by: str = "user", **extra) -> None:
+        self.result = None
+        self.log.append({"verb": verb, "commit": commit, "note": note, "by": by, **extra})
+        self.save()
+
+    def marks(self) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        for e in self.log:
+            if e["verb"] in ("good", "bad", "skip"):
+                out[e["commit"]] = e
+        return out
+
+    def entry(self, verb: str) -> dict | None:
+        return next((e for e in reversed(self.log) if e["verb"] == verb), None)
+
+    @property
+    def good(self) -> str | None:
+        e = self.entry("start")
+        if e and e.get("good"):
+            return e["good"]
+        return next((e["commit"] for e in self.log if e["verb"] == "good"), None)
+
+    @property
+    def bad(self) -> str | None:
+        e = self.entry("start")
+        if e and e.get("bad"):
+            return e["bad"]
+        return next((e["commit"] for e in self.log if e["verb"] == "bad"), None)
+
+    def commits(self, profile: Profile) -> list[str]:
+        """GOOD, then the commits of GOOD..BAD oldest first (first parents)."""
+        return [self.good] + source.rev_range(profile, f"{self.good}..{self.bad}", self.s.repo, self.s.subdir)
+
+    def window(self, commits: list[str]) -> tuple[int, int, list[int]]:
+        """(lo, hi, candidates): the last good index, the first bad index after it, and the
+        indices between them still to test."""
+        m = self.marks()
+        lo = max([i for i, c in enumerate(commits) if m.get(c, {}).get("verb") == "good"] + [0])
+        hi = min([i for i, c in enumerate(commits) if i > lo and m.get(c, {}).get("verb") == "bad"]
+                 + [len(commits) - 1])
+        cand = [i for i in range(lo + 1, hi) if commits[i] not in m]
+        return lo, hi, cand
+
+    def next_probe(self, commits: list[str]) -> int | None:
+        lo, hi, cand = self.window(commits)
+        if not cand:
+            return None
+        mid = (lo + hi) / 2
+        return min(cand, key=lambda i: (abs(i - mid), i))
+
+    def text(self, profile: Profile | None = None) -> str:
+        """The log, as ``git bisect log`` prints it: commands, with what was seen as comments."""
+        lines = [f"# layoutbench bisect log: {self.s.kernel} repo {self.s.repo or '(profile source)'}, "
+                 f"metric {self.s.metric}"]
+        opt = []
+        if self.s.repo:
+            opt += ["--repo", self.s.repo]
+        if self.s.subdir:
+            opt += ["--subdir", self.s.subdir]
+        for e in self.log:
+            v = e["verb"]
+            if v == "start":
+                lines.append(self.s.start_line(e.get("bad"), e.get("good")))
+            elif v == "endpoints":
+                lines.append(f"# endpoints: {e['note']}")
+            elif v in ("good", "bad", "skip"):
+                subj = e.get("subject", "")
+                lines.append(f"# {v}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
+                words = ["layoutbench", "bisect", v, e["commit"], "--kernel", self.s.kernel] + opt
+                if v == "skip" and e.get("why"):
+                    words += ["--why", e["why"]]
+                lines.append(shlex.join(words))
+        if self.result:
+            r = self.result
+            if r["status"] == "found":
+                lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')}")
+            elif r["status"] == "range":
+                lines.append("# only skipped commits left to test; the first bad commit is one of: "
+                             + " ".join(c[:12] for c in r["range"]))
+            elif r["status"] == "noise":
+                lines.append("# GOOD and BAD do not differ beyond layout noise: nothing to bisect")
+        return "\n".join(lines) + "\n"
+
+
+def current(store: Store, kernel: str | None = None, repo: str | None = None, subdir: str | None = None,
+            profile: Profile | None = None) -> Bisection:
+    """The bisection the git-shaped verbs act on: the one of (kernel, repo) or the latest started."""
+    if kernel is not None:
+        repo_path, sub = (source.repo_for(profile, repo, subdir) if profile is not None else (repo, subdir))
+        key = state_key(kernel, str(repo_path) if repo_path else None, sub or None)
+        b = Bisection.load(store, key)
+        if b is None:
+            raise LayoutbenchError(f"no bisection of {kernel} in progress"
+                                   f"{' for ' + str(repo_path) if repo_path else ''}; start one with "
+                                   f"`layoutbench bisect start` or `layoutbench bisect {kernel} GOOD..BAD`")
+        return b
+    key = store.get_state(CURRENT)
+    b = Bisection.load(store, key) if key else None
+    if b is None:
+        raise LayoutbenchError("no bisection in progress; start one with `layoutbench bisect KERNEL GOOD..BAD`")
+    return b
+
+
+def normalize(profile: Profile, s: Settings) -> Settings:
+    """Resolve the repository path so that the state key is stable; fill defaults."""
+    repo_path, sub = source.repo_for(profile, s.repo, s.subdir)
+    s.repo = str(repo_path) if repo_path is not None else None
+    s.subdir = sub or None
+    if s.metric is None:
+        kind = profile.target(s.target).kind
+        s.metric = "cg_cost" if kind == "cachegrind" else profile.default_metric
+    if not s.metric:
+        raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
+    s.check()
+    return s
+
+
+def start(store: Store, profile: Profile, s: Settings, bad: str | None = None, good: str | None = None) -> Bisection:
+    """Begin a bisection (replacing any earlier one of the same kernel and repository)."""
+    s = normalize(profile, s)
+    old = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
+    if old is not None:
+        old.reset()
+    b = Bisection(store, s)
+    entry = {"verb": "start", "commit": "", "note": "", "by": "user"}
+    if bad:
+        entry["bad"] = source.resolve(profile, bad, s.repo, s.subdir).commit
+    if good:
+        entry["good"] = source.resolve(profile, good, s.repo, s.subdir).commit
+    b.log.append(entry)
+    b.save()
+    return b
+
+
+def mark(store: Store, profile: Profile, b: Bisection, verb: str, revs: list[str], why: str = "") -> list[str]:
+    """The git-shaped verbs ``good``, ``bad``, ``skip``: mark commits by hand."""
+    shas = []
+    for rev in revs:
+        co = source.resolve(profile, rev, b.s.repo, b.s.subdir)
+        b.mark(verb, co.commit, note="marked by hand" if not why else why, by="user",
+               subject=source.describe(co).get("subject", ""), **({"why": why} if why else {}))
+        shas.append(co.commit)
+    return shas
+
+
+def replay(store: Store, text: str, load_profile) -> Bisection:
+    """Re-apply a log printed by ``bisect log``: its start line, then every mark."""
+    b: Bisection | None = None
+    prof = None
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        words = shlex.split(line)
+        if words[:2] == ["git", "bisect"] or words[:2] == ["layoutbench", "bisect"]:
+            words = words[2:]
+        if not words:
+            continue
+        verb, rest = words[0], words[1:]
+        pos, opts = [], {}
+        i = 0
+        while i < len(rest):
+            w = rest[i]
+            if w == "--no-shadow":
+                opts["shadow"] = False
+            elif w.startswith("--"):
+                if i + 1 >= len(rest):
+                    raise LayoutbenchError(f"replay line {n}: option {w} has no value")
+                opts[w[2:].replace("-", "_")] = rest[i + 1]
+                i += 1
+            else:
+                pos.append(w)
+            i += 1
+        if verb == "start":
+            if not pos:
+                raise LayoutbenchError(f"replay line {n}: start needs a kernel")
+            prof = load_profile(pos[0])
+            kw = {}
+            for k, v in opts.items():
+                if k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
+                    kw[k] = int(v)
+                elif k == "confidence":
+                    kw[k] = float(v)
+                elif k in Settings.OPTIONS or k == "shadow":
+                    kw[k] = v
+            b = start(store, prof, Settings(kernel=pos[0], **kw), *(pos[1:3] + [None, None])[:2])
+        elif verb in ("good", "bad", "skip"):
+            if b is None:
+                raise LayoutbenchError(f"replay line {n}: {verb} before start; a log begins with a start line")
+            mark(store, prof, b, verb, pos, opts.get("why", ""))
+        else:
+            raise LayoutbenchError(f"replay line {n}: unknown verb {verb!r}; expected start, good, bad or skip")
+    if b is None:
+        raise LayoutbenchError("the log holds no start line; nothing replayed")
+    return b
+
+
+# -- the automatic bisection ----------------------------------------------------------------------
+
+def _subject(profile: Profile, s: Settings, sha: str) -> str:
+    try:
+        return source.describe(source.resolve(profile, sha, s.repo, s.subdir)).get("subject", "")
+    except LayoutbenchError:
+        return ""
+
+
+def single_layout(p: Prober, commits: list[str]) -> dict:
+    """The bisection a single-layout tool does: default link, one run per probe, each probe
+    called good or bad by which bracketing value it is nearer to (as asv find does)."""
+    cos = [p.checkout(c) for c in commits]
+    vals: dict[int, float | None] = {}
+
+    def v(i: int) -> float | None:
+        if i not in vals:
+            try:
+                vals[i] = p.single(cos[i])
+            except Skip:
+                vals[i] = None
+        return vals[i]
+
+    lo, hi = 0, len(commits) - 1
+    if v(lo) is None or v(hi) is None:
+        return {"culprit": None, "range": [], "note": "an endpoint does not build", **p.cost("single")}
+    while hi - lo > 1:
+        mid = (lo + hi) / 2
+        order = sorted(range(lo + 1, hi), key=lambda i: (abs(i - mid), i))
+        m = next((i for i in order if v(i) is not None), None)
+        if m is None:
+            return {"culprit": None, "range": commits[lo + 1:hi + 1], "note": "only unbuildable commits left",
+                    **p.cost("single")}
+        if abs(v(m) - v(lo)) <= abs(v(hi) - v(m)):
+            lo = m
+        else:
+            hi = m
+    change = v(hi) / v(lo) - 1 if v(lo) else math.nan
+    return {"culprit": commits[hi], "change": change, "range": [], **p.cost("single")}
+
+
+def run(store: Store, profile: Profile, s: Settings, good: str | None = None, bad: str | None = None,
+        say=lambda m: None) -> dict:
+    """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict."""
+    s = normalize(profile, s)
+    key = state_key(s.kernel, s.repo, s.subdir)
+    b = Bisection.load(store, key)
+    if good is not None and bad is not None:
+        g = source.resolve(profile, good, s.repo, s.subdir).commit
+        bd = source.resolve(profile, bad, s.repo, s.subdir).commit
+        if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
+                and b.s.args == s.args:
+            say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
+            s = b.s
+        else:
+            if b is not None:
+                say(f"replacing the earlier bisection of {profile.name} ({b.good and b.good[:12]}..{b.bad and b.bad[:12]})")
+            b = start(store, profile, s, bd, g)
+    elif b is None:
+        raise LayoutbenchError(f"no bisection of {profile.name} in progress; give GOOD..BAD")
+    else:
+        s = b.s
+        say(f"continuing the bisection of {profile.name} {b.good and b.good[:12]}..{b.bad and b.bad[:12]}")
+    if not b.good or not b.bad:
+        raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
+                               "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
+    p = Prober(profile, s, store, say)
+    commits = b.commits(profile)
+    if len(commits) < 2:
+        raise LayoutbenchError(f"{b.good[:12]}..{b.bad[:12]} holds no commit; is GOOD an ancestor of BAD?")
+    say(f"target {p.target.describe()}; {len(commits) - 1} commit(s) in range; "
+        f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
+    cos = {c: p.checkout(c) for c in commits}
+    good_co, bad_co = cos[b.good], cos[b.bad]
+
+    # 1. the endpoints
+    try:
+        ends, k, r = endpoints(p, good_co, bad_co)
+    except Skip as e:
+        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    if b.entry("endpoints") is None:
+        b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.describe().replace(
+            "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
+        b.save()
+    verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit, "target": s.target
+               or p.target.spec.name, "args": s.args, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
+               "settings": s.to_dict(), "endpoints": _cmp(ends)}
+    if not ends.significant:
+        verdict.update(status="noise", culprit=None, range=[], message=(
+            f"GOOD and BAD do not differ beyond layout noise: BAD/GOOD = {ends.ratio:.4f} "
+            f"({100 * s.confidence:g}% CI {ends.ci_low:.4f}…{ends.ci_high:.4f}) over {k} layouts x {r} run(s); "
+            f"the change is within layout noise (layout noise {_pct(ends.layout_noise)})"))
+    else:
+        # 2. the probes
+        while True:
+            i = b.next_probe(commits)
+            if i is None:
+                break
+            c = commits[i]
+            lo, hi, cand = b.window(commits)
+            say(f"probe {c[:12]} ({len(cand)} commit(s) left to test, ~{max(0, math.ceil(math.log2(len(cand) + 1)))} step(s))")
+            j = judge_probe(p, cos[c], good_co, bad_co)
+            subj = _subject(profile, s, c)
+            if j.verdict in ("good", "bad"):
+                b.mark(j.verdict, c, j.describe(), "measured", subject=subj, layouts=j.layouts, runs=j.runs)
+            else:
+                why = "uncertain" if j.verdict == "uncertain" else "build"
+                b.mark("skip", c, j.describe(), "measured", subject=subj, why=why, layouts=j.layouts, runs=j.runs)
+            say(f"{c[:12]} {subj}: {j.describe()}")
+        lo, hi, _ = b.window(commits)
+        m = b.marks()
+        skipped = [commits[i] for i in range(lo + 1, hi) if m.get(commits[i], {}).get("verb") == "skip"]
+        culprit = commits[hi]
+        verdict["skipped"] = [{"commit": c, "why": m[c].get("why", ""), "note": m[c].get("note", "")} for c in skipped]
+        if skipped:
+            verdict.update(status="range", culprit=None, range=commits[lo + 1:hi + 1])
+        else:
+            verdict.update(status="found", culprit=culprit, culprit_subject=_subject(profile, s, culprit), range=[])
+        # 3. the effect at the culprit (or across the range)
+        near = [e for e in b.log if e.get("commit") in (commits[lo], culprit)]
+        kk = max([s.layouts] + [e.get("layouts", 0) for e in near])
+        rr = max([s.runs] + [e.get("runs", 0) for e in near])
+        try:
+            eff = stats.compare(p.groups(cos[commits[lo]], kk, rr), p.groups(cos[culprit], kk, rr),
+                                bool(p.higher_is_better), confidence=s.confidence, paired=True)
+            verdict["effect"] = _cmp(eff)
+            verdict["last_good"] = commits[lo]
+        except Skip:
+            pass
+    # 4. the cost, including the probes of earlier (interrupted) sessions: all from the store
+    for e in b.log:
+        if e.get("by") != "measured" or e["verb"] not in ("good", "bad", "skip"):
+            continue
+        if e.get("why") == "build":
+            p.failed.add(("layouts", e["commit"]))
+        elif ("layouts", e["commit"]) not in p.used:
+            try:
+                p.groups(cos[e["commit"]], e.get("layouts", s.layouts), e.get("runs", s.runs))
+            except Skip:
+                pass
+    verdict["cost"] = p.cost("layouts")
+    verdict["cost"]["compiled_now"] = p.compiled_now
+    verdict["cost"]["ran_now"] = p.ran_now
+    # 5. what a single-layout bisection would have said
+    if s.shadow:
+        before = (p.compiled_now, p.ran_now)
+        sl = single_layout(p, commits)
+        sl["compiled_now"] = p.compiled_now - before[0]
+        sl["ran_now"] = p.ran_now - before[1]
+        ours = verdict.get("culprit")
+        sl["agrees"] = (sl["culprit"] == ours) if verdict["status"] == "found" else (
+            sl["culprit"] is None if verdict["status"] == "noise" else sl["culprit"] in verdict.get("range", []))
+        if sl["culprit"]:
+            sl["culprit_subject"] = _subject(profile, s, sl["culprit"])
+        verdict["single_layout"] = sl
+    verdict["message"] = verdict.get("message") or summary_line(verdict)
+    b.result = verdict
+    b.save()
+    return verdict
+
+
+def _cmp(c: stats.Comparison) -> dict:
+    return {"ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high, "confidence": c.confidence,
+            "p_value": c.p_value, "verdict": c.verdict, "layouts": c.n_layouts_a, "runs_a": c.n_runs_a,
+            "runs_b": c.n_runs_b, "layout_noise": c.layout_noise, "explained_by_layout": c.explained_by_layout,
+            "per_layout_ratios": c.per_layout_ratios, "describe": c.describe()}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%" if x is not None and math.isfinite(x) else "n/a"
+
+
+def summary_line(v: dict) -> str:
+    if v["status"] == "noise":
+        return v["message"]
+    e = v.get("effect")
+    eff = ""
+    if e:
+        eff = (f": {v['metric']} x{e['ratio']:.4f} ({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f},"
+               f" {e['verdict']}), layout noise {_pct(e['layout_noise'])}")
+    if v["status"] == "found":
+        return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}"
+    return (f"the first bad commit is one of {len(v['range'])}: " + " ".join(c[:12] for c in v["range"])
+            + f" (skipped: {len(v['skipped'])}){eff}")
+
+
+def text(v: dict) -> str:
+    """The verdict for a person."""
+    lines = []
+    ends = v["endpoints"]
+    lines.append(f"bisect {v['kernel']} {v['good'][:12]}..{v['bad'][:12]} ({v['commits']} commits), metric "
+                 f"{v['metric']} on {v['target']}")
+    lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({100 * ends['confidence']:g}% CI "
+                 f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), layout noise "
+                 f"{_pct(ends['layout_noise'])}")
+    if v["status"] == "noise":
+        lines.append("verdict: the change is within layout noise; no commit is blamed")
+    elif v["status"] == "found":
+        lines.append(f"verdict: first bad commit {v['culprit']}")
+        lines.append(f"         {v.get('culprit_subject', '')}")
+    else:
+        lines.append(f"verdict: the first bad commit is one of these {len(v['range'])} (the others could not be judged):")
+        for c in v["range"]:
+            why = next((s for s in v.get("skipped", []) if s["commit"] == c), None)
+            lines.append(f"         {c[:12]}" + (f"  skipped ({why['why']}): {why['note'][:100]}" if why else ""))
+    e = v.get("effect")
+    if e:
+        lines.append(f"effect:  {v['metric']} x{e['ratio']:.4f} vs {v['last_good'][:12]} "
+                     f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, "
+                     f"paired over {e['layouts']} layouts)")
+        lines.append(f"layout noise there: between-layout sd {_pct(e['layout_noise'])}; a single layout would "
+                     f"confuse this effect with a relink with probability {e['explained_by_layout']:.2f}")
+    for sk in v.get("skipped", []):
+        if v["status"] == "found":
+            continue
+    c = v["cost"]
+    lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
+                 f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")
+    sl = v.get("single_layout")
+    if sl:
+        said = (f"{sl['culprit'][:12]} {sl.get('culprit_subject', '')}" if sl["culprit"]
+                else "no culprit (" + sl.get("note", "") + ")")
+        head = "agrees" if sl["agrees"] else "DIFFERS"
+        lines.append(f"single-layout bisection (default link, 1 run per probe, as asv find) {head}: it blames {said}"
+                     f"; it took {sl['builds']} builds, {sl['runs']} runs")
+    return "\n".join(lines)
+
+
+# -- judge: one probe, as a `git bisect run` script -----------------------------------------------
+
+class Abort(LayoutbenchError):
+    """Stop a `git bisect run` (exit codes of 128 and above abort it instead of marking bad)."""
+
+    exit_code = 128
+
+
+JUDGE_EXIT = {"good": 0, "bad": 1, "uncertain": 125, "skip": 125}
+
+
+def judge(store: Store, profile: Profile, s: Settings, rev: str | None, good: str | None, bad: str | None,
+          say=lambda m: None) -> tuple[int, Judgement, dict]:
+    """Measure ``rev`` (None: the working tree) over the K layouts against the GOOD and BAD
+    references and return (exit code, judgement, details): 0 like GOOD, 1 like BAD, 125 when
+    it cannot be built or measured, or stays uncertain within the budget."""
+    s = normalize(profile, s)
+    if good is None or bad is None:
+        b = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
+        if b is None or not b.good or not b.bad:
+            raise Abort("judge needs --good and --bad, or a bisection of this kernel and repository in progress")
+        good, bad = good or b.good, bad or b.bad
+    p = Prober(profile, s, store, say)
+    good_co, bad_co = p.checkout(good), p.checkout(bad)
+    try:
+        ends, k, r = endpoints(p, good_co, bad_co)
+    except Skip as e:
+        raise Abort(f"a reference cannot be measured: {e}") from None
+    if not ends.significant:
+        raise Abort(f"GOOD and BAD do not differ beyond layout noise (BAD/GOOD {ends.ratio:.4f}, "
+                    f"CI {ends.ci_low:.4f}…{ends.ci_high:.4f}); there is nothing to bisect")
+    probe = p.checkout(rev)
+    j = judge_probe(p, probe, good_co, bad_co)
+    details = {"commit": probe.commit, "verdict": j.verdict, "judgement": asdict(j), "endpoints": _cmp(ends),
+               "cost": p.cost("layouts"), "exit": JUDGE_EXIT[j.verdict]}
+    return JUDGE_EXIT[j.verdict], j, details

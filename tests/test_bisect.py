@@ -1,0 +1,215 @@
+"""Issue 5: layout-aware bisection on generated histories, with real builds and real
+cachegrind runs (deterministic and layout-sensitive, so these tests do not flake).
+
+One history serves most tests: 10 commits, a 3% regression in the hot path at commit 4,
+commits 3..4 broken (fixed by commit 5) and repaired by a quirk, layout-only commits
+around them.  The session's work directory caches the objects, so each commit is
+compiled once per configuration; each test has its own store.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, git, lb
+
+ARGS = "iterations=300"
+CG = ["--target", "cachegrind", "--args", ARGS]
+
+
+def _load_make_history():
+    spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels" / "minikernel" / "make_history.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.make_history
+
+
+make_history = _load_make_history()
+
+
+@pytest.fixture(scope="module")
+def hist(tmp_path_factory, workdir):
+    """History A: regression at 4, broken 3..4 (fixed at 5), quirk file beside it."""
+    d = tmp_path_factory.mktemp("hist")
+    return make_history(d / "repo", 10, seed=11, regression_at=4, regression_pct=3.0, layout_only=[1, 2, 6, 8, 9],
+                        broken_range=(3, 5))
+
+
+def sha(m, i):
+    return m["commits"][i]["sha"]
+
+
+def bisect_json(m, store, *extra, quirks=True, check=True):
+    env = {"LAYOUTBENCH_QUIRKS": m["quirks"] if quirks and m["quirks"] else "/nonexistent/quirks.toml"}
+    p = lb("bisect", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"], *CG, "--store", str(store),
+           "--json", *extra, env=env, check=check)
+    return json.loads(p.stdout) if p.returncode == 0 else p
+
+
+def marks(v_or_store, kernel="minikernel"):
+    with sqlite3.connect(v_or_store) as c:
+        rows = c.execute("SELECT key, value FROM state WHERE key LIKE 'bisect:minikernel:%'").fetchall()
+    assert len(rows) == 1
+    log = json.loads(rows[0][1])["log"]
+    return [(e["verb"], e["commit"]) for e in log if e["verb"] in ("good", "bad", "skip")]
+
+
+def test_bisect_finds_the_planted_regression_through_a_range_repaired_by_its_quirk(hist, tmp_path):
+    v = bisect_json(hist, tmp_path / "r.sqlite")
+    assert v["status"] == "found", v["message"]
+    assert v["culprit"] == hist["regression"]
+    e = v["effect"]
+    assert e["verdict"] == "slower" and 1.015 < e["ratio"] < 1.05 and e["ci_low"] > 1.0, e
+    assert v["last_good"] == sha(hist, 3)
+    # the broken commit 3 was probed, built with its quirk (recorded with the build), and judged
+    assert ("good", sha(hist, 3)) in marks(tmp_path / "r.sqlite")
+    with sqlite3.connect(tmp_path / "r.sqlite") as c:
+        q = c.execute("SELECT DISTINCT quirks FROM builds WHERE commit_sha=?", (sha(hist, 3),)).fetchall()
+    assert q == [('["unused-variable"]',)]
+    assert v["cost"]["builds"] >= 4 and v["cost"]["runs"] >= 4 * v["cost"]["builds"]
+    sl = v["single_layout"]
+    assert sl["runs"] == sl["builds"] and "agrees" in sl
+    # the text verdict names the commit, the effect, the noise and the cost
+    t = lb("bisect", "minikernel", "--repo", hist["repo"], "--store", str(tmp_path / "r.sqlite"),
+           env={"LAYOUTBENCH_QUIRKS": hist["quirks"]}).stdout
+    for word in ("first bad commit " + hist["regression"], "effect:", "layout noise there", "cost:",
+                 "single-layout bisection"):
+        assert word in t, t
+
+
+def test_without_the_quirk_the_broken_commits_are_skipped_and_the_range_reported(hist, tmp_path):
+    v = bisect_json(hist, tmp_path / "r.sqlite", "--no-shadow", quirks=False)
+    assert v["status"] == "range", v["message"]
+    assert v["range"] == [sha(hist, 3), sha(hist, 4), sha(hist, 5)]
+    assert {s["commit"] for s in v["skipped"]} == {sha(hist, 3), sha(hist, 4)}
+    assert all(s["why"] == "build" and "unused variable" in s["note"] for s in v["skipped"])
+    assert v["cost"]["failed_builds"] == 2
+    log = lb("bisect", "log", "--store", str(tmp_path / "r.sqlite")).stdout
+    assert f"layoutbench bisect skip {sha(hist, 3)}" in log and "--why build" in log
+
+
+def test_a_history_of_layout_only_commits_is_within_layout_noise(tmp_path, workdir):
+    m = make_history(tmp_path / "repo", 8, seed=5, regression=False, layout_only=[1, 2, 3, 5, 6, 8])
+    assert m["regression"] is None
+    v = bisect_json(m, tmp_path / "r.sqlite")
+    assert v["status"] == "noise" and v["culprit"] is None, v
+    assert "within layout noise" in v["message"]
+    ends = v["endpoints"]
+    assert ends["ci_low"] <= 1.0 <= ends["ci_high"]
+    # it spent its budget on the endpoints before saying so, and probed nothing else
+    assert ends["layouts"] == 8 and v["cost"]["builds"] == 2
+    # a single-layout bisection always blames somebody: here a commit that only moved code
+    sl = v["single_layout"]
+    assert sl["culprit"] in m["layout_only"] + [c["sha"] for c in m["commits"] if c["kind"] == "ordinary"]
+    assert sl["agrees"] is False
+
+
+def test_an_interrupted_bisection_resumes_without_repeating_probes(hist, tmp_path):
+    store = tmp_path / "r.sqlite"
+    cmd = [sys.executable, "-m", "layoutbench.cli", "bisect", "minikernel", f"{hist['good']}..{hist['bad']}",
+           "--repo", hist["repo"], "--target", "cachegrind", "--args", "iterations=301", "--store", str(store),
+           "--no-shadow", "--json"]
+    env = {**os.environ, "LAYOUTBENCH_QUIRKS": hist["quirks"]}
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    first = []
+    while time.time() < deadline and p.poll() is None:
+        time.sleep(0.2)
+        if store.exists():
+            try:
+                first = marks(store)
+            except (AssertionError, sqlite3.OperationalError):
+                continue
+            if len(first) >= 1:
+                break
+    assert p.poll() is None, "the bisection ended before it could be interrupted"
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    first = marks(store)
+    assert 1 <= len(first) < 4
+    with sqlite3.connect(store) as c:
+        runs_before = c.execute("SELECT count(*) FROM runs").fetchone()[0]
+    v = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout)
+    after = marks(store)
+    assert after[:len(first)] == first  # what was decided stays decided
+    assert len({c for _, c in after}) == len(after)  # no commit probed twice
+    assert v["status"] == "found" and v["culprit"] == hist["regression"]
+    assert v["cost"]["ran_now"] < v["cost"]["runs"] and runs_before > 0
+    with sqlite3.connect(store) as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == v["cost"]["runs"]
+
+
+def test_log_replay_and_the_git_shaped_verbs(hist, tmp_path):
+    store = str(tmp_path / "r.sqlite")
+    env = {"LAYOUTBENCH_QUIRKS": hist["quirks"]}
+    lb("bisect", "start", "minikernel", hist["bad"], hist["good"], "--repo", hist["repo"], *CG, "--store", store,
+       env=env)
+    out = lb("bisect", "good", sha(hist, 2), "--store", store, env=env).stdout
+    assert f"good: {sha(hist, 2)}" in out and "next to test" in out
+    out = lb("bisect", "bad", sha(hist, 5), "--store", store, env=env).stdout
+    assert "next to test" in out and "(2 left)" in out
+    lb("bisect", "skip", sha(hist, 3), "--why", "by hand", "--store", store, env=env)
+    log = lb("bisect", "log", "--store", store).stdout
+    assert log.splitlines()[1].startswith(f"layoutbench bisect start minikernel {hist['bad']} {hist['good']}")
+    assert f"layoutbench bisect bad {sha(hist, 5)}" in log
+    logfile = tmp_path / "bisect.log"
+    logfile.write_text(log)
+    lb("bisect", "reset", "--store", store)
+    assert "no bisection" in lb("bisect", "log", "--store", store, check=False).stderr
+    lb("bisect", "replay", str(logfile), "--store", store, env=env)
+    assert lb("bisect", "log", "--store", store).stdout == log
+    # continue automatically from the replayed marks: only commit 4 is left to probe; as 3 was
+    # skipped by hand, the first bad commit is 3 or 4
+    v = json.loads(lb("bisect", "minikernel", "--repo", hist["repo"], "--store", store, "--json", "--no-shadow",
+                      env=env).stdout)
+    assert v["status"] == "range" and v["range"] == [sha(hist, 3), sha(hist, 4)]
+    assert v["skipped"][0]["why"] == "by hand"
+    probed = [c for verb, c in marks(Path(store)) if verb != "skip"]
+    assert probed == [sha(hist, 2), sha(hist, 5), sha(hist, 4)]
+
+
+def _bisect_run(hist, clone: Path, *judge_args: str) -> str:
+    git(clone, "bisect", "start", hist["bad"], hist["good"])
+    try:
+        p = subprocess.run(["git", "bisect", "run", sys.executable, "-m", "layoutbench.cli", "judge", "minikernel",
+                            "--repo", str(clone), "--good", hist["good"], "--bad", hist["bad"], *CG, *judge_args],
+                           cwd=clone, capture_output=True, text=True, timeout=900,
+                           env={**os.environ, "LAYOUTBENCH_QUIRKS": hist["quirks"]})
+        return p.stdout + p.stderr
+    finally:
+        git(clone, "bisect", "reset")
+
+
+def test_judge_works_as_a_git_bisect_run_script(hist, tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", hist["repo"], str(clone)], check=True)
+    # the checked-out commit as it is (quirks do not touch a working tree): 3 and 4 do not build
+    out = _bisect_run(hist, clone)
+    assert "The first bad commit could be any of" in out, out
+    assert hist["regression"] in out
+    # the checked-out commit by name: its quirk repairs it, and git names the culprit
+    out = _bisect_run(hist, clone, "--commit", "HEAD")
+    assert f"{hist['regression']} is the first bad commit" in out, out
+
+
+def test_judge_exit_codes(hist, tmp_path):
+    base = ["judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["bad"], *CG]
+    env = {"LAYOUTBENCH_QUIRKS": hist["quirks"]}
+    assert lb(*base, "--commit", sha(hist, 2), env=env, check=False).returncode == 0
+    assert lb(*base, "--commit", sha(hist, 5), env=env, check=False).returncode == 1
+    p = lb(*base, "--commit", sha(hist, 3), env={"LAYOUTBENCH_QUIRKS": "/nonexistent"}, check=False)
+    assert p.returncode == 125 and "skip" in p.stdout
+    # references that do not differ stop `git bisect run` (exit >= 128) instead of marking bad
+    p = lb("judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["good"], *CG,
+           "--commit", sha(hist, 2), env=env, check=False)
+    assert p.returncode == 128 and "layout noise" in p.stderr
