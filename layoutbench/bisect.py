@@ -57,10 +57,13 @@ class Settings:
     max_runs: int = 3
     seed: int = 1
     confidence: float = 0.95
+    #: smallest change (relative, e.g. 0.01) the endpoints must differ by; None: the layout noise
+    #: (pooled between-layout sd): a change smaller than what one relink does is not bisected
+    min_effect: float | None = None
     shadow: bool = True  #: also run the single-layout (default link, one run) bisection
 
     OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs",
-               "max_runs", "seed", "confidence")
+               "max_runs", "seed", "confidence", "min_effect")
 
     def check(self) -> None:
         if self.mode not in ("rerun", "reboot"):
@@ -223,13 +226,26 @@ class Judgement:
                 f"between good=0 and bad=1; {self.layouts} layouts x {self.runs} run(s))")
 
 
+def threshold(s: Settings, c: stats.Comparison) -> float:
+    """The relative change the endpoints must exceed: --min-effect, else the layout noise."""
+    if s.min_effect is not None:
+        return s.min_effect
+    return c.layout_noise if math.isfinite(c.layout_noise) else 0.0
+
+
+def differs(s: Settings, c: stats.Comparison) -> bool:
+    """GOOD and BAD differ beyond layout noise: the interval excludes 1 *and* the change is
+    larger than the layout noise (what one relink does), or than --min-effect."""
+    return c.significant and abs(math.log(c.ratio)) > threshold(s, c)
+
+
 def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> tuple[stats.Comparison, int, int]:
     """Compare BAD with GOOD, adding layouts/runs until they differ or the budget is spent."""
     k, r = p.s.layouts, p.s.runs
     while True:
         gg, gb = p.groups(good, k, r), p.groups(bad, k, r)
         c = stats.compare(gg, gb, bool(p.higher_is_better), confidence=p.s.confidence, paired=True)
-        if c.significant:
+        if differs(p.s, c):
             return c, k, r
         nxt = _grow(k, r, p.s, gg, gb)
         if nxt is None:
@@ -472,7 +488,7 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             for k, v in opts.items():
                 if k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
                     kw[k] = int(v)
-                elif k == "confidence":
+                elif k in ("confidence", "min_effect"):
                     kw[k] = float(v)
                 elif k in Settings.OPTIONS or k == "shadow":
                     kw[k] = v
@@ -575,11 +591,14 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
     verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit, "target": s.target
                or p.target.spec.name, "args": s.args, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
                "settings": s.to_dict(), "endpoints": _cmp(ends)}
-    if not ends.significant:
+    if not differs(s, ends):
+        why = ("its interval includes 1" if not ends.significant else
+               f"the change is smaller than {'--min-effect' if s.min_effect is not None else 'the layout noise'} "
+               f"({_pct(threshold(s, ends))})")
         verdict.update(status="noise", culprit=None, range=[], message=(
             f"GOOD and BAD do not differ beyond layout noise: BAD/GOOD = {ends.ratio:.4f} "
-            f"({100 * s.confidence:g}% CI {ends.ci_low:.4f}…{ends.ci_high:.4f}) over {k} layouts x {r} run(s); "
-            f"the change is within layout noise (layout noise {_pct(ends.layout_noise)})"))
+            f"({100 * s.confidence:g}% CI {ends.ci_low:.4f}…{ends.ci_high:.4f}) over {k} layouts x {r} run(s), "
+            f"layout noise {_pct(ends.layout_noise)}: {why}; the change is within layout noise"))
     else:
         # 2. the probes
         while True:
@@ -744,7 +763,7 @@ def judge(store: Store, profile: Profile, s: Settings, rev: str | None, good: st
         ends, k, r = endpoints(p, good_co, bad_co)
     except Skip as e:
         raise Abort(f"a reference cannot be measured: {e}") from None
-    if not ends.significant:
+    if not differs(s, ends):
         raise Abort(f"GOOD and BAD do not differ beyond layout noise (BAD/GOOD {ends.ratio:.4f}, "
                     f"CI {ends.ci_low:.4f}…{ends.ci_high:.4f}); there is nothing to bisect")
     probe = p.checkout(rev)

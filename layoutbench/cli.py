@@ -406,6 +406,8 @@ def bisect_options(f):
         click.option("--max-runs", type=int, help="Budget: runs per layout once the layouts are spent  [default: 3]"),
         click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),
         click.option("--confidence", type=float, help="Probability a probe's classification must reach  [default: 0.95]"),
+        click.option("--min-effect", type=float, help="Smallest relative change worth bisecting, e.g. 0.01  "
+                     "[default: the layout noise]"),
         store_option,
     ]
     for o in reversed(opts):
@@ -414,11 +416,11 @@ def bisect_options(f):
 
 
 def _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs, seed,
-                     confidence, shadow=None):
+                     confidence, min_effect=None, shadow=None):
     from .bisect import Settings
 
     kw = dict(repo=repo, subdir=subdir, metric=metric, target=target, args=args, mode=mode, layouts=layouts,
-              max_layouts=max_layouts, runs=runs, max_runs=max_runs, seed=seed, confidence=confidence, shadow=shadow)
+              max_layouts=max_layouts, runs=runs, max_runs=max_runs, seed=seed, confidence=confidence, min_effect=min_effect, shadow=shadow)
     s = Settings(kernel=kernel, **{k: v for k, v in kw.items() if v is not None})
     if layouts is not None and max_layouts is None:
         s.max_layouts = 2 * layouts
@@ -448,7 +450,7 @@ def bisect_grp():
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                   seed, confidence, store_path, shadow, as_json):
+                   seed, confidence, min_effect, store_path, shadow, as_json):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
 
@@ -459,7 +461,7 @@ def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layou
         good, bad = span.split("..", 1)
     prof = profile.load(kernel)
     s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                         seed, confidence, shadow)
+                         seed, confidence, min_effect, shadow)
     v = bisect.run(open_store(store_path), prof, s, good, bad, say)
     if as_json:
         out.print_json(json.dumps(v, default=str))
@@ -474,13 +476,13 @@ def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layou
 @bisect_options
 @click.option("--shadow/--no-shadow", default=None, help="Also run the single-layout bisection.")
 def bisect_start_cmd(kernel, bad, good, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
-                     max_runs, seed, confidence, store_path, shadow):
+                     max_runs, seed, confidence, min_effect, store_path, shadow):
     """Begin a bisection of KERNEL (as git: BAD first, then GOOD; or mark them later)."""
     from . import bisect
 
     prof = profile.load(kernel)
     s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                         seed, confidence, shadow)
+                         seed, confidence, min_effect, shadow)
     b = bisect.start(open_store(store_path), prof, s, bad, good)
     out.print(f"bisection of {kernel} started (metric {b.s.metric}); "
               + ("run `layoutbench bisect " + kernel + "` to bisect" if b.good and b.bad
@@ -573,7 +575,7 @@ def bisect_reset_cmd(kernel, repo, subdir, store_path):
 @bisect_options
 @click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
 def judge_cmd(kernel, rev, good, bad, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
-              max_runs, seed, confidence, store_path, as_json):
+              max_runs, seed, confidence, min_effect, store_path, as_json):
     """Measure the checkout over the K layouts against GOOD and BAD; exit 0 (like GOOD), 1 (like BAD)
     or 125 (does not build, or uncertain): a `git bisect run` script.  Errors exit 128, which stops
     `git bisect run` instead of marking a commit bad.
@@ -583,7 +585,7 @@ def judge_cmd(kernel, rev, good, bad, repo, subdir, metric, target, args, mode, 
     try:
         prof = profile.load(kernel)
         s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                             seed, confidence, False)
+                             seed, confidence, min_effect, False)
         code, j, details = bisect.judge(open_store(store_path), prof, s, rev, good, bad, say)
     except bisect.Abort:
         raise

@@ -19,7 +19,7 @@ The repository gets the minikernel's tree at its top (use it with
   a patch are written beside the repository;
 - every other commit is ordinary (comments and notes: the objects do not change).
 
-A manifest (JSON) is written to ``<repo>.manifest.json`` beside the repository and
+Commit dates are fixed, so the same arguments give the same commit ids.  A manifest (JSON) is written to ``<repo>.manifest.json`` beside the repository and
 returned by :func:`make_history`: every commit's kind, the regression, the layout-only
 commits, the broken range and the quirk files.
 """
@@ -88,11 +88,12 @@ patch = "{patch}"
 """
 
 
-def _git(repo: Path, *args: str) -> str:
+def _git(repo: Path, *args: str, when: int = 0) -> str:
     import os
 
+    date = f"2026-01-01T00:00:00Z" if not when else f"@{1767225600 + 60 * when} +0000"
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}).stdout.strip()
+                          env={**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}).stdout.strip()
 
 
 def _stores(rng: random.Random, n: int) -> str:
@@ -192,7 +193,7 @@ def make_history(path, n_commits: int = 10, seed: int = 0, regression_at: int | 
             kinds.append("ordinary")
             subject.append(f"notes: entry {i}")
         _git(path, "add", "-A")
-        _git(path, "commit", "-q", "-m", "; ".join(subject))
+        _git(path, "commit", "-q", "-m", "; ".join(subject), when=i)
         commits.append({"index": i, "sha": _git(path, "rev-parse", "HEAD"), "kind": ",".join(kinds),
                         "subject": "; ".join(subject)})
     by = {c["index"]: c["sha"] for c in commits}
