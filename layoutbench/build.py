@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -128,7 +129,7 @@ def _shell(profile: Profile, what: str, template: str, src: Path, objdir: Path, 
             raise error(f"{what} of {profile.name} timed out after {timeout:.0f}s; log: {log}") from None
     if p.returncode != 0:
         lines = log.read_text(errors="replace").splitlines()
-        first = next((l for l in lines if "error" in l.lower()), lines[-1] if lines else "")
+        first = next((l for l in lines if re.search(r"\berror\b:|\bError\b", l)), lines[-1] if lines else "")
         raise error(f"{what} of {profile.name} failed (exit {p.returncode}): {first.strip()[:200]} -- log: {log}")
 
 
@@ -157,9 +158,9 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
                 shutil.rmtree(base / "src")
             say(f"exporting {checkout.short}")
             src = source.export(checkout, base / "src")
+        # an interrupted or failed earlier build left its objects: the build system (make)
+        # decides what is stale; the tree itself was exported afresh above
         objdir = base / "obj"
-        if checkout.commit != source.WORKTREE and objdir.exists():
-            shutil.rmtree(objdir)  # an interrupted build: start again from nothing
         objdir.mkdir(parents=True, exist_ok=True)
         log = base / "build.log"
         log.write_text("")

@@ -50,6 +50,8 @@ def replay(plan: LayoutPlan, objects: dict[str, ObjectInfo], image: ImageInfo) -
                 pos = _align(pos, s.align)
                 starts.setdefault((kind, u.object), pos)
                 for sym in s.symbols:
+                    if sym.bind == "weak":
+                        continue  # a weak definition may lose to a strong one: its name is elsewhere
                     want = pos + sym.value
                     got = addrs.get(sym.name, set())
                     if want not in got:

@@ -46,8 +46,13 @@ def mini_repo(path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def workdir(tmp_path_factory) -> Path:
-    """One layoutbench work directory for the session (objects are compiled once in it)."""
-    d = tmp_path_factory.mktemp("lbwork")
+    """One layoutbench work directory for the session (objects are compiled once in it).
+
+    ``LAYOUTBENCH_TEST_WORKDIR`` names one to keep between sessions (a developer's Linux
+    build then takes seconds, not minutes); by default every session starts empty."""
+    keep = os.environ.get("LAYOUTBENCH_TEST_WORKDIR")
+    d = Path(keep).resolve() if keep else tmp_path_factory.mktemp("lbwork")
+    d.mkdir(parents=True, exist_ok=True)
     os.environ["LAYOUTBENCH_DIR"] = str(d)
     return d
 
