@@ -5,7 +5,7 @@ Work directory layout (``$LAYOUTBENCH_DIR``, default ``./.layoutbench``)::
     objects/<kernel>/<commit12>-<config8>/src/        the exported tree (quirks applied)
                                           obj/        the objects, reused by every variant
                                           build.json  toolchain, duration, quirks; written last
-    images/<kernel>/<commit12>/<image>/<layout>-<seed>/
+    images/<kernel>/<commit12>-<config8>/<image>/<layout>-<seed>/
                                           image.elf  plan.json  link.ld  variant.json
 """
 
@@ -221,7 +221,9 @@ def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -
     plan = layout.make_plan(objects, layout_name, seed, kernel=profile.name, image=image,
                             commit=objs.checkout.commit, pin_first=img.pin_first, kinds=img.kinds)
     seed = plan.seed
-    out = workdir() / "images" / profile.name / objs.checkout.short / image / f"{layout_name}-{seed}"
+    # keyed like the objects: the same commit built with other quirks or settings links other images
+    out = workdir() / "images" / profile.name / f"{objs.checkout.short}-{objs.info['config']}" / image / \
+        f"{layout_name}-{seed}"
     elf, plan_path, meta = out / "image.elf", out / "plan.json", out / "variant.json"
     if img.link_command:
         script, text = out / img.fragment, linkscript.render_fragment(plan)
