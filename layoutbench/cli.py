@@ -27,6 +27,10 @@ class Group(click.Group):
         except LayoutbenchError as e:
             err.print(f"layoutbench: error: {e}", markup=False)
             sys.exit(e.exit_code)
+        except OSError as e:  # a file or program the command needed: one line, no traceback
+            where = f": {e.filename}" if getattr(e, "filename", None) else ""
+            err.print(f"layoutbench: error: {e.strerror or e}{where}", markup=False)
+            sys.exit(2)
         except KeyboardInterrupt:
             err.print("layoutbench: interrupted; what was stored is kept, run the same command to resume")
             sys.exit(130)
@@ -277,7 +281,7 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
     b = symdiff.load_side(new, image, repo, say)
     res = symdiff.diff(a, b)
     if as_json:  # plain json: rich's print_json takes seconds on 30k symbols
-        click.echo(json.dumps(res.to_dict(), indent=1))
+        click.echo(res.to_json())
     else:
         symdiff.print_text(out, res, show_symbols)
     sys.exit(0 if res.placement_identical else 1)

@@ -49,7 +49,7 @@ def repo_for(profile: Profile, repo: str | None = None, subdir: str | None = Non
 def resolve(profile: Profile, rev: str | None, repo: str | None = None, subdir: str | None = None) -> Checkout:
     """Resolve ``rev`` (None: the working tree as it is) to a :class:`Checkout`."""
     repo_path, sub = repo_for(profile, repo, subdir)
-    if repo is None and profile.source.tarball is not None and rev is None:
+    if repo is None and profile.source.tarball is not None and rev in (None, WORKTREE, "tarball"):
         tb = profile.source.tarball
         if not tb.is_file():
             raise LayoutbenchError(f"source tarball {tb} does not exist; install it (see {profile.path}) or give --repo")
