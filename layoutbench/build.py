@@ -30,7 +30,7 @@ from .paths import workdir
 from .profile import Profile
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -232,7 +232,7 @@ def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -
     if objs.checkout.commit != source.WORKTREE and meta.is_file() and elf.is_file() and script.is_file() \
             and script.read_text() == text:
         old = json.loads(meta.read_text())
-        if old.get("sha256") == _sha256(elf):
+        if old.get("sha256") == sha256_file(elf):
             return Variant(**{**old, "elf": Path(old["elf"]), "plan_path": Path(old["plan_path"]),
                               "script": Path(old["script"]), "linked_now": False})
     out.mkdir(parents=True, exist_ok=True)
@@ -256,7 +256,7 @@ def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -
     for extra in img.extra_files:
         shutil.copyfile(objs.objdir / extra, out / Path(extra).name)
     v = Variant(profile.name, objs.checkout.commit, image, layout_name, seed, elf, plan_path, script,
-                _sha256(elf), f"0x{plan.plan_id:07x}", True)
+                sha256_file(elf), f"0x{plan.plan_id:07x}", True)
     meta.write_text(json.dumps({k: val for k, val in v.to_dict().items() if k != "linked_now"}, indent=1))
     return v
 

@@ -23,13 +23,13 @@ identity ``user@host:port`` (after the ssh config is applied), or ``host_id`` if
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import shlex
 import time
 from pathlib import Path
 
 from . import RunResult, Target
+from ..build import sha256_file
 from ..errors import LayoutbenchError
 
 PID_MARK = "__layoutbench_pid"
@@ -37,14 +37,6 @@ PID_MARK = "__layoutbench_pid"
 
 class TargetUnreachable(LayoutbenchError):
     """The target cannot be reached at all: none of its runs can happen."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _why(e: BaseException) -> str:
@@ -238,7 +230,7 @@ class SshTarget(Target):
 
     def copy(self, image: Path) -> str:
         """Copy ``image`` to the target (skipped when that exact image is already there)."""
-        sha = _sha256(image)
+        sha = sha256_file(image)
         remote = f"{self.remote_dir}/{image.stem}-{sha[:16]}"
         if remote in self._copied:
             return remote
