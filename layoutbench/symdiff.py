@@ -57,6 +57,9 @@ A side is an ELF image (a kernel or any linked executable) or a build layoutbenc
 from __future__ import annotations
 
 import bisect
+import functools
+import gc
+import json
 import mmap
 import os
 import re
@@ -64,6 +67,7 @@ import subprocess
 import tempfile
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
+from json.encoder import encode_basestring_ascii as _json_str
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +82,21 @@ SHN_LORESERVE, SHN_ABS = 0xFF00, 0xFFF1
 STT = {0: "label", 1: "object", 2: "func", 6: "object", 10: "func"}  # NOTYPE, OBJECT, FUNC, TLS, GNU_IFUNC
 STT_FILE = 4
 BIND = {0: "local", 1: "global", 2: "weak", 10: "global"}
+
+
+def _without_gc(fn):
+    """Run fn with the cyclic garbage collector paused: a vmlinux makes tens of thousands of small
+    objects that hold no cycles, and each collection would walk all of them again."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+    return run
 
 
 # -- reading an image ------------------------------------------------------------------------------
@@ -348,6 +367,7 @@ def parse_spec(spec: str) -> tuple[str, str, str, int]:
     return m["kernel"], ":".join(parts[:-1]), parts[-1], seed
 
 
+@_without_gc
 def load_side(side: str, image: str | None = None, repo: str | None = None, say=lambda msg: None) -> Image:
     """An ELF path (with the plan beside it, if any) or a build spec, looked up or built."""
     p = Path(side)
@@ -587,6 +607,199 @@ def _explain(old: Image, o: Sym, new: Image, n: Sym, ob: bytes, nb: bytes, st: _
     return True
 
 
+#: The fields :func:`_explain` tries, in its order, for a run of differing bytes starting at offset
+#: i: (width, back, k) is a field of `width` bytes starting at i - back, read as an address (k None)
+#: or as a PC-relative displacement of an instruction ending k bytes after the field.  Every field
+#: of one width and start covers the same bytes, so only the first (width, back) that names the
+#: same target in both images matters.
+_FIELDS = [(4, back, k) for back in range(4) for k in (None, 0, 1, 2, 4)] + [(8, back, None) for back in range(8)]
+_CHUNK = 1 << 22  #: bytes of symbol pairs compared per batch (bounds the index arrays' memory)
+
+
+class _Targets:
+    """:func:`same_target` over arrays of address pairs.
+
+    Its fast path (x inside a sized symbol of the old image whose twin has the same size and
+    moved by exactly y - x) and its cheap "no" (x or y outside both the image and the absolute
+    symbols: nothing to name) are decided in numpy; the pairs left (``unknown``) go to
+    :func:`same_target` itself, once per distinct pair.  Addresses are uint64; a computed address
+    that wrapped (below 0 or past 2**64 in Python's ints) is marked invalid, and names nothing.
+    """
+
+    def __init__(self, old: Image, new: Image):
+        self.old, self.new = old, new
+        sized = old._sized
+        self.start = np.array([s.addr for s in sized], np.uint64)
+        self.end = np.array([s.addr + s.size for s in sized], np.uint64)
+        twins = [new.by_key.get(s.key) for s in sized]
+        self.moves = np.array([n is not None and n.size == s.size for s, n in zip(sized, twins)], bool)
+        self.delta = np.array([(n.addr - s.addr) & MASK64 if n is not None else 0 for s, n in zip(sized, twins)],
+                              np.uint64)
+        self.bounds = [(np.uint64(img.lo), np.uint64(img.hi), np.array(sorted(img.absolute), np.uint64))
+                       for img in (old, new)]
+        self.memo: dict[tuple[int, int], bool] = {}
+
+    def classify(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(same, unknown): same_target is True for `same`; for `unknown` only same_target can tell;
+        for the rest it is False."""
+        if self.start.size:
+            i = np.searchsorted(self.start, x, "right") - 1
+            j = np.maximum(i, 0)
+            same = (i >= 0) & (x < self.end[j]) & self.moves[j] & (y - x == self.delta[j])
+        else:
+            same = np.zeros(x.shape, bool)
+        (lo, hi, ab), (nlo, nhi, nab) = self.bounds
+        named = ((x >= lo) & (x <= hi) | np.isin(x, ab)) & ((y >= nlo) & (y <= nhi) | np.isin(y, nab))
+        return same, named & ~same
+
+    def decide(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """same_target for each pair (the unknown ones), each distinct pair asked once."""
+        memo, old, new = self.memo, self.old, self.new
+        out = []
+        for a, b in zip(x.tolist(), y.tolist()):
+            r = memo.get((a, b))
+            if r is None:
+                r = memo[(a, b)] = same_target(old, a, new, b)
+            out.append(r)
+        return np.array(out, bool)
+
+
+def _word(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """The little-endian unsigned `width`-byte words of buf at the given offsets, as uint64."""
+    w = buf[at].astype(np.uint64)
+    for b in range(1, width):
+        w |= buf[at + b].astype(np.uint64) << np.uint64(8 * b)
+    return w
+
+
+def _displaced(base: np.ndarray, disp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """base + disp (signed) as uint64, and whether it stayed in 0 .. 2**64-1 (no wrap)."""
+    x = base + disp.astype(np.uint64)
+    return x, np.where(disp >= 0, x >= base, x < base)
+
+
+def _explain_all(old: Image, new: Image, pairs: list[tuple[Sym, Sym]], st: _Stats) -> list[bool | None]:
+    """:func:`_explain` for many same-size pairs at once, with the same answers and counts.
+
+    The bytes of all pairs are gathered into two arrays and compared at once.  Every differing
+    byte is then a possible start of a run, and for each one the candidate fields of
+    :data:`_FIELDS` are tried in order, all rows at a time (a row leaves once a field names the
+    same target); what :func:`same_target` decides beyond its fast path is asked of it once per
+    distinct address pair.  Last, each pair's runs are walked as :func:`_explain` does: the
+    first differing byte not covered by the previous field starts the next run.
+    """
+    out: list[bool | None] = []
+    targets = _Targets(old, new)
+    lo = 0
+    while lo < len(pairs):  # in batches of about _CHUNK bytes
+        hi, size = lo, 0
+        while hi < len(pairs) and (size < _CHUNK or hi == lo):
+            size += pairs[hi][0].size
+            hi += 1
+        out += _explain_batch(targets, pairs[lo:hi], st)
+        lo = hi
+    return out
+
+
+def _bytes(img: Image, syms: list[Sym]) -> np.ndarray:
+    """The bytes of the symbols one after the other, then 8 zero bytes (a word read at a symbol's
+    end stays in the array)."""
+    data, parts = img.data, []
+    for s in syms:
+        at = s.sec.offset + s.addr - s.sec.addr
+        parts.append(data[at:at + s.size])
+    parts.append(bytes(8))
+    return np.frombuffer(b"".join(parts), np.uint8)
+
+
+def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: _Stats) -> list[bool | None]:
+    old, new = targets.old, targets.new
+    m = len(pairs)
+    geometry = np.array([(o.size, o.addr, n.addr, o.kind == "func" or o.sec.executable) for o, n in pairs], np.uint64)
+    size = geometry[:, 0].astype(np.int64)
+    first = np.zeros(m, np.int64)  # where each pair's bytes start in the batch
+    np.cumsum(size[:-1], out=first[1:])
+    a, b = _bytes(old, [o for o, _ in pairs]), _bytes(new, [n for _, n in pairs])
+    differs = a != b
+    rows = np.flatnonzero(differs)  # every differing byte: a possible run start
+    q = np.searchsorted(first, rows, "right") - 1  # its pair
+    i, length = rows - first[q], size[q]  # its offset in the symbol, the symbol's size
+    run = np.zeros(rows.size, np.int64)  # the run's last byte: j = i + run (at most 4 bytes)
+    more = np.ones(rows.size, bool)
+    for t in (1, 2, 3):
+        more &= (i + t < length) & differs[rows + t]
+        run += more
+    j = i + run
+    oaddr, naddr, code = geometry[q, 1], geometry[q, 2], geometry[q, 3].astype(bool)
+
+    # the first field (index in _FIELDS) that names the same target, per row
+    NONE = len(_FIELDS)
+    found = np.full(rows.size, NONE, np.int64)
+    active = np.arange(rows.size)
+    unknown: list[tuple[np.ndarray, int, np.ndarray, np.ndarray]] = []
+    for f, (width, back, k) in enumerate(_FIELDS):
+        r = active
+        s = i[r] - back
+        ok = (s >= 0) & (s + width <= length[r])
+        if width == 4:
+            ok &= s + 3 >= j[r]
+        if k:  # instruction end past the field: code only, and inside the symbol
+            ok &= code[r] & (s + 4 + k <= length[r])
+        r, s = r[ok], s[ok]
+        if not r.size:
+            continue
+        g = rows[r] - back
+        x, y = _word(a, g, width), _word(b, g, width)
+        valid = True
+        if width == 4:  # sign-extended
+            x, y = (np.where(v >= 1 << 31, v.astype(np.int64) - (1 << 32), v.astype(np.int64)) for v in (x, y))
+            if k is None:
+                x, y = x.astype(np.uint64), y.astype(np.uint64)
+            else:
+                end = (s + 4 + k).astype(np.uint64)
+                x, vx = _displaced(oaddr[r] + end, x)
+                y, vy = _displaced(naddr[r] + end, y)
+                valid = vx & vy
+        same, maybe = targets.classify(x, y)
+        same &= valid
+        maybe &= valid
+        found[r[same]] = f
+        if maybe.any():
+            unknown.append((r[maybe], f, x[maybe], y[maybe]))
+        active = active[found[active] == NONE]
+    if unknown:
+        ur = np.concatenate([u[0] for u in unknown])
+        uf = np.concatenate([np.full(u[0].size, u[1], np.int64) for u in unknown])
+        yes = targets.decide(np.concatenate([u[2] for u in unknown]), np.concatenate([u[3] for u in unknown]))
+        np.minimum.at(found, ur[yes], uf[yes])
+    widths = np.array([w for w, _, _ in _FIELDS] + [0], np.int64)
+    backs = np.array([bk for _, bk, _ in _FIELDS] + [0], np.int64)
+    cover = np.where(found < NONE, i - backs[found] + widths[found], -1)  # offset past the field
+    nxt = np.searchsorted(rows, first[q] + cover).tolist()  # the next run's start (row)
+    cover = cover.tolist()
+    starts = np.searchsorted(rows, first).tolist()
+    ends = np.searchsorted(rows, first + size).tolist()
+
+    out: list[bool | None] = []
+    for p, (o, _) in enumerate(pairs):
+        t, end = starts[p], ends[p]
+        if t == end:
+            st.identical += 1
+            out.append(True)
+            continue
+        fields = 0
+        while t < end and cover[t] >= 0:
+            fields += 1
+            t = nxt[t]
+        if t < end:
+            out.append(None if o.kind == "func" or o.sec.executable else False)
+            continue
+        st.masked += 1
+        st.fields += fields
+        out.append(True)
+    return out
+
+
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s*(.*)$")
 _HEAD = re.compile(r"^([0-9a-f]+) <(.*)>:$")
 _RIP = re.compile(r"-?0x[0-9a-f]+\(%rip\)")
@@ -687,9 +900,22 @@ class SymbolDiff:
         return self.new_addr - self.old_addr
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["delta"] = self.delta
-        return d
+        return {"name": self.name, "object": self.object, "kind": self.kind, "status": self.status,
+                "old_addr": self.old_addr, "new_addr": self.new_addr, "old_size": self.old_size,
+                "new_size": self.new_size, "section": self.section, "delta": self.delta}
+
+    def to_json(self) -> str:
+        """``to_dict()`` as ``json.dumps(..., indent=1)`` writes it in the list of a top-level key."""
+        s, v = _json_str, _json_num
+        return (f'  {{\n   "name": {s(self.name)},\n   "object": {s(self.object)},\n   "kind": {s(self.kind)},\n'
+                f'   "status": {s(self.status)},\n   "old_addr": {v(self.old_addr)},\n'
+                f'   "new_addr": {v(self.new_addr)},\n   "old_size": {v(self.old_size)},\n'
+                f'   "new_size": {v(self.new_size)},\n   "section": {s(self.section)},\n'
+                f'   "delta": {v(self.delta)}\n  }}')
+
+
+def _json_num(v: int | None) -> str:
+    return "null" if v is None else int.__repr__(v)
 
 
 @dataclass
@@ -776,7 +1002,20 @@ class SymdiffResult:
     def text_unchanged_share(self) -> float:
         return self.text_unchanged_bytes / self.text_bytes if self.text_bytes else 1.0
 
+    @_without_gc
     def to_dict(self, all_symbols: bool = True) -> dict:
+        return self._dict([s.to_dict() for s in self.symbols if all_symbols or s.status != "unchanged"])
+
+    @_without_gc
+    def to_json(self) -> str:
+        """``json.dumps(self.to_dict(), indent=1)``, the same text, faster: the json module's indented
+        encoder is pure Python, so the symbol list (nearly all of it) is written here."""
+        mark = "\0symbols"  # no other string in the diff holds a NUL
+        text = json.dumps(self._dict(mark), indent=1)
+        body = ",\n".join(s.to_json() for s in self.symbols)
+        return text.replace(json.dumps(mark), f"[\n{body}\n ]" if body else "[]", 1)
+
+    def _dict(self, symbols) -> dict:
         return {
             "old": self.old.to_dict(),
             "new": self.new.to_dict(),
@@ -794,7 +1033,7 @@ class SymdiffResult:
                      "unchanged_share": round(self.text_unchanged_share, 6), "functions": self.text_functions,
                      "unchanged_functions": self.text_unchanged_functions},
             "objects": [o.to_dict() for o in self.objects],
-            "symbols": [s.to_dict() for s in self.symbols if all_symbols or s.status != "unchanged"],
+            "symbols": symbols,
             "compared": self.compared,
             "notes": self.notes,
         }
@@ -806,6 +1045,7 @@ def _side(img: Image) -> SideInfo:
                     f"0x{img.plan.plan_id:07x}" if img.plan else None)
 
 
+@_without_gc
 def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffResult:
     """Classify every symbol of two images and summarize where placement starts to differ."""
     mode = "plan" if old.mapping == new.mapping == "plan" else "file"
@@ -816,25 +1056,37 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
     st = _Stats()
     status: dict[tuple, str] = {}
     pending: list[tuple[Sym, Sym]] = []
+    decided: list[list] = []  #: [key, old, new, status or same], in the order statuses are given
+    bulk: list[tuple[Sym, Sym]] = []  #: same-size pairs with bytes on both sides: compared together
+    bulk_at: list[int] = []
+    osize, nsize = len(old.data), len(new.data)
     for k, o in okeys.items():
         n = nkeys.get(k)
         if n is None:
-            status[k] = "removed"
-            continue
-        if o.size != n.size:
-            status[k] = "resized"
-            continue
-        same: bool | None = True
-        if o.size:
-            ob, nb = old.bytes_of(o), new.bytes_of(n)
-            if ob is not None and nb is not None:
-                same = _explain(old, o, new, n, ob, nb, st)
-            elif (ob is None) != (nb is None):
+            decided.append([k, o, n, "removed"])
+        elif o.size != n.size:
+            decided.append([k, o, n, "resized"])
+        else:
+            same: bool | None = True
+            if o.size and not o.sec.nobits and not n.sec.nobits:
+                if (o.sec.offset + o.addr - o.sec.addr + o.size <= osize
+                        and n.sec.offset + n.addr - n.sec.addr + n.size <= nsize):
+                    bulk_at.append(len(decided))
+                    bulk.append((o, n))
+                else:  # bytes cut short by the end of the file: one at a time
+                    same = _explain(old, o, new, n, old.bytes_of(o), new.bytes_of(n), st)
+            elif o.size and o.sec.nobits != n.sec.nobits:
                 same = False
-        if same is None:
+            decided.append([k, o, n, same])
+    for at, same in zip(bulk_at, _explain_all(old, new, bulk, st)):
+        decided[at][3] = same
+    for k, o, n, same in decided:
+        if isinstance(same, str):
+            status[k] = same
+        elif same is None:
             pending.append((o, n))
-            continue
-        status[k] = ("unchanged" if o.addr == n.addr else "moved") if same else "changed"
+        else:
+            status[k] = ("unchanged" if o.addr == n.addr else "moved") if same else "changed"
     for k in nkeys:
         if k not in okeys:
             status[k] = "added"
