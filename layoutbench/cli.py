@@ -52,7 +52,11 @@ def main(workdir):
     Typical use:
       layoutbench layouts                          # what layouts exist
       layoutbench build minikernel --layout random --seed 3
+      layoutbench run minikernel --target qemu     # boot one variant, show its console
       layoutbench compare minikernel --layouts default,sorted,aligned,random:8 --runs 5
+      layoutbench symdiff minikernel@worktree:sorted minikernel@worktree:aligned
+      layoutbench bisect minikernel GOOD..BAD --repo R --target cachegrind
+      layoutbench history minikernel A..B --repo R --step 4 && layoutbench report minikernel
     """
     if workdir:
         os.environ["LAYOUTBENCH_DIR"] = os.path.abspath(workdir)
