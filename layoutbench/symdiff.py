@@ -313,22 +313,23 @@ def read_image(path: Path, label: str | None = None) -> Image:
     markers: dict[str, tuple[int, str]] = {}
     absval: dict[int, set[str]] = {}
     current = ""
-    info, shndx, value, ssize, name = (raw["info"].tolist(), raw["shndx"].tolist(), raw["value"].tolist(),
-                                       raw["size"].tolist(), raw["name"].tolist())
+    info, shndx, value, ssize = (raw["info"].tolist(), raw["shndx"].tolist(), raw["value"].tolist(),
+                                 raw["size"].tolist())
+    name = _names(strtab, raw["name"].tolist())
     flags_alloc = {s.index: s for s in sections}
     for i in range(1, len(raw)):
         t = info[i] & 0xF
         if t == STT_FILE:
-            current = _str(strtab, name[i])
+            current = name[i]
             continue
         kind = STT.get(t)
         idx = shndx[i]
         if idx == SHN_ABS and kind is not None and value[i] >= 0x1000:
-            absval.setdefault(value[i], set()).add(_str(strtab, name[i]))
+            absval.setdefault(value[i], set()).add(name[i])
             continue
         if kind is None or idx == 0 or idx >= SHN_LORESERVE or idx not in alloc_ok:
             continue
-        n = _str(strtab, name[i])
+        n = name[i]
         if not n or n.startswith((".L", "$")):
             continue
         bind = BIND.get(info[i] >> 4, "global")
@@ -345,6 +346,16 @@ def read_image(path: Path, label: str | None = None) -> Image:
 def _str(tab: bytes, off: int) -> str:
     end = tab.find(b"\0", off)
     return tab[off:end if end >= 0 else None].decode("utf-8", "replace")
+
+
+def _names(tab: bytes, offsets: list[int]) -> list[str]:
+    """:func:`_str` of each offset: the string table decoded once, its NULs found with numpy."""
+    if not tab.isascii():
+        return [_str(tab, off) for off in offsets]
+    nul = np.append(np.flatnonzero(np.frombuffer(tab, np.uint8) == 0), len(tab))
+    ends = nul[np.searchsorted(nul, offsets)].tolist()
+    text = tab.decode("ascii")
+    return [text[a:b] for a, b in zip(offsets, ends)]
 
 
 # -- sides: a path or a build spec -----------------------------------------------------------------
@@ -426,27 +437,25 @@ def _read_object(path: Path, name: str):
     sh = np.frombuffer(data, dtype=np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("addr", "<u8"),
                                               ("offset", "<u8"), ("size", "<u8"), ("link", "<u4"), ("info", "<u4"),
                                               ("align", "<u8"), ("entsize", "<u8")]), count=shnum, offset=shoff)
-    strs = data[int(sh["offset"][shstrndx]):int(sh["offset"][shstrndx] + sh["size"][shstrndx])]
+    sh_offset, sh_size = sh["offset"].tolist(), sh["size"].tolist()
+    strs = data[sh_offset[shstrndx]:sh_offset[shstrndx] + sh_size[shstrndx]]
+    keep = np.flatnonzero((sh["flags"] & SHF_ALLOC != 0) & np.isin(sh["type"], (1, 8)))  # PROGBITS, NOBITS
     secs: dict[int, elfinfo.InputSection] = {}
-    symtab = None
-    for i in range(shnum):
-        t, fl = int(sh["type"][i]), int(sh["flags"][i])
-        if fl & SHF_ALLOC and t in (1, 8):  # PROGBITS, NOBITS
-            secs[i] = elfinfo.InputSection(_str(strs, int(sh["name"][i])), int(sh["size"][i]),
-                                           max(1, int(sh["align"][i])), fl)
-        elif t == 2:
-            symtab = i
-    if symtab is not None:
-        o, n = int(sh["offset"][symtab]), int(sh["size"][symtab])
-        link = int(sh["link"][symtab])
-        strtab = data[int(sh["offset"][link]):int(sh["offset"][link] + sh["size"][link])]
-        raw = np.frombuffer(data[o:o + n], dtype=_dtype(64, True))
-        for r in raw[1:].tolist():
+    for i, nm, fl, al in zip(keep.tolist(), _names(strs, sh["name"][keep].tolist()), sh["flags"][keep].tolist(),
+                             sh["align"][keep].tolist()):
+        secs[i] = elfinfo.InputSection(nm, sh_size[i], max(1, al), fl)
+    symtabs = np.flatnonzero(sh["type"] == 2).tolist()
+    if symtabs:
+        symtab = symtabs[-1]
+        o, n, link = sh_offset[symtab], sh_size[symtab], int(sh["link"][symtab])
+        strtab = data[sh_offset[link]:sh_offset[link] + sh_size[link]]
+        raw = np.frombuffer(data[o:o + n], dtype=_dtype(64, True))[1:]
+        for r, sname in zip(raw.tolist(), _names(strtab, raw["name"].tolist())):
             nm, inf, _, idx, val, size = r
             t = inf & 0xF
             if idx in secs and nm and t in (0, 1, 2):
                 sec = secs[idx]
-                sec.symbols.append(elfinfo.Symbol(_str(strtab, nm), val, size, ("notype", "object", "func")[t],
+                sec.symbols.append(elfinfo.Symbol(sname, val, size, ("notype", "object", "func")[t],
                                                   BIND.get(inf >> 4, "global"), sec.name))
     info = elfinfo.ObjectInfo(name, [secs[i] for i in sorted(secs)])
     _OBJECTS[key] = info
@@ -628,13 +637,15 @@ class _Targets:
 
     def __init__(self, old: Image, new: Image):
         self.old, self.new = old, new
-        sized = old._sized
-        self.start = np.array([s.addr for s in sized], np.uint64)
-        self.end = np.array([s.addr + s.size for s in sized], np.uint64)
-        twins = [new.by_key.get(s.key) for s in sized]
-        self.moves = np.array([n is not None and n.size == s.size for s, n in zip(sized, twins)], bool)
-        self.delta = np.array([(n.addr - s.addr) & MASK64 if n is not None else 0 for s, n in zip(sized, twins)],
-                              np.uint64)
+        rows = []
+        twin = new.by_key.get
+        for s in old._sized:
+            n = twin(s.key)
+            rows.append((s.addr, s.addr + s.size, n is not None and n.size == s.size,
+                         (n.addr - s.addr) & MASK64 if n is not None else 0))
+        cols = np.array(rows, np.uint64).reshape(-1, 4).T
+        self.start, self.end, self.delta = cols[0], cols[1], cols[3]
+        self.moves = cols[2].astype(bool)  #: the twin has the same size
         self.bounds = [(np.uint64(img.lo), np.uint64(img.hi), np.array(sorted(img.absolute), np.uint64))
                        for img in (old, new)]
         self.memo: dict[tuple[int, int], bool] = {}
@@ -682,11 +693,12 @@ def _explain_all(old: Image, new: Image, pairs: list[tuple[Sym, Sym]], st: _Stat
     """:func:`_explain` for many same-size pairs at once, with the same answers and counts.
 
     The bytes of all pairs are gathered into two arrays and compared at once.  Every differing
-    byte is then a possible start of a run, and for each one the candidate fields of
-    :data:`_FIELDS` are tried in order, all rows at a time (a row leaves once a field names the
-    same target); what :func:`same_target` decides beyond its fast path is asked of it once per
-    distinct address pair.  Last, each pair's runs are walked as :func:`_explain` does: the
-    first differing byte not covered by the previous field starts the next run.
+    byte is a possible start of a run; for a set of them at once, the candidate fields of
+    :data:`_FIELDS` are tried in order (a byte leaves once a field names the same target), and
+    what :func:`same_target` decides beyond its fast path is asked of it once per distinct
+    address pair.  Each pair's runs are walked as :func:`_explain` does (the first differing byte
+    not covered by the previous field starts the next run), with the bytes that start a run of
+    differing bytes decided up front and any other byte a walk reaches decided in a next round.
     """
     out: list[bool | None] = []
     targets = _Targets(old, new)
@@ -721,7 +733,7 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: _Stats) 
     np.cumsum(size[:-1], out=first[1:])
     a, b = _bytes(old, [o for o, _ in pairs]), _bytes(new, [n for _, n in pairs])
     differs = a != b
-    rows = np.flatnonzero(differs)  # every differing byte: a possible run start
+    rows = np.flatnonzero(differs)  # every differing byte is a row: a possible run start
     q = np.searchsorted(first, rows, "right") - 1  # its pair
     i, length = rows - first[q], size[q]  # its offset in the symbol, the symbol's size
     run = np.zeros(rows.size, np.int64)  # the run's last byte: j = i + run (at most 4 bytes)
@@ -731,74 +743,88 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: _Stats) 
         run += more
     j = i + run
     oaddr, naddr, code = geometry[q, 1], geometry[q, 2], geometry[q, 3].astype(bool)
+    widths = np.array([w for w, _, _ in _FIELDS], np.int64)
+    backs = np.array([bk for _, bk, _ in _FIELDS], np.int64)
 
-    # the first field (index in _FIELDS) that names the same target, per row
-    NONE = len(_FIELDS)
-    found = np.full(rows.size, NONE, np.int64)
-    active = np.arange(rows.size)
-    unknown: list[tuple[np.ndarray, int, np.ndarray, np.ndarray]] = []
-    for f, (width, back, k) in enumerate(_FIELDS):
-        r = active
-        s = i[r] - back
-        ok = (s >= 0) & (s + width <= length[r])
-        if width == 4:
-            ok &= s + 3 >= j[r]
-        if k:  # instruction end past the field: code only, and inside the symbol
-            ok &= code[r] & (s + 4 + k <= length[r])
-        r, s = r[ok], s[ok]
-        if not r.size:
-            continue
-        g = rows[r] - back
-        x, y = _word(a, g, width), _word(b, g, width)
-        valid = True
-        if width == 4:  # sign-extended
-            x, y = (np.where(v >= 1 << 31, v.astype(np.int64) - (1 << 32), v.astype(np.int64)) for v in (x, y))
-            if k is None:
-                x, y = x.astype(np.uint64), y.astype(np.uint64)
-            else:
-                end = (s + 4 + k).astype(np.uint64)
-                x, vx = _displaced(oaddr[r] + end, x)
-                y, vy = _displaced(naddr[r] + end, y)
-                valid = vx & vy
-        same, maybe = targets.classify(x, y)
-        same &= valid
-        maybe &= valid
-        found[r[same]] = f
-        if maybe.any():
-            unknown.append((r[maybe], f, x[maybe], y[maybe]))
-        active = active[found[active] == NONE]
-    if unknown:
-        ur = np.concatenate([u[0] for u in unknown])
-        uf = np.concatenate([np.full(u[0].size, u[1], np.int64) for u in unknown])
-        yes = targets.decide(np.concatenate([u[2] for u in unknown]), np.concatenate([u[3] for u in unknown]))
-        np.minimum.at(found, ur[yes], uf[yes])
-    widths = np.array([w for w, _, _ in _FIELDS] + [0], np.int64)
-    backs = np.array([bk for _, bk, _ in _FIELDS] + [0], np.int64)
-    cover = np.where(found < NONE, i - backs[found] + widths[found], -1)  # offset past the field
-    nxt = np.searchsorted(rows, first[q] + cover).tolist()  # the next run's start (row)
-    cover = cover.tolist()
-    starts = np.searchsorted(rows, first).tolist()
+    def covers(sel: np.ndarray) -> tuple[list[int], list[int]]:
+        """For the rows sel as run starts: the offset just past the first field of _FIELDS that
+        names the same target in both images (-1: none does), and the row of the next run."""
+        NONE = len(_FIELDS)
+        found = np.full(sel.size, NONE, np.int64)  # per row of sel: index of that field in _FIELDS
+        active = np.arange(sel.size)  # rows of sel without a field yet
+        unknown = []  # (rows of sel, field, x, y) that only same_target can decide
+        for f, (width, back, k) in enumerate(_FIELDS):
+            r = sel[active]
+            s = i[r] - back
+            ok = (s >= 0) & (s + width <= length[r])
+            if width == 4:
+                ok &= s + 3 >= j[r]
+            if k:  # instruction end past the field: code only, and inside the symbol
+                ok &= code[r] & (s + 4 + k <= length[r])
+            r, s, at = r[ok], s[ok], active[ok]
+            if not r.size:
+                continue
+            g = rows[r] - back
+            x, y = _word(a, g, width), _word(b, g, width)
+            valid = True
+            if width == 4:  # sign-extended
+                x, y = (np.where(v >= 1 << 31, v.astype(np.int64) - (1 << 32), v.astype(np.int64)) for v in (x, y))
+                if k is None:
+                    x, y = x.astype(np.uint64), y.astype(np.uint64)
+                else:
+                    end = (s + 4 + k).astype(np.uint64)
+                    x, vx = _displaced(oaddr[r] + end, x)
+                    y, vy = _displaced(naddr[r] + end, y)
+                    valid = vx & vy
+            same, maybe = targets.classify(x, y)
+            found[at[same & valid]] = f
+            maybe &= valid
+            if maybe.any():
+                unknown.append((at[maybe], f, x[maybe], y[maybe]))
+            active = active[found[active] == NONE]
+        if unknown:
+            yes = targets.decide(np.concatenate([u[2] for u in unknown]), np.concatenate([u[3] for u in unknown]))
+            at = np.concatenate([u[0] for u in unknown])
+            f = np.concatenate([np.full(u[0].size, u[1], np.int64) for u in unknown])
+            np.minimum.at(found, at[yes], f[yes])
+        hit = found < NONE
+        f = np.where(hit, found, 0)
+        cover = np.where(hit, i[sel] - backs[f] + widths[f], -1)
+        return cover.tolist(), np.searchsorted(rows, first[q[sel]] + cover).tolist()
+
+    # Walk each pair's runs as _explain does.  Rows are decided on demand, in bulk: first every
+    # row that starts a run of differing bytes (nearly all run starts), then, round by round,
+    # the rows the walks stopped at.
+    cover: list[int | None] = [None] * rows.size
+    nxt: list[int] = [0] * rows.size
+    sel = np.flatnonzero((i == 0) | ~differs[rows - 1])
+    at = np.searchsorted(rows, first).tolist()  # per pair: the row its walk is at
     ends = np.searchsorted(rows, first + size).tolist()
-
-    out: list[bool | None] = []
-    for p, (o, _) in enumerate(pairs):
-        t, end = starts[p], ends[p]
-        if t == end:
-            st.identical += 1
-            out.append(True)
-            continue
-        fields = 0
-        while t < end and cover[t] >= 0:
-            fields += 1
-            t = nxt[t]
-        if t < end:
-            out.append(None if o.kind == "func" or o.sec.executable else False)
-            continue
-        st.masked += 1
-        st.fields += fields
-        out.append(True)
+    fields = [0] * m
+    out: list[bool | None] = [True] * m
+    walking = [p for p in range(m) if at[p] < ends[p]]
+    st.identical += m - len(walking)
+    while walking:
+        for r, c, n in zip(sel.tolist(), *covers(sel)):
+            cover[r], nxt[r] = c, n
+        stopped = []
+        for p in walking:
+            t, end, f = at[p], ends[p], fields[p]
+            while t < end and cover[t] is not None and cover[t] >= 0:
+                f += 1
+                t = nxt[t]
+            at[p], fields[p] = t, f
+            if t < end and cover[t] is None:
+                stopped.append(p)
+            elif t < end:  # a run no field explains
+                o = pairs[p][0]
+                out[p] = None if o.kind == "func" or o.sec.executable else False
+            else:
+                st.masked += 1
+                st.fields += f
+        walking = stopped
+        sel = np.array([at[p] for p in stopped], np.int64)
     return out
-
 
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s*(.*)$")
 _HEAD = re.compile(r"^([0-9a-f]+) <(.*)>:$")
@@ -1051,8 +1077,7 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
     mode = "plan" if old.mapping == new.mapping == "plan" else "file"
     _assign_keys(old, mode)
     _assign_keys(new, mode)
-    okeys = {s.key: s for s in old.syms}
-    nkeys = {s.key: s for s in new.syms}
+    okeys, nkeys = old.by_key, new.by_key  # key → symbol, as index() built them
     st = _Stats()
     status: dict[tuple, str] = {}
     pending: list[tuple[Sym, Sym]] = []
@@ -1115,8 +1140,9 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
         counts[r.status] += 1
         per_obj[r.object][r.status] += 1
         if r.status == "moved":
-            moved_by[r.delta] += 1
-            per_obj_d[r.object][r.delta] += 1
+            d = r.new_addr - r.old_addr
+            moved_by[d] += 1
+            per_obj_d[r.object][d] += 1
     objects = [ObjectDiff(name or "(global)", {k: c[k] for k in STATUSES}, dict(per_obj_d[name]))
                for name, c in per_obj.items()]
     first_addr = {}
@@ -1127,7 +1153,7 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
 
     exec_secs = {sec.name for sec in new.sections if sec.executable}
     text_f = [r for r in rows if r.kind == "func" and r.new_addr is not None and r.section in exec_secs]
-    text_moved = Counter(r.delta for r in rows if r.status == "moved" and r.section in exec_secs)
+    text_moved = Counter(r.new_addr - r.old_addr for r in rows if r.status == "moved" and r.section in exec_secs)
     origins, prop = _origins(old, new, okeys, nkeys, status)
     notes = old.notes + new.notes
     if old.mapping != new.mapping:
