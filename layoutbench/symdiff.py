@@ -38,7 +38,10 @@ A side is an ELF image (a kernel or any linked executable) or a build layoutbenc
   operand that is an address in the image (and every ``(%rip)`` displacement, through
   llvm-objdump's ``# 0xADDR`` comment) is replaced by the symbol+offset it names, and
   the instruction texts are compared.  Data objects are decided by bytes and masking
-  alone.  Limits: identical bytes are taken as the same code even if an address they
+  alone.  The bytes of all same-size pairs are compared at once, and the candidate fields
+  of every run are tried in bulk with numpy (:func:`_explain_all`); :func:`_explain` is
+  the same check, one symbol at a time, kept as the reference (and for symbols cut short
+  by the end of the file).  Limits: identical bytes are taken as the same code even if an address they
   reference now holds a different symbol (only possible when the source changed the
   reference *and* the new target landed on the old address); a constant that happens
   to fall in the image's address range is read as an address.
@@ -931,17 +934,16 @@ class SymbolDiff:
                 "new_size": self.new_size, "section": self.section, "delta": self.delta}
 
     def to_json(self) -> str:
-        """``to_dict()`` as ``json.dumps(..., indent=1)`` writes it in the list of a top-level key."""
-        s, v = _json_str, _json_num
+        """``to_dict()`` as ``json.dumps(..., indent=1)`` writes it in the list of a top-level key
+        (the numbers are ints or None)."""
+        s = _json_str
+        oa, na, os_, ns = self.old_addr, self.new_addr, self.old_size, self.new_size
+        d = None if oa is None or na is None else na - oa
         return (f'  {{\n   "name": {s(self.name)},\n   "object": {s(self.object)},\n   "kind": {s(self.kind)},\n'
-                f'   "status": {s(self.status)},\n   "old_addr": {v(self.old_addr)},\n'
-                f'   "new_addr": {v(self.new_addr)},\n   "old_size": {v(self.old_size)},\n'
-                f'   "new_size": {v(self.new_size)},\n   "section": {s(self.section)},\n'
-                f'   "delta": {v(self.delta)}\n  }}')
-
-
-def _json_num(v: int | None) -> str:
-    return "null" if v is None else int.__repr__(v)
+                f'   "status": {s(self.status)},\n   "old_addr": {"null" if oa is None else oa},\n'
+                f'   "new_addr": {"null" if na is None else na},\n   "old_size": {"null" if os_ is None else os_},\n'
+                f'   "new_size": {"null" if ns is None else ns},\n   "section": {s(self.section)},\n'
+                f'   "delta": {"null" if d is None else d}\n  }}')
 
 
 @dataclass
