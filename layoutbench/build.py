@@ -57,6 +57,16 @@ def _locked(path: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def object_entries(list_file: Path) -> list[tuple[str, str]]:
+    """(name, file relative to the object folder) for each line ``NAME`` or ``NAME PATH``."""
+    out = []
+    for line in list_file.read_text().splitlines():
+        words = line.split()
+        if words and not words[0].startswith("#"):
+            out.append((words[0], words[1] if len(words) > 1 else words[0]))
+    return out
+
+
 @dataclass
 class ObjectSet:
     """The compiled objects of one commit of one kernel."""
@@ -73,29 +83,23 @@ class ObjectSet:
         """The kernel tree the objects were built from."""
         return Path(self.info.get("src") or self.checkout.tree or "")
 
-    def _entries(self, image: str) -> list[tuple[str, str]]:
+    def entries(self, image: str) -> list[tuple[str, str]]:
         """(name the linker knows the object by, its file relative to objdir), in link order.
 
         A line of the object list is ``NAME`` or ``NAME PATH`` (e.g. ``vmlinux.a:kernel/fork.o
         kernel/fork.o`` for a member of a thin archive)."""
         img = self.profile.image(image)
-        f = self.objdir / img.objects
-        if not f.is_file():
+        if not (self.objdir / img.objects).is_file():
             raise LayoutbenchError(f"the build of {self.profile.name} wrote no object list {img.objects} "
                                    f"in {self.objdir}; check [images.{image}] objects in {self.profile.path}")
-        out = []
-        for line in f.read_text().splitlines():
-            words = line.split()
-            if words and not words[0].startswith("#"):
-                out.append((words[0], words[1] if len(words) > 1 else words[0]))
-        return out
+        return object_entries(self.objdir / img.objects)
 
     def object_list(self, image: str) -> list[str]:
-        return [name for name, _ in self._entries(image)]
+        return [name for name, _ in self.entries(image)]
 
     def objects(self, image: str) -> list[elfinfo.ObjectInfo]:
         out = []
-        for name, rel in self._entries(image):
+        for name, rel in self.entries(image):
             if name not in self._objinfo:
                 path = self.objdir / rel
                 if not path.is_file():

@@ -407,7 +407,7 @@ def load_side(side: str, image: str | None = None, repo: str | None = None, say=
     objs, (v,) = build.build_variants(prof, co, [(layout_name, seed)], [image], say=say)
     img = read_image(v.elf, f"{prof.name}@{co.short}:{v.label} ({image})")
     img.plan = LayoutPlan.from_json(v.plan_path.read_text())
-    img.objects = read_objects(objs.objdir, objs.object_list(image))
+    img.objects = read_objects(objs.objdir, objs.entries(image))
     _map_objects(img)
     return img
 
@@ -415,9 +415,10 @@ def load_side(side: str, image: str | None = None, repo: str | None = None, say=
 _OBJECTS: dict[tuple, object] = {}
 
 
-def read_objects(objdir: Path, names: list[str]) -> dict:
-    """elfinfo.ObjectInfo of each object, read fast (numpy) and cached for the other side."""
-    return {n: _read_object(objdir / n, n) for n in names}
+def read_objects(objdir: Path, entries: list[tuple[str, str]]) -> dict:
+    """elfinfo.ObjectInfo of each (name, file relative to objdir), read fast (numpy) and cached
+    for the other side."""
+    return {n: _read_object(objdir / rel, n) for n, rel in entries}
 
 
 def _read_object(path: Path, name: str):
@@ -466,21 +467,25 @@ def _read_object(path: Path, name: str):
 
 
 def _find_objects(elf: Path, plan: LayoutPlan) -> dict | None:
-    """The objects an image in a layoutbench work dir was linked from (images/K/C/I/L-S/image.elf)."""
-    from . import elfinfo
+    """The objects an image in a layoutbench work dir was linked from.
+
+    ``WORK/images/K/<commit>-<config>/I/L-S/image.elf`` was linked from
+    ``WORK/objects/K/<commit>-<config>/obj``, listed in the profile's object list."""
+    from . import build, profile
 
     try:
-        work = elf.resolve().parents[5]
-    except IndexError:
+        elf = elf.resolve()
+        work, key = elf.parents[5], elf.parents[2].name
+        objdir = work / "objects" / plan.kernel / key / "obj"
+        listing = objdir / profile.load(plan.kernel).image(plan.image).objects
+        entries = dict(build.object_entries(listing))
+    except (IndexError, LayoutbenchError, OSError):
         return None
     names = list(dict.fromkeys(u.object for units in plan.groups.values() for u in units))
-    for objdir in sorted((work / "objects" / plan.kernel).glob(f"{plan.commit[:12]}-*/obj")):
-        if all((objdir / n).is_file() for n in names):
-            try:
-                return read_objects(objdir, names)
-            except (LayoutbenchError, ValueError, IndexError):
-                continue
-    return None
+    try:
+        return read_objects(objdir, [(n, entries.get(n, n)) for n in names])
+    except (LayoutbenchError, ValueError, IndexError, OSError):
+        return None
 
 
 def _map_objects(img: Image) -> None:
