@@ -269,7 +269,12 @@ def ratio_text(c: stats.Comparison) -> str:
     return f"{c.ratio:.3f} ± {half:.3f}  {word}"
 
 
+def pct(x: float, digits: int = 2) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}%"
+
+
 def noise_line(name: str, n: stats.NoiseSplit) -> str:
-    return (f"layout noise ({name}, {n.k} layouts): between-layout sd {100 * n.layout_cv:.2f}% "
-            f"(medians {fmt(n.median_min)} … {fmt(n.median_max)}, range {100 * n.median_range_rel:.2f}%), "
-            f"run noise sd {100 * n.run_cv:.2f}%, layout share of variance {100 * n.layout_share:.0f}%")
+    return (f"layout noise ({name}, {n.k} layouts): between-layout sd {pct(n.layout_cv)} "
+            f"(medians {fmt(n.median_min)} … {fmt(n.median_max)}, range {pct(n.median_range_rel)}), "
+            f"run noise sd {pct(n.run_cv)}, layout share of variance {pct(n.layout_share, 0)}"
+            + ("" if not math.isnan(n.run_cv) else " (one run per layout: run noise not separated)"))
