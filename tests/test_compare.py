@@ -107,3 +107,17 @@ def test_qemu_compare_warns_that_tcg_times_the_emulator(workdir, tmp_path):
     if accel == [("tcg",)]:
         assert "they time the emulator, not the layout" in p.stdout
     assert "cycles_per_packet" in p.stdout
+
+
+def test_relink_mode_draws_a_new_layout_for_every_repetition(workdir, tmp_path):
+    db = tmp_path / "r.sqlite"
+    p = lb("compare", "minikernel", "--layouts", "default,random:2", "--runs", "3", "--mode", "relink",
+           "--args", SMALL, "--store", str(db), "--json")
+    seeds = rows(db, "SELECT b.layout, b.seed, r.rep, r.mode FROM runs r JOIN builds b ON b.id = r.build_id")
+    random_seeds = sorted(s for layout_, s, _, _ in seeds if layout_ == "random")
+    assert random_seeds == [1, 2, 3, 4, 5, 6], "2 random layouts x 3 repetitions = 6 seeds, one run each"
+    assert sorted(r for layout_, _, r, _ in seeds if layout_ == "default") == [0, 1, 2]
+    assert {m for *_, m in seeds} == {"relink"}
+    j = json.loads(p.stdout)
+    row = next(r for r in j["metrics"][0]["rows"] if r["layout"] == "random")
+    assert row["layout_noise"]["k"] == 6
