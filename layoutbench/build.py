@@ -150,7 +150,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
     if skip:
         raise BuildFailed(f"commit {checkout.short} of {profile.name} is skipped by quirk {skip[0].name}: {skip[0].reason}")
     cfg = _config_hash(profile, applied)
-    base = workdir() / "objects" / profile.name / f"{checkout.short}-{cfg}"
+    base = workdir() / "objects" / profile.name / f"{checkout.key}-{cfg}"
     record = base / "build.json"
     with _locked(base.with_suffix(".lock")):
         if checkout.commit != source.WORKTREE and record.is_file():
@@ -226,7 +226,7 @@ def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -
                             commit=objs.checkout.commit, pin_first=img.pin_first, kinds=img.kinds)
     seed = plan.seed
     # keyed like the objects: the same commit built with other quirks or settings links other images
-    out = workdir() / "images" / profile.name / f"{objs.checkout.short}-{objs.info['config']}" / image / \
+    out = workdir() / "images" / profile.name / f"{objs.checkout.key}-{objs.info['config']}" / image / \
         f"{layout_name}-{seed}"
     elf, plan_path, meta = out / "image.elf", out / "plan.json", out / "variant.json"
     if img.link_command:

@@ -103,7 +103,7 @@ def measure(objs: buildmod.ObjectSet, target: targets.Target, store: Store, jobs
             if progress:
                 progress()
             continue
-        log = workdir() / "logs" / objs.profile.name / objs.checkout.short / \
+        log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
             f"{image}-{v.label.replace(':', '-')}-{target.spec.name}-{mode}-{job.rep}.log"
         started = time.time()
         result = target.run(v.elf, log, extra)

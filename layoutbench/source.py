@@ -31,6 +31,14 @@ class Checkout:
     def short(self) -> str:
         return self.commit[:12]
 
+    @property
+    def key(self) -> str:
+        """Names this source in the work directory: a commit's short id, or for a working
+        tree ``worktree-<hash of its path>``, so that two trees never share objects."""
+        if self.commit == WORKTREE and self.tree is not None:
+            return f"worktree-{hashlib.sha256(str(self.tree.resolve()).encode()).hexdigest()[:8]}"
+        return self.short
+
 
 def _open(repo: Path) -> git.Repo:
     try:
