@@ -75,6 +75,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import elfinfo
+from .elfinfo import string_at as _str, strings as _names, symtab_dtype as _dtype
 from .errors import LayoutbenchError
 from .layout import PAGE, LayoutPlan
 
@@ -84,7 +86,7 @@ SHF_ALLOC, SHF_EXECINSTR = 0x2, 0x4
 SHN_LORESERVE, SHN_ABS = 0xFF00, 0xFFF1
 STT = {0: "label", 1: "object", 2: "func", 6: "object", 10: "func"}  # NOTYPE, OBJECT, FUNC, TLS, GNU_IFUNC
 STT_FILE = 4
-BIND = {0: "local", 1: "global", 2: "weak", 10: "global"}
+BIND = elfinfo.BIND
 
 
 def _without_gc(fn):
@@ -257,15 +259,6 @@ def same_target(old: Image, x: int, new: Image, y: int, wide: bool = False) -> b
     return False
 
 
-def _dtype(elfclass: int, little: bool):
-    e = "<" if little else ">"
-    if elfclass == 64:
-        return np.dtype([("name", e + "u4"), ("info", "u1"), ("other", "u1"), ("shndx", e + "u2"),
-                         ("value", e + "u8"), ("size", e + "u8")])
-    return np.dtype([("name", e + "u4"), ("value", e + "u4"), ("size", e + "u4"), ("info", "u1"),
-                     ("other", "u1"), ("shndx", e + "u2")])
-
-
 def read_image(path: Path, label: str | None = None) -> Image:
     """Sections and symbols of a linked ELF image, read once.  Errors are one line."""
     from elftools.common.exceptions import ELFError
@@ -346,21 +339,6 @@ def read_image(path: Path, label: str | None = None) -> Image:
     return img
 
 
-def _str(tab: bytes, off: int) -> str:
-    end = tab.find(b"\0", off)
-    return tab[off:end if end >= 0 else None].decode("utf-8", "replace")
-
-
-def _names(tab: bytes, offsets: list[int]) -> list[str]:
-    """:func:`_str` of each offset: the string table decoded once, its NULs found with numpy."""
-    if not tab.isascii():
-        return [_str(tab, off) for off in offsets]
-    nul = np.append(np.flatnonzero(np.frombuffer(tab, np.uint8) == 0), len(tab))
-    ends = nul[np.searchsorted(nul, offsets)].tolist()
-    text = tab.decode("ascii")
-    return [text[a:b] for a, b in zip(offsets, ends)]
-
-
 # -- sides: a path or a build spec -----------------------------------------------------------------
 
 SPEC = re.compile(r"^(?P<kernel>[^@]+)@(?P<rest>.+)$")
@@ -412,58 +390,9 @@ def load_side(side: str, image: str | None = None, repo: str | None = None, say=
     return img
 
 
-_OBJECTS: dict[tuple, object] = {}
-
-
 def read_objects(objdir: Path, entries: list[tuple[str, str]]) -> dict:
-    """elfinfo.ObjectInfo of each (name, file relative to objdir), read fast (numpy) and cached
-    for the other side."""
-    return {n: _read_object(objdir / rel, n) for n, rel in entries}
-
-
-def _read_object(path: Path, name: str):
-    """What :func:`layoutbench.elfinfo.read_object` returns, without pyelftools' per-entry cost
-    (an object built with -ffunction-sections has hundreds of sections)."""
-    from . import elfinfo
-
-    st = path.stat()
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    if key in _OBJECTS:
-        return _OBJECTS[key]
-    data = path.read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:  # not ELF64 little-endian: the slow way
-        info = elfinfo.read_object(path, name)
-        _OBJECTS[key] = info
-        return info
-    shoff = int.from_bytes(data[0x28:0x30], "little")
-    shnum = int.from_bytes(data[0x3C:0x3E], "little")
-    shstrndx = int.from_bytes(data[0x3E:0x40], "little")
-    sh = np.frombuffer(data, dtype=np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("addr", "<u8"),
-                                              ("offset", "<u8"), ("size", "<u8"), ("link", "<u4"), ("info", "<u4"),
-                                              ("align", "<u8"), ("entsize", "<u8")]), count=shnum, offset=shoff)
-    sh_offset, sh_size = sh["offset"].tolist(), sh["size"].tolist()
-    strs = data[sh_offset[shstrndx]:sh_offset[shstrndx] + sh_size[shstrndx]]
-    keep = np.flatnonzero((sh["flags"] & SHF_ALLOC != 0) & np.isin(sh["type"], (1, 8)))  # PROGBITS, NOBITS
-    secs: dict[int, elfinfo.InputSection] = {}
-    for i, nm, fl, al in zip(keep.tolist(), _names(strs, sh["name"][keep].tolist()), sh["flags"][keep].tolist(),
-                             sh["align"][keep].tolist()):
-        secs[i] = elfinfo.InputSection(nm, sh_size[i], max(1, al), fl)
-    symtabs = np.flatnonzero(sh["type"] == 2).tolist()
-    if symtabs:
-        symtab = symtabs[-1]
-        o, n, link = sh_offset[symtab], sh_size[symtab], int(sh["link"][symtab])
-        strtab = data[sh_offset[link]:sh_offset[link] + sh_size[link]]
-        raw = np.frombuffer(data[o:o + n], dtype=_dtype(64, True))[1:]
-        for r, sname in zip(raw.tolist(), _names(strtab, raw["name"].tolist())):
-            nm, inf, _, idx, val, size = r
-            t = inf & 0xF
-            if idx in secs and nm and t in (0, 1, 2):
-                sec = secs[idx]
-                sec.symbols.append(elfinfo.Symbol(sname, val, size, ("notype", "object", "func")[t],
-                                                  BIND.get(inf >> 4, "global"), sec.name))
-    info = elfinfo.ObjectInfo(name, [secs[i] for i in sorted(secs)])
-    _OBJECTS[key] = info
-    return info
+    """elfinfo.ObjectInfo of each (name, file relative to objdir), cached for the other side."""
+    return {n: elfinfo.read_object(objdir / rel, n) for n, rel in entries}
 
 
 def _find_objects(elf: Path, plan: LayoutPlan) -> dict | None:
