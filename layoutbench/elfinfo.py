@@ -50,13 +50,20 @@ class ObjectInfo:
     sections: list[InputSection]
 
 
-def _open(path: Path):
+def open_file(path: Path):
+    """``open(path, "rb")`` with the user's errors as one line each."""
     try:
-        f = open(path, "rb")
+        return open(path, "rb")
     except FileNotFoundError:
         raise LayoutbenchError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise LayoutbenchError(f"{path}: is a directory, not an ELF file") from None
+    except OSError as e:
+        raise LayoutbenchError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def _open(path: Path):
+    f = open_file(path)
     try:
         return f, ELFFile(f)
     except ELFError as e:

@@ -265,15 +265,7 @@ def read_image(path: Path, label: str | None = None) -> Image:
     from elftools.elf.elffile import ELFFile
 
     path = Path(path)
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        raise LayoutbenchError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise LayoutbenchError(f"{path}: is a directory, not an ELF file") from None
-    except OSError as e:
-        raise LayoutbenchError(f"{path}: cannot read ({e.strerror})") from None
-    with f:
+    with elfinfo.open_file(path) as f:
         size = os.fstat(f.fileno()).st_size
         if f.read(4) != b"\x7fELF":
             raise LayoutbenchError(f"{path}: not an ELF file (no ELF magic)")
