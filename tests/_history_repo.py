@@ -75,9 +75,13 @@ def swept(base: Path) -> dict:
     refine = as_json(lb(refine_args, e))
     refine_again = as_json(lb(refine_args, e))
     summary = lb(["history", "minikernel", "--repo", m["repo"], "--summary", "--store", str(store)], e).stdout
+    # a bisection of the same range, so that the report marks its verdict
+    bisection = as_json(lb(["bisect", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"],
+                            "--target", "cachegrind", "--args", ARGS, "--store", str(store), "--json"], e))
     site = base / "site"
     lb(["report", "minikernel", "--repo", m["repo"], "--store", str(store), "-o", str(site)], e)
     out = {"manifest": m, "env": {k: e[k] for k in ("LAYOUTBENCH_DIR", "LAYOUTBENCH_QUIRKS")}, "store": str(store),
-           "sweep": sweep, "refine": refine, "refine_again": refine_again, "summary": summary, "site": str(site)}
+           "sweep": sweep, "refine": refine, "refine_again": refine_again, "summary": summary, "site": str(site),
+           "bisection": bisection}
     done.write_text(json.dumps(out))
     return out

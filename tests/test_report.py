@@ -26,9 +26,15 @@ def hist(tmp_path_factory):
     return H.swept(tmp_path_factory.getbasetemp() / "history")
 
 
-def _samples(store: str, metric: str) -> int:
+def _samples(store: str, metric: str, manifest: dict) -> int:
+    """The stored samples the history's plot shows: its commits, its layouts (the bisection in
+    the same store measured a fourth random layout and commits in between as well)."""
     db = sqlite3.connect(store)
-    return db.execute("SELECT COUNT(*) FROM samples WHERE metric=?", (metric,)).fetchone()[0]
+    commits = [H.sha(manifest, i) for i in POINTS]
+    return db.execute(
+        "SELECT COUNT(*) FROM samples s JOIN runs r ON r.id = s.run_id JOIN builds b ON b.id = r.build_id "
+        f"WHERE s.metric=? AND b.layout IN ('sorted','aligned','random') AND b.seed <= 3 "
+        f"AND b.commit_sha IN ({','.join('?' * len(commits))})", (metric, *commits)).fetchone()[0]
 
 
 def test_report_has_a_page_per_measured_commit(hist):
@@ -78,7 +84,7 @@ def test_report_in_headless_chromium(hist, tmp_path):
         assert b.eval("getComputedStyle(document.body).fontFamily") != ""  # the stylesheet loaded
         for metric in METRICS:
             n = b.eval(f'document.querySelectorAll(\'svg.history-plot[data-metric="{metric}"] circle.run\').length')
-            assert n == _samples(hist["store"], metric) == len(POINTS) * 5
+            assert n == _samples(hist["store"], metric, hist["manifest"]) == len(POINTS) * 5
             box = b.eval(f'(() => {{ const r = document.querySelector(\'svg.history-plot[data-metric="{metric}"]\')'
                          f'.getBoundingClientRect(); return [r.width, r.height]; }})()')
             assert box[0] > 300 and box[1] > 150
@@ -111,3 +117,12 @@ def test_report_in_headless_chromium(hist, tmp_path):
         assert {f"{H.sha(hist['manifest'], i)[:12]}.html" for i in POINTS} <= pages
     finally:
         b.close()
+
+
+def test_report_marks_the_bisection_verdict_on_the_commit_it_names(hist):
+    m, site = hist["manifest"], Path(hist["site"])
+    culprit = hist["bisection"]["culprit"]
+    assert culprit == m["regression"], hist["bisection"]
+    svg = (site / "plots" / "cg_cost.svg").read_text()
+    assert svg.count(f'<g class="bisect" data-commit="{culprit}">') == 1
+    assert f'data-commit="{culprit}"' in (site / "index.html").read_text()
