@@ -136,7 +136,7 @@ def test_an_interrupted_bisection_resumes_without_repeating_probes(hist, tmp_pat
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     first = marks(store)
-    assert 1 <= len(first) < 4
+    assert 0 < len(first) < 4, f"killed after the first marks, before the last: {first}"
     with sqlite3.connect(store) as c:
         runs_before = c.execute("SELECT count(*) FROM runs").fetchone()[0]
     v = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout)
