@@ -273,6 +273,7 @@ def build_variants(profile: Profile, checkout: source.Checkout, specs: list[tupl
     variants = []
     for image in images or list(profile.images):
         for name, seed in specs:
-            say(f"linking {image} {name}" + (f" seed {seed}" if name in layout.SEEDED else ""))
-            variants.append(link_variant(objs, image, name, seed))
+            v = link_variant(objs, image, name, seed)
+            say(f"{image} {v.label}: " + ("linked and verified" if v.linked_now else "unchanged, reused"))
+            variants.append(v)
     return objs, variants
