@@ -79,7 +79,8 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
 def measure(objs: buildmod.ObjectSet, target: targets.Target, store: Store, jobs: list[Job], mode: str,
             extra: list[str] | None = None, retry_failed: bool = False, progress=None,
             say=lambda msg: None, linked: dict | None = None) -> Outcome:
-    """Link (cached) and run every job that the store does not hold yet.
+    """Link (cached) and run every job that the store does not hold yet (``retry_failed``: and
+    those stored as failed).
 
     ``linked`` (from ``link_all``) gives variants linked beforehand, as several targets
     measured in parallel share them.
@@ -88,17 +89,12 @@ def measure(objs: buildmod.ObjectSet, target: targets.Target, store: Store, jobs
     args = " ".join(extra)
     image = target.spec.image
     out = Outcome(0, 0, 0, set(), {})
-    variants: dict[tuple[str, int], tuple[buildmod.Variant, int]] = dict(linked or {})
+    variants = linked if linked is not None else link_all(objs, image, store, jobs)
     out.build_ids.update({k: b for k, (_, b) in variants.items()})
     for job in jobs:
-        key = (job.layout, job.seed)
-        if key not in variants:
-            v = buildmod.link_variant(objs, image, job.layout, job.seed)
-            variants[key] = (v, store.build_id(v, objs.info))
-            out.build_ids[key] = variants[key][1]
-        v, build_id = variants[key]
-        done = store.done(build_id, target.spec.name, target.host, mode, args)
-        if job.rep in done and not (retry_failed and _failed(store, build_id, target, mode, job.rep, args)):
+        v, build_id = variants[(job.layout, job.seed)]
+        status = store.done(build_id, target.spec.name, target.host, mode, args).get(job.rep)
+        if status is not None and not (retry_failed and status != "ok"):
             out.skipped += 1
             if progress:
                 progress()
@@ -116,10 +112,4 @@ def measure(objs: buildmod.ObjectSet, target: targets.Target, store: Store, jobs
         if progress:
             progress()
     return out
-
-
-def _failed(store: Store, build_id: int, target, mode: str, rep: int, args: str) -> bool:
-    rows = store.db.execute("SELECT status FROM runs WHERE build_id=? AND target=? AND host=? AND mode=? AND rep=? "
-                            "AND args=?", (build_id, target.spec.name, target.host, mode, rep, args)).fetchall()
-    return any(r["status"] != "ok" for r in rows)
 

@@ -88,11 +88,11 @@ class Store:
         return cur.lastrowid
 
     # -- runs ------------------------------------------------------------------------------------
-    def done(self, build_id: int, target: str, host: str, mode: str, args: str = "") -> set[int]:
-        """The repetitions already stored for this build on this target."""
-        rows = self.db.execute("SELECT rep FROM runs WHERE build_id=? AND target=? AND host=? AND mode=? AND args=?",
-                               (build_id, target, host, mode, args))
-        return {r["rep"] for r in rows}
+    def done(self, build_id: int, target: str, host: str, mode: str, args: str = "") -> dict[int, str]:
+        """The repetitions already stored for this build on this target, with their status."""
+        rows = self.db.execute("SELECT rep, status FROM runs WHERE build_id=? AND target=? AND host=? AND mode=? "
+                               "AND args=?", (build_id, target, host, mode, args))
+        return {r["rep"]: r["status"] for r in rows}
 
     def add_run(self, build_id: int, target: str, mode: str, rep: int, result, log: Path, started: float,
                 args: str = "") -> int:
