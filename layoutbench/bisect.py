@@ -28,7 +28,7 @@ import shlex
 from dataclasses import asdict, dataclass, field, fields
 
 from . import build as buildmod
-from . import measure, source, stats, targets
+from . import layout, measure, source, stats, targets
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
 from .store import Store
@@ -167,8 +167,7 @@ class Prober:
                 continue
             self.higher_is_better = bool(r["higher_is_better"])
             self.unit = r["unit"]
-            label = f"{name}:{seed}" if name == "random" else name
-            groups.setdefault(label, []).append(r["value"])
+            groups.setdefault(layout.label(name, seed), []).append(r["value"])
         if not groups:
             if seen_metrics:
                 raise LayoutbenchError(f"the runs of {self.profile.name} print no metric {self.s.metric!r}; "

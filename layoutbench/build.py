@@ -206,7 +206,7 @@ class Variant:
 
     @property
     def label(self) -> str:
-        return f"{self.layout}:{self.seed}" if self.layout in layout.SEEDED else self.layout
+        return layout.label(self.layout, self.seed)
 
     def to_dict(self) -> dict:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}

@@ -83,9 +83,9 @@ def checkout_of(kernel: str, rev, repo, subdir):
 @main.command("layouts")
 def layouts_cmd():
     """List the layouts, one line each."""
-    for name, text in layout.LAYOUTS.items():
-        seeded = " (seeded)" if name in layout.SEEDED else ""
-        out.print(f"{name:17} {text}{seeded}", markup=False)
+    for name, strategy in layout.REGISTRY.items():
+        seeded = " (seeded)" if strategy.seeded else ""
+        out.print(f"{name:17} {strategy.description}{seeded}", markup=False)
 
 
 @main.command("kernels")

@@ -65,10 +65,6 @@ class Report:
                 "metrics": [m.to_dict() for m in self.metrics]}
 
 
-def label(layout_name: str, seed: int) -> str:
-    return f"{layout_name}:{seed}" if layout_name in layout.SEEDED else layout_name
-
-
 def emulation_warning(accelerators) -> str | None:
     if "tcg" in accelerators:
         return ("timings come from QEMU TCG emulation: they time the emulator, not the layout; "
@@ -86,7 +82,7 @@ def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode
     by_status: dict[str, int] = {}
     for r in runs:
         by_status[r["status"]] = by_status.get(r["status"], 0) + 1
-    failures = [{"layout": label(r["layout"], r["seed"]), "rep": r["rep"], "status": r["status"],
+    failures = [{"layout": layout.label(r["layout"], r["seed"]), "rep": r["rep"], "status": r["status"],
                  "message": r["message"], "log": r["log_path"]} for r in runs if r["status"] != "ok"]
     samples = [s for s in store.samples(kernel=kernel, target=target.spec.name, mode=mode)
                if s["build_id"] in ids and s["host"] == target.host and s["run_id"] in {r["id"] for r in runs}]
@@ -111,7 +107,7 @@ def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode
         hib = bool(ms[0]["higher_is_better"])
         groups: dict[str, dict[str, list[float]]] = {}
         for s in ms:
-            groups.setdefault(s["layout"], {}).setdefault(label(s["layout"], s["seed"]), []).append(s["value"])
+            groups.setdefault(s["layout"], {}).setdefault(layout.label(s["layout"], s["seed"]), []).append(s["value"])
         rows = []
         for name in names:
             if name not in groups:

@@ -41,10 +41,6 @@ def series_key(kernel: str, repo: Path | str) -> str:
     return f"history:{kernel}:{Path(repo).resolve()}"
 
 
-def label(name: str, seed: int) -> str:
-    return f"{name}:{seed}" if name in layout.SEEDED else name
-
-
 # -- choosing commits ----------------------------------------------------------------------------
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -229,7 +225,7 @@ def sweep(profile: Profile, store: Store, points: list[str], *, spec: str | None
         series.args = " ".join(extra)
     series.host, series.image = target.host, target.spec.image
     say(f"target {target.describe()}; {len(points)} point(s), layouts "
-        + ",".join(label(n, s) for n, s in series.specs) + f", {series.runs} run(s) each")
+        + ",".join(layout.label(n, s) for n, s in series.specs) + f", {series.runs} run(s) each")
     out = SweepOutcome(series, [], [])
     before = set(series.points)
     for c in points:
@@ -427,7 +423,7 @@ def analyse(store: Store, series: Series, profile: Profile | None = None, metric
                         key=lambda r: (r["rep"], order.get((r["layout"], r["seed"]), 99)))
         p.samples = [s for s in samples if s["commit_sha"] == c and s["metric"] in metric_info]
         for s in sorted(p.samples, key=lambda s: order.get((s["layout"], s["seed"]), 99)):
-            p.groups.setdefault(s["metric"], {}).setdefault(label(s["layout"], s["seed"]), []).append(s["value"])
+            p.groups.setdefault(s["metric"], {}).setdefault(layout.label(s["layout"], s["seed"]), []).append(s["value"])
         if p.status == "ok" and p.runs and not p.groups:
             p.status = "runs-failed"
         pts.append(p)
@@ -587,14 +583,14 @@ def summary_text(h: History, metric: str | None = None) -> str:
     metrics = [metric] if metric else list(h.metrics)
     lines = [f"{s.kernel} history {s.start[:12]}..{s.end[:12]} ({len(s.commits)} commits, {len(h.points)} measured)",
              f"target {s.target} on {s.host}, mode {s.mode}, layouts "
-             + ",".join(label(n, sd) for n, sd in s.specs) + f", {s.runs} run(s) each"
+             + ",".join(layout.label(n, sd) for n, sd in s.specs) + f", {s.runs} run(s) each"
              + (f", args {s.args}" if s.args else ""), ""]
     for m in metrics:
         if m not in h.metrics:
             continue
         info = h.metrics[m]
         lines.append(f"{m} ({info['unit']}, {'higher' if info['higher_is_better'] else 'lower'} is better)")
-        fixed = [label(n, sd) for n, sd in s.specs if n not in layout.SEEDED]
+        fixed = [layout.label(n, sd) for n, sd in s.specs if not layout.get(n).seeded]
         head = f"  {'#':>4}  {'commit':12}  {'random (mean of medians)':>24}  {'layout spread':>13}  " + \
             "  ".join(f"{f:>12}" for f in fixed) + "  subject"
         lines.append(head)

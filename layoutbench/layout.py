@@ -16,23 +16,13 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 from .elfinfo import InputSection, ObjectInfo
 from .errors import LayoutbenchError
 
 PAGE = 4096
 KINDS = ("text", "rodata", "data", "bss")
-
-#: name → one-line description (``layoutbench layouts``)
-LAYOUTS: dict[str, str] = {
-    "default": "the build's own object order, no gaps (what the kernel's Makefile links)",
-    "sorted": "objects sorted by path, no gaps (Bluhm's sorted kernel)",
-    "aligned": "objects sorted by path, every object's code on a page boundary (Bluhm's aligned kernel)",
-    "random": "seeded object order + a seeded gap before them: <3 pages text, <1 page rodata/data/bss (OpenBSD KARL)",
-    "function-aligned": "the build's order, every function on 64 bytes (Linux DEBUG_FORCE_FUNCTION_ALIGN_64B)",
-    "padded": "the build's order, seeded padding of 0-240 bytes before every function (lld 20 --randomize-section-padding)",
-}
-SEEDED = {"random", "padded"}
 FUNCTION_ALIGN = 64
 MAX_PAD = 256  # padded: pad is a multiple of 16 below this
 TEXT_GAP_MAX = 3 * PAGE
@@ -116,19 +106,181 @@ def keyed_rank(seed: int, name: str, salt: str = "order") -> int:
     return int.from_bytes(h.digest(), "big")
 
 
-def _draw(seed: int, what: str, limit: int, quantum: int = 16) -> int:
+def draw(seed: int, what: str, limit: int, quantum: int = 16) -> int:
     """A seeded multiple of ``quantum`` in [0, limit)."""
     return keyed_rank(seed, what, "gap") % (limit // quantum) * quantum
 
 
+# -- the strategies --------------------------------------------------------------------------------
+
+class Layout:
+    """A layout strategy.  A new layout is one subclass with ``@register``: its name and
+    description, whether it takes a seed, and what differs from the build's own order
+    without gaps -- the object order, each unit's alignment and gap, and the promise the
+    placement check verifies from the image alone.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""  #: one line (``layoutbench layouts``)
+    seeded: ClassVar[bool] = False  #: True: ``NAME:COUNT`` gives COUNT layouts, seeds from ``--seed`` on
+
+    def order(self, names: list[str], seed: int) -> list[str]:
+        """The objects (the build's order, pinned objects left out) in placement order."""
+        return list(names)
+
+    def units(self, kind: str, name: str, sections: list[InputSection], seed: int) -> list[Unit]:
+        """The units of object ``name``'s ``sections`` of one kind (default: the whole object)."""
+        return [Unit(name)]
+
+    def lead_gap(self, kind: str, seed: int) -> int:
+        """Bytes left empty before the first unit of ``kind`` after the pinned objects."""
+        return 0
+
+    def promise(self, plan: LayoutPlan, objects: dict[str, ObjectInfo], starts: dict[tuple[str, str], int],
+                addrs: dict[str, set[int]]) -> list[str]:
+        """What is wrong with the image by this layout's own promise (none: ``[]``).
+
+        ``starts``: (kind, object) → where the object's first section of that kind landed;
+        ``addrs``: symbol name → its addresses in the image."""
+        return []
+
+    def label(self, seed: int) -> str:
+        """The variant's name in tables, logs and the store's groups: ``random:3``, ``sorted``."""
+        return f"{self.name}:{seed}" if self.seeded else self.name
+
+
+#: layout name → its strategy, in the order ``layoutbench layouts`` lists them
+REGISTRY: dict[str, Layout] = {}
+
+
+def register(cls: type[Layout]) -> type[Layout]:
+    """Class decorator: make a layout known by its ``name``."""
+    if not cls.name or cls.name in REGISTRY:
+        raise ValueError(f"layout class {cls.__name__} needs a new, non-empty name (got {cls.name!r})")
+    REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get(name: str) -> Layout:
+    """The strategy of layout ``name``; one clear line when there is none."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise LayoutbenchError(f"unknown layout {name!r}; layouts are: {', '.join(REGISTRY)}") from None
+
+
+def label(name: str, seed: int) -> str:
+    """How the variant (``name``, ``seed``) is labelled everywhere; a layout this version does
+    not know (read back from an older store) is labelled by its seed when it has one."""
+    strategy = REGISTRY.get(name)
+    if strategy is None:
+        return f"{name}:{seed}" if seed else name
+    return strategy.label(seed)
+
+
+def text_order(plan: LayoutPlan, starts: dict[tuple[str, str], int]) -> list[tuple[int, str]]:
+    """(address, object) of every unpinned object's code in the image, lowest first."""
+    pinned = set(plan.pinned)
+    return sorted((addr, obj) for (kind, obj), addr in starts.items() if kind == "text" and obj not in pinned)
+
+
+def function_sections(name: str, sections: list[InputSection]) -> list[str]:
+    """The names of an object's non-empty text sections, once each (one per function with
+    -ffunction-sections; hand-written assembly sharing a section stays one unit)."""
+    return list(dict.fromkeys(s.name for s in sections if s.size))
+
+
+@register
+class Default(Layout):
+    name = "default"
+    description = "the build's own object order, no gaps (what the kernel's Makefile links)"
+
+
+@register
+class Sorted(Layout):
+    name = "sorted"
+    description = "objects sorted by path, no gaps (Bluhm's sorted kernel)"
+
+    def order(self, names, seed):
+        return sorted(names)
+
+    def promise(self, plan, objects, starts, addrs):
+        order = [obj for _, obj in text_order(plan, starts)]
+        if order != sorted(order):
+            bad = next(a for a, b in zip(order, sorted(order)) if a != b)
+            return [f"layout {plan.layout}: objects are not sorted by name in the image (first out of place: {bad})"]
+        return []
+
+
+@register
+class Aligned(Sorted):
+    name = "aligned"
+    description = "objects sorted by path, every object's code on a page boundary (Bluhm's aligned kernel)"
+
+    def units(self, kind, name, sections, seed):
+        return [Unit(name, align=PAGE if kind == "text" else 1)]
+
+    def promise(self, plan, objects, starts, addrs):
+        problems = super().promise(plan, objects, starts, addrs)
+        off = next(((a, o) for a, o in text_order(plan, starts) if a % PAGE), None)
+        if off:
+            problems.append(f"layout aligned: {off[1]} code starts at 0x{off[0]:x}, not on a page boundary")
+        return problems
+
+
+@register
+class Random(Layout):
+    name = "random"
+    description = "seeded object order + a seeded gap before them: <3 pages text, <1 page rodata/data/bss (OpenBSD KARL)"
+    seeded = True
+
+    def order(self, names, seed):
+        return sorted(names, key=lambda n: (keyed_rank(seed, n), n))
+
+    def lead_gap(self, kind, seed):
+        return draw(seed, kind, TEXT_GAP_MAX if kind == "text" else DATA_GAP_MAX)
+
+
+@register
+class FunctionAligned(Layout):
+    name = "function-aligned"
+    description = "the build's order, every function on 64 bytes (Linux DEBUG_FORCE_FUNCTION_ALIGN_64B)"
+
+    def units(self, kind, name, sections, seed):
+        if kind != "text":
+            return [Unit(name)]
+        return [Unit(name, [s], align=FUNCTION_ALIGN) for s in function_sections(name, sections)]
+
+    def promise(self, plan, objects, starts, addrs):
+        for obj in objects.values():
+            for s in obj.sections:
+                if section_kind(s) != "text" or s.size == 0:
+                    continue
+                for sym in s.symbols:
+                    if sym.kind == "func" and sym.value == 0 \
+                            and not any(a % FUNCTION_ALIGN == 0 for a in addrs.get(sym.name, ())):
+                        return [f"layout function-aligned: {sym.name} ({obj.path}) is not on {FUNCTION_ALIGN} bytes"]
+        return []
+
+
+@register
+class Padded(Layout):
+    name = "padded"
+    description = "the build's order, seeded padding of 0-240 bytes before every function (lld 20 --randomize-section-padding)"
+    seeded = True
+
+    def units(self, kind, name, sections, seed):
+        if kind != "text":
+            return [Unit(name)]
+        return [Unit(name, [s], gap=draw(seed, f"{name}:{s}", MAX_PAD)) for s in function_sections(name, sections)]
+
+
+# -- plans -----------------------------------------------------------------------------------------
+
 def order_objects(names: list[str], layout: str, seed: int, pin_first: tuple[str, ...] = ()) -> list[str]:
+    """The pinned objects (those of ``pin_first`` present), then the others in the layout's order."""
     pinned = [n for n in pin_first if n in names]
-    rest = [n for n in names if n not in pinned]
-    if layout in ("sorted", "aligned"):
-        rest = sorted(rest)
-    elif layout == "random":
-        rest = sorted(rest, key=lambda n: (keyed_rank(seed, n), n))
-    return pinned + rest
+    return pinned + get(layout).order([n for n in names if n not in pinned], seed)
 
 
 def make_plan(
@@ -143,40 +295,22 @@ def make_plan(
     kinds: tuple[str, ...] = KINDS,
 ) -> LayoutPlan:
     """The plan for ``layout`` with ``seed`` over ``objects`` (in the build's order)."""
-    if layout not in LAYOUTS:
-        raise LayoutbenchError(f"unknown layout {layout!r}; layouts are: {', '.join(LAYOUTS)}")
-    if layout not in SEEDED:
+    strategy = get(layout)
+    if not strategy.seeded:
         seed = 0
     by_name = {o.path: o for o in objects}
-    order = order_objects([o.path for o in objects], layout, seed, pin_first)
     pinned = set(pin_first)
     groups: dict[str, list[Unit]] = {k: [] for k in kinds}
-
+    order = order_objects([o.path for o in objects], layout, seed, pin_first)
     for kind in kinds:
-        first_free = True  # the first unit after the pinned objects gets the random gap
+        lead = strategy.lead_gap(kind, seed)  # before the first unit after the pinned objects
         for name in order:
             secs = [s for s in by_name[name].sections if section_kind(s) == kind]
-            if not secs:
-                continue
-            if kind == "text" and layout in ("function-aligned", "padded"):
-                seen = set()
-                for s in secs:
-                    if s.size == 0 or s.name in seen:
-                        continue
-                    seen.add(s.name)
-                    if layout == "function-aligned":
-                        groups[kind].append(Unit(name, [s.name], align=FUNCTION_ALIGN))
-                    else:
-                        groups[kind].append(Unit(name, [s.name], gap=_draw(seed, f"{name}:{s.name}", MAX_PAD)))
-                continue
-            unit = Unit(name)
-            if layout == "aligned" and kind == "text":
-                unit.align = PAGE
-            if layout == "random" and first_free and name not in pinned:
-                limit = TEXT_GAP_MAX if kind == "text" else DATA_GAP_MAX
-                unit.gap = _draw(seed, kind, limit)
-                first_free = False
-            groups[kind].append(unit)
+            units = strategy.units(kind, name, secs, seed) if secs else []
+            if units and name not in pinned and lead is not None:
+                units[0].gap += lead
+                lead = None
+            groups[kind].extend(units)
     return LayoutPlan(kernel=kernel, image=image, commit=commit, layout=layout, seed=seed, groups=groups,
                       pinned=[n for n in pin_first if n in by_name])
 
@@ -189,15 +323,15 @@ def parse_specs(specs: list[str], seed: int = 1) -> list[tuple[str, int]]:
         if not spec:
             continue
         name, _, count = spec.partition(":")
-        if name not in LAYOUTS:
-            raise LayoutbenchError(f"unknown layout {name!r}; layouts are: {', '.join(LAYOUTS)}")
-        if count and name not in SEEDED:
-            raise LayoutbenchError(f"layout {name!r} takes no seed count ({spec!r}); only {', '.join(sorted(SEEDED))} do")
+        strategy = get(name)
+        if count and not strategy.seeded:
+            seeded = ", ".join(sorted(n for n, s in REGISTRY.items() if s.seeded))
+            raise LayoutbenchError(f"layout {name!r} takes no seed count ({spec!r}); only {seeded} do")
         try:
             n = int(count) if count else 1
         except ValueError:
             raise LayoutbenchError(f"bad layout spec {spec!r}: write NAME or NAME:COUNT, e.g. random:8") from None
-        if name in SEEDED:
+        if strategy.seeded:
             out.extend((name, seed + i) for i in range(n))
         else:
             out.append((name, 0))

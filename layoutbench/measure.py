@@ -41,7 +41,7 @@ def plan_jobs(specs: list[tuple[str, int]], runs: int, mode: str) -> list[Job]:
         for name, seed in specs:
             per_name.setdefault(name, []).append(seed)
         for name, seed in specs:
-            if name in layout.SEEDED:
+            if layout.get(name).seeded:
                 seeds = per_name[name]
                 k = seeds.index(seed)
                 for r in range(runs):

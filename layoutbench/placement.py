@@ -4,8 +4,9 @@ The check replays the plan the way the linker lays sections out (align the unit,
 skip its gap, then each input section at its own alignment) starting from the
 ``__lb_<kind>_units`` marker, and compares every predicted section address with
 the addresses of the symbols that section defines in the image.  On top of that,
-the promise of the layout itself is checked from the image alone (objects sorted,
-code on page boundaries, functions on 64 bytes), so that a wrong plan is caught too.
+the promise of the layout itself (its strategy's ``promise`` in layout.py: objects
+sorted, code on page boundaries, functions on 64 bytes) is checked from the image
+alone, so that a wrong plan is caught too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 
 from .elfinfo import ImageInfo, ObjectInfo
 from .errors import LayoutbenchError
-from .layout import FUNCTION_ALIGN, KINDS, PAGE, LayoutPlan, section_kind
+from . import layout
+from .layout import KINDS, LayoutPlan, section_kind
 
 
 def _align(x: int, a: int) -> int:
@@ -69,35 +71,8 @@ def replay(plan: LayoutPlan, objects: dict[str, ObjectInfo], image: ImageInfo) -
 
 
 def promise(plan: LayoutPlan, objects: dict[str, ObjectInfo], placement: Placement, image: ImageInfo) -> list[str]:
-    """The layout's own promise, checked from the addresses in the image."""
-    problems = []
-    text = [(addr, obj) for (kind, obj), addr in placement.starts.items() if kind == "text"]
-    text.sort()
-    order = [obj for _, obj in text]
-    pinned = set(plan.pinned)
-    if plan.layout in ("sorted", "aligned"):
-        tail = [o for o in order if o not in pinned]
-        if tail != sorted(tail):
-            bad = next(a for a, b in zip(tail, sorted(tail)) if a != b)
-            problems.append(f"layout {plan.layout}: objects are not sorted by name in the image (first out of place: {bad})")
-    if plan.layout == "aligned":
-        for addr, obj in text:
-            if addr % PAGE and obj not in pinned:
-                problems.append(f"layout aligned: {obj} code starts at 0x{addr:x}, not on a page boundary")
-                break
-    if plan.layout == "function-aligned":
-        addrs = image.addresses()
-        for obj in objects.values():
-            for s in obj.sections:
-                if section_kind(s) != "text" or s.size == 0:
-                    continue
-                for sym in s.symbols:
-                    if sym.kind == "func" and sym.value == 0:
-                        got = addrs.get(sym.name, set())
-                        if not any(a % FUNCTION_ALIGN == 0 for a in got):
-                            problems.append(f"layout function-aligned: {sym.name} ({obj.path}) is not on {FUNCTION_ALIGN} bytes")
-                            return problems
-    return problems
+    """The layout's own promise (see its strategy in layout.py), checked from the addresses in the image."""
+    return layout.get(plan.layout).promise(plan, objects, placement.starts, image.addresses())
 
 
 def check(plan: LayoutPlan, objects: dict[str, ObjectInfo], image: ImageInfo) -> None:

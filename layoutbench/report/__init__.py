@@ -95,7 +95,7 @@ def write_report(store: Store, outdir, kernel: str | None = None, repo=None, pro
         return fmt(c) if c is not None else "-"
 
     subjects = {p.commit: p.info.get("subject", "") for p in h.points}
-    layouts = ",".join(history.label(n, s) for n, s in series.specs)
+    layouts = ",".join(layout.label(n, s) for n, s in series.specs)
     (out / "index.html").write_text(env.get_template("index.html").render(
         root="", plots=plots, subjects=subjects, layouts=layouts, verdicts=verdicts, center=center,
         effect=history.fmt_effect, pct=_pct, prob=_prob, **common))
@@ -160,7 +160,7 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
     plans = []
     order = {(n, s): i for i, (n, s) in enumerate(h.series.specs)}
     for b in sorted(builds, key=lambda b: (b["image"], order.get((b["layout"], b["seed"]), 99), b["id"])):
-        lab = history.label(b["layout"], b["seed"])
+        lab = layout.label(b["layout"], b["seed"])
         f = f"plan-{b['image']}-{_safe(lab)}-{b['id']}.json"
         (files / f).write_text(b["plan"])
         try:
@@ -173,7 +173,7 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
 
     runs = []
     for r in p.runs:
-        lab = history.label(r["layout"], r["seed"])
+        lab = layout.label(r["layout"], r["seed"])
         href, tail = None, ""
         src = Path(r["log_path"])
         if src.is_file():

@@ -63,8 +63,8 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
     n = max(len(s.commits), 1)
     pts = [p for p in h.points if metric in p.groups]
     values = [v for p in pts for g in p.groups[metric].values() for v in g]
-    fixed = list(dict.fromkeys(layoutmod_label(nm, sd) for nm, sd in s.specs if nm not in layoutmod.SEEDED))
-    seeded_names = list(dict.fromkeys(nm for nm, _ in s.specs if nm in layoutmod.SEEDED))
+    fixed = list(dict.fromkeys(layoutmod.label(nm, sd) for nm, sd in s.specs if not layoutmod.get(nm).seeded))
+    seeded_names = list(dict.fromkeys(nm for nm, _ in s.specs if layoutmod.get(nm).seeded))
 
     # per point: fixed-layout summaries, seeded medians
     per = {}
@@ -187,7 +187,7 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         legend.append((color, lid, f"median, {100 * h.confidence:g}% CI", False))
 
     # runs
-    ids_all = list(dict.fromkeys(layoutmod_label(nm, sd) for nm, sd in s.specs))
+    ids_all = list(dict.fromkeys(layoutmod.label(nm, sd) for nm, sd in s.specs))
     colors = {lid: PALETTE[fixed.index(lid) % len(PALETTE)] if lid in fixed else NOISE for lid in ids_all}
     step = (pw / (n - 1)) if n > 1 else pw
     jit = min(step * 0.35, 14) / max(len(ids_all), 1)
@@ -253,6 +253,3 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
     e.append("</svg>")
     return "\n".join(e)
 
-
-def layoutmod_label(name: str, seed: int) -> str:
-    return f"{name}:{seed}" if name in layoutmod.SEEDED else name
