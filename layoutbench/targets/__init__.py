@@ -10,6 +10,7 @@ with its console log kept.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import socket
@@ -128,32 +129,44 @@ class Target:
         """Release what ``open`` or the runs took (connections, places)."""
 
 
-def make(profile: Profile, name: str | None = None, timeout: float | None = None) -> Target:
-    """The target ``name`` of a profile (its default target when None)."""
-    from .cachegrind import CachegrindTarget
-    from .local import LocalTarget
-    from .qemu import QemuTarget
+#: kind → (module of this package, class, the Python package it needs beyond layoutbench's own).
+#: A module is imported only when a target of its kind is made; a new kind is one line here.
+KINDS: dict[str, tuple[str, str, str | None]] = {
+    "local": ("local", "LocalTarget", None),
+    "qemu": ("qemu", "QemuTarget", None),
+    "cachegrind": ("cachegrind", "CachegrindTarget", None),
+    "ssh": ("ssh", "SshTarget", "asyncssh"),
+    "labgrid": ("labgrid", "LabgridTarget", "labgrid"),
+}
 
-    kinds = {"local": LocalTarget, "qemu": QemuTarget, "cachegrind": CachegrindTarget, "ssh": None, "labgrid": None}
-    spec = profile.target(name)
-    cls = kinds.get(spec.kind)
-    needs = {"ssh": "asyncssh", "labgrid": "labgrid"}  # imported only when used
-    if spec.kind in needs:
-        import importlib
 
+def target_class(profile: Profile, spec: TargetSpec) -> type[Target]:
+    """The class of ``spec``'s kind, its module imported now; one line when it cannot be."""
+    if spec.kind not in KINDS:
+        raise LayoutbenchError(f"{profile.path}: target {spec.name} has unknown kind {spec.kind!r}; "
+                               f"kinds are: {', '.join(KINDS)}")
+    module, cls, needs = KINDS[spec.kind]
+    if needs:
         try:
-            importlib.import_module(needs[spec.kind])
+            importlib.import_module(needs)
         except ImportError:
             raise LayoutbenchError(f"target {spec.name} (kind {spec.kind}) needs the Python package "
-                                   f"{needs[spec.kind]}: pip install {needs[spec.kind]}") from None
-        if spec.kind == "ssh":
-            from .ssh import SshTarget as cls
-        else:
-            from .labgrid import LabgridTarget as cls
-    if cls is None:
-        raise LayoutbenchError(f"{profile.path}: target {spec.name} has unknown kind {spec.kind!r}; "
-                               f"kinds are: {', '.join(kinds)}")
-    t = cls(spec, profile)
+                                   f"{needs}: pip install {needs}") from None
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+
+
+def make(profile: Profile, name: str | None = None, timeout: float | None = None) -> Target:
+    """The target ``name`` of a profile (its default target when None)."""
+    spec = profile.target(name)
+    t = target_class(profile, spec)(spec, profile)
     if timeout is not None:
         t.timeout = timeout
     return t
+
+
+def require(spec: TargetSpec, profile: Profile, setting: str, what: str):
+    """The value of a setting the target's kind cannot do without; one line naming it when missing."""
+    value = spec.settings.get(setting)
+    if value is None or value == "":
+        raise LayoutbenchError(f"{profile.path}: [targets.{spec.name}] kind {spec.kind} needs {setting!r} ({what})")
+    return value

@@ -34,7 +34,7 @@ from labgrid.step import step
 from labgrid.strategy import Strategy, StrategyError
 from pexpect import TIMEOUT
 
-from . import RunResult, Target
+from . import RunResult, Target, require
 from ..errors import LayoutbenchError
 
 
@@ -115,10 +115,7 @@ class LabgridTarget(Target):
     def __init__(self, spec, profile):
         super().__init__(spec, profile)
         s = spec.settings
-        if not s.get("env"):
-            raise LayoutbenchError(f"{profile.path}: [targets.{spec.name}] kind labgrid needs 'env' "
-                                   f"(a labgrid environment YAML)")
-        env = Path(str(s["env"])).expanduser()
+        env = Path(str(require(spec, profile, "env", "a labgrid environment YAML"))).expanduser()
         self.env_path = env if env.is_absolute() else profile.path.parent / env
         if not self.env_path.is_file():
             raise LayoutbenchError(f"target {spec.name}: labgrid environment {self.env_path} not found")

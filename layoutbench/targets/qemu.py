@@ -9,7 +9,6 @@ machines boot with TCG, which proves an image runs but times the emulator.
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 from . import Target

@@ -28,7 +28,7 @@ import shlex
 import time
 from pathlib import Path
 
-from . import RunResult, Target
+from . import RunResult, Target, require
 from ..build import sha256_file
 from ..errors import LayoutbenchError
 
@@ -73,10 +73,7 @@ class SshTarget(Target):
     def __init__(self, spec, profile):
         super().__init__(spec, profile)
         s = spec.settings
-        if not s.get("host"):
-            raise LayoutbenchError(f"{profile.path}: [targets.{spec.name}] kind ssh needs 'host' "
-                                   f"(a host name or an alias from ~/.ssh/config)")
-        self.alias = str(s["host"])
+        self.alias = str(require(spec, profile, "host", "a host name or an alias from ~/.ssh/config"))
         self.connect_timeout = float(s.get("connect_timeout", 15))
         self.remote_dir = str(s.get("remote_dir", "/tmp/layoutbench"))
         self._loop: asyncio.AbstractEventLoop | None = None
