@@ -28,7 +28,7 @@ import shlex
 from dataclasses import asdict, dataclass, field, fields
 
 from . import build as buildmod
-from . import layout, measure, source, stats, targets
+from . import fmt, layout, measure, source, stats, targets
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
 from .store import Store
@@ -593,11 +593,11 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
     if not differs(s, ends):
         why = ("its interval includes 1" if not ends.significant else
                f"the change is smaller than {'--min-effect' if s.min_effect is not None else 'the layout noise'} "
-               f"({_pct(threshold(s, ends))})")
+               f"({fmt.pct(threshold(s, ends))})")
         verdict.update(status="noise", culprit=None, range=[], message=(
             f"GOOD and BAD do not differ beyond layout noise: BAD/GOOD = {ends.ratio:.4f} "
             f"({100 * s.confidence:g}% CI {ends.ci_low:.4f}…{ends.ci_high:.4f}) over {k} layouts x {r} run(s), "
-            f"layout noise {_pct(ends.layout_noise)}: {why}; the change is within layout noise"))
+            f"layout noise {fmt.pct(ends.layout_noise)}: {why}; the change is within layout noise"))
     else:
         # 2. the probes
         while True:
@@ -674,10 +674,6 @@ def _cmp(c: stats.Comparison) -> dict:
             "per_layout_ratios": c.per_layout_ratios, "describe": c.describe()}
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.2f}%" if x is not None and math.isfinite(x) else "n/a"
-
-
 def summary_line(v: dict) -> str:
     if v["status"] == "noise":
         return v["message"]
@@ -685,7 +681,7 @@ def summary_line(v: dict) -> str:
     eff = ""
     if e:
         eff = (f": {v['metric']} x{e['ratio']:.4f} ({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f},"
-               f" {e['verdict']}), layout noise {_pct(e['layout_noise'])}")
+               f" {e['verdict']}), layout noise {fmt.pct(e['layout_noise'])}")
     if v["status"] == "found":
         return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}"
     return (f"the first bad commit is one of {len(v['range'])}: " + " ".join(c[:12] for c in v["range"])
@@ -700,7 +696,7 @@ def text(v: dict) -> str:
                  f"{v['metric']} on {v['target']}")
     lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({100 * ends['confidence']:g}% CI "
                  f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), layout noise "
-                 f"{_pct(ends['layout_noise'])}")
+                 f"{fmt.pct(ends['layout_noise'])}")
     if v["status"] == "noise":
         lines.append("verdict: the change is within layout noise; no commit is blamed")
     elif v["status"] == "found":
@@ -716,7 +712,7 @@ def text(v: dict) -> str:
         lines.append(f"effect:  {v['metric']} x{e['ratio']:.4f} vs {v['last_good'][:12]} "
                      f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, "
                      f"paired over {e['layouts']} layouts)")
-        lines.append(f"layout noise there: between-layout sd {_pct(e['layout_noise'])}; a single layout would "
+        lines.append(f"layout noise there: between-layout sd {fmt.pct(e['layout_noise'])}; a single layout would "
                      f"confuse this effect with a relink with probability {e['explained_by_layout']:.2f}")
     for sk in v.get("skipped", []):
         if v["status"] == "found":

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import build as buildmod
-from . import layout, measure, stats, targets
+from . import fmt, layout, measure, stats, targets
 from .errors import LayoutbenchError
 from .profile import Profile
 from .source import Checkout
@@ -246,31 +246,8 @@ def run_many(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]],
 
 # -- text ----------------------------------------------------------------------------------------
 
-def fmt(x: float) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    a = abs(x)
-    if a >= 1e6:
-        return f"{x:.4g}"
-    if a >= 100:
-        return f"{x:.1f}"
-    if a >= 1:
-        return f"{x:.3f}"
-    return f"{x:.4g}"
-
-
-def ratio_text(c: stats.Comparison) -> str:
-    half = (c.ci_high - c.ci_low) / 2
-    word = c.verdict if c.verdict != "no difference" else "same"
-    return f"{c.ratio:.3f} ± {half:.3f}  {word}"
-
-
-def pct(x: float, digits: int = 2) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}%"
-
-
 def noise_line(name: str, n: stats.NoiseSplit) -> str:
-    return (f"layout noise ({name}, {n.k} layouts): between-layout sd {pct(n.layout_cv)} "
-            f"(medians {fmt(n.median_min)} … {fmt(n.median_max)}, range {pct(n.median_range_rel)}), "
-            f"run noise sd {pct(n.run_cv)}, layout share of variance {pct(n.layout_share, 0)}"
+    return (f"layout noise ({name}, {n.k} layouts): between-layout sd {fmt.pct(n.layout_cv)} "
+            f"(medians {fmt.number(n.median_min)} … {fmt.number(n.median_max)}, range {fmt.pct(n.median_range_rel)}), "
+            f"run noise sd {fmt.pct(n.run_cv)}, layout share of variance {fmt.pct(n.layout_share, 0)}"
             + ("" if not math.isnan(n.run_cv) else " (one run per layout: run noise not separated)"))

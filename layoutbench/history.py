@@ -27,7 +27,7 @@ from pathlib import Path
 import git
 
 from . import build as buildmod
-from . import layout, measure, quirks, source, stats, targets
+from . import fmt, layout, measure, quirks, source, stats, targets
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
 from .store import Store
@@ -541,7 +541,7 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
         c = _find(res.get("culprit"), pos)
         if c:
             eff = res.get("effect") or {}
-            more = f", {100 * (eff['ratio'] - 1):+.2f}%" if isinstance(eff.get("ratio"), (int, float)) else ""
+            more = f", {fmt.change(eff['ratio'])}" if isinstance(eff.get("ratio"), (int, float)) else ""
             out.append({"commit": c, "index": pos[c], "text": f"bisect: first bad ({metric}{more})", "key": row["key"]})
         elif res.get("status") == "range":
             for r in res.get("range", []):
@@ -570,15 +570,8 @@ def _find(v, pos: dict) -> str | None:
 
 # -- text ----------------------------------------------------------------------------------------
 
-def fmt_effect(c: Change) -> str:
-    half = (c.ci_high - c.ci_low) / 2
-    return f"{100 * (c.ratio - 1):+.2f}% ± {100 * half:.2f}%"
-
-
 def summary_text(h: History, metric: str | None = None) -> str:
     """Plain text for terminals and e-mail: the points, then the changes."""
-    from .compare import fmt
-
     s = h.series
     metrics = [metric] if metric else list(h.metrics)
     lines = [f"{s.kernel} history {s.start[:12]}..{s.end[:12]} ({len(s.commits)} commits, {len(h.points)} measured)",
@@ -603,11 +596,11 @@ def summary_text(h: History, metric: str | None = None) -> str:
             seeded = {i: v for i, v in g.items() if ":" in i}
             if seeded:
                 ns = stats.noise_split(seeded) if len(seeded) >= 2 else None
-                center = fmt(sum(stats.summarize(v, n_boot=10).median for v in seeded.values()) / len(seeded))
-                spread = f"{100 * ns.median_range_rel:.2f}%" if ns else "-"
+                center = fmt.number(sum(stats.summarize(v, n_boot=10).median for v in seeded.values()) / len(seeded))
+                spread = fmt.pct(ns.median_range_rel) if ns else "-"
             else:
                 center, spread = "-", "-"
-            vals = [fmt(stats.summarize(g[f], n_boot=10).median) if f in g else "-" for f in fixed]
+            vals = [fmt.number(stats.summarize(g[f], n_boot=10).median) if f in g else "-" for f in fixed]
             lines.append(f"  {p.index:>4}  {p.short}  {center:>24}  {spread:>13}  "
                          + "  ".join(f"{v:>12}" for v in vals) + f"  {p.info.get('subject', '')[:50]}")
         lines.append("")
@@ -618,8 +611,8 @@ def summary_text(h: History, metric: str | None = None) -> str:
     for c in changes:
         p = h.point(c.commit)
         span = "" if c.commits_between == 1 else f" (somewhere in {c.commits_between} commits after {c.prev[:12]})"
-        lines.append(f"  {c.commit[:12]}  {c.metric:16} {fmt_effect(c):>20}  {c.kind:19}  "
-                     f"worst single layout {c.worst_single} {100 * (c.single_layout.get(c.worst_single, 1) - 1):+.2f}%"
+        lines.append(f"  {c.commit[:12]}  {c.metric:16} {fmt.effect(c):>20}  {c.kind:19}  "
+                     f"worst single layout {c.worst_single} {fmt.change(c.single_layout.get(c.worst_single, 1))}"
                      f"{span}  {p.info.get('subject', '')[:50]}")
     if h.quirks:
         lines.append("")

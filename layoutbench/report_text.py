@@ -9,7 +9,8 @@ import json
 from rich.markup import escape
 from rich.table import Table
 
-from .compare import Report, fmt, noise_line, ratio_text
+from . import fmt
+from .compare import Report, noise_line
 
 
 def print_compare(console, rep: Report) -> None:
@@ -26,10 +27,10 @@ def print_compare(console, rep: Report) -> None:
             s = r.summary
             half = (s.ci_high - s.ci_low) / 2
             name = r.name if len(r.groups) == 1 else f"{r.name} ({len(r.groups)} layouts)"
-            out = [fmt(r.groups[g][i]) for g in r.groups for i in range(len(r.groups[g]))]
+            out = [fmt.number(r.groups[g][i]) for g in r.groups for i in range(len(r.groups[g]))]
             flagged = [out[i] for i in s.outliers]
-            t.add_row(name, str(s.n), f"{fmt(s.median)} ± {fmt(half)}", f"{fmt(s.min)} … {fmt(s.max)}",
-                      ratio_text(r.vs_baseline) if r.vs_baseline else ("baseline" if r.name == m.baseline else ""),
+            t.add_row(name, str(s.n), f"{fmt.number(s.median)} ± {fmt.number(half)}", f"{fmt.number(s.min)} … {fmt.number(s.max)}",
+                      fmt.ratio(r.vs_baseline) if r.vs_baseline else ("baseline" if r.name == m.baseline else ""),
                       f"[red]{len(flagged)}: {', '.join(flagged[:3])}[/red]" if flagged else "0")
         console.print()
         console.print(t)
@@ -65,7 +66,7 @@ def print_rows(console, rows: list[dict], fmt_: str) -> None:
     for k in keys:
         t.add_column(k)
     for r in rows:
-        t.add_row(*[(r[k][:12] if k == "commit_sha" else fmt(r[k]) if isinstance(r[k], float) else str(r[k]))
+        t.add_row(*[(r[k][:12] if k == "commit_sha" else fmt.number(r[k]) if isinstance(r[k], float) else str(r[k]))
                     for k in keys])
     console.print(t)
 
@@ -87,8 +88,8 @@ def print_multi(console, multi) -> None:
                        ("n", "right"), ("median", "right"), ("layout noise sd", "right")):
             t.add_column(col, justify=j)
         for r in rows:
-            noise = "" if r["layout_noise_cv"] is None else f"{100 * r['layout_noise_cv']:.2f}%"
-            t.add_row(r["target"], escape(r["host"]), r["metric"], r["layout"], str(r["n"]), fmt(r["median"]), noise)
+            noise = "" if r["layout_noise_cv"] is None else fmt.pct(r["layout_noise_cv"])
+            t.add_row(r["target"], escape(r["host"]), r["metric"], r["layout"], str(r["n"]), fmt.number(r["median"]), noise)
         console.print(t)
     for f in multi.failed:
         console.print(f"[red]target {escape(f['target'])} failed:[/red] {escape(f['message'])}")

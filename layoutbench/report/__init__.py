@@ -15,7 +15,6 @@ Links are relative, so the directory works from ``file://`` and from any web ser
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
 import time
@@ -23,8 +22,8 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__, history, layout, quirks, source, stats
-from ..compare import fmt, noise_line
+from .. import __version__, fmt, history, layout, quirks, source, stats
+from ..compare import noise_line
 from ..errors import LayoutbenchError
 from ..paths import workdir
 from ..store import Store
@@ -42,14 +41,6 @@ def _env() -> jinja2.Environment:
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-
-
-def _pct(x) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.2f}%"
-
-
-def _prob(x) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
 def write_report(store: Store, outdir, kernel: str | None = None, repo=None, profile=None,
@@ -92,13 +83,13 @@ def write_report(store: Store, outdir, kernel: str | None = None, repo=None, pro
         c = p.center(m)
         if c is None:
             c = p.center(m, seeded=False)
-        return fmt(c) if c is not None else "-"
+        return fmt.number(c) if c is not None else "-"
 
     subjects = {p.commit: p.info.get("subject", "") for p in h.points}
     layouts = ",".join(layout.label(n, s) for n, s in series.specs)
     (out / "index.html").write_text(env.get_template("index.html").render(
         root="", plots=plots, subjects=subjects, layouts=layouts, verdicts=verdicts, center=center,
-        effect=history.fmt_effect, pct=_pct, prob=_prob, **common))
+        effect=fmt.effect, pct=fmt.pct, prob=fmt.prob, **common))
     (out / "history.json").write_text(json.dumps(h.to_dict(), indent=1, default=str))
 
     all_quirks = {}
@@ -195,9 +186,9 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
             sm = stats.summarize(vals, h.confidence, n_boot=400)
             vs = ""
             if pg and lid in pg:
-                vs = f"{100 * (sm.median / stats.summarize(pg[lid], n_boot=10).median - 1):+.2f}%"
-            rows.append({"id": lid, "n": sm.n, "median": fmt(sm.median), "ci": f"{fmt(sm.ci_low)} … {fmt(sm.ci_high)}",
-                         "range": f"{fmt(sm.min)} … {fmt(sm.max)}", "vs": vs})
+                vs = fmt.change(sm.median / stats.summarize(pg[lid], n_boot=10).median)
+            rows.append({"id": lid, "n": sm.n, "median": fmt.number(sm.median), "ci": f"{fmt.number(sm.ci_low)} … {fmt.number(sm.ci_high)}",
+                         "range": f"{fmt.number(sm.min)} … {fmt.number(sm.max)}", "vs": vs})
         seeded = {i: v for i, v in g.items() if ":" in i}
         noise = noise_line("random", stats.noise_split(seeded)) if len(seeded) >= 2 else ""
         change = next((c for c in h.changes if c.commit == p.commit and c.metric == m), None)
@@ -210,7 +201,7 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
                 c = _plain_compare(pg, g, info["higher_is_better"], h.confidence)
                 cmp_text = f"no change detected ({c})" if c else "no change detected"
         results.append({"metric": m, "unit": info["unit"], "rows": rows, "noise": noise, "change": change,
-                        "effect": history.fmt_effect(change) if change else "", "cmp": cmp_text})
+                        "effect": fmt.effect(change) if change else "", "cmp": cmp_text})
 
     log = []
     if prev is not None:

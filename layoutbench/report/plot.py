@@ -22,23 +22,12 @@ import statistics
 from html import escape
 
 from .. import layout as layoutmod
-from .. import stats
+from .. import fmt, stats
 
 W, H = 960, 400
 ML, MR, MT, MB = 84, 175, 34, 70  # margins: left (y labels), right (legend), top (markers), bottom (x labels)
 PALETTE = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 NOISE = "#ff7f0e"
-
-
-def _fmt(v: float) -> str:
-    a = abs(v)
-    if a >= 1e9:
-        return f"{v / 1e9:.4g}G"
-    if a >= 1e6:
-        return f"{v / 1e6:.4g}M"
-    if a >= 1e4:
-        return f"{v / 1e3:.4g}k"
-    return f"{v:.4g}"
 
 
 def _ticks(lo: float, hi: float, n: int = 6) -> list[float]:
@@ -117,7 +106,7 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
     for t in _ticks(lo, hi):
         y = Y(t)
         e.append(f'<line class="grid" x1="{ML}" x2="{ML + pw}" y1="{y:.1f}" y2="{y:.1f}"/>')
-        e.append(f'<text x="{ML - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(t)}</text>')
+        e.append(f'<text x="{ML - 6}" y="{y + 4:.1f}" text-anchor="end">{fmt.axis(t)}</text>')
     e.append(f'<line class="axis" x1="{ML}" x2="{ML}" y1="{MT}" y2="{MT + ph}"/>')
     e.append(f'<line class="axis" x1="{ML}" x2="{ML + pw}" y1="{MT + ph}" y2="{MT + ph}"/>')
     arrow = "higher is better" if info["higher_is_better"] else "lower is better"
@@ -201,7 +190,7 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
                 cls = "run outlier" if (lid, i) in outl else "run"
                 e.append(f'<circle class="{cls}" data-commit="{p.commit}" data-layout="{lid}" data-value="{v!r}" '
                          f'cx="{x:.1f}" cy="{Y(v):.1f}" r="{3.2 if "outlier" in cls else 2.4}" '
-                         f'fill="{colors.get(lid, "#555")}"><title>{p.short} {lid} run {i}: {_fmt(v)}'
+                         f'fill="{colors.get(lid, "#555")}"><title>{p.short} {lid} run {i}: {fmt.axis(v)}'
                          f'{" (outlier)" if "outlier" in cls else ""}</title></circle>')
     e.append("</g>")
 

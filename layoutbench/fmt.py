@@ -1,0 +1,68 @@
+"""How numbers are written for a person: values, percents, ratios, effects, probabilities.
+
+One place for every table, summary, log line and report page (compare, history, bisect,
+report), so that the same quantity reads the same everywhere.  What cannot be shown (None,
+NaN, infinite) is ``n/a``.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and not math.isfinite(x))
+
+
+def number(x: float | None) -> str:
+    """A measured value: 4 significant digits when small or huge, else 1 or 3 decimals."""
+    if _missing(x):
+        return "n/a"
+    a = abs(x)
+    if a >= 1e6:
+        return f"{x:.4g}"
+    if a >= 100:
+        return f"{x:.1f}"
+    if a >= 1:
+        return f"{x:.3f}"
+    return f"{x:.4g}"
+
+
+def axis(x: float) -> str:
+    """A value on a plot's axis or in a tooltip: short, with k/M/G for thousands and up."""
+    a = abs(x)
+    if a >= 1e9:
+        return f"{x / 1e9:.4g}G"
+    if a >= 1e6:
+        return f"{x / 1e6:.4g}M"
+    if a >= 1e4:
+        return f"{x / 1e3:.4g}k"
+    return f"{x:.4g}"
+
+
+def pct(x: float | None, digits: int = 2) -> str:
+    """A fraction as a percent: 0.0123 → ``1.23%``."""
+    return "n/a" if _missing(x) else f"{100 * x:.{digits}f}%"
+
+
+def change(ratio: float | None, digits: int = 2) -> str:
+    """A ratio as a signed relative change: 1.0123 → ``+1.23%``."""
+    return "n/a" if _missing(ratio) else f"{100 * (ratio - 1):+.{digits}f}%"
+
+
+def effect(c) -> str:
+    """A comparison's change with its half interval: ``+1.23% ± 0.40%`` (``c``: ratio, ci_low, ci_high)."""
+    half = (c.ci_high - c.ci_low) / 2
+    return f"{change(c.ratio)} ± {pct(half)}"
+
+
+def ratio(c) -> str:
+    """A comparison as a ratio with its half interval and verdict: ``1.023 ± 0.004  slower``."""
+    half = (c.ci_high - c.ci_low) / 2
+    word = c.verdict if c.verdict != "no difference" else "same"
+    return f"{c.ratio:.3f} ± {half:.3f}  {word}"
+
+
+def prob(x: float | None) -> str:
+    """A probability: ``0.973``."""
+    return "n/a" if _missing(x) else f"{x:.3f}"
