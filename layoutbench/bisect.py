@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
 from . import fmt, layout, measure, source, stats, targets
@@ -66,8 +66,8 @@ class Settings:
                "max_runs", "seed", "confidence", "min_effect")
 
     def check(self) -> None:
-        if self.mode not in ("rerun", "reboot"):
-            raise LayoutbenchError(f"bisect runs in mode rerun or reboot, not {self.mode!r}")
+        if self.mode not in measure.SAME_IMAGE_MODES:
+            raise LayoutbenchError(f"bisect runs in mode {' or '.join(measure.SAME_IMAGE_MODES)}, not {self.mode!r}")
         if self.layouts < 2:
             raise LayoutbenchError("--layouts must be at least 2 (the layout noise needs two layouts)")
         if self.runs < 1:
@@ -188,7 +188,7 @@ class Prober:
     def cost(self, purpose: str = "layouts") -> dict:
         commits = {c for (p, c) in self.used if p == purpose}
         runs = sum(len(v) for (p, c), v in self.used.items() if p == purpose)
-        images = sum(len({(l, s) for l, s, _ in v}) for (p, c), v in self.used.items() if p == purpose)
+        images = sum(len({(name, seed) for name, seed, _ in v}) for (p, c), v in self.used.items() if p == purpose)
         failed = {c for (p, c) in self.failed if p == purpose}
         return {"builds": len(commits) + len(failed), "failed_builds": len(failed), "images": images, "runs": runs}
 
@@ -714,9 +714,6 @@ def text(v: dict) -> str:
                      f"paired over {e['layouts']} layouts)")
         lines.append(f"layout noise there: between-layout sd {fmt.pct(e['layout_noise'])}; a single layout would "
                      f"confuse this effect with a relink with probability {e['explained_by_layout']:.2f}")
-    for sk in v.get("skipped", []):
-        if v["status"] == "found":
-            continue
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
                  f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")

@@ -133,7 +133,7 @@ def _shell(profile: Profile, what: str, template: str, src: Path, objdir: Path, 
             raise error(f"{what} of {profile.name} timed out after {timeout:.0f}s; log: {log}") from None
     if p.returncode != 0:
         lines = log.read_text(errors="replace").splitlines()
-        first = next((l for l in lines if re.search(r"\berror\b:|\bError\b", l)), lines[-1] if lines else "")
+        first = next((ln for ln in lines if re.search(r"\berror\b:|\bError\b", ln)), lines[-1] if lines else "")
         raise error(f"{what} of {profile.name} failed (exit {p.returncode}): {first.strip()[:200]} -- log: {log}")
 
 

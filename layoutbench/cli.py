@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from . import __version__, layout, profile, source
+from . import __version__, layout, measure, profile, source
 from .errors import LayoutbenchError
 
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -192,7 +192,7 @@ def progress_bar(total: int, what: str):
               help="Layouts to compare: NAME or NAME:COUNT (COUNT seeds), comma-separated.")
 @click.option("--seed", type=int, default=1, show_default=True, help="First seed of the seeded layouts.")
 @click.option("--runs", type=int, default=3, show_default=True, help="Repetitions per variant.")
-@click.option("--mode", type=click.Choice(["rerun", "reboot", "relink"]), default="rerun", show_default=True,
+@click.option("--mode", type=click.Choice(measure.MODES), default="rerun", show_default=True,
               help="rerun: same image again; reboot: fresh boot each time; relink: a new seed per repetition.")
 @click.option("--target", "target_names", multiple=True,
               help="Where to run (a [targets] entry of the profile; default: its default). Repeat or "
@@ -308,7 +308,7 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
               "a refine uses the history's]")
 @click.option("--seed", type=int, default=1, show_default=True, help="First seed of the seeded layouts.")
 @click.option("--runs", type=int, help="Repetitions per layout  [default: 2]")
-@click.option("--mode", type=click.Choice(["rerun", "reboot", "relink"]), help="As in compare  [default: rerun]")
+@click.option("--mode", type=click.Choice(measure.MODES), help="As in compare  [default: rerun]")
 @click.option("--target", "target_name", help="Where to run (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
@@ -407,7 +407,7 @@ def bisect_options(f):
         click.option("--metric", help="The metric to bisect (default: cg_cost on cachegrind, else the profile's)."),
         click.option("--target", "target", help="Where to run (a [targets] entry of the profile)."),
         click.option("--args", "args", help="Extra program arguments / kernel command line words."),
-        click.option("--mode", type=click.Choice(["rerun", "reboot"]), help="How repetitions run  [default: rerun]"),
+        click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
         click.option("--layouts", type=int, help="K random layouts per probe, the same seeds on every commit  [default: 4]"),
         click.option("--max-layouts", type=int, help="Budget: layouts a probe may grow to while uncertain  [default: 8]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1]"),

@@ -65,5 +65,5 @@ def link(ld: str, script: Path, objects: list[str], objdir: Path, output: Path,
     except FileNotFoundError:
         raise LayoutbenchError(f"linker {ld!r} not found; install lld-19 (apt-get install lld-19)") from None
     if p.returncode != 0:
-        first = next((l for l in p.stderr.splitlines() if "error" in l), p.stderr.strip()[:300])
+        first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
         raise LayoutbenchError(f"linking {output.name} with {script.name} failed: {first}")

@@ -22,6 +22,7 @@ from .paths import workdir
 from .store import Store
 
 MODES = ("rerun", "reboot", "relink")
+SAME_IMAGE_MODES = MODES[:2]  #: the modes that run each variant's own image again (bisect compares those)
 
 
 @dataclass

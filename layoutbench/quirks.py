@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import git

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
 import subprocess
@@ -46,7 +45,7 @@ def boot(elf: Path, *args: str) -> tuple[int, str]:
 
 def test_layouts_command_lists_all_six():
     out = lb("layouts").stdout.splitlines()
-    assert [l.split()[0] for l in out] == ALL
+    assert [ln.split()[0] for ln in out] == ALL
 
 
 def test_minikernel_is_kernel_shaped(mini):
@@ -178,7 +177,7 @@ def test_n_variants_compile_once(tmp_path, fresh_workdir):
     out = json.loads(lb("build", str(toml), "--repo", str(repo), "--commit", "HEAD",
                         "--layout", "default,sorted,aligned,random:3", "--json").stdout)
     def compiles() -> list[str]:
-        return [l for l in log.read_text().splitlines() if " -c " in f" {l} "]
+        return [ln for ln in log.read_text().splitlines() if " -c " in f" {ln} "]
 
     sources = [p for p in repo.rglob("*") if p.suffix in (".c", ".S")]
     assert len(out["variants"]) == 2 * 6  # two images, six variants each
@@ -216,8 +215,8 @@ def test_cachegrind_sees_layout_deterministically(mini):
         out = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--I1=4096,2,64",
                               "--D1=32768,8,64", "--LL=1048576,16,64", "--cachegrind-out-file=/dev/stdout",
                               str(elf), "iterations=1000", "quiet"], capture_output=True, text=True, timeout=300)
-        summary = next(l for l in out.stdout.splitlines() if l.startswith("summary:")).split()[1:]
-        events = next(l for l in out.stdout.splitlines() if l.startswith("events:")).split()[1:]
+        summary = next(ln for ln in out.stdout.splitlines() if ln.startswith("summary:")).split()[1:]
+        events = next(ln for ln in out.stdout.splitlines() if ln.startswith("events:")).split()[1:]
         totals = dict(zip(events, map(int, summary)))
         return totals["Ir"], totals["I1mr"]
 
@@ -234,7 +233,7 @@ def test_cachegrind_sees_layout_deterministically(mini):
 def _fails(p: subprocess.CompletedProcess, *words: str) -> None:
     assert p.returncode != 0
     assert "Traceback" not in p.stderr
-    lines = [l for l in p.stderr.splitlines() if l.startswith("layoutbench: error:")]
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("layoutbench: error:")]
     assert len(lines) == 1, p.stderr
     for w in words:
         assert w in lines[0], lines[0]

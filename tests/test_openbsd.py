@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from layoutbench import build, elfinfo, layout, openbsd, profile, source
+from layoutbench import build, layout, openbsd, profile, source
 
 LD = shutil.which("ld.lld-19") or shutil.which("ld.lld")
 CC = shutil.which("clang-19") or shutil.which("clang")
@@ -92,7 +92,7 @@ def test_generated_relink_links_with_lld_and_obeys_the_layout(kit, tmp_path, nam
     if name == "random":
         assert gap > 0
         # the gap sits between locore (pvh.o) and the first object, as makegap.sh's gap.o does
-        assert any(".o:(.text)" in l and "gap.o" in l for l in mapfile.read_text().splitlines())
+        assert any(".o:(.text)" in ln and "gap.o" in ln for ln in mapfile.read_text().splitlines())
 
 
 @pytest.mark.slow

@@ -48,7 +48,7 @@ def test_quirks_lists_name_range_actions_reason(hist):
 
 def test_a_broken_commit_fails_without_a_quirk(hist, tmp_path):
     p = build(hist, hist["broken"][0], tmp_path / "none.toml")
-    errors = [l for l in p.stderr.splitlines() if l.startswith("layoutbench: error:")]
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("layoutbench: error:")]
     assert p.returncode == 2 and len(errors) == 1 and "unused variable" in errors[0]
 
 

@@ -78,11 +78,11 @@ def test_unreachable_host_and_refused_key_lose_no_other_samples(workdir, tmp_pat
            "--target", "badkey", "--args", SMALL, "--store", str(db), check=False)
     assert p.returncode != 0
     err = p.stderr
-    down = [l for l in err.splitlines() if "ssh target down:" in l]
-    bad = [l for l in err.splitlines() if "ssh target badkey:" in l]
-    assert any(f"ssh target down: cannot connect to 127.0.0.1:{closed}: connection refused" in l for l in down), err
-    assert any(f"ssh target badkey: cannot connect to 127.0.0.1:{lab.servers[1].port}: permission denied" in l
-               for l in bad), err
+    down = [ln for ln in err.splitlines() if "ssh target down:" in ln]
+    bad = [ln for ln in err.splitlines() if "ssh target badkey:" in ln]
+    assert any(f"ssh target down: cannot connect to 127.0.0.1:{closed}: connection refused" in ln for ln in down), err
+    assert any(f"ssh target badkey: cannot connect to 127.0.0.1:{lab.servers[1].port}: permission denied" in ln
+               for ln in bad), err
     assert "Traceback" not in err
     good = f"root@127.0.0.1:{lab.servers[0].port}"
     assert rows(db, "SELECT target, host, status, count(*) FROM runs GROUP BY 1, 2, 3") == [("good", good, "ok", 4)]

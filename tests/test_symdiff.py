@@ -113,8 +113,8 @@ def test_sorted_vs_aligned_everything_moves_nothing_changes(repo):
     assert code == 1
     lines = text.splitlines()
     assert lines[2].startswith("placement differs:") and "0 changed" in lines[2]
-    assert any(l.startswith("shift origin .text") for l in lines)
-    assert any(l.startswith("per object") for l in lines)
+    assert any(ln.startswith("shift origin .text") for ln in lines)
+    assert any(ln.startswith("per object") for ln in lines)
 
 
 def test_same_image_is_placement_identical(repo):
