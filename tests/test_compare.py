@@ -39,7 +39,14 @@ def test_compare_stores_every_sample_and_prints_the_table(workdir, tmp_path):
     m = next(m for m in j["metrics"] if m["metric"] == "cycles_per_packet")
     assert [r["layout"] for r in m["rows"]] == ["default", "sorted", "random"]
     assert m["rows"][2]["layout_noise"]["k"] == 3
-    assert m["rows"][1]["vs_baseline"]["verdict"] in ("faster", "slower", "no difference")
+    # the verdict never contradicts its interval (cycles: lower is better, a ratio above 1 is slower);
+    # a difference needs an interval that excludes 1 on its side
+    vs = m["rows"][1]["vs_baseline"]
+    assert m["better"] == "lower" and vs["ci_low"] <= vs["ratio"] <= vs["ci_high"], vs
+    want = {"slower": vs["ci_low"] > 1, "faster": vs["ci_high"] < 1, "no difference": True}
+    assert want.get(vs["verdict"]) is True, vs
+    if vs["ci_low"] <= 1 <= vs["ci_high"]:
+        assert vs["verdict"] == "no difference", vs
 
 
 def test_sigkill_loses_nothing_and_resume_runs_only_what_is_missing(workdir, tmp_path):
