@@ -116,13 +116,29 @@ def _config_hash(profile: Profile, applied: list[quirks.Quirk]) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
-def _shell(profile: Profile, what: str, template: str, src: Path, objdir: Path, log: Path, env_extra: dict,
-           jobs: int, timeout: float, error=BuildFailed, **more) -> None:
-    """Run one of the profile's shell commands with its placeholders filled in, into ``log``."""
+@dataclass(frozen=True)
+class Step:
+    """One of the profile's shell commands to run: what it is (for messages), its template, where."""
+
+    what: str  #: "build", "link"
+    template: str  #: with {src}, {objdir}, {cc}, {ld}, {jobs}, {profile_dir} and ``more``'s names
+    src: Path
+    objdir: Path
+    log: Path  #: appended to
+    env: dict  #: on top of the environment and the profile's build env
+    jobs: int = 1
+    error: type[LayoutbenchError] = BuildFailed  #: raised when it fails
+    more: dict = field(default_factory=dict)  #: more placeholders
+
+
+def _shell(profile: Profile, step: Step) -> None:
+    """Run one of the profile's shell commands with its placeholders filled in, into ``step.log``."""
     b = profile.build
-    fill = {"src": src, "objdir": objdir, "cc": b.cc, "ld": b.ld, "profile_dir": profile.path.parent, **more}
-    cmd = template.format(jobs=jobs, **{k: shlex.quote(str(v)) for k, v in fill.items()})
-    env = {**os.environ, **b.env, **env_extra}
+    what, src, log, error, timeout = step.what, step.src, step.log, step.error, b.timeout
+    fill = {"src": src, "objdir": step.objdir, "cc": b.cc, "ld": b.ld, "profile_dir": profile.path.parent,
+            **step.more}
+    cmd = step.template.format(jobs=step.jobs, **{k: shlex.quote(str(v)) for k, v in fill.items()})
+    env = {**os.environ, **b.env, **step.env}
     with open(log, "a") as out:
         out.write(f"$ {cmd}\n")
         out.flush()
@@ -171,7 +187,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         env_extra = quirks.prepare(applied, src, log)
         say(f"compiling {profile.name} at {checkout.short}")
         t0 = time.monotonic()
-        _shell(profile, "build", profile.build.command, src, objdir, log, env_extra, jobs, profile.build.timeout)
+        _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs))
         info = {
             "kernel": profile.name,
             "commit": checkout.commit,
@@ -248,8 +264,8 @@ def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -
         with _locked(objs.objdir.parent / "link.lock"):
             produced = objs.objdir / img.output
             produced.unlink(missing_ok=True)
-            _shell(profile, "link", img.link_command, objs.src, objs.objdir, out / "link.log",
-                   objs.info.get("env", {}), 1, profile.build.timeout, LayoutbenchError, fragment_dir=out)
+            _shell(profile, Step("link", img.link_command, objs.src, objs.objdir, out / "link.log",
+                                 objs.info.get("env", {}), error=LayoutbenchError, more={"fragment_dir": out}))
             if not produced.is_file():
                 raise LayoutbenchError(f"the link command of {profile.name} wrote no {produced}; see {out / 'link.log'}")
             shutil.copyfile(produced, tmp)

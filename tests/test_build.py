@@ -43,7 +43,7 @@ def boot(elf: Path, *args: str) -> tuple[int, str]:
     return p.returncode, p.stdout
 
 
-def test_layouts_command_lists_all_six():
+def test_layouts_command_lists_every_layout():
     out = lb("layouts").stdout.splitlines()
     assert [ln.split()[0] for ln in out] == ALL
 
