@@ -184,7 +184,7 @@ def text_order(plan: LayoutPlan, starts: dict[tuple[str, str], int]) -> list[tup
     return sorted((addr, obj) for (kind, obj), addr in starts.items() if kind == "text" and obj not in pinned)
 
 
-def function_sections(name: str, sections: list[InputSection]) -> list[str]:
+def function_sections(sections: list[InputSection]) -> list[str]:
     """The names of an object's non-empty text sections, once each (one per function with
     -ffunction-sections; hand-written assembly sharing a section stays one unit)."""
     return list(dict.fromkeys(s.name for s in sections if s.size))
@@ -249,7 +249,7 @@ class FunctionAligned(Layout):
     def units(self, kind, name, sections, seed):
         if kind != "text":
             return [Unit(name)]
-        return [Unit(name, [s], align=FUNCTION_ALIGN) for s in function_sections(name, sections)]
+        return [Unit(name, [s], align=FUNCTION_ALIGN) for s in function_sections(sections)]
 
     def promise(self, plan, objects, starts, addrs):
         for obj in objects.values():
@@ -272,7 +272,7 @@ class Padded(Layout):
     def units(self, kind, name, sections, seed):
         if kind != "text":
             return [Unit(name)]
-        return [Unit(name, [s], gap=draw(seed, f"{name}:{s}", MAX_PAD)) for s in function_sections(name, sections)]
+        return [Unit(name, [s], gap=draw(seed, f"{name}:{s}", MAX_PAD)) for s in function_sections(sections)]
 
 
 # -- plans -----------------------------------------------------------------------------------------
