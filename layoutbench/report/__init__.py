@@ -131,10 +131,7 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
     files = out / "files" / p.short
     files.mkdir(parents=True, exist_ok=True)
     build_ids = sorted({r["build_id"] for r in p.runs})
-    builds = []
-    if build_ids:
-        builds = [dict(r) for r in store.db.execute(
-            f"SELECT * FROM builds WHERE id IN ({','.join('?' * len(build_ids))}) ORDER BY id", build_ids)]
+    builds = store.builds(build_id=build_ids) if build_ids else []
     wd = _workdir_of(builds[0]["elf_path"] if builds else None)
 
     # the build record (objects/<kernel>/<commit12>-<config>/build.json), the one with this point's quirks
@@ -251,8 +248,7 @@ def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.P
                     return Path(b["elf_path"]), lay
         return None, None
     prev_ids = sorted({r["build_id"] for r in prev.runs})
-    prev_builds = [dict(r) for r in store.db.execute(
-        f"SELECT * FROM builds WHERE id IN ({','.join('?' * len(prev_ids))})", prev_ids)] if prev_ids else []
+    prev_builds = store.builds(build_id=prev_ids) if prev_ids else []
     a, la = elf_of(prev_builds)
     b, lb = elf_of(builds)
     if a is None or b is None:

@@ -127,6 +127,13 @@ class Target:
     def close(self) -> None:
         """Release what ``open`` or the runs took (connections, places)."""
 
+    def __enter__(self) -> "Target":
+        self.open()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def make(profile: Profile, name: str | None = None, timeout: float | None = None) -> Target:
     """The target ``name`` of a profile (its default target when None)."""
