@@ -52,18 +52,16 @@ def _prob(x) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
-def write_report(store: Store, outdir, kernel: str | None = None, repo=None, profile=None,
-                 metrics: list[str] | None = None, confidence: float = 0.95,
-                 min_effect: float = history.DEFAULT_MIN_EFFECT, say=lambda m: None) -> Path:
+def write_report(store: Store, outdir, kernel: str | None = None, repo=None, metrics: list[str] | None = None,
+                 confidence: float = 0.95, min_effect: float = history.DEFAULT_MIN_EFFECT, say=lambda m: None) -> Path:
     """Write the site of the stored history of ``kernel`` (in ``repo``) into ``outdir``; return index.html."""
     from .. import profile as profmod
 
     series = history.load_series(store, kernel, repo)
-    if profile is None:
-        try:
-            profile = profmod.load(series.kernel)
-        except LayoutbenchError:
-            profile = None
+    try:
+        profile = profmod.load(series.kernel)
+    except LayoutbenchError:
+        profile = None
     h = history.analyse(store, series, profile, metrics, confidence, min_effect)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
