@@ -32,7 +32,7 @@ from . import build as buildmod
 from . import measure, source, stats, targets
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
-from .store import Store
+from .store import Store, config_hash
 
 CURRENT = "bisect:current"  #: state key naming the bisection the git-shaped verbs act on
 
@@ -62,6 +62,9 @@ class Settings:
     #: (pooled between-layout sd): a change smaller than what one relink does is not bisected
     min_effect: float | None = None
     shadow: bool = True  #: also run the single-layout (default link, one run) bisection
+    #: hash of the target's configuration (``measure.target_config``, filled in by ``normalize``):
+    #: a bisection started under another one is started again, not resumed
+    target_config: str = ""
 
     OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs",
                "max_runs", "seed", "confidence", "min_effect")
@@ -431,6 +434,7 @@ def normalize(profile: Profile, s: Settings) -> Settings:
         s.metric = "cg_cost" if kind == "cachegrind" else profile.default_metric
     if not s.metric:
         raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
+    s.target_config = config_hash(measure.target_config(targets.make(profile, s.target)))
     s.check()
     return s
 
@@ -572,7 +576,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         g = source.resolve(profile, good, s.repo, s.subdir).commit
         bd = source.resolve(profile, bad, s.repo, s.subdir).commit
         if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
-                and b.s.args == s.args:
+                and b.s.args == s.args and b.s.target_config == s.target_config:
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
             s = b.s
         else:

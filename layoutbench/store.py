@@ -80,8 +80,13 @@ class RunKey:
     config: str = ""  #: hash of the target configuration (``Store.config_id``); "" for runs stored before it
 
 
-def config_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+def config_text(config: dict) -> str:
+    """A configuration as canonical JSON: equal settings give equal text and hash."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def config_hash(config: dict) -> str:
+    return hashlib.sha256(config_text(config).encode()).hexdigest()[:12]
 
 
 class Store:
@@ -138,9 +143,9 @@ class Store:
     # -- target configurations ------------------------------------------------------------------
     def config_id(self, config: dict) -> str:
         """Store a target configuration (once) and return its hash, the runs' ``config``."""
-        text = json.dumps(config, sort_keys=True, separators=(",", ":"))
-        h = config_hash(text)
-        self.db.execute("INSERT OR IGNORE INTO configs (hash, text, created) VALUES (?,?,?)", (h, text, time.time()))
+        h = config_hash(config)
+        self.db.execute("INSERT OR IGNORE INTO configs (hash, text, created) VALUES (?,?,?)",
+                        (h, config_text(config), time.time()))
         return h
 
     def configs(self, hashes=None) -> dict[str, dict]:
