@@ -7,7 +7,6 @@ as an uninterrupted one.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import math
 import time
@@ -90,11 +89,6 @@ class View:
     confidence: float = 0.95
 
 
-def _progress(progress_factory, total: int, what: str):
-    """A progress bar from ``progress_factory``, or a context that yields no ticker."""
-    return progress_factory(total, what) if progress_factory else contextlib.nullcontext(None)
-
-
 def wanted_metrics(present: list[str], view: View, default_metric: str | None) -> list[str]:
     """The metrics to show: the asked ones (default: the profile's); all when none of those was printed."""
     if view.metrics and "all" in view.metrics:
@@ -152,8 +146,8 @@ def run(request: measure.MeasureRequest, store: Store, view: View = View(), prog
     target = request.make_target()
     objs = buildmod.compile_objects(request.profile, request.checkout, request.jobs, say)
     say(f"target {target.describe()}")
-    total = len(request.jobs_planned())
-    with target, _progress(progress_factory, total, f"{request.profile.name} {request.checkout.short}") as tick:
+    total, what = len(request.jobs_planned()), f"{request.profile.name} {request.checkout.short}"
+    with target, measure.progress(progress_factory, total, what) as tick:
         m = measure.measure_commit(request, store, target, objs=objs, progress=tick, say=say)
     if m.skipped:
         say(f"{m.skipped} run(s) were already in the store; {m.ran} run now")
@@ -217,7 +211,7 @@ def run_many(request: measure.MeasureRequest, target_names: list[str], store: St
         say(f"target {t.describe()}")
     t0 = time.monotonic()
     what = f"{request.profile.name} {request.checkout.short} on {len(tgts)} targets"
-    with _progress(progress_factory, len(jobs) * len(tgts), what) as tick, \
+    with measure.progress(progress_factory, len(jobs) * len(tgts), what) as tick, \
             ThreadPoolExecutor(max_workers=len(tgts), thread_name_prefix="target") as pool:
         futures = [(t, pool.submit(work, t, tick)) for t in tgts]
         done: list[tuple[targets.Target, measure.Measurement | BaseException]] = []
@@ -230,7 +224,8 @@ def run_many(request: measure.MeasureRequest, target_names: list[str], store: St
     reports, failed = [], []
     for t, got in done:
         if isinstance(got, BaseException):
-            msg = str(got) if isinstance(got, LayoutbenchError) else f"target {t.spec.name}: {type(got).__name__}: {got}"
+            msg = str(got) if isinstance(got, LayoutbenchError) else \
+                f"target {t.spec.name}: {type(got).__name__}: {got}"
             say(msg)
             failed.append({"target": t.spec.name, "host": t.host, "message": msg})
         else:

@@ -18,7 +18,6 @@ benchmark would have reported wrongly.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import time
@@ -207,7 +206,7 @@ def probe(request: measure.MeasureRequest, target: targets.Target, store: Store,
         return rec
     total = len(request.jobs_planned())
     try:
-        with _progress(progress_factory, total, f"{request.profile.name} {co.short}") as tick:
+        with measure.progress(progress_factory, total, f"{request.profile.name} {co.short}") as tick:
             out = measure.measure_commit(request, store, target, objs=objs, progress=tick, say=say)
     except BuildFailed as e:  # a link or placement failure
         rec.update(status="build-failed", message=str(e))
@@ -261,10 +260,6 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
             if c not in before:
                 out.new.append(c)
     return out
-
-
-def _progress(progress_factory, total: int, what: str):
-    return progress_factory(total, what) if progress_factory else contextlib.nullcontext(None)
 
 
 def _series_for(profile: Profile, store: Store, opts: SweepOptions, repo_path: Path, sub: str, say) -> Series:

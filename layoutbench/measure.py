@@ -21,6 +21,7 @@ way on those targets; the mode is recorded with every run and the two are kept a
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field, replace
 
@@ -138,6 +139,12 @@ class Measurement:
             if s["metric"] == metric and (max_rep is None or s["rep"] < max_rep):
                 out.setdefault(label(s["layout"], s["seed"]), []).append(s["value"])
         return out
+
+
+def progress(progress_factory, total: int, what: str):
+    """A progress bar from ``progress_factory(total, what)`` yielding a ticker, or, without one,
+    a context yielding None: ``with progress(f, n, what) as tick: measure_commit(..., progress=tick)``."""
+    return progress_factory(total, what) if progress_factory else contextlib.nullcontext(None)
 
 
 def label(layout_name: str, seed: int) -> str:

@@ -208,8 +208,8 @@ class Store:
         return [dict(r) for r in self.db.execute(
             "SELECT samples.id AS sample_id, samples.metric, samples.value, samples.unit, samples.higher_is_better, "
             "runs.id AS run_id, runs.target, runs.host, runs.accelerator, runs.mode, runs.rep, runs.args, "
-            "runs.config, runs.status, runs.started, builds.kernel, builds.commit_sha, builds.image, builds.layout, builds.seed, "
-            "builds.plan_id, builds.id AS build_id FROM samples JOIN runs ON runs.id = samples.run_id "
+            "runs.config, runs.status, runs.started, builds.kernel, builds.commit_sha, builds.image, builds.layout, "
+            "builds.seed, builds.plan_id, builds.id AS build_id FROM samples JOIN runs ON runs.id = samples.run_id "
             "JOIN builds ON builds.id = runs.build_id" + sql + " ORDER BY samples.id", params)]
 
     def builds(self, **where) -> list[dict]:
