@@ -10,6 +10,7 @@ from pathlib import Path
 
 from conftest import MINI_TOML, lb, mini_repo
 
+from layoutbench.build import Variant
 from layoutbench.metrics import Sample
 from layoutbench.store import RunKey, Store
 from layoutbench.targets import RunResult
@@ -94,3 +95,36 @@ def test_an_older_store_keeps_its_runs_but_does_not_reuse_them(tmp_path):
     assert sorted((s["config"], s["value"]) for s in st.samples()) == [("", 100.0), (key.config, 120.0)]
     st.close()
     assert Store(db).runs(config=key.config)[0]["rep"] == 0  # opening a migrated store again is fine
+
+
+def test_job_planning_interleaves_repetitions_and_relink_draws_fresh_seeds():
+    from layoutbench.measure import plan_jobs
+
+    jobs = plan_jobs([("default", 0), ("random", 1), ("random", 2)], 2, "rerun")
+    assert [(j.layout, j.seed, j.rep) for j in jobs] == [
+        ("default", 0, 0), ("random", 1, 0), ("random", 2, 0), ("default", 0, 1), ("random", 1, 1), ("random", 2, 1)]
+    jobs = plan_jobs([("sorted", 0), ("random", 1), ("random", 2)], 3, "relink")
+    assert sorted(j.seed for j in jobs if j.layout == "random") == [1, 2, 3, 4, 5, 6]
+    assert {j.rep for j in jobs if j.layout == "random"} == {0}
+    assert [j.rep for j in jobs if j.layout == "sorted"] == [0, 1, 2]
+
+
+def test_store_filters(tmp_path):
+    st = Store(tmp_path / "s.sqlite")
+    ids = []
+    for commit, layout_, seed in (("c0ffee11", "sorted", 0), ("c0ffee22", "random", 1), ("badbad33", "random", 2)):
+        plan = tmp_path / f"plan-{commit}.json"
+        plan.write_text("{}")
+        v = Variant("k", commit, "img", layout_, seed, tmp_path / "image.elf", plan, tmp_path / "link.ld",
+                    f"{commit}{seed}", "0x1", True)
+        ids.append(st.build_id(v, {"cc": "clang", "ld": "lld"}))
+    key = RunKey("t", "h", "rerun", "n=1", st.config_id({"kind": "local"}))
+    for i, b in enumerate(ids):
+        st.add_run(b, key, 0, RunResult("ok", 0, "", 1.0, "native", "h", [Sample("m", float(i), "s", False)]),
+                   Path("/l"), 0.0)
+    assert [s["value"] for s in st.samples(commit="c0ffee")] == [0.0, 1.0]  # a commit is a prefix
+    assert [s["value"] for s in st.samples(build_id=[ids[0], ids[2]])] == [0.0, 2.0]
+    assert [s["value"] for s in st.samples(layout="random", args="n=1", config=key.config)] == [1.0, 2.0]
+    assert st.samples(config="other") == [] and st.samples(args="") == []
+    assert [b["layout"] for b in st.builds(build_id=ids[1:])] == ["random", "random"]
+
