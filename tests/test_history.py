@@ -87,7 +87,7 @@ def test_summary_is_plain_text(hist):
     m, text = hist["manifest"], hist["summary"]
     assert "\x1b[" not in text
     assert "changes (confidence 95%" in text
-    line = next(l for l in text.splitlines() if l.strip().startswith(m["regression"][:12]) and "cg_cost" in l)
+    line = next(ln for ln in text.splitlines() if ln.strip().startswith(m["regression"][:12]) and "cg_cost" in ln)
     assert "code change" in line
     assert "unused-variable" in text  # the quirk
     for i in (0, 2, 4, 5, 6, 8):
