@@ -23,15 +23,16 @@ cost is counted apart.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import shlex
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import fmt, layout, measure, source, stats, targets
+from . import fmt, measure, source, stats, targets
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
-from .store import Store
+from .store import Store, config_hash
 
 CURRENT = "bisect:current"  #: state key naming the bisection the git-shaped verbs act on
 
@@ -61,6 +62,9 @@ class Settings:
     #: (pooled between-layout sd): a change smaller than what one relink does is not bisected
     min_effect: float | None = None
     shadow: bool = True  #: also run the single-layout (default link, one run) bisection
+    #: hash of the target's configuration (``measure.target_config``, filled in by ``normalize``):
+    #: a bisection started under another one is started again, not resumed
+    target_config: str = ""
 
     OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs",
                "max_runs", "seed", "confidence", "min_effect")
@@ -104,7 +108,10 @@ def state_key(kernel: str, repo, subdir) -> str:
 # -- measuring ------------------------------------------------------------------------------------
 
 class Prober:
-    """Builds and measures commits for a bisection; remembers what it cost."""
+    """Builds and measures commits for a bisection; remembers what it cost.
+
+    A context manager: ``with Prober(...) as p:`` opens the target and closes it (its SSH
+    connection, its lab place) at the end."""
 
     def __init__(self, profile: Profile, settings: Settings, store: Store, say=lambda m: None):
         self.profile, self.s, self.store, self.say = profile, settings, store, say
@@ -119,6 +126,13 @@ class Prober:
         self.compiled_now = 0
         self.ran_now = 0
         self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
+
+    def __enter__(self) -> "Prober":
+        self.target.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.target.__exit__(*exc)
 
     def checkout(self, rev: str | None) -> source.Checkout:
         return source.resolve(self.profile, rev, self.s.repo, self.s.subdir)
@@ -144,31 +158,19 @@ class Prober:
         except Skip:
             self.failed.add((purpose, co.commit))
             raise
-        jobs = measure.plan_jobs(specs, runs, self.s.mode)
-        out = measure.measure(objs, self.target, self.store, jobs, self.s.mode, self.extra, say=self.say)
-        self.ran_now += out.ran
-        ids = {bid: key for key, bid in out.build_ids.items()}
-        rows = self.store.db.execute(
-            f"SELECT runs.build_id, runs.rep, runs.status, samples.metric, samples.value, samples.unit, "
-            f"samples.higher_is_better FROM runs LEFT JOIN samples ON samples.run_id = runs.id "
-            f"WHERE runs.build_id IN ({','.join('?' * len(ids))}) AND runs.target=? AND runs.host=? "
-            f"AND runs.mode=? AND runs.args=? AND runs.rep < ?",
-            (*ids, self.target.spec.name, self.target.host, self.s.mode, " ".join(self.extra), runs)).fetchall()
-        groups: dict[str, list[float]] = {}
-        seen_metrics = set()
+        request = measure.MeasureRequest(self.profile, co, specs, runs, self.s.mode, self.s.target, self.extra)
+        m = measure.measure_commit(request, self.store, self.target, objs=objs, say=self.say)
+        self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
-        for r in rows:
-            name, seed = ids[r["build_id"]]
-            used.add((name, seed, r["rep"]))
-            if r["status"] != "ok" or r["metric"] is None:
-                continue
-            seen_metrics.add(r["metric"])
-            if r["metric"] != self.s.metric:
-                continue
-            self.higher_is_better = bool(r["higher_is_better"])
-            self.unit = r["unit"]
-            groups.setdefault(layout.label(name, seed), []).append(r["value"])
+        used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
+        samples = [x for x in m.samples if x["rep"] < runs and x["status"] == "ok"]
+        mine = [x for x in samples if x["metric"] == self.s.metric]
+        if mine:
+            self.higher_is_better = bool(mine[-1]["higher_is_better"])
+            self.unit = mine[-1]["unit"]
+        groups = m.groups(self.s.metric, max_rep=runs)
         if not groups:
+            seen_metrics = {x["metric"] for x in samples}
             if seen_metrics:
                 raise LayoutbenchError(f"the runs of {self.profile.name} print no metric {self.s.metric!r}; "
                                        f"they print: {', '.join(sorted(seen_metrics))}")
@@ -188,7 +190,7 @@ class Prober:
     def cost(self, purpose: str = "layouts") -> dict:
         commits = {c for (p, c) in self.used if p == purpose}
         runs = sum(len(v) for (p, c), v in self.used.items() if p == purpose)
-        images = sum(len({(name, seed) for name, seed, _ in v}) for (p, c), v in self.used.items() if p == purpose)
+        images = sum(len({(lay, sd) for lay, sd, _ in v}) for (p, c), v in self.used.items() if p == purpose)
         failed = {c for (p, c) in self.failed if p == purpose}
         return {"builds": len(commits) + len(failed), "failed_builds": len(failed), "images": images, "runs": runs}
 
@@ -390,6 +392,19 @@ class Bisection:
         return "\n".join(lines) + "\n"
 
 
+def stored(store: Store) -> list[Bisection]:
+    """Every bisection kept in the store (its settings, log and verdict), the latest first."""
+    out = []
+    for key, d in store.states("bisect:"):
+        if key == CURRENT or not isinstance(d, dict) or not isinstance(d.get("settings"), dict):
+            continue
+        try:
+            out.append(Bisection(store, Settings.from_dict(d["settings"]), d.get("log") or [], d.get("result")))
+        except TypeError:  # a state written by another version
+            continue
+    return out
+
+
 def current(store: Store, kernel: str | None = None, repo: str | None = None, subdir: str | None = None,
             profile: Profile | None = None) -> Bisection:
     """The bisection the git-shaped verbs act on: the one of (kernel, repo) or the latest started."""
@@ -419,6 +434,7 @@ def normalize(profile: Profile, s: Settings) -> Settings:
         s.metric = "cg_cost" if kind == "cachegrind" else profile.default_metric
     if not s.metric:
         raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
+    s.target_config = config_hash(measure.target_config(targets.make(profile, s.target)))
     s.check()
     return s
 
@@ -547,6 +563,12 @@ def single_layout(p: Prober, commits: list[str]) -> dict:
 def run(store: Store, profile: Profile, s: Settings, good: str | None = None, bad: str | None = None,
         say=lambda m: None) -> dict:
     """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict."""
+    with contextlib.ExitStack() as stack:  # closes the prober's target however the bisection ends
+        return _run(stack, store, profile, s, good, bad, say)
+
+
+def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, good: str | None,
+         bad: str | None, say) -> dict:
     s = normalize(profile, s)
     key = state_key(s.kernel, s.repo, s.subdir)
     b = Bisection.load(store, key)
@@ -554,7 +576,7 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
         g = source.resolve(profile, good, s.repo, s.subdir).commit
         bd = source.resolve(profile, bad, s.repo, s.subdir).commit
         if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
-                and b.s.args == s.args:
+                and b.s.args == s.args and b.s.target_config == s.target_config:
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
             s = b.s
         else:
@@ -569,7 +591,7 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
-    p = Prober(profile, s, store, say)
+    p = stack.enter_context(Prober(profile, s, store, say))
     commits = b.commits(profile)
     if len(commits) < 2:
         raise LayoutbenchError(f"{b.good[:12]}..{b.bad[:12]} holds no commit; is GOOD an ancestor of BAD?")
@@ -743,13 +765,20 @@ def judge(store: Store, profile: Profile, s: Settings, rev: str | None, good: st
     """Measure ``rev`` (None: the working tree) over the K layouts against the GOOD and BAD
     references and return (exit code, judgement, details): 0 like GOOD, 1 like BAD, 125 when
     it cannot be built or measured, or stays uncertain within the budget."""
+    with contextlib.ExitStack() as stack:  # closes the prober's target
+        return _judge(stack, store, profile, s, (rev, good, bad), say)
+
+
+def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, revs: tuple, say
+           ) -> tuple[int, Judgement, dict]:
+    rev, good, bad = revs
     s = normalize(profile, s)
     if good is None or bad is None:
         b = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
         if b is None or not b.good or not b.bad:
             raise Abort("judge needs --good and --bad, or a bisection of this kernel and repository in progress")
         good, bad = good or b.good, bad or b.bad
-    p = Prober(profile, s, store, say)
+    p = stack.enter_context(Prober(profile, s, store, say))
     good_co, bad_co = p.checkout(good), p.checkout(bad)
     try:
         ends, k, r = endpoints(p, good_co, bad_co)

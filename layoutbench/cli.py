@@ -105,19 +105,20 @@ def kernels_cmd():
 @click.option("--image", "images", multiple=True, help="Which image(s) of the kernel to link (default: all).")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the variants as JSON.")
-def build_cmd(kernel, rev, repo, subdir, layouts, seed, images, jobs, as_json):
+def build_cmd(**o):
     """Compile KERNEL once and link it in the given layouts; print where each image and plan is.
 
     Every image is checked against its plan (order, alignment, gaps) before it is kept.
     """
     from . import build
 
-    specs = layout.parse_specs(list(layouts), seed)
-    prof, co = checkout_of(kernel, rev, repo, subdir)
+    specs = layout.parse_specs(list(o["layouts"]), o["seed"])
+    prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
+    images = o["images"]
     for i in images:
         prof.image(i)
-    objs, variants = build.build_variants(prof, co, specs, list(images) or None, jobs, say)
-    if as_json:
+    objs, variants = build.build_variants(prof, co, specs, list(images) or None, o["jobs"], say)
+    if o["as_json"]:
         out.print_json(json.dumps({"build": objs.info, "objdir": str(objs.objdir),
                                    "variants": [v.to_dict() for v in variants]}))
         return
@@ -137,7 +138,7 @@ def build_cmd(kernel, rev, repo, subdir, layouts, seed, images, jobs, as_json):
 @click.option("--target", "target_name", help="Where to run it (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before the run is killed.")
-def run_cmd(kernel, rev, repo, subdir, layout_name, seed, target_name, extra, timeout):
+def run_cmd(**o):
     """Link one variant, run (boot) it once, show its console and metrics. Nothing is stored.
 
     Exits non-zero when the run fails, hangs or panics.
@@ -145,13 +146,14 @@ def run_cmd(kernel, rev, repo, subdir, layout_name, seed, target_name, extra, ti
     from . import build, targets
     from .compare import emulation_warning
 
-    prof, co = checkout_of(kernel, rev, repo, subdir)
-    target = targets.make(prof, target_name, timeout)
+    prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
+    target = targets.make(prof, o["target_name"], o["timeout"])
     objs = build.compile_objects(prof, co, None, say)
-    v = build.link_variant(objs, target.spec.image, layout_name, seed)
+    v = build.link_variant(objs, target.spec.image, o["layout_name"], o["seed"])
     say(f"running {v.image} {v.label} (plan {v.plan_id}) on {target.describe()}")
     log = v.elf.parent / f"run-{target.spec.name}.log"
-    r = target.run(v.elf, log, extra.split() if extra else [])
+    with target:
+        r = target.run(v.elf, log, o["extra"].split() if o["extra"] else [])
     out.print(r.output.rstrip(), markup=False)
     out.print(f"-- {r.status} in {r.duration:.1f}s on {r.host} ({r.accelerator}); log {log}", markup=False)
     warn = emulation_warning([r.accelerator])
@@ -203,28 +205,41 @@ def progress_bar(total: int, what: str):
               help="Metric(s) to show; 'all' for every one (default: the profile's, else all the runs printed).")
 @click.option("--baseline", help="Layout the others are compared with (default: the first).")
 @click.option("--retry-failed", is_flag=True, help="Run again the repetitions stored as failed.")
+@click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "
+              "--layouts (the same seeds on both sides, paired), the effect of B against A with its interval, the "
+              "layout noise, the verdict, and what one run of the default link per side would have said.")
+@click.option("--min-effect", type=float, default=0.5, show_default=True,
+              help="With --commits: the smallest change (percent) a single default-link A/B is taken to report.")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @store_option
-def compare_cmd(kernel, rev, repo, subdir, layouts, seed, runs, mode, target_names, extra, timeout, metrics,
-                baseline, retry_failed, jobs, as_json, store_path):
+def compare_cmd(**o):
     """Build KERNEL's variants (compile once), run each --runs times, store every sample, and print
     a table with the layout noise on its own line.
 
+    \b
+    With --commits A,B: did B change the metric beyond layout noise?
+      layoutbench compare minikernel --commits HEAD~1,HEAD --layouts random:8 --runs 2 --repo R
     Running the same command again resumes: stored runs are not run again.
     """
-    from . import compare, report_text
+    from . import compare, measure, report_text
 
-    if runs < 1:
+    if o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
-    specs = layout.parse_specs(list(layouts), seed)
-    prof, co = checkout_of(kernel, rev, repo, subdir)
-    store = open_store(store_path)
-    names = [n.strip() for t in target_names for n in t.split(",") if n.strip()]
+    specs = layout.parse_specs(list(o["layouts"]), o["seed"])
+    names = [n.strip() for t in o["target_names"] for n in t.split(",") if n.strip()]
+    prof = profile.load(o["kernel"])
+    view = compare.View(tuple(o["metrics"]) or None, o["baseline"])
+    store = open_store(o["store_path"])
+    if o["commits"]:
+        return _compare_commits(o, prof, specs, names, store)
+    co = source.resolve(prof, o["rev"], o["repo"], o["subdir"])
+    request = measure.MeasureRequest(prof, co, specs, o["runs"], o["mode"], names[0] if names else None,
+                                     tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
+                                     o["retry_failed"], o["jobs"])
     if len(names) > 1:
-        multi = compare.run_many(prof, co, specs, runs, mode, store, names, extra.split() if extra else None,
-                                 timeout, retry_failed, list(metrics) or None, baseline, jobs, progress_bar, say)
-        if as_json:
+        multi = compare.run_many(request, names, store, view, progress_bar, say)
+        if o["as_json"]:
             out.print_json(json.dumps(multi.to_dict()))
         else:
             report_text.print_multi(out, multi)
@@ -232,16 +247,44 @@ def compare_cmd(kernel, rev, repo, subdir, layouts, seed, runs, mode, target_nam
             what = "; ".join(f["message"] for f in multi.failed) or "no target produced metrics"
             raise LayoutbenchError(f"{len(multi.failed)} of {len(names)} target(s) failed: {what}")
         return
-    rep = compare.run(prof, co, specs, runs, mode, store, names[0] if names else None,
-                      extra.split() if extra else None, timeout, retry_failed, list(metrics) or None, baseline, jobs,
-                      progress_bar, say)
-    if as_json:
+    rep = compare.run(request, store, view, progress_bar, say)
+    if o["as_json"]:
         out.print_json(json.dumps(rep.to_dict()))
     else:
         report_text.print_compare(out, rep)
     if not rep.metrics:
         raise LayoutbenchError(f"no run of {prof.name} produced metrics; see the logs above "
                                f"(first: {rep.failures[0]['log'] if rep.failures else 'none'})")
+
+
+def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
+    """``compare --commits A,B``: the request is built here, the work is compare.compare_commits."""
+    from . import compare, measure
+
+    revs = [r.strip() for r in o["commits"].split(",")]
+    if len(revs) != 2 or not all(revs):
+        raise LayoutbenchError(f"--commits {o['commits']!r} must name two commits: A,B")
+    if o["rev"]:
+        raise LayoutbenchError("give either --commit or --commits A,B, not both")
+    if len(names) > 1:
+        raise LayoutbenchError("--commits compares on one target; give one --target")
+    if o["mode"] == "relink":
+        raise LayoutbenchError("--commits pairs layouts by seed: use mode rerun or reboot, not relink")
+    seeded = [(n, sd) for n, sd in specs if layout.get(n).seeded]
+    if len(seeded) < 2:
+        raise LayoutbenchError("--commits needs at least two seeded layouts to pair (e.g. --layouts random:8)")
+    a, b = (source.resolve(prof, r, o["repo"], o["subdir"]) for r in revs)
+    request = measure.MeasureRequest(prof, a, seeded, o["runs"], o["mode"], names[0] if names else None,
+                                     tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
+                                     o["retry_failed"], o["jobs"])
+    rep = compare.compare_commits(request, b, store, compare.View(tuple(o["metrics"]) or None),
+                                  o["min_effect"] / 100, say)
+    if o["as_json"]:
+        out.print_json(json.dumps(rep.to_dict()))
+    else:
+        out.print(compare.commits_text(rep), markup=False)
+    if not rep.metrics:
+        raise LayoutbenchError(f"no run of {prof.name} produced metrics on both commits; see the logs above")
 
 
 @main.command("results")
@@ -251,18 +294,30 @@ def compare_cmd(kernel, rev, repo, subdir, layouts, seed, runs, mode, target_nam
 @click.option("--target")
 @click.option("--metric")
 @click.option("--runs", "show_runs", is_flag=True, help="List runs (status, accelerator, log) instead of samples.")
+@click.option("--config", help="Only what was measured under this target configuration (its hash).")
+@click.option("--configs", "show_configs", is_flag=True,
+              help="List the target configurations (hash and settings) runs were made under instead.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @store_option
-def results_cmd(kernel, rev, layout, target, metric, show_runs, fmt, store_path):
-    """List or export what the store holds (samples, or runs with --runs)."""
+def results_cmd(**o):
+    """List or export what the store holds (samples, or runs with --runs).
+
+    Every run carries the hash of its target configuration (column config: the target's
+    kind and settings, the metrics prefix, the toolchain and the quirks); --configs shows them.
+    """
     from . import report_text
 
-    store = open_store(store_path)
-    if show_runs:
-        rows = store.runs(kernel=kernel, commit=rev, layout=layout, target=target)
+    store = open_store(o["store_path"])
+    where = dict(kernel=o["kernel"], commit=o["rev"], layout=o["layout"], target=o["target"], config=o["config"])
+    if o["show_configs"]:
+        used = {r["config"] for r in store.runs(**where)}
+        rows = [{"config": h, "settings": json.dumps(c, sort_keys=True)} for h, c in store.configs(used).items()]
+        rows += [{"config": "", "settings": "(runs stored before configurations were recorded)"}] if "" in used else []
+    elif o["show_runs"]:
+        rows = store.runs(**where)
     else:
-        rows = store.samples(kernel=kernel, commit=rev, layout=layout, target=target, metric=metric)
-    report_text.print_rows(out, rows, fmt)
+        rows = store.samples(**where, metric=o["metric"])
+    report_text.print_rows(out, rows, o["fmt"])
 
 
 # -- symdiff: what moved between two images ------------------------------------------------------
@@ -317,8 +372,7 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
 @store_option
-def history_cmd(kernel, range_, step, every_commit, every, refine, summary, repo, subdir, layouts, seed, runs, mode,
-                target_name, extra, timeout, metrics, min_effect, jobs, as_json, store_path):
+def history_cmd(**o):
     """Build and measure KERNEL at the commits of A..B (A included) in several layouts, storing
     every sample; then print the history and the changes it found (code change or layout noise).
 
@@ -330,34 +384,38 @@ def history_cmd(kernel, range_, step, every_commit, every, refine, summary, repo
     """
     from . import history
 
-    prof = profile.load(kernel)
-    store = open_store(store_path)
-    if runs is not None and runs < 1:
+    prof = profile.load(o["kernel"])
+    store = open_store(o["store_path"])
+    step, every, range_, refine, repo, subdir = (o[k] for k in ("step", "every", "range_", "refine", "repo", "subdir"))
+    if o["runs"] is not None and o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
-    if sum(bool(x) for x in (step, every_commit, every)) > 1:
+    if sum(bool(x) for x in (step, o["every_commit"], every)) > 1:
         raise LayoutbenchError("give one of --step, --every-commit and --every")
     if range_ and refine:
         raise LayoutbenchError("give either A..B (a sweep) or --refine X..Y, not both")
-    specs = layout.parse_specs(list(layouts), seed) if layouts else None
-    kw = dict(specs=specs, runs=runs, mode=mode, extra=extra.split() if extra is not None else None, timeout=timeout,
-              jobs_n=jobs, progress_factory=None if as_json else progress_bar, say=say)
+    opts = history.SweepOptions(
+        spec=range_, repo=repo, subdir=subdir,
+        specs=tuple(layout.parse_specs(list(o["layouts"]), o["seed"])) if o["layouts"] else None,
+        runs=o["runs"], mode=o["mode"], target=o["target_name"],
+        extra=tuple(o["extra"].split()) if o["extra"] is not None else None, timeout=o["timeout"], jobs=o["jobs"])
+    bar = None if o["as_json"] else progress_bar
     outcome = None
     if refine:
-        outcome = history.refine(prof, store, refine, repo=repo, step=step or 1, **kw)
+        outcome = history.refine(prof, store, refine, opts, step or 1, bar, say)
     elif range_:
         commits = history.full_range(prof, range_, repo, subdir)
         repo_path, _ = source.repo_for(prof, repo, subdir)
         dates = history.commit_dates(repo_path, commits) if every else None
-        points = history.choose(commits, 1 if every_commit else (step or 1),
+        points = history.choose(commits, 1 if o["every_commit"] else (step or 1),
                                 history.parse_interval(every) if every else None, dates)
-        outcome = history.sweep(prof, store, points, spec=range_, repo=repo, subdir=subdir,
-                                target_name=target_name, **kw)
-    elif not summary:
+        outcome = history.sweep(prof, store, points, opts, None, bar, say)
+    elif not o["summary"]:
         raise LayoutbenchError("give a range A..B, --refine X..Y or --summary")
+    metrics = o["metrics"]
     series = outcome.series if outcome else history.load_series(store, prof.name,
                                                                  source.repo_for(prof, repo, subdir)[0])
-    h = history.analyse(store, series, prof, list(metrics) or None, min_effect=min_effect / 100)
-    if as_json:
+    h = history.analyse(store, series, prof, list(metrics) or None, min_effect=o["min_effect"] / 100)
+    if o["as_json"]:
         out.print_json(json.dumps({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
                                   default=str))
         return
@@ -423,15 +481,15 @@ def bisect_options(f):
     return f
 
 
-def _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs, seed,
-                     confidence, min_effect=None, shadow=None):
+def _bisect_settings(o: dict):
+    """The bisection settings of a command's options (unset ones keep their defaults)."""
     from .bisect import Settings
 
-    kw = dict(repo=repo, subdir=subdir, metric=metric, target=target, args=args, mode=mode, layouts=layouts,
-              max_layouts=max_layouts, runs=runs, max_runs=max_runs, seed=seed, confidence=confidence, min_effect=min_effect, shadow=shadow)
-    s = Settings(kernel=kernel, **{k: v for k, v in kw.items() if v is not None})
-    if layouts is not None and max_layouts is None:
-        s.max_layouts = 2 * layouts
+    names = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs", "max_runs",
+             "seed", "confidence", "min_effect", "shadow")
+    s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
+    if o["layouts"] is not None and o["max_layouts"] is None:
+        s.max_layouts = 2 * o["layouts"]
     return s
 
 
@@ -457,21 +515,19 @@ def bisect_grp():
 @click.option("--shadow/--no-shadow", default=None,
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
-def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                   seed, confidence, min_effect, store_path, shadow, as_json):
+def bisect_run_cmd(**o):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
 
     good = bad = None
+    span = o["span"]
     if span:
         if ".." not in span:
             raise LayoutbenchError(f"range {span!r} must look like GOOD..BAD")
         good, bad = span.split("..", 1)
-    prof = profile.load(kernel)
-    s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                         seed, confidence, min_effect, shadow)
-    v = bisect.run(open_store(store_path), prof, s, good, bad, say)
-    if as_json:
+    prof = profile.load(o["kernel"])
+    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say)
+    if o["as_json"]:
         out.print_json(json.dumps(v, default=str))
     else:
         out.print(bisect.text(v), markup=False)
@@ -483,15 +539,13 @@ def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layou
 @click.argument("good", required=False)
 @bisect_options
 @click.option("--shadow/--no-shadow", default=None, help="Also run the single-layout bisection.")
-def bisect_start_cmd(kernel, bad, good, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
-                     max_runs, seed, confidence, min_effect, store_path, shadow):
+def bisect_start_cmd(**o):
     """Begin a bisection of KERNEL (as git: BAD first, then GOOD; or mark them later)."""
     from . import bisect
 
+    kernel = o["kernel"]
     prof = profile.load(kernel)
-    s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                         seed, confidence, min_effect, shadow)
-    b = bisect.start(open_store(store_path), prof, s, bad, good)
+    b = bisect.start(open_store(o["store_path"]), prof, _bisect_settings(o), o["bad"], o["good"])
     out.print(f"bisection of {kernel} started (metric {b.s.metric}); "
               + ("run `layoutbench bisect " + kernel + "` to bisect" if b.good and b.bad
                  else "mark a good and a bad commit"), markup=False)
@@ -582,8 +636,7 @@ def bisect_reset_cmd(kernel, repo, subdir, store_path):
 @click.option("--bad", help="The BAD reference commit (default: the bisection in progress).")
 @bisect_options
 @click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
-def judge_cmd(kernel, rev, good, bad, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
-              max_runs, seed, confidence, min_effect, store_path, as_json):
+def judge_cmd(**o):
     """Measure the checkout over the K layouts against GOOD and BAD; exit 0 (like GOOD), 1 (like BAD)
     or 125 (does not build, or uncertain): a `git bisect run` script.  Errors exit 128, which stops
     `git bisect run` instead of marking a commit bad.
@@ -591,15 +644,14 @@ def judge_cmd(kernel, rev, good, bad, repo, subdir, metric, target, args, mode, 
     from . import bisect
 
     try:
-        prof = profile.load(kernel)
-        s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                             seed, confidence, min_effect, False)
-        code, j, details = bisect.judge(open_store(store_path), prof, s, rev, good, bad, say)
+        prof = profile.load(o["kernel"])
+        s = _bisect_settings({**o, "shadow": False})
+        code, j, details = bisect.judge(open_store(o["store_path"]), prof, s, o["rev"], o["good"], o["bad"], say)
     except bisect.Abort:
         raise
     except LayoutbenchError as e:
         raise bisect.Abort(str(e)) from None
-    if as_json:
+    if o["as_json"]:
         out.print_json(json.dumps(details, default=str))
     else:
         out.print(f"{details['commit'][:12]}: {j.describe()}", markup=False)

@@ -7,13 +7,15 @@ as an uninterrupted one.
 
 from __future__ import annotations
 
+import inspect
 import math
-from dataclasses import dataclass, field
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
 
 from . import build as buildmod
 from . import fmt, layout, measure, stats, targets
 from .errors import LayoutbenchError
-from .profile import Profile
 from .source import Checkout
 from .store import Store
 
@@ -57,9 +59,11 @@ class Report:
     metrics: list[MetricReport] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     host: str = ""  #: the one host every sample of this report comes from
+    config: str = ""  #: the hash of the target configuration every sample was made under
 
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "commit": self.commit, "target": self.target, "host": self.host,
+                "config": self.config,
                 "accelerators": self.accelerators, "mode": self.mode, "runs": self.runs,
                 "failures": self.failures, "warnings": self.warnings,
                 "metrics": [m.to_dict() for m in self.metrics]}
@@ -72,35 +76,43 @@ def emulation_warning(accelerators) -> str | None:
     return None
 
 
-def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode: str, jobs: list[measure.Job],
-            build_ids: dict[tuple[str, int], int], args: str = "", metrics: list[str] | None = None,
-            baseline: str | None = None, confidence: float = 0.95, default_metric: str | None = None) -> Report:
-    """The report for the given jobs, from the store alone."""
-    ids = set(build_ids.values())
-    runs = [r for r in store.runs(kernel=kernel, target=target.spec.name, mode=mode)
-            if r["build_id"] in ids and r["host"] == target.host and r["args"] == args]
+@dataclass(frozen=True)
+class View:
+    """What a report shows of the stored samples."""
+
+    metrics: tuple[str, ...] | None = None  #: metric names, ("all",) for every one; None: the profile's
+    baseline: str | None = None  #: layout the others are compared with (None: the first)
+    confidence: float = 0.95
+
+
+def wanted_metrics(present: list[str], view: View, default_metric: str | None) -> list[str]:
+    """The metrics to show: the asked ones (default: the profile's); all when none of those was printed."""
+    if view.metrics and "all" in view.metrics:
+        return present
+    return [m for m in (view.metrics or [default_metric]) if m in present] or present
+
+
+def analyse(m: measure.Measurement, view: View = View()) -> Report:
+    """The report for one measurement, from what the store holds for it."""
+    req = m.request
+    runs = m.runs
     by_status: dict[str, int] = {}
     for r in runs:
         by_status[r["status"]] = by_status.get(r["status"], 0) + 1
     failures = [{"layout": layout.label(r["layout"], r["seed"]), "rep": r["rep"], "status": r["status"],
                  "message": r["message"], "log": r["log_path"]} for r in runs if r["status"] != "ok"]
-    samples = [s for s in store.samples(kernel=kernel, target=target.spec.name, mode=mode)
-               if s["build_id"] in ids and s["host"] == target.host and s["run_id"] in {r["id"] for r in runs}]
+    samples = m.samples
     accels = sorted({r["accelerator"] for r in runs})
-    rep = Report(kernel, commit, target.spec.name, accels, mode, by_status, failures, host=target.host)
+    rep = Report(req.profile.name, req.checkout.commit, m.key.target, accels, m.key.mode, by_status, failures,
+                 host=m.key.host, config=m.key.config)
     warn = emulation_warning(accels)
     if warn:
         rep.warnings.append(warn)
 
-    names = list(dict.fromkeys(j.layout for j in jobs))
-    base = baseline or names[0]
+    names = list(dict.fromkeys(j.layout for j in m.jobs))
+    base = view.baseline or names[0]
     present = list(dict.fromkeys(s["metric"] for s in samples))
-    if metrics and "all" in metrics:
-        wanted = present
-    else:
-        # the asked metrics (default: the profile's); all of them when none of those was printed
-        wanted = [m for m in (metrics or [default_metric]) if m in present] or present
-    for metric in wanted:
+    for metric in wanted_metrics(present, view, req.profile.default_metric):
         ms = [s for s in samples if s["metric"] == metric]
         if not ms:
             continue
@@ -114,38 +126,28 @@ def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode
                 continue
             g = groups[name]
             values = [v for vs in g.values() for v in vs]
-            summary = stats.summarize(values, confidence)
+            summary = stats.summarize(values, view.confidence)
             noise = stats.noise_split(g) if len(g) >= 2 else None
             vs = None
             if name != base and base in groups:
-                vs = stats.compare(groups[base], g, hib, confidence=confidence)
+                vs = stats.compare(groups[base], g, hib, confidence=view.confidence)
             rows.append(Row(name, g, summary, vs, noise))
         rep.metrics.append(MetricReport(metric, ms[0]["unit"], hib, base, rows))
     return rep
 
 
-def run(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]], runs: int, mode: str, store: Store,
-        target_name: str | None = None, extra: list[str] | None = None, timeout: float | None = None,
-        retry_failed: bool = False, metrics: list[str] | None = None, baseline: str | None = None,
-        jobs_n: int | None = None, progress_factory=None, say=lambda m: None) -> Report:
+def run(request: measure.MeasureRequest, store: Store, view: View = View(), progress_factory=None,
+        say=lambda m: None) -> Report:
     """Compile once, link every variant, run what the store lacks, and analyse."""
-    target = targets.make(profile, target_name, timeout)
-    jobs = measure.plan_jobs(specs, runs, mode)
-    objs = buildmod.compile_objects(profile, checkout, jobs_n, say)
+    target = request.make_target()
+    objs = buildmod.compile_objects(request.profile, request.checkout, request.jobs, say)
     say(f"target {target.describe()}")
-    target.open()
-    try:
-        if progress_factory:
-            with progress_factory(len(jobs), f"{profile.name} {checkout.short}") as tick:
-                outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, tick, say)
-        else:
-            outcome = measure.measure(objs, target, store, jobs, mode, extra, retry_failed, None, say)
-    finally:
-        target.close()
-    if outcome.skipped:
-        say(f"{outcome.skipped} run(s) were already in the store; {outcome.ran} run now")
-    return analyse(store, profile.name, checkout.commit, target, mode, jobs, outcome.build_ids, " ".join(extra or []),
-                   metrics, baseline, default_metric=profile.default_metric)
+    total, what = len(request.jobs_planned()), f"{request.profile.name} {request.checkout.short}"
+    with target, measure.progress(progress_factory, total, what) as tick:
+        m = measure.measure_commit(request, store, target, objs=objs, progress=tick, say=say)
+    if m.skipped:
+        say(f"{m.skipped} run(s) were already in the store; {m.ran} run now")
+    return analyse(m, view)
 
 
 @dataclass
@@ -178,70 +180,169 @@ def per_host(reports: list[Report]) -> list[dict]:
     return rows
 
 
-def run_many(profile: Profile, checkout: Checkout, specs: list[tuple[str, int]], runs: int, mode: str,
-             store: Store, target_names: list[str], extra: list[str] | None = None, timeout: float | None = None,
-             retry_failed: bool = False, metrics: list[str] | None = None, baseline: str | None = None,
-             jobs_n: int | None = None, progress_factory=None, say=lambda m: None) -> MultiReport:
-    """The same job list on several targets in parallel (one thread and store connection each).
+def run_many(request: measure.MeasureRequest, target_names: list[str], store: Store, view: View = View(),
+             progress_factory=None, say=lambda m: None) -> MultiReport:
+    """The same job list on several targets in parallel (one worker and store connection each).
 
     Every variant is compiled and linked once, before any target starts.  A target that
     cannot run at all (unreachable host, refused key) is reported in ``failed`` with one line;
     the other targets' samples are stored and analysed as usual, each (target, host) apart.
     """
-    import threading
-    import time
-
-    from .store import Store as StoreCls
-
-    tgts = [targets.make(profile, n, timeout) for n in dict.fromkeys(target_names)]
-    jobs = measure.plan_jobs(specs, runs, mode)
-    objs = buildmod.compile_objects(profile, checkout, jobs_n, say)
+    tgts = [targets.make(request.profile, n, request.timeout) for n in dict.fromkeys(target_names)]
+    jobs = request.jobs_planned()
+    objs = buildmod.compile_objects(request.profile, request.checkout, request.jobs, say)
     linked = {img: measure.link_all(objs, img, store, jobs) for img in {t.spec.image for t in tgts}}
-    outcomes: dict[str, measure.Outcome] = {}
-    failed: list[dict] = []
-    lock = threading.Lock()
 
-    def work(t: targets.Target, tick) -> None:
-        st = StoreCls(store.path)  # sqlite connections are not shared between threads
+    def work(t: targets.Target, tick) -> measure.Measurement:
+        st = Store(store.path)  # sqlite connections are not shared between threads
         try:
-            t.open()
-            o = measure.measure(objs, t, st, jobs, mode, extra, retry_failed, tick,
-                                lambda m: say(f"{t.spec.name}: {m}"), linked[t.spec.image])
-            with lock:
-                outcomes[t.spec.name] = o
-        except Exception as e:  # one target's failure does not stop the others
-            msg = str(e) if isinstance(e, LayoutbenchError) else f"target {t.spec.name}: {type(e).__name__}: {e}"
-            say(msg)
-            with lock:
-                failed.append({"target": t.spec.name, "host": t.host, "message": msg})
+            with t:
+                return measure.measure_commit(replace(request, target=t.spec.name), st, t, objs=objs,
+                                              linked=linked[t.spec.image], progress=tick,
+                                              say=lambda m: say(f"{t.spec.name}: {m}"))
         finally:
-            t.close()
             st.close()
 
     for t in tgts:
         say(f"target {t.describe()}")
     t0 = time.monotonic()
-    ctx = progress_factory(len(jobs) * len(tgts), f"{profile.name} {checkout.short} on {len(tgts)} targets") \
-        if progress_factory else None
-    tick = ctx.__enter__() if ctx else None
-    try:
-        threads = [threading.Thread(target=work, args=(t, tick), name=f"target-{t.spec.name}") for t in tgts]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    finally:
-        if ctx:
-            ctx.__exit__(None, None, None)
+    what = f"{request.profile.name} {request.checkout.short} on {len(tgts)} targets"
+    with measure.progress(progress_factory, len(jobs) * len(tgts), what) as tick, \
+            ThreadPoolExecutor(max_workers=len(tgts), thread_name_prefix="target") as pool:
+        futures = [(t, pool.submit(work, t, tick)) for t in tgts]
+        done: list[tuple[targets.Target, measure.Measurement | BaseException]] = []
+        for t, f in futures:
+            try:
+                done.append((t, f.result()))
+            except Exception as e:  # one target's failure does not stop the others
+                done.append((t, e))
     wall = time.monotonic() - t0
-    reports = []
-    for t in tgts:
-        if t.spec.name not in outcomes:
-            continue
-        build_ids = {k: b for k, (_, b) in linked[t.spec.image].items()}
-        reports.append(analyse(store, profile.name, checkout.commit, t, mode, jobs, build_ids,
-                               " ".join(extra or []), metrics, baseline, default_metric=profile.default_metric))
+    reports, failed = [], []
+    for t, got in done:
+        if isinstance(got, BaseException):
+            msg = str(got) if isinstance(got, LayoutbenchError) else \
+                f"target {t.spec.name}: {type(got).__name__}: {got}"
+            say(msg)
+            failed.append({"target": t.spec.name, "host": t.host, "message": msg})
+        else:
+            reports.append(analyse(got, view))
     return MultiReport(reports, failed, wall)
+
+
+# -- two commits: did my patch change the metric beyond layout noise? ----------------------------
+
+@dataclass
+class CommitsReport:
+    """B against A over K paired random layouts, and what one default-link A/B would have said."""
+
+    kernel: str
+    a: str
+    b: str
+    target: str
+    host: str
+    mode: str
+    layouts: int  #: K
+    runs: int  #: R per layout
+    config: str
+    min_effect: float
+    metrics: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return _finite(asdict(self))
+
+
+def _finite(x):
+    """``x`` with every NaN or infinity replaced by None (JSON has neither)."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def _min_effect_kw(min_effect: float) -> dict:
+    """``min_effect=`` for ``stats.compare`` when it takes one."""
+    return {"min_effect": min_effect} if "min_effect" in inspect.signature(stats.compare).parameters else {}
+
+
+def single_says(ratio: float, hib: bool, min_effect: float) -> str:
+    """What a one-run default-link A/B concludes from its ratio: any change of at least ``min_effect``."""
+    if not math.isfinite(ratio) or abs(ratio - 1) < min_effect:
+        return "no difference"
+    return "faster" if (ratio > 1) == hib else "slower"
+
+
+def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, view: View = View(),
+                    min_effect: float = 0.005, say=lambda m: None) -> CommitsReport:
+    """Measure ``request`` (its random layouts, the same seeds) at its checkout A and at ``b``, plus one
+    run of the default link on each side; compare them paired by seed, per metric."""
+    single = replace(request, specs=(("default", 0),), runs=1, retry_failed=False)
+    target = request.make_target()
+    say(f"target {target.describe()}")
+    got = {}
+    with target:
+        for side, co in (("a", request.checkout), ("b", b)):
+            objs = buildmod.compile_objects(request.profile, co, request.jobs, say)
+            got[side] = measure.measure_commit(request.at(co), store, target, objs=objs, say=say)
+            got["single_" + side] = measure.measure_commit(single.at(co), store, target, objs=objs, say=say)
+    ma, mb = got["a"], got["b"]
+    rep = CommitsReport(request.profile.name, request.checkout.commit, b.commit, ma.key.target, ma.key.host,
+                        ma.key.mode, len(request.specs), request.runs, ma.key.config, min_effect)
+    warn = emulation_warning(ma.accelerators | mb.accelerators)
+    if warn:
+        rep.warnings.append(warn)
+    present = [x for x in dict.fromkeys(s["metric"] for s in ma.samples) if any(s["metric"] == x for s in mb.samples)]
+    hib_of = {s["metric"]: (bool(s["higher_is_better"]), s["unit"]) for s in ma.samples}
+    for metric in wanted_metrics(present, view, request.profile.default_metric):
+        hib, unit = hib_of[metric]
+        ga, gb = ma.groups(metric), mb.groups(metric)
+        row = {"metric": metric, "unit": unit, "better": "higher" if hib else "lower",
+               "layouts_paired": len(set(ga) & set(gb)), "effect": None, "verdict": "n/a", "layout_noise": None}
+        try:
+            c = stats.compare(ga, gb, hib, confidence=view.confidence, paired=True, **_min_effect_kw(min_effect))
+            row.update(effect=c.to_dict(), verdict=c.verdict, layout_noise=c.layout_noise, describe=c.describe())
+        except ValueError as e:  # too few samples for a comparison
+            row["why"] = str(e)
+        sa, sb = got["single_a"].groups(metric).get("default"), got["single_b"].groups(metric).get("default")
+        if sa and sb and sa[0]:
+            ratio = sb[0] / sa[0]
+            says = single_says(ratio, hib, min_effect)
+            row["single"] = {"a": sa[0], "b": sb[0], "ratio": ratio, "says": says, "agrees": says == row["verdict"]}
+        else:
+            row["single"] = None
+        rep.metrics.append(row)
+    return rep
+
+
+def commits_text(rep: CommitsReport) -> str:
+    """The two-commit comparison for a person."""
+    lines = [f"{rep.kernel} {rep.a[:12]} (A) vs {rep.b[:12]} (B) on {rep.target} ({rep.host}), "
+             f"{rep.layouts} paired random layouts x {rep.runs} run(s), mode {rep.mode}, config {rep.config}"]
+    for r in rep.metrics:
+        lines.append("")
+        lines.append(f"{r['metric']} ({r['unit']}, {r['better']} is better)")
+        e = r["effect"]
+        if e is None:
+            lines.append(f"  effect:        n/a ({r.get('why', 'no comparison')})")
+        else:
+            half = (e["ci_high"] - e["ci_low"]) / 2
+            lines.append(f"  effect:        B/A = {e['ratio']:.4f} ± {half:.4f} ({100 * e['confidence']:g}% CI "
+                         f"{e['ci_low']:.4f}…{e['ci_high']:.4f}, p={e['p_value']:.3g}, paired over "
+                         f"{r['layouts_paired']} layouts)")
+            lines.append(f"  layout noise:  between-layout sd {fmt.pct(r['layout_noise'])}")
+        lines.append(f"  verdict:       {r['verdict']}")
+        sg = r["single"]
+        if sg:
+            lines.append(f"  single default-link A/B (1 run each): B/A = {sg['ratio']:.4f} "
+                         f"({fmt.number(sg['a'])} -> {fmt.number(sg['b'])}): it would say {sg['says']} "
+                         f"(change of at least {fmt.pct(rep.min_effect)}), "
+                         + ("agrees" if sg["agrees"] else "DIFFERS"))
+        else:
+            lines.append("  single default-link A/B: n/a (the default link did not run)")
+    for w in rep.warnings:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
 
 
 # -- text ----------------------------------------------------------------------------------------

@@ -21,13 +21,13 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import git
 
+from . import bisect, fmt, layout, measure, quirks, source, stats, targets
 from . import build as buildmod
-from . import fmt, layout, measure, quirks, source, stats, targets
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
 from .store import Store
@@ -105,7 +105,10 @@ class Series:
     args: str
     specs: list[tuple[str, int]]
     runs: int
-    points: dict[str, dict] = field(default_factory=dict)  #: commit → {status, message, quirks, measured}
+    points: dict[str, dict] = field(default_factory=dict)  #: commit → {status, message, quirks, measured, config}
+    #: hash of the target's own configuration (``measure.target_config`` without the build's part);
+    #: a sweep under another one starts the series again, so that no statistic mixes them
+    target_config: str = ""
 
     @property
     def key(self) -> str:
@@ -135,9 +138,7 @@ def load_series(store: Store, kernel: str | None = None, repo: Path | str | None
             raise LayoutbenchError(f"no history of {kernel} in {repo} in {store.path}; "
                                    f"run `layoutbench history {kernel} A..B` first")
         return Series.from_dict(d)
-    rows = store.db.execute("SELECT key, value FROM state WHERE key LIKE 'history:%' ORDER BY updated DESC").fetchall()
-    import json
-    found = [Series.from_dict(json.loads(r["value"])) for r in rows]
+    found = [Series.from_dict(v) for _, v in store.states("history:")]
     found = [s for s in found if (not kernel or s.kernel == kernel)
              and (repo is None or Path(s.repo) == Path(repo).resolve())]
     if not found:
@@ -170,91 +171,110 @@ class SweepOutcome:
                 "skipped": self.skipped, "failed_runs": self.failed_runs, "build_failed": self.build_failed}
 
 
-def probe(profile: Profile, series: Series, commit: str, target: targets.Target, store: Store,
-          extra: list[str], jobs_n: int | None, progress_factory=None, say=lambda m: None) -> dict:
+@dataclass(frozen=True)
+class SweepOptions:
+    """How to sweep: the range and the measuring settings (None: the stored series' or the defaults)."""
+
+    spec: str | None = None  #: ``A..B`` (a new or widened series)
+    repo: str | None = None
+    subdir: str | None = None
+    specs: tuple[tuple[str, int], ...] | None = None
+    runs: int | None = None
+    mode: str | None = None
+    target: str | None = None
+    extra: tuple[str, ...] | None = None  #: None: the series' arguments
+    timeout: float | None = None
+    jobs: int | None = None
+
+
+def probe(request: measure.MeasureRequest, target: targets.Target, store: Store, progress_factory=None,
+          say=lambda m: None) -> dict:
     """Build and measure one point; return its record for the series (and the run counts)."""
-    co = source.Checkout(Path(series.repo), series.subdir, commit, None)
-    applied = [q.name for q in quirks.applicable(profile, co)]
+    co = request.checkout
+    applied = [q.name for q in quirks.applicable(request.profile, co)]
     rec = {"status": "ok", "message": "", "quirks": applied, "measured": time.time(), "ran": 0, "skipped": 0,
            "failed": 0}
     try:
-        objs = buildmod.compile_objects(profile, co, jobs_n, say)
+        objs = buildmod.compile_objects(request.profile, co, request.jobs, say)
     except BuildFailed as e:
         rec.update(status="skipped" if "skipped by quirk" in str(e) else "build-failed", message=str(e))
         say(f"{co.short}: {rec['status']}: {e}")
         return rec
-    jobs = measure.plan_jobs(series.specs, series.runs, series.mode)
+    total = len(request.jobs_planned())
     try:
-        if progress_factory:
-            with progress_factory(len(jobs), f"{profile.name} {co.short}") as tick:
-                out = measure.measure(objs, target, store, jobs, series.mode, extra, False, tick, say)
-        else:
-            out = measure.measure(objs, target, store, jobs, series.mode, extra, False, None, say)
+        with measure.progress(progress_factory, total, f"{request.profile.name} {co.short}") as tick:
+            out = measure.measure_commit(request, store, target, objs=objs, progress=tick, say=say)
     except BuildFailed as e:  # a link or placement failure
         rec.update(status="build-failed", message=str(e))
         return rec
-    rec.update(ran=out.ran, skipped=out.skipped, failed=out.failed)
-    if out.failed and out.failed == len(jobs):
-        rec.update(status="runs-failed", message=f"all {len(jobs)} runs failed")
+    rec.update(ran=out.ran, skipped=out.skipped, failed=out.failed, config=out.key.config)
+    if out.failed and out.failed == total:
+        rec.update(status="runs-failed", message=f"all {total} runs failed")
     return rec
 
 
-def sweep(profile: Profile, store: Store, points: list[str], *, spec: str | None = None, repo=None, subdir=None,
-          specs: list[tuple[str, int]] | None = None, runs: int | None = None, mode: str | None = None,
-          target_name: str | None = None, extra: list[str] | None = None, timeout: float | None = None,
-          jobs_n: int | None = None, progress_factory=None, say=lambda m: None,
-          series: Series | None = None) -> SweepOutcome:
+def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions, series: Series | None = None,
+          progress_factory=None, say=lambda m: None) -> SweepOutcome:
     """Measure ``points`` (commits, oldest first) into the store and the series.
 
-    With ``spec`` (``A..B``) a series is created or updated for that range; with
+    With ``opts.spec`` (``A..B``) a series is created or updated for that range; with
     ``series`` (refine) its own settings are used.  Settings given explicitly override
     the stored ones.
     """
-    repo_path, sub = source.repo_for(profile, repo, subdir)
+    repo_path, sub = source.repo_for(profile, opts.repo, opts.subdir)
     if repo_path is None:
         raise LayoutbenchError(f"kernel {profile.name} has no git repository; give one with --repo")
     if series is None:
-        series = _series_for(profile, store, spec, repo_path, sub, repo, subdir, specs, runs, mode, target_name,
-                             extra)
+        series = _series_for(profile, store, opts, repo_path, sub, say)
     else:
-        for attr, val in (("specs", specs), ("runs", runs), ("mode", mode)):
+        for attr, val in (("specs", opts.specs), ("runs", opts.runs), ("mode", opts.mode)):
             if val is not None:
-                setattr(series, attr, val)
-    target = targets.make(profile, series.target, timeout)
-    if extra is not None and " ".join(extra) != series.args:
-        series.args = " ".join(extra)
+                setattr(series, attr, list(val) if attr == "specs" else val)
+    target = targets.make(profile, series.target, opts.timeout)
+    if opts.extra is not None and " ".join(opts.extra) != series.args:
+        series.args = " ".join(opts.extra)
     series.host, series.image = target.host, target.spec.image
+    series.target_config = store.config_id(measure.target_config(target))
     say(f"target {target.describe()}; {len(points)} point(s), layouts "
         + ",".join(layout.label(n, s) for n, s in series.specs) + f", {series.runs} run(s) each")
     out = SweepOutcome(series, [], [])
     before = set(series.points)
-    for c in points:
-        rec = probe(profile, series, c, target, store, series.args.split() if series.args else [], jobs_n,
-                    progress_factory, say)
-        out.ran += rec.pop("ran")
-        out.skipped += rec.pop("skipped")
-        out.failed_runs += rec.pop("failed")
-        if rec["status"] in ("build-failed", "skipped"):
-            out.build_failed.append(c)
-        series.points[c] = rec
-        save_series(store, series)  # after every point: a killed sweep keeps what it did
-        out.measured.append(c)
-        if c not in before:
-            out.new.append(c)
+    with target:
+        for c in points:
+            request = measure.MeasureRequest(profile, source.Checkout(Path(series.repo), series.subdir, c, None),
+                                             series.specs, series.runs, series.mode, series.target,
+                                             tuple(series.args.split()), opts.timeout, jobs=opts.jobs)
+            rec = probe(request, target, store, progress_factory, say)
+            out.ran += rec.pop("ran")
+            out.skipped += rec.pop("skipped")
+            out.failed_runs += rec.pop("failed")
+            if rec["status"] in ("build-failed", "skipped"):
+                out.build_failed.append(c)
+            series.points[c] = rec
+            save_series(store, series)  # after every point: a killed sweep keeps what it did
+            out.measured.append(c)
+            if c not in before:
+                out.new.append(c)
     return out
 
 
-def _series_for(profile, store, spec, repo_path, sub, repo, subdir, specs, runs, mode, target_name, extra) -> Series:
-    commits = full_range(profile, spec, repo, subdir)
+def _series_for(profile: Profile, store: Store, opts: SweepOptions, repo_path: Path, sub: str, say) -> Series:
+    commits = full_range(profile, opts.spec, opts.repo, opts.subdir)
     old = store.get_state(series_key(profile.name, repo_path))
-    target = targets.make(profile, target_name)
+    target = targets.make(profile, opts.target)
     s = Series(kernel=profile.name, repo=str(repo_path), subdir=sub, start=commits[0], end=commits[-1],
                commits=commits, target=target.spec.name, host=target.host, image=target.spec.image,
-               mode=mode or "rerun", args=" ".join(extra or []),
-               specs=specs or layout.parse_specs([DEFAULT_LAYOUTS]), runs=runs or 2)
+               mode=opts.mode or "rerun", args=" ".join(opts.extra or []),
+               specs=list(opts.specs) if opts.specs else layout.parse_specs([DEFAULT_LAYOUTS]), runs=opts.runs or 2,
+               target_config=store.config_id(measure.target_config(target)))
     if old:
         prev = Series.from_dict(old)
         same = (prev.target, prev.mode, prev.args) == (s.target, s.mode, s.args)
+        if same and prev.target_config != s.target_config and prev.points:
+            say(f"target {s.target} is configured otherwise than when this history was swept "
+                f"({prev.target_config or 'before configurations were recorded'}, now {s.target_config}): "
+                f"its {len(prev.points)} point(s) are measured again")
+            same = False
         if same:
             # keep the points measured the same way; widen the range to cover both
             s.points = prev.points
@@ -263,9 +283,9 @@ def _series_for(profile, store, spec, repo_path, sub, repo, subdir, specs, runs,
             elif prev.end in commits and prev.start not in commits:
                 s.start, s.commits = prev.start, _merge_order(repo_path, prev.commits, commits)
             s.points = {c: p for c, p in s.points.items() if c in set(s.commits)}
-            if specs is None:
+            if opts.specs is None:
                 s.specs = prev.specs
-            if runs is None:
+            if opts.runs is None:
                 s.runs = prev.runs
     return s
 
@@ -274,10 +294,17 @@ def _merge_order(repo_path: Path, first: list[str], second: list[str]) -> list[s
     return list(dict.fromkeys(first + second))
 
 
-def refine(profile: Profile, store: Store, spec: str, *, repo=None, step: int = 1, **kw) -> SweepOutcome:
+def refine(profile: Profile, store: Store, spec: str, opts: SweepOptions, step: int = 1, progress_factory=None,
+           say=lambda m: None) -> SweepOutcome:
     """Measure the commits between two points of the stored series that it does not hold yet."""
-    repo_path, _ = source.repo_for(profile, repo, None)
+    repo_path, _ = source.repo_for(profile, opts.repo, None)
     series = load_series(store, profile.name, repo_path)
+    now = store.config_id(measure.target_config(targets.make(profile, series.target)))
+    if series.target_config != now:
+        raise LayoutbenchError(f"target {series.target} is configured otherwise than when this history was swept "
+                               f"({series.target_config or 'before configurations were recorded'}, now {now}); "
+                               f"sweep the range again: layoutbench history {profile.name} "
+                               f"{series.start[:12]}..{series.end[:12]}")
     if ".." not in spec:
         raise LayoutbenchError(f"--refine {spec!r} must look like X..Y (two measured commits)")
     x, y = (source.resolve(profile, r, str(repo_path), series.subdir).commit for r in spec.split("..", 1))
@@ -294,7 +321,8 @@ def refine(profile: Profile, store: Store, spec: str, *, repo=None, step: int = 
     missing = [c for c in inside if c not in series.points]
     # the two ends too, when they were never measured (refining from a commit named by hand)
     missing = [c for c in (x,) if c not in series.points] + missing + [c for c in (y,) if c not in series.points]
-    return sweep(profile, store, missing, repo=str(repo_path), series=series, **kw)
+    return sweep(profile, store, missing, replace(opts, spec=None, repo=str(repo_path)), series, progress_factory,
+                 say)
 
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -399,7 +427,9 @@ def analyse(store: Store, series: Series, profile: Profile | None = None, metric
     commits = series.ordered_points()
     runs = [r for r in store.runs(kernel=series.kernel, commit=None, target=series.target, mode=series.mode)
             if r["commit_sha"] in series.points and r["host"] == series.host and r["args"] == series.args
-            and r["image"] == series.image and (r["layout"], r["seed"]) in wanted]
+            and r["image"] == series.image and (r["layout"], r["seed"]) in wanted
+            # each point under the configuration it was measured with: two are never pooled
+            and r["config"] == series.points[r["commit_sha"]].get("config", "")]
     run_ids = {r["id"] for r in runs}
     samples = [s for s in store.samples(kernel=series.kernel, target=series.target, mode=series.mode)
                if s["run_id"] in run_ids]
@@ -518,46 +548,37 @@ def quirk_markers(series: Series, profile: Profile | None) -> list[dict]:
 
 
 def bisect_verdicts(store: Store, series: Series) -> list[dict]:
-    """Bisection verdicts in the store (``bisect:<kernel>:...`` state, see bisect.py) that name
-    a commit of this range: the culprit (or the candidate range), what a single-layout
-    bisection would have named, and every probe's good/bad/skip mark (``probe``: True).
+    """Bisection verdicts in the store (asked of bisect.py) that name a commit of this range:
+    the culprit (or the candidate range), what a single-layout bisection would have named, and
+    every probe's good/bad/skip mark (``probe``: True).
     """
-    import json
     pos = {c: i for i, c in enumerate(series.commits)}
     out = []
-    rows = store.db.execute("SELECT key, value FROM state WHERE key LIKE 'bisect:%' AND key != 'bisect:current'")
-    for row in rows.fetchall():
-        try:
-            d = json.loads(row["value"])
-        except ValueError:
+    for b in bisect.stored(store):
+        if b.s.kernel != series.kernel:
             continue
-        if not isinstance(d, dict):
-            continue
-        settings = d.get("settings") or {}
-        if settings.get("kernel", series.kernel) != series.kernel:
-            continue
-        res = d.get("result") or {}
-        metric = res.get("metric") or settings.get("metric") or ""
+        res = b.result or {}
+        metric = res.get("metric") or b.s.metric or ""
         c = _find(res.get("culprit"), pos)
         if c:
             eff = res.get("effect") or {}
             more = f", {fmt.change(eff['ratio'])}" if isinstance(eff.get("ratio"), (int, float)) else ""
-            out.append({"commit": c, "index": pos[c], "text": f"bisect: first bad ({metric}{more})", "key": row["key"]})
+            out.append({"commit": c, "index": pos[c], "text": f"bisect: first bad ({metric}{more})", "key": b.key})
         elif res.get("status") == "range":
             for r in res.get("range", []):
                 c = _find(r, pos)
                 if c:
                     out.append({"commit": c, "index": pos[c], "text": f"bisect: candidate ({metric})",
-                                "key": row["key"]})
+                                "key": b.key})
         sl = res.get("single_layout") or {}
         c = _find(sl.get("culprit"), pos)
         if c and c != _find(res.get("culprit"), pos):
-            out.append({"commit": c, "index": pos[c], "text": "single-layout bisect: first bad", "key": row["key"]})
-        for e in d.get("log", []) or []:
+            out.append({"commit": c, "index": pos[c], "text": "single-layout bisect: first bad", "key": b.key})
+        for e in b.log:
             if isinstance(e, dict) and e.get("verb") in ("good", "bad", "skip"):
                 c = _find(e.get("commit"), pos)
                 if c:
-                    out.append({"commit": c, "index": pos[c], "text": f"bisect: {e['verb']}", "key": row["key"],
+                    out.append({"commit": c, "index": pos[c], "text": f"bisect: {e['verb']}", "key": b.key,
                                 "probe": True})
     return out
 

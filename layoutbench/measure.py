@@ -1,4 +1,11 @@
-"""Run variants on a target, repetition by repetition, into the store (resumable).
+"""The one measuring path: build a commit once, link its variants, run on a target what the
+store does not hold yet, and return the stored runs and samples.
+
+``compare`` (one or several targets), ``history`` (each point) and ``bisect`` (each probe)
+describe what they want as a :class:`MeasureRequest` and call :func:`measure_commit`
+with an open target (``with target: ...``).  Runs are keyed by build, target, host,
+mode, repetition, arguments and the **target configuration** (:func:`target_config`):
+a changed cache geometry, command or toolchain measures again instead of reusing.
 
 Modes (as in Bluhm's framework):
 
@@ -14,12 +21,16 @@ way on those targets; the mode is recorded with every run and the two are kept a
 
 from __future__ import annotations
 
+import contextlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+
 from . import build as buildmod
 from . import layout, targets
 from .paths import workdir
-from .store import Store
+from .profile import Profile
+from .source import Checkout
+from .store import RunKey, Store
 
 MODES = ("rerun", "reboot", "relink")
 SAME_IMAGE_MODES = MODES[:2]  #: the modes that run each variant's own image again (bisect compares those)
@@ -56,13 +67,85 @@ def plan_jobs(specs: list[tuple[str, int]], runs: int, mode: str) -> list[Job]:
     return jobs
 
 
+@dataclass(frozen=True)
+class MeasureRequest:
+    """What to measure at one commit: which variants, where, how often."""
+
+    profile: Profile
+    checkout: Checkout
+    specs: tuple[tuple[str, int], ...]  #: (layout, seed) variants
+    runs: int = 1  #: repetitions per variant
+    mode: str = "rerun"
+    target: str | None = None  #: the profile's target name (None: its default)
+    args: tuple[str, ...] = ()  #: extra program arguments / kernel command line words
+    timeout: float | None = None  #: seconds per run (None: the target's)
+    retry_failed: bool = False  #: run again the repetitions stored as failed
+    jobs: int | None = None  #: parallel compile jobs
+
+    def __post_init__(self):
+        object.__setattr__(self, "specs", tuple(tuple(s) for s in self.specs))
+        object.__setattr__(self, "args", tuple(self.args or ()))
+
+    @property
+    def arg_text(self) -> str:
+        return " ".join(self.args)
+
+    def at(self, checkout: Checkout) -> "MeasureRequest":
+        """The same request at another commit."""
+        return replace(self, checkout=checkout)
+
+    def make_target(self) -> targets.Target:
+        """The target, not opened yet: use it as ``with request.make_target() as t: ...``."""
+        return targets.make(self.profile, self.target, self.timeout)
+
+    def jobs_planned(self) -> list[Job]:
+        return plan_jobs(list(self.specs), self.runs, self.mode)
+
+
+def target_config(target: targets.Target, objs: buildmod.ObjectSet | None = None) -> dict:
+    """Everything that shapes a sample besides the image itself: the resolved target table
+    (its kind and settings with the kind's defaults filled in, not its timeout) and the
+    metrics prefix; with ``objs``, also the toolchain and the quirks applied to the build."""
+    settings = {k: v for k, v in target.spec.settings.items() if k not in ("timeout", "timeout_override")}
+    config = {"kind": target.kind, "image": target.spec.image,
+              "settings": {**getattr(target, "DEFAULTS", {}), **settings},
+              "metric_prefix": target.profile.metric_prefix}
+    if objs is not None:
+        config.update(toolchain={"cc": objs.info.get("cc"), "ld": objs.info.get("ld")},
+                      quirks=list(objs.info.get("quirks", [])))
+    return config
+
+
 @dataclass
-class Outcome:
-    ran: int
-    skipped: int
-    failed: int
-    accelerators: set[str]
+class Measurement:
+    """What :func:`measure_commit` did and what the store holds for the request."""
+
+    request: MeasureRequest
+    objs: buildmod.ObjectSet
+    jobs: list[Job]
+    key: RunKey  #: target, host, mode, args and configuration hash of every run below
     build_ids: dict  #: (layout, seed) → build id in the store
+    ran: int = 0
+    skipped: int = 0
+    failed: int = 0
+    accelerators: set[str] = field(default_factory=set)
+    runs: list[dict] = field(default_factory=list)  #: every stored run of these builds under ``key``
+    samples: list[dict] = field(default_factory=list)  #: their samples
+    other_configs: dict[str, int] = field(default_factory=dict)  #: config hash → runs not used
+
+    def groups(self, metric: str, max_rep: int | None = None) -> dict[str, list[float]]:
+        """Variant label (``random:3``) → the values of ``metric`` (ok runs, repetitions < ``max_rep``)."""
+        out: dict[str, list[float]] = {}
+        for s in self.samples:
+            if s["metric"] == metric and (max_rep is None or s["rep"] < max_rep):
+                out.setdefault(layout.label(s["layout"], s["seed"]), []).append(s["value"])
+        return out
+
+
+def progress(progress_factory, total: int, what: str):
+    """A progress bar from ``progress_factory(total, what)`` yielding a ticker, or, without one,
+    a context yielding None: ``with progress(f, n, what) as tick: measure_commit(..., progress=tick)``."""
+    return progress_factory(total, what) if progress_factory else contextlib.nullcontext(None)
 
 
 def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
@@ -77,40 +160,49 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
     return variants
 
 
-def measure(objs: buildmod.ObjectSet, target: targets.Target, store: Store, jobs: list[Job], mode: str,
-            extra: list[str] | None = None, retry_failed: bool = False, progress=None,
-            say=lambda msg: None, linked: dict | None = None) -> Outcome:
-    """Link (cached) and run every job that the store does not hold yet (``retry_failed``: and
-    those stored as failed).
+def measure_commit(request: MeasureRequest, store: Store, target: targets.Target, *,
+                   objs: buildmod.ObjectSet | None = None, linked: dict | None = None, progress=None,
+                   say=lambda msg: None) -> Measurement:
+    """Compile (cached), link the variants, run on the open ``target`` every job the store
+    does not hold yet under this configuration, and return what is stored.
 
-    ``linked`` (from ``link_all``) gives variants linked beforehand, as several targets
-    measured in parallel share them.
+    ``objs`` gives objects compiled beforehand; ``linked`` (from ``link_all``) variants linked
+    beforehand, as several targets measured in parallel share them.  ``progress()`` is
+    called once per job.
     """
-    extra = list(extra or [])
-    args = " ".join(extra)
-    image = target.spec.image
-    out = Outcome(0, 0, 0, set(), {})
-    variants = linked if linked is not None else link_all(objs, image, store, jobs)
-    out.build_ids.update({k: b for k, (_, b) in variants.items()})
+    objs = objs or buildmod.compile_objects(request.profile, request.checkout, request.jobs, say)
+    jobs = request.jobs_planned()
+    key = RunKey(target.spec.name, target.host, request.mode, request.arg_text,
+                 store.config_id(target_config(target, objs)))
+    variants = linked if linked is not None else link_all(objs, target.spec.image, store, jobs)
+    m = Measurement(request, objs, jobs, key, {k: b for k, (_, b) in variants.items()})
+    tick = progress or (lambda: None)
     for job in jobs:
         v, build_id = variants[(job.layout, job.seed)]
-        status = store.done(build_id, target.spec.name, target.host, mode, args).get(job.rep)
-        if status is not None and not (retry_failed and status != "ok"):
-            out.skipped += 1
-            if progress:
-                progress()
+        status = store.done(build_id, key).get(job.rep)
+        if status is not None and not (request.retry_failed and status != "ok"):
+            m.skipped += 1
+            tick()
             continue
         log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
-            f"{image}-{v.label.replace(':', '-')}-{target.spec.name}-{mode}-{job.rep}.log"
+            f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}.log"
         started = time.time()
-        result = target.run(v.elf, log, extra)
-        store.add_run(build_id, target.spec.name, mode, job.rep, result, log, started, args)
-        out.ran += 1
-        out.accelerators.add(result.accelerator)
+        result = target.run(v.elf, log, list(request.args))
+        store.add_run(build_id, key, job.rep, result, log, started)
+        m.ran += 1
+        m.accelerators.add(result.accelerator)
         if result.status != "ok":
-            out.failed += 1
+            m.failed += 1
             say(f"{v.label} run {job.rep}: {result.status}: {result.message} (log: {log})")
-        if progress:
-            progress()
-    return out
-
+        tick()
+    ids = sorted(set(m.build_ids.values()))
+    where = dict(build_id=ids, target=key.target, host=key.host, mode=key.mode, args=key.args, config=key.config)
+    m.runs = store.runs(**where)
+    m.samples = store.samples(**where)
+    m.other_configs = store.other_configs(ids, key)
+    if m.other_configs:
+        n = sum(m.other_configs.values())
+        say(f"{n} stored run(s) of these variants on {key.target} were made under another target configuration "
+            f"({', '.join(m.other_configs)}; now {key.config}) and are not used; `layoutbench results --configs` "
+            f"shows them")
+    return m

@@ -5,19 +5,29 @@ Tables:
 - ``builds``: one row per linked image (kernel, commit, image, layout, seed, plan, image hash,
   toolchain, quirks applied);
 - ``runs``: one row per execution of an image on a target (host, accelerator, mode,
-  repetition, status, exit code, duration, console log path);
-- ``samples``: the metrics a run printed (metric, value, unit, direction).
+  repetition, arguments, target configuration, status, exit code, duration, console log path);
+- ``samples``: the metrics a run printed (metric, value, unit, direction);
+- ``configs``: the target configurations runs were made under (hash → JSON text: the
+  resolved target table without its timeout, the metrics prefix, the toolchain, the
+  quirks; see ``measure.target_config``);
+- ``state``: small JSON values (history series, bisection logs), owned by their modules.
 
 A run and its samples are committed together the moment the run ends, so a killed
 session loses at most the run in flight; running the same command again skips every
-(build, target, host, mode, repetition) already stored.
+(build, target, host, mode, repetition, arguments, configuration) already stored.  A run
+stored under another configuration is never reused: changing a target setting measures
+again.
+
+Every SQL statement of the package lives in this module.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import LayoutbenchError
@@ -35,10 +45,13 @@ CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
     build_id INTEGER NOT NULL REFERENCES builds(id),
     target TEXT NOT NULL, host TEXT NOT NULL, accelerator TEXT NOT NULL, mode TEXT NOT NULL,
-    rep INTEGER NOT NULL, args TEXT NOT NULL DEFAULT '',
+    rep INTEGER NOT NULL, args TEXT NOT NULL DEFAULT '', config TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL, exit_code INTEGER, message TEXT NOT NULL DEFAULT '',
     started REAL NOT NULL, duration REAL NOT NULL, log_path TEXT NOT NULL,
-    UNIQUE (build_id, target, host, mode, rep, args)
+    UNIQUE (build_id, target, host, mode, rep, args, config)
+);
+CREATE TABLE IF NOT EXISTS configs (
+    hash TEXT PRIMARY KEY, text TEXT NOT NULL, created REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS samples (
     id INTEGER PRIMARY KEY,
@@ -51,6 +64,30 @@ CREATE TABLE IF NOT EXISTS state (
 );
 """
 
+#: columns of a runs table written before runs were keyed by their target configuration
+_OLD_RUN_COLUMNS = ("id, build_id, target, host, accelerator, mode, rep, args, status, exit_code, message, "
+                    "started, duration, log_path")
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """What a stored run is keyed by, besides its build and its repetition."""
+
+    target: str  #: the profile's name for the target
+    host: str  #: where it runs
+    mode: str  #: rerun, reboot or relink
+    args: str = ""  #: extra program arguments, one string
+    config: str = ""  #: hash of the target configuration (``Store.config_id``); "" for runs stored before it
+
+
+def config_text(config: dict) -> str:
+    """A configuration as canonical JSON: equal settings give equal text and hash."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def config_hash(config: dict) -> str:
+    return hashlib.sha256(config_text(config).encode()).hexdigest()[:12]
+
 
 class Store:
     def __init__(self, path: Path):
@@ -62,11 +99,27 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
+            self._migrate()
         except sqlite3.DatabaseError as e:
             raise LayoutbenchError(f"{self.path}: not a layoutbench store ({e}); move it away or use --store") from None
 
     def close(self) -> None:
         self.db.close()
+
+    def _migrate(self) -> None:
+        """Key the runs of an older store by target configuration: they get config '' (unknown),
+        so they are kept and shown but never reused for a configuration measured now."""
+        if "config" in {r["name"] for r in self.db.execute("PRAGMA table_info(runs)")}:
+            return
+        runs_table = SCHEMA.split("CREATE TABLE IF NOT EXISTS runs", 1)[1].split(";", 1)[0]
+        with self.db:
+            self.db.execute("BEGIN IMMEDIATE")
+            if "config" in {r["name"] for r in self.db.execute("PRAGMA table_info(runs)")}:
+                return  # another process migrated it meanwhile
+            self.db.execute("CREATE TABLE runs_new" + runs_table)
+            self.db.execute(f"INSERT INTO runs_new ({_OLD_RUN_COLUMNS}) SELECT {_OLD_RUN_COLUMNS} FROM runs")
+            self.db.execute("DROP TABLE runs")
+            self.db.execute("ALTER TABLE runs_new RENAME TO runs")
 
     # -- builds ----------------------------------------------------------------------------------
     def build_id(self, variant, build_info: dict) -> int:
@@ -87,28 +140,54 @@ class Store:
         )
         return cur.lastrowid
 
+    # -- target configurations ------------------------------------------------------------------
+    def config_id(self, config: dict) -> str:
+        """Store a target configuration (once) and return its hash, the runs' ``config``."""
+        h = config_hash(config)
+        self.db.execute("INSERT OR IGNORE INTO configs (hash, text, created) VALUES (?,?,?)",
+                        (h, config_text(config), time.time()))
+        return h
+
+    def configs(self, hashes=None) -> dict[str, dict]:
+        """hash → configuration (all of them, or those named)."""
+        rows = self.db.execute("SELECT hash, text FROM configs ORDER BY created")
+        return {r["hash"]: json.loads(r["text"]) for r in rows if hashes is None or r["hash"] in hashes}
+
     # -- runs ------------------------------------------------------------------------------------
-    def done(self, build_id: int, target: str, host: str, mode: str, args: str = "") -> dict[int, str]:
-        """The repetitions already stored for this build on this target, with their status."""
+    def done(self, build_id: int, key: RunKey) -> dict[int, str]:
+        """The repetitions already stored for this build under this key, with their status."""
         rows = self.db.execute("SELECT rep, status FROM runs WHERE build_id=? AND target=? AND host=? AND mode=? "
-                               "AND args=?", (build_id, target, host, mode, args))
+                               "AND args=? AND config=?",
+                               (build_id, key.target, key.host, key.mode, key.args, key.config))
         return {r["rep"]: r["status"] for r in rows}
 
-    def add_run(self, build_id: int, target: str, mode: str, rep: int, result, log: Path, started: float,
-                args: str = "") -> int:
-        """Store a finished run with its samples in one transaction."""
+    def other_configs(self, build_ids, key: RunKey) -> dict[str, int]:
+        """Runs of these builds stored under the same key but another target configuration:
+        config hash → how many."""
+        ids = list(build_ids)
+        if not ids:
+            return {}
+        rows = self.db.execute(
+            f"SELECT config, count(*) AS n FROM runs WHERE build_id IN ({','.join('?' * len(ids))}) AND target=? "
+            "AND host=? AND mode=? AND args=? AND config != ? GROUP BY config",
+            (*ids, key.target, key.host, key.mode, key.args, key.config))
+        return {r["config"]: r["n"] for r in rows}
+
+    def add_run(self, build_id: int, key: RunKey, rep: int, result, log: Path, started: float) -> int:
+        """Store a finished run with its samples in one transaction (under the host it ran on)."""
+        key = replace(key, host=result.host)
+        where = (build_id, key.target, key.host, key.mode, rep, key.args, key.config)
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("DELETE FROM samples WHERE run_id IN (SELECT id FROM runs WHERE build_id=? AND "
-                            "target=? AND host=? AND mode=? AND rep=? AND args=?)",
-                            (build_id, target, result.host, mode, rep, args))
-            self.db.execute("DELETE FROM runs WHERE build_id=? AND target=? AND host=? AND mode=? AND rep=? AND args=?",
-                            (build_id, target, result.host, mode, rep, args))
+                            "target=? AND host=? AND mode=? AND rep=? AND args=? AND config=?)", where)
+            self.db.execute("DELETE FROM runs WHERE build_id=? AND target=? AND host=? AND mode=? AND rep=? "
+                            "AND args=? AND config=?", where)
             cur = self.db.execute(
-                "INSERT INTO runs (build_id, target, host, accelerator, mode, rep, args, status, exit_code, message,"
-                " started, duration, log_path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (build_id, target, result.host, result.accelerator, mode, rep, args, result.status,
-                 result.exit_code, result.message, started, result.duration, str(log)),
+                "INSERT INTO runs (build_id, target, host, accelerator, mode, rep, args, config, status, exit_code,"
+                " message, started, duration, log_path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (build_id, key.target, key.host, result.accelerator, key.mode, rep, key.args, key.config,
+                 result.status, result.exit_code, result.message, started, result.duration, str(log)),
             )
             run_id = cur.lastrowid
             self.db.executemany(
@@ -128,12 +207,29 @@ class Store:
         sql, params = _where(where)
         return [dict(r) for r in self.db.execute(
             "SELECT samples.id AS sample_id, samples.metric, samples.value, samples.unit, samples.higher_is_better, "
-            "runs.id AS run_id, runs.target, runs.host, runs.accelerator, runs.mode, runs.rep, runs.status, "
-            "runs.started, builds.kernel, builds.commit_sha, builds.image, builds.layout, builds.seed, "
-            "builds.plan_id, builds.id AS build_id FROM samples JOIN runs ON runs.id = samples.run_id "
+            "runs.id AS run_id, runs.target, runs.host, runs.accelerator, runs.mode, runs.rep, runs.args, "
+            "runs.config, runs.status, runs.started, builds.kernel, builds.commit_sha, builds.image, builds.layout, "
+            "builds.seed, builds.plan_id, builds.id AS build_id FROM samples JOIN runs ON runs.id = samples.run_id "
             "JOIN builds ON builds.id = runs.build_id" + sql + " ORDER BY samples.id", params)]
 
-    # -- small key/value state (bisection logs) --------------------------------------------------
+    def builds(self, **where) -> list[dict]:
+        """Build rows (plan, image hash, toolchain, quirks...), e.g. ``builds(build_id=[1, 2])``."""
+        sql, params = _where(where)
+        return [dict(r) for r in self.db.execute("SELECT builds.* FROM builds" + sql + " ORDER BY builds.id", params)]
+
+    # -- small key/value state (history series, bisection logs) ----------------------------------
+    def states(self, prefix: str) -> list[tuple[str, object]]:
+        """(key, value) of every state whose key starts with ``prefix``, the latest updated first;
+        values that are not JSON are left out."""
+        out = []
+        for r in self.db.execute("SELECT key, value FROM state WHERE substr(key, 1, ?) = ? ORDER BY updated DESC",
+                                 (len(prefix), prefix)):
+            try:
+                out.append((r["key"], json.loads(r["value"])))
+            except ValueError:
+                continue
+        return out
+
     def get_state(self, key: str):
         row = self.db.execute("SELECT value FROM state WHERE key=?", (key,)).fetchone()
         return json.loads(row["value"]) if row else None
@@ -148,7 +244,8 @@ class Store:
 
 COLUMNS = {"kernel": "builds.kernel", "commit": "builds.commit_sha", "image": "builds.image",
            "layout": "builds.layout", "seed": "builds.seed", "target": "runs.target", "host": "runs.host",
-           "mode": "runs.mode", "status": "runs.status", "metric": "samples.metric", "build_id": "builds.id"}
+           "mode": "runs.mode", "status": "runs.status", "metric": "samples.metric", "build_id": "builds.id",
+           "args": "runs.args", "config": "runs.config"}
 
 
 def _where(where: dict) -> tuple[str, list]:

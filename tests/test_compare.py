@@ -128,3 +128,52 @@ def test_relink_mode_draws_a_new_layout_for_every_repetition(workdir, tmp_path):
     j = json.loads(p.stdout)
     row = next(r for r in j["metrics"][0]["rows"] if r["layout"] == "random")
     assert row["layout_noise"]["k"] == 6
+
+
+def _make_history():
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels/minikernel/make_history.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.make_history
+
+
+def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_path):
+    """Issue 12 item 3: commit 1 only adds a driver that never runs (layout-only), commit 2
+    makes the hot path 3% slower.  Under cachegrind the instruction count is exact."""
+    m = _make_history()(tmp_path / "repo", 2, seed=0, regression_at=2, regression_pct=3.0, layout_only=[1])
+    c = [x["sha"] for x in m["commits"]]
+    db = tmp_path / "r.sqlite"
+    common = ["--repo", m["repo"], "--target", "cachegrind", "--layouts", "random:3", "--runs", "2",
+              "--args", "iterations=300", "--store", str(db)]
+
+    def metric(rep, name):
+        return next(r for r in rep["metrics"] if r["metric"] == name)
+
+    moved = json.loads(lb("compare", "minikernel", "--commits", f"{c[0]},{c[1]}", *common, "--json").stdout)
+    assert (moved["a"], moved["b"], moved["layouts"], moved["runs"]) == (c[0], c[1], 3, 2)
+    ir = metric(moved, "cg_ir")
+    assert ir["layouts_paired"] == 3 and ir["effect"]["ratio"] == 1.0 and ir["verdict"] == "no difference"
+    # one run of the default link per side, besides the 3 layouts x 2 runs
+    assert rows(db, "SELECT count(*) FROM runs")[0][0] == 2 * (3 * 2 + 1)
+
+    p = lb("compare", "minikernel", "--commits", f"{c[1]},{c[2]}", *common, "--json")
+    slower = json.loads(p.stdout)
+    ir = metric(slower, "cg_ir")
+    assert ir["verdict"] == "slower" and ir["effect"]["ratio"] > 1.01 and ir["effect"]["ci_low"] > 1
+    assert ir["single"]["says"] == "slower" and ir["single"]["agrees"] is True
+    assert abs(ir["single"]["ratio"] - ir["effect"]["ratio"]) < 1e-9  # the instruction count ignores layout
+    assert rows(db, "SELECT count(*) FROM runs")[0][0] == 3 * (3 * 2 + 1), "commit 1 was measured once"
+
+    text = lb("compare", "minikernel", "--commits", f"{c[1]},{c[2]}", *common).stdout
+    block = text.split("cg_ir (instructions")[1]
+    for word in ("effect:        B/A = 1.0", "layout noise:", "verdict:       slower",
+                 "single default-link A/B (1 run each)", "agrees"):
+        assert word in block, text
+
+    bad = lb("compare", "minikernel", "--commits", c[1], *common, check=False)
+    assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
+        f"layoutbench: error: --commits {c[1]!r} must name two commits: A,B"]

@@ -135,3 +135,31 @@ def test_killed_sweep_resumes_without_losing_or_repeating_runs(hist, tmp_path):
     assert _db(store).execute("SELECT COUNT(*) FROM samples").fetchone()[0] == total * len(METRICS)
     keys = {(r["build_id"], r["rep"]) for r in after.values()}
     assert len(keys) == total
+
+
+def test_a_target_configured_otherwise_is_not_mixed_into_the_history(hist, tmp_path):
+    """Issue 13: the same target name with a smaller I1 cache is another configuration."""
+    m = hist["manifest"]
+    store = tmp_path / "store.sqlite"  # a copy: the other tests keep the session's store as it was
+    with sqlite3.connect(hist["store"]) as src, sqlite3.connect(store) as dst:
+        src.backup(dst)
+    toml = tmp_path / "profile" / "kernel.toml"
+    toml.parent.mkdir()
+    text = (H.ROOT / "kernels" / "minikernel" / "kernel.toml").read_text()
+    assert 'i1 = "4096,2,64"' in text
+    toml.write_text(text.replace('i1 = "4096,2,64"', 'i1 = "1024,1,64"').replace('repo = "../.."', f'repo = "{H.ROOT}"'))
+    e = {**os.environ, **hist["env"], "COLUMNS": "200"}
+
+    refused = H.lb(["history", str(toml), "--repo", m["repo"], "--refine", f"{H.sha(m, 6)}..{H.sha(m, 8)}",
+                    "--store", str(store)], e, check=False)
+    assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1
+    assert "configured otherwise" in refused.stderr and "sweep the range again" in refused.stderr
+
+    a, b = H.sha(m, 6), H.sha(m, 8)
+    again = H.as_json(H.lb(["history", str(toml), f"{a}..{b}", "--repo", m["repo"], "--target", "cachegrind",
+                            "--layouts", H.LAYOUTS, "--runs", "1", "--args", H.ARGS, "--store", str(store),
+                            "--json"], e))
+    # the points were measured before under the other cache: measured again, nothing reused
+    assert again["sweep"]["measured"] == [a, H.sha(m, 7), b]
+    assert again["sweep"]["ran"] == 3 * N_VARIANTS and again["sweep"]["skipped"] == 0
+    assert set(again["history"]["series"]["points"]) == {a, H.sha(m, 7), b}

@@ -43,18 +43,16 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def write_report(store: Store, outdir, kernel: str | None = None, repo=None, profile=None,
-                 metrics: list[str] | None = None, confidence: float = 0.95,
-                 min_effect: float = history.DEFAULT_MIN_EFFECT, say=lambda m: None) -> Path:
+def write_report(store: Store, outdir, kernel: str | None = None, repo=None, metrics: list[str] | None = None,
+                 confidence: float = 0.95, min_effect: float = history.DEFAULT_MIN_EFFECT, say=lambda m: None) -> Path:
     """Write the site of the stored history of ``kernel`` (in ``repo``) into ``outdir``; return index.html."""
     from .. import profile as profmod
 
     series = history.load_series(store, kernel, repo)
-    if profile is None:
-        try:
-            profile = profmod.load(series.kernel)
-        except LayoutbenchError:
-            profile = None
+    try:
+        profile = profmod.load(series.kernel)
+    except LayoutbenchError:
+        profile = None
     h = history.analyse(store, series, profile, metrics, confidence, min_effect)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -122,10 +120,7 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
     files = out / "files" / p.short
     files.mkdir(parents=True, exist_ok=True)
     build_ids = sorted({r["build_id"] for r in p.runs})
-    builds = []
-    if build_ids:
-        builds = [dict(r) for r in store.db.execute(
-            f"SELECT * FROM builds WHERE id IN ({','.join('?' * len(build_ids))}) ORDER BY id", build_ids)]
+    builds = store.builds(build_id=build_ids) if build_ids else []
     wd = _workdir_of(builds[0]["elf_path"] if builds else None)
 
     # the build record (objects/<kernel>/<commit12>-<config>/build.json), the one with this point's quirks
@@ -238,8 +233,7 @@ def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.P
                     return Path(b["elf_path"]), lay
         return None, None
     prev_ids = sorted({r["build_id"] for r in prev.runs})
-    prev_builds = [dict(r) for r in store.db.execute(
-        f"SELECT * FROM builds WHERE id IN ({','.join('?' * len(prev_ids))})", prev_ids)] if prev_ids else []
+    prev_builds = store.builds(build_id=prev_ids) if prev_ids else []
     a, la = elf_of(prev_builds)
     b, lb = elf_of(builds)
     if a is None or b is None:

@@ -128,6 +128,13 @@ class Target:
     def close(self) -> None:
         """Release what ``open`` or the runs took (connections, places)."""
 
+    def __enter__(self) -> "Target":
+        self.open()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 #: kind → (module of this package, class, the Python package it needs beyond layoutbench's own).
 #: A module is imported only when a target of its kind is made; a new kind is one line here.

@@ -29,6 +29,8 @@ def read_summary(path: Path) -> dict[str, int]:
 
 class CachegrindTarget(Target):
     kind = "cachegrind"
+    #: the settings a profile may leave out (they are part of every run's configuration)
+    DEFAULTS = {"i1": "4096,2,64", "d1": "32768,8,64", "ll": "1048576,16,64", "miss_weight": 20}
 
     @property
     def accelerator(self) -> str:
@@ -38,9 +40,9 @@ class CachegrindTarget(Target):
         return log.with_suffix(".cachegrind")
 
     def command(self, image: Path, extra: list[str], log: Path | None = None) -> list[str]:
-        s = self.spec.settings
-        return ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--I1={s.get('i1', '4096,2,64')}",
-                f"--D1={s.get('d1', '32768,8,64')}", f"--LL={s.get('ll', '1048576,16,64')}",
+        s = {**self.DEFAULTS, **self.spec.settings}
+        return ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--I1={s['i1']}",
+                f"--D1={s['d1']}", f"--LL={s['ll']}",
                 f"--cachegrind-out-file={self._out(log) if log else '/dev/null'}",
                 str(image), *s.get("args", []), *extra]
 
@@ -53,7 +55,7 @@ class CachegrindTarget(Target):
         if out.is_file() and not timed_out:
             totals = read_summary(out)
             if "Ir" in totals and "I1mr" in totals:
-                w = float(self.spec.settings.get("miss_weight", 20))
+                w = float(self.spec.settings.get("miss_weight", self.DEFAULTS["miss_weight"]))
                 cost = totals["Ir"] + w * totals["I1mr"]
                 p = self.profile.metric_prefix
                 lines = [f"{p} metric name=cg_cost value={cost:.0f} unit=events better=lower",
