@@ -71,9 +71,9 @@ def test_pin_runs_the_benchmark_on_that_cpu(tmp_path):
     if not shutil.which("taskset"):
         pytest.skip("taskset is not installed (util-linux)")
     prof = profile.load("minikernel")
-    spec = dataclasses.replace(prof.target("local"), settings={
-        "command": ["sh", "-c", "echo LAYOUTBENCH metric name=cpus value=$(taskset -pc $$ | sed 's/.*: //') unit=cpu better=lower; echo LAYOUTBENCH end status=ok"],
-        "pin": "0"})
+    script = ("echo LAYOUTBENCH metric name=cpus value=$(taskset -pc $$ | sed 's/.*: //') unit=cpu better=lower;"
+              " echo LAYOUTBENCH end status=ok")
+    spec = dataclasses.replace(prof.target("local"), settings={"command": ["sh", "-c", script], "pin": "0"})
     t = targets.make(dataclasses.replace(prof, targets={**prof.targets, "local": spec}), "local")
     r = t.run(tmp_path / "x", tmp_path / "run.log")
     assert r.status == "ok", r.output
