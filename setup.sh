@@ -9,6 +9,7 @@ APT_PACKAGES=(
   git make clang-19 lld-19 llvm-19 qemu-system-x86 valgrind   # build, link, boot, simulate caches
   chromium                                                     # the report test renders pages headless
   openssh-server                                               # the ssh target tests start their own sshd
+  linux-perf util-linux                                        # perf stat counters, taskset pinning
   linux-source-6.1 xz-utils flex bison bc libelf-dev libssl-dev cpio kmod   # the real-Linux tier
 )
 

@@ -15,7 +15,7 @@ import pytest
 from layoutbench import bisect, build, fmt, history, layout, measure, metrics, profile, targets
 from layoutbench.elfinfo import InputSection, ObjectInfo, Symbol
 from layoutbench.errors import LayoutbenchError
-from layoutbench.store import Store
+from layoutbench.store import RunKey, Store
 from layoutbench.targets import RunResult
 from test_build import ALL
 
@@ -121,7 +121,7 @@ def _run(store: Store, build_id: int, rep: int, status: str = "ok", target: str 
          value: float = 1.0) -> None:
     samples = [metrics.Sample("cycles", value, "cycles", False), metrics.Sample("ops", 2 * value, "1/s", True)]
     r = RunResult(status, 0, "", 0.1, "native", host, samples if status == "ok" else [])
-    store.add_run(build_id, target, "rerun", rep, r, Path("/dev/null"), 0.0)
+    store.add_run(build_id, RunKey(target, host, "rerun"), rep, r, Path("/dev/null"), 0.0)
 
 
 def test_store_filters_select_exactly_the_rows_asked_for(store, tmp_path):

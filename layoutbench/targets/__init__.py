@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import metrics
+from .. import machine, metrics, perfstat
 from ..errors import LayoutbenchError
 from ..profile import Profile, Target as TargetSpec
 
@@ -89,14 +89,35 @@ def classify(output: str, code: int | None, timed_out: bool, success: int, prefi
 
 
 class Target:
-    """Base class: a target runs one image and returns a RunResult."""
+    """Base class: a target runs one image and returns a RunResult.
+
+    Kinds that run a benchmark as a process on a machine (``local``, ``ssh``) set
+    ``counts = True``: their settings ``perf`` (true or an event list: run under
+    ``perf stat``) and ``pin`` (a CPU list for ``taskset``) apply, and they can check
+    whether their machine is quiet (``machine_check``)."""
 
     kind = "?"
     success_exit = 0
+    counts = False  #: perf counters, pinning and the quiet-machine check apply
 
     def __init__(self, spec: TargetSpec, profile: Profile):
         self.spec, self.profile = spec, profile
         self.timeout = float(spec.settings.get("timeout_override", spec.timeout))
+        self.perf_events = perfstat.events_of(spec.settings.get("perf"))
+        pin = spec.settings.get("pin")
+        self.pin = None if pin is None or pin == "" else str(pin)
+        if (self.perf_events or self.pin is not None) and not self.counts:
+            raise LayoutbenchError(f"target {spec.name} (kind {spec.kind}) cannot count with perf or pin a CPU; "
+                                   f"use a local or ssh target (perf kvm stat for QEMU guests is not supported)")
+        self.unsupported_events: set[str] = set()  #: perf events this target's machine could not count
+
+    def wrap(self, words: list[str]) -> list[str]:
+        """The benchmark command under ``perf stat`` and ``taskset`` as the settings ask."""
+        return perfstat.wrap(words, self.perf_events, self.pin)
+
+    def machine_check(self) -> list[machine.Finding]:
+        """Whether the machine the benchmark runs on is quiet (only for ``counts`` kinds)."""
+        return machine.check_local(self.pin) if self.counts else []
 
     @property
     def host(self) -> str:
@@ -111,13 +132,20 @@ class Target:
 
     def run(self, image: Path, log: Path, extra: list[str] | None = None) -> RunResult:
         cmd = self.command(image, list(extra or []))
+        if self.counts:
+            cmd = self.wrap(cmd)
         code, output, secs, timed_out = run_command(cmd, self.timeout, log)
         return self.finish(output, code, timed_out, secs, log)
 
     def finish(self, output: str, code, timed_out: bool, secs: float, log: Path) -> RunResult:
         success = int(self.spec.settings.get("success_exit", self.success_exit))
-        return classify(output, code, timed_out, success, self.profile.metric_prefix, self.timeout,
-                        self.accelerator, self.host, secs)
+        r = classify(output, code, timed_out, success, self.profile.metric_prefix, self.timeout,
+                     self.accelerator, self.host, secs)
+        if self.perf_events and r.status == "ok":
+            c = perfstat.parse(output, self.perf_events)
+            r.samples.extend(c.samples)
+            self.unsupported_events.update(c.unsupported)
+        return r
 
     def describe(self) -> str:
         return f"{self.spec.name} ({self.kind}, {self.accelerator})"

@@ -8,9 +8,11 @@ from . import Target
 
 
 class LocalTarget(Target):
-    """Settings: ``args`` (words after the image) or ``command`` (a list with ``{image}``)."""
+    """Settings: ``args`` (words after the image) or ``command`` (a list with ``{image}``);
+    ``perf`` (true, or a list of events: run under ``perf stat``), ``pin`` (CPUs for taskset)."""
 
     kind = "local"
+    counts = True
 
     def command(self, image: Path, extra: list[str]) -> list[str]:
         s = self.spec.settings

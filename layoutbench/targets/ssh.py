@@ -28,6 +28,7 @@ import shlex
 import time
 from pathlib import Path
 
+from .. import machine
 from . import RunResult, Target, require
 from ..build import sha256_file
 from ..errors import LayoutbenchError
@@ -69,6 +70,7 @@ class SshTarget(Target):
     run's log afterwards, e.g. ``dmesg``), ``host_id``, ``success_exit`` (default 0)."""
 
     kind = "ssh"
+    counts = True
 
     def __init__(self, spec, profile):
         super().__init__(spec, profile)
@@ -277,7 +279,16 @@ class SshTarget(Target):
             words = [str(w).replace("{image}", remote_image) for w in s["command"]] + extra
         else:
             words = [remote_image, *[str(a) for a in s.get("args", [])], *extra]
-        return " ".join(shlex.quote(w) for w in words)
+        return " ".join(shlex.quote(w) for w in self.wrap(words))
+
+    def machine_check(self) -> list[machine.Finding]:
+        """The quiet-machine check, run on the remote machine by its sh."""
+        self.open()
+        code, out, _ = self._run(self._exec(f"sh -c {shlex.quote(machine.SCRIPT)}", 60))
+        if code != 0:
+            return [machine.Finding("check", "failed", f"the quiet-machine check failed on {self.host} "
+                                    f"(exit {code})", "see that sh runs there")]
+        return machine.assess(machine.parse(out), self.pin)
 
     def run(self, image: Path, log: Path, extra: list[str] | None = None) -> RunResult:
         log.parent.mkdir(parents=True, exist_ok=True)
