@@ -175,6 +175,30 @@ def store_option(f):
                         help="The results database  [env LAYOUTBENCH_STORE; default WORKDIR/results.sqlite]")(f)
 
 
+def machine_options(f):
+    """--perf, --perf-events, --pin, --no-machine-check: how a local or ssh target measures."""
+    for opt in reversed([
+        click.option("--perf", is_flag=True, help="Run the benchmark under `perf stat` and store each counter as a "
+                     "metric perf.<event> (local and ssh targets); events this machine cannot count are named once."),
+        click.option("--perf-events", metavar="LIST", help="The events for --perf (default: cycles, instructions, "
+                     "L1-icache-load-misses, iTLB-load-misses, branch-misses, task-clock, page-faults, context-switches)."),
+        click.option("--pin", metavar="CPU", help="Run the benchmark pinned to CPU (taskset -c CPU)."),
+        click.option("--no-machine-check", is_flag=True, help="Do not check that the machine is quiet first."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def machine_overrides(o: dict) -> tuple:
+    """The target settings --perf/--perf-events/--pin set (they key the samples like the profile's)."""
+    over = []
+    if o.get("perf") or o.get("perf_events"):
+        over.append(("perf", o["perf_events"].split(",") if o.get("perf_events") else True))
+    if o.get("pin") is not None:
+        over.append(("pin", str(o["pin"])))
+    return tuple(over)
+
+
 @contextlib.contextmanager
 def progress_bar(total: int, what: str):
     """A progress bar on stderr; ``tick()`` advances it by one run."""
@@ -211,6 +235,7 @@ def progress_bar(total: int, what: str):
 @click.option("--min-effect", type=float, default=0.5, show_default=True,
               help="With --commits: the smallest change (percent) a single default-link A/B is taken to report.")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
+@machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @store_option
 def compare_cmd(**o):
@@ -236,7 +261,7 @@ def compare_cmd(**o):
     co = source.resolve(prof, o["rev"], o["repo"], o["subdir"])
     request = measure.MeasureRequest(prof, co, specs, o["runs"], o["mode"], names[0] if names else None,
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
-                                     o["retry_failed"], o["jobs"])
+                                     o["retry_failed"], o["jobs"], machine_overrides(o), not o["no_machine_check"])
     if len(names) > 1:
         multi = compare.run_many(request, names, store, view, progress_bar, say)
         if o["as_json"]:

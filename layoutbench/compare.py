@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
 from . import build as buildmod
-from . import fmt, layout, measure, stats, targets
+from . import fmt, layout, machine, measure, perfstat, stats, targets
 from .errors import LayoutbenchError
 from .source import Checkout
 from .store import Store
@@ -60,10 +60,11 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     host: str = ""  #: the one host every sample of this report comes from
     config: str = ""  #: the hash of the target configuration every sample was made under
+    machine: list[dict] = field(default_factory=list)  #: the quiet-machine findings before the runs
 
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "commit": self.commit, "target": self.target, "host": self.host,
-                "config": self.config,
+                "config": self.config, "machine": self.machine,
                 "accelerators": self.accelerators, "mode": self.mode, "runs": self.runs,
                 "failures": self.failures, "warnings": self.warnings,
                 "metrics": [m.to_dict() for m in self.metrics]}
@@ -108,6 +109,11 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
     warn = emulation_warning(accels)
     if warn:
         rep.warnings.append(warn)
+    rep.machine = list(m.findings)
+    rep.warnings += machine.problems(m.findings)
+    perf = perfstat.unsupported_line(m.unsupported_events)
+    if perf:
+        rep.warnings.append(perf)
 
     names = list(dict.fromkeys(j.layout for j in m.jobs))
     base = view.baseline or names[0]

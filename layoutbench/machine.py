@@ -159,6 +159,13 @@ def check_local(pin: str | None = None, timeout: float = 20) -> list[Finding]:
     return assess(parse(out), pin)
 
 
-def problems(findings: list[Finding]) -> list[str]:
-    """One line per problem, with its fix."""
-    return [f.line() for f in findings if f.problem]
+def problems(findings: list[Finding] | list[dict]) -> list[str]:
+    """One line per problem, with its fix (findings as objects or as stored dicts)."""
+    fs = [f if isinstance(f, Finding) else Finding(**f) for f in findings]
+    return [f.line() for f in fs if f.problem]
+
+
+def summary(findings: list[Finding] | list[dict]) -> str:
+    """The findings in one line: ``governor n/a, boost n/a, smt off, ...``."""
+    fs = [f if isinstance(f, Finding) else Finding(**f) for f in findings]
+    return ", ".join(f"{f.check} {f.value}" + (" (!)" if f.problem else "") for f in fs)

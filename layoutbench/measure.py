@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from . import build as buildmod
-from . import layout, targets
+from . import layout, perfstat, targets
 from .paths import workdir
 from .profile import Profile
 from .source import Checkout
@@ -81,6 +81,8 @@ class MeasureRequest:
     timeout: float | None = None  #: seconds per run (None: the target's)
     retry_failed: bool = False  #: run again the repetitions stored as failed
     jobs: int | None = None  #: parallel compile jobs
+    overrides: tuple[tuple[str, object], ...] = ()  #: target settings from the command line (perf, pin)
+    check_machine: bool = True  #: check that the machine is quiet before running (local, ssh)
 
     def __post_init__(self):
         object.__setattr__(self, "specs", tuple(tuple(s) for s in self.specs))
@@ -96,7 +98,7 @@ class MeasureRequest:
 
     def make_target(self) -> targets.Target:
         """The target, not opened yet: use it as ``with request.make_target() as t: ...``."""
-        return targets.make(self.profile, self.target, self.timeout)
+        return targets.make(self.profile, self.target, self.timeout, dict(self.overrides))
 
     def jobs_planned(self) -> list[Job]:
         return plan_jobs(list(self.specs), self.runs, self.mode)
@@ -107,6 +109,8 @@ def target_config(target: targets.Target, objs: buildmod.ObjectSet | None = None
     (its kind and settings with the kind's defaults filled in, not its timeout) and the
     metrics prefix; with ``objs``, also the toolchain and the quirks applied to the build."""
     settings = {k: v for k, v in target.spec.settings.items() if k not in ("timeout", "timeout_override")}
+    if target.perf_events:
+        settings["perf"] = list(target.perf_events)  # the events counted, not "true"
     config = {"kind": target.kind, "image": target.spec.image,
               "settings": {**getattr(target, "DEFAULTS", {}), **settings},
               "metric_prefix": target.profile.metric_prefix}
@@ -132,6 +136,8 @@ class Measurement:
     runs: list[dict] = field(default_factory=list)  #: every stored run of these builds under ``key``
     samples: list[dict] = field(default_factory=list)  #: their samples
     other_configs: dict[str, int] = field(default_factory=dict)  #: config hash → runs not used
+    findings: list[dict] = field(default_factory=list)  #: the quiet-machine check before these runs
+    unsupported_events: set[str] = field(default_factory=set)  #: perf events the machine could not count
 
     def groups(self, metric: str, max_rep: int | None = None) -> dict[str, list[float]]:
         """Variant label (``random:3``) → the values of ``metric`` (ok runs, repetitions < ``max_rep``)."""
@@ -177,6 +183,7 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
     variants = linked if linked is not None else link_all(objs, target.spec.image, store, jobs)
     m = Measurement(request, objs, jobs, key, {k: b for k, (_, b) in variants.items()})
     tick = progress or (lambda: None)
+    checked = False
     for job in jobs:
         v, build_id = variants[(job.layout, job.seed)]
         status = store.done(build_id, key).get(job.rep)
@@ -184,6 +191,14 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
             m.skipped += 1
             tick()
             continue
+        if not checked and request.check_machine and target.counts:
+            checked = True  # once, before the first run that happens: the findings precede these runs
+            m.findings = [f.to_dict() for f in target.machine_check()]
+            store.add_machine_check(key, m.findings)
+            bad = [f["check"] for f in m.findings if f["problem"]]
+            if bad:
+                say(f"machine {key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
+                    f"(each with its fix in the report)")
         log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
             f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}.log"
         started = time.time()
@@ -200,6 +215,11 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
     m.runs = store.runs(**where)
     m.samples = store.samples(**where)
     m.other_configs = store.other_configs(ids, key)
+    if target.perf_events:  # asked but never stored as a metric: this machine cannot count it
+        counted = {s["metric"][len(perfstat.PREFIX):] for s in m.samples if s["metric"].startswith(perfstat.PREFIX)}
+        m.unsupported_events = set(target.perf_events) - counted
+    if not checked and target.counts:
+        m.findings = store.last_machine_check(key)  # nothing ran now: the check stored with those runs
     if m.other_configs:
         n = sum(m.other_configs.values())
         say(f"{n} stored run(s) of these variants on {key.target} were made under another target configuration "

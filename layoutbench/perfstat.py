@@ -24,7 +24,7 @@ from .metrics import Sample
 
 #: what ``--perf`` counts when no event list is given: what makes one layout slower than another
 DEFAULT_EVENTS = ("cycles", "instructions", "L1-icache-load-misses", "iTLB-load-misses", "branch-misses",
-                  "task-clock")
+                  "task-clock", "page-faults", "context-switches")
 PREFIX = "perf."
 
 

@@ -9,7 +9,7 @@ import json
 from rich.markup import escape
 from rich.table import Table
 
-from . import fmt
+from . import fmt, machine
 from .compare import Report, noise_line
 
 
@@ -17,6 +17,8 @@ def print_compare(console, rep: Report) -> None:
     console.print(f"[bold]{rep.kernel}[/bold] {rep.commit[:12]}  target {rep.target} "
                   f"({', '.join(rep.accelerators) or '-'})  mode {rep.mode}  runs: "
                   + ", ".join(f"{n} {s}" for s, n in sorted(rep.runs.items())))
+    if rep.machine:
+        console.print(f"machine {rep.host}: {machine.summary(rep.machine)}", markup=False)
     for m in rep.metrics:
         arrow = "higher is better" if m.higher_is_better else "lower is better"
         t = Table(title=escape(f"{m.metric} ({m.unit}), {arrow}"), title_justify="left", box=None, pad_edge=False)

@@ -62,6 +62,11 @@ CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id);
 CREATE TABLE IF NOT EXISTS state (
     key TEXT PRIMARY KEY, value TEXT NOT NULL, updated REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS machine_checks (
+    id INTEGER PRIMARY KEY,
+    target TEXT NOT NULL, host TEXT NOT NULL, config TEXT NOT NULL, taken REAL NOT NULL,
+    findings TEXT NOT NULL
+);
 """
 
 #: columns of a runs table written before runs were keyed by their target configuration
@@ -141,6 +146,21 @@ class Store:
         return cur.lastrowid
 
     # -- target configurations ------------------------------------------------------------------
+    # -- quiet-machine checks -------------------------------------------------------------------
+    def add_machine_check(self, key: RunKey, findings: list[dict]) -> int:
+        """Store the quiet-machine findings taken before the runs that follow under ``key``."""
+        with self.db:
+            cur = self.db.execute("INSERT INTO machine_checks (target, host, config, taken, findings) "
+                                  "VALUES (?,?,?,?,?)", (key.target, key.host, key.config, time.time(),
+                                                         json.dumps(findings)))
+        return cur.lastrowid
+
+    def last_machine_check(self, key: RunKey) -> list[dict]:
+        """The findings of the newest check under ``key`` ([] when none was taken)."""
+        row = self.db.execute("SELECT findings FROM machine_checks WHERE target=? AND host=? AND config=? "
+                              "ORDER BY id DESC LIMIT 1", (key.target, key.host, key.config)).fetchone()
+        return json.loads(row["findings"]) if row else []
+
     def config_id(self, config: dict) -> str:
         """Store a target configuration (once) and return its hash, the runs' ``config``."""
         h = config_hash(config)

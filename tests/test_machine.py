@@ -135,3 +135,45 @@ def test_pinning_to_a_cpu_that_is_not_isolated():
     assert "not isolated" in f.problem and "2,3" in f.fix
     f = {x.check: x for x in machine.assess({"ncpu": "4", "isolated": "2-3"}, pin="3")}["pinning"]
     assert not f.problem and "isolated" in f.value
+
+
+def test_compare_with_perf_stores_counters_and_warns_on_a_busy_machine(perf, workdir, tmp_path):
+    """The issue's check: `compare --target local --perf` stores task-clock and page-faults per run,
+    names the unsupported hardware events in one line, and the header shows the quiet-machine
+    findings; a busy loop raising the load is reported as a problem with its fix."""
+    import json
+
+    from conftest import lb
+
+    store = tmp_path / "s.sqlite"
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range((os.cpu_count() or 1) + 1)]
+    try:
+        p = lb("compare", "minikernel", "--target", "local", "--perf", "--layouts", "default,sorted", "--runs", "2",
+               "--args", "iterations=20000", "--metric", "all", "--json", "--store", str(store))
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    rep = json.loads(p.stdout)
+    assert {f["check"] for f in rep["machine"]} == {"governor", "boost", "smt", "aslr", "load", "pinning"}
+    assert any(w.startswith("the machine is busy") and "fix:" in w for w in rep["warnings"]), rep["warnings"]
+    shown = {m["metric"] for m in rep["metrics"]}
+    assert {"perf.task-clock", "perf.page-faults"} <= shown
+    perf_lines = [w for w in rep["warnings"] if w.startswith("perf:")]
+    assert len(perf_lines) <= 1  # one line at most, naming every event left out
+    rows = json.loads(lb("results", "--kernel", "minikernel", "--format", "json", "--store", str(store)).stdout)
+    per_run: dict[int, set] = {}
+    for r in rows:
+        per_run.setdefault(r["run_id"], set()).add(r["metric"])
+    assert len(per_run) == 4
+    assert all({"perf.task-clock", "perf.page-faults", "cycles_per_packet"} <= ms for ms in per_run.values())
+    hardware = {"cycles", "instructions", "L1-icache-load-misses", "iTLB-load-misses", "branch-misses"}
+    counted = {m[len("perf."):] for ms in per_run.values() for m in ms if m.startswith("perf.")}
+    missing = hardware - counted
+    assert bool(perf_lines) == bool(missing)
+    if missing:
+        assert all(e in perf_lines[0] for e in missing)
+    # the text header shows the findings too
+    t = lb("compare", "minikernel", "--target", "local", "--perf", "--layouts", "default,sorted", "--runs", "2",
+           "--args", "iterations=20000", "--store", str(store))
+    assert "machine " in t.stdout and "pinning not pinned" in t.stdout

@@ -16,7 +16,7 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import machine, metrics, perfstat
@@ -190,9 +190,13 @@ def target_class(profile: Profile, spec: TargetSpec) -> type[Target]:
     return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
 
 
-def make(profile: Profile, name: str | None = None, timeout: float | None = None) -> Target:
-    """The target ``name`` of a profile (its default target when None)."""
+def make(profile: Profile, name: str | None = None, timeout: float | None = None,
+         overrides: dict | None = None) -> Target:
+    """The target ``name`` of a profile (its default target when None); ``overrides`` replace
+    settings of its table (``perf``, ``pin`` from the command line), so they key its samples too."""
     spec = profile.target(name)
+    if overrides:
+        spec = replace(spec, settings={**spec.settings, **overrides})
     t = target_class(profile, spec)(spec, profile)
     if timeout is not None:
         t.timeout = timeout
