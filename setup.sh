@@ -10,6 +10,7 @@ APT_PACKAGES=(
   chromium                                                     # the report test renders pages headless
   openssh-server                                               # the ssh target tests start their own sshd
   linux-perf util-linux                                        # perf stat counters, taskset pinning
+  postgresql                                                   # the shared-store test starts its own server
   linux-source-6.1 xz-utils flex bison bc libelf-dev libssl-dev cpio kmod   # the real-Linux tier
 )
 

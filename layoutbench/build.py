@@ -229,6 +229,17 @@ class Variant:
 
 
 def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -> Variant:
+    """Link one variant (reusing an identical earlier link) and check its placement; two
+    processes asking for the same variant (workers sharing a work directory) take turns, so
+    one links and the other reuses its image."""
+    lock = workdir() / "images" / objs.profile.name / f"{objs.checkout.key}-{objs.info['config']}" / image / \
+        f"{layout_name}-{seed}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(lock):
+        return _link_variant(objs, image, layout_name, seed)
+
+
+def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -> Variant:
     """Link one variant (reusing an identical earlier link) and check its placement.
 
     The image is linked by ld.lld with the profile's template, or, for a kernel whose own

@@ -22,6 +22,7 @@ way on those targets; the mode is recorded with every run and the two are kept a
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import dataclass, field, replace
 
@@ -200,7 +201,8 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
                 say(f"machine {key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
                     f"(each with its fix in the report)")
         log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
-            f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}.log"
+            f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}-{key.config}" \
+            f".{os.getpid()}.log"  # two workers sharing a work directory never write one log
         started = time.time()
         result = target.run(v.elf, log, list(request.args))
         store.add_run(build_id, key, job.rep, result, log, started)

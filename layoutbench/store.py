@@ -24,7 +24,9 @@ Every SQL statement of the package lives in this module.
 from __future__ import annotations
 
 import hashlib
+import contextlib
 import json
+import re
 import sqlite3
 import time
 from dataclasses import dataclass, replace
@@ -94,9 +96,60 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(config_text(config).encode()).hexdigest()[:12]
 
 
+def is_url(path) -> bool:
+    """A PostgreSQL URL rather than an SQLite file."""
+    return str(path).startswith(("postgresql://", "postgres://"))
+
+
+class _Postgres:
+    """A psycopg connection with the small part of sqlite3's interface the store uses:
+    ``execute`` with ``?`` placeholders returning a cursor of dict rows, ``executemany``."""
+
+    def __init__(self, url: str):
+        try:
+            import psycopg
+            from psycopg.rows import dict_row
+        except ImportError:
+            raise LayoutbenchError("a PostgreSQL store needs psycopg: pip install 'psycopg[binary]'") from None
+        self.errors = psycopg.Error
+        try:
+            self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=15)
+        except psycopg.Error as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise LayoutbenchError(f"cannot connect to the store {_safe_url(url)}: {first}") from None
+
+    def execute(self, sql: str, params=()):
+        return self.conn.execute(sql.replace("?", "%s"), params)
+
+    def executemany(self, sql: str, rows) -> None:
+        with self.conn.cursor() as c:
+            c.executemany(sql.replace("?", "%s"), rows)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _safe_url(url: str) -> str:
+    """The URL without its password."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
 class Store:
-    def __init__(self, path: Path):
-        self.path = Path(path)
+    """The results database: an SQLite file (the default) or, for a farm of workers that share
+    one store, a PostgreSQL URL (``postgresql://user@host/db``): same schema, same resume rule."""
+
+    def __init__(self, path):
+        self.url = str(path) if is_url(path) else None
+        self.path = Path(path) if self.url is None else self.url
+        if self.url is not None:
+            self.db = _Postgres(self.url)
+            with self._tx():
+                self.db.execute("SELECT pg_advisory_xact_lock(7420501)")  # one worker creates the schema
+                for stmt in SCHEMA.replace("INTEGER PRIMARY KEY", "SERIAL PRIMARY KEY") \
+                        .replace(" REAL ", " DOUBLE PRECISION ").split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
@@ -111,14 +164,24 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    @contextlib.contextmanager
+    def _tx(self):
+        """One transaction; SQLite takes the write lock at once (BEGIN IMMEDIATE)."""
+        if self.url is not None:
+            with self.db.conn.transaction():
+                yield
+        else:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                yield
+
     def _migrate(self) -> None:
         """Key the runs of an older store by target configuration: they get config '' (unknown),
         so they are kept and shown but never reused for a configuration measured now."""
         if "config" in {r["name"] for r in self.db.execute("PRAGMA table_info(runs)")}:
             return
         runs_table = SCHEMA.split("CREATE TABLE IF NOT EXISTS runs", 1)[1].split(";", 1)[0]
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._tx():
             if "config" in {r["name"] for r in self.db.execute("PRAGMA table_info(runs)")}:
                 return  # another process migrated it meanwhile
             self.db.execute("CREATE TABLE runs_new" + runs_table)
@@ -128,32 +191,31 @@ class Store:
 
     # -- builds ----------------------------------------------------------------------------------
     def build_id(self, variant, build_info: dict) -> int:
-        row = self.db.execute(
-            "SELECT id FROM builds WHERE kernel=? AND commit_sha=? AND image=? AND layout=? AND seed=? "
-            "AND image_sha256=?",
-            (variant.kernel, variant.commit, variant.image, variant.layout, variant.seed, variant.sha256),
-        ).fetchone()
+        """The id of a linked image, registered the first time (several workers may race: the
+        unique key decides, and every one gets the same id)."""
+        key = (variant.kernel, variant.commit, variant.image, variant.layout, variant.seed, variant.sha256)
+        find = ("SELECT id FROM builds WHERE kernel=? AND commit_sha=? AND image=? AND layout=? AND seed=? "
+                "AND image_sha256=?")
+        row = self.db.execute(find, key).fetchone()
         if row:
             return row["id"]
-        cur = self.db.execute(
+        self.db.execute(
             "INSERT INTO builds (kernel, commit_sha, image, layout, seed, plan_id, plan, image_sha256, elf_path,"
-            " toolchain, quirks, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " toolchain, quirks, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
             (variant.kernel, variant.commit, variant.image, variant.layout, variant.seed, variant.plan_id,
              Path(variant.plan_path).read_text(), variant.sha256, str(variant.elf),
              json.dumps({"cc": build_info.get("cc"), "ld": build_info.get("ld")}),
              json.dumps(build_info.get("quirks", [])), time.time()),
         )
-        return cur.lastrowid
+        return self.db.execute(find, key).fetchone()["id"]
 
-    # -- target configurations ------------------------------------------------------------------
     # -- quiet-machine checks -------------------------------------------------------------------
     def add_machine_check(self, key: RunKey, findings: list[dict]) -> int:
         """Store the quiet-machine findings taken before the runs that follow under ``key``."""
-        with self.db:
-            cur = self.db.execute("INSERT INTO machine_checks (target, host, config, taken, findings) "
-                                  "VALUES (?,?,?,?,?)", (key.target, key.host, key.config, time.time(),
-                                                         json.dumps(findings)))
-        return cur.lastrowid
+        cur = self.db.execute("INSERT INTO machine_checks (target, host, config, taken, findings) "
+                              "VALUES (?,?,?,?,?) RETURNING id", (key.target, key.host, key.config, time.time(),
+                                                                  json.dumps(findings)))
+        return cur.fetchone()["id"]
 
     def last_machine_check(self, key: RunKey) -> list[dict]:
         """The findings of the newest check under ``key`` ([] when none was taken)."""
@@ -161,10 +223,11 @@ class Store:
                               "ORDER BY id DESC LIMIT 1", (key.target, key.host, key.config)).fetchone()
         return json.loads(row["findings"]) if row else []
 
+    # -- target configurations ------------------------------------------------------------------
     def config_id(self, config: dict) -> str:
         """Store a target configuration (once) and return its hash, the runs' ``config``."""
         h = config_hash(config)
-        self.db.execute("INSERT OR IGNORE INTO configs (hash, text, created) VALUES (?,?,?)",
+        self.db.execute("INSERT INTO configs (hash, text, created) VALUES (?,?,?) ON CONFLICT DO NOTHING",
                         (h, config_text(config), time.time()))
         return h
 
@@ -197,19 +260,20 @@ class Store:
         """Store a finished run with its samples in one transaction (under the host it ran on)."""
         key = replace(key, host=result.host)
         where = (build_id, key.target, key.host, key.mode, rep, key.args, key.config)
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        with self._tx():
+            if self.url is not None:  # workers storing the same run wait for each other (SQLite: BEGIN IMMEDIATE)
+                self.db.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (json.dumps(where),))
             self.db.execute("DELETE FROM samples WHERE run_id IN (SELECT id FROM runs WHERE build_id=? AND "
                             "target=? AND host=? AND mode=? AND rep=? AND args=? AND config=?)", where)
             self.db.execute("DELETE FROM runs WHERE build_id=? AND target=? AND host=? AND mode=? AND rep=? "
                             "AND args=? AND config=?", where)
             cur = self.db.execute(
                 "INSERT INTO runs (build_id, target, host, accelerator, mode, rep, args, config, status, exit_code,"
-                " message, started, duration, log_path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " message, started, duration, log_path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                 (build_id, key.target, key.host, result.accelerator, key.mode, rep, key.args, key.config,
                  result.status, result.exit_code, result.message, started, result.duration, str(log)),
             )
-            run_id = cur.lastrowid
+            run_id = cur.fetchone()["id"]
             self.db.executemany(
                 "INSERT INTO samples (run_id, metric, value, unit, higher_is_better) VALUES (?,?,?,?,?)",
                 [(run_id, s.metric, s.value, s.unit, int(s.higher_is_better)) for s in result.samples],
