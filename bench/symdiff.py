@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Time `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
 
-    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N]
+    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N[,N...]]
 
-Without arguments it builds (once, cached in $LAYOUTBENCH_BENCH_DIR or /tmp/layoutbench-bench)
-a generated kernel with --functions functions (default 32000) in 320 objects, linked by
-layoutbench in the `sorted` and `random` layouts, and diffs those two images; every
+Without arguments it builds (once per size, cached in $LAYOUTBENCH_BENCH_DIR or
+/tmp/layoutbench-bench) generated kernels with --functions functions (default 8000, 32000 and
+128000: the cost should grow about linearly) in 320 objects, linked by layoutbench in the
+`sorted` and `random` layouts, and diffs those two images; every
 function calls two others and reads a global, so almost every function's bytes differ
 between the two layouts and must be explained by address masking.  Pairs of ELF files
-given on the command line are timed too (e.g. two vmlinux).  Each command is run --runs
-times; the best time is reported, and the ratio symdiff / (nm + diff).
+given on the command line are timed instead (e.g. two vmlinux).  Both commands are run as a
+user runs them (a new process each: interpreter start and imports count), alternately, --runs
+times each; the best time of each is reported, and the ratio symdiff / (nm + diff).
 """
 
 from __future__ import annotations
@@ -100,14 +102,20 @@ def build_pair(toml: Path, work: Path) -> tuple[Path, Path]:
     return Path(v[0]["elf"]), Path(v[1]["elf"])
 
 
-def best(cmd, runs: int, shell: bool = False) -> tuple[float, int]:
-    times, rc = [], 0
+def timed(cmd, shell: bool = False) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0, p.returncode
+
+
+def side_by_side(a: list[str], b: str, runs: int) -> tuple[float, float, int]:
+    """Best wall time of the command a and of the shell pipeline b, run alternately."""
+    ta, tb, rc = [], [], 0
     for _ in range(runs):
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
-        rc = p.returncode
-    return min(times), rc
+        t, rc = timed(a)
+        ta.append(t)
+        tb.append(timed(b, shell=True)[0])
+    return min(ta), min(tb), rc
 
 
 def count_symbols(elf: Path) -> int:
@@ -119,30 +127,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pairs", nargs="*", type=Path, help="OLD NEW ELF files (any number of pairs)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--functions", type=int, default=32000)
+    ap.add_argument("--functions", default="8000,32000,128000",
+                    help="sizes of the generated kernels, comma-separated (without OLD NEW pairs)")
     args = ap.parse_args()
     if len(args.pairs) % 2:
         sys.exit("give ELF files in pairs: OLD NEW [OLD NEW]...")
     pairs = [(args.pairs[i], args.pairs[i + 1]) for i in range(0, len(args.pairs), 2)]
     base = Path(os.environ.get("LAYOUTBENCH_BENCH_DIR", "/tmp/layoutbench-bench"))
     if not pairs:
-        print(f"generating and building a kernel with {args.functions} functions in {base} (cached) ...",
-              flush=True)
-        t0 = time.perf_counter()
-        pairs.append(build_pair(generate(base / "kernel", args.functions), base / "work"))
-        print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
+        for n in map(int, args.functions.split(",")):
+            print(f"generating and building a kernel with {n} functions in {base} (cached) ...", flush=True)
+            t0 = time.perf_counter()
+            pairs.append(build_pair(generate(base / f"kernel-{n}", n), base / f"work-{n}"))
+            print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
     tmp = base / "nm"
     tmp.mkdir(parents=True, exist_ok=True)
     print(f"{'image pair':58} {'symbols':>8} {'symdiff':>9} {'nm+diff':>9} {'ratio':>7}")
     for a, b in pairs:
-        sd, rc = best([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"], args.runs)
+        sd, nm, rc = side_by_side([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"],
+                                  f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'",
+                                  args.runs)
         if rc not in (0, 1):
             subprocess.run([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b)])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
-        nm, _ = best(f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", args.runs,
-                     shell=True)
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
-        print(f"{label[-58:]:58} {count_symbols(a):>8} {sd:>8.2f}s {nm:>8.2f}s {sd / nm:>6.1f}x", flush=True)
+        print(f"{label[-58:]:58} {count_symbols(a):>8} {sd:>8.2f}s {nm:>8.2f}s {sd / nm:>6.2f}x", flush=True)
 
 
 if __name__ == "__main__":
