@@ -170,16 +170,17 @@ def _origins(old: Image, new: Image, okeys: dict, nkeys: dict, status: dict):
     old_objs = {s.obj for s in old.syms}
     new_objs = {s.obj for s in new.syms}
     exec_secs = {s.name for s in new.sections if s.executable} | {s.name for s in old.sections if s.executable}
-    old_by_sec: dict[str, list[Sym]] = defaultdict(list)
-    for s in old.syms:
-        if s.size:
-            old_by_sec[s.sec.name].append(s)
-    for lst in old_by_sec.values():
-        lst.sort(key=lambda s: s.addr)
+    old_by_sec: dict[str, list[Sym]] = {}  #: sized symbols of a section by address, made when asked
+
+    def sized_in(name: str) -> list[Sym]:
+        if name not in old_by_sec:
+            old_by_sec[name] = sorted((s for s in old.syms if s.size and s.sec.name == name), key=lambda s: s.addr)
+        return old_by_sec[name]
+
+    rank = {"added": 0, "removed": 1}
     origins = []
     for sec, lst in cands.items():
-        lst.sort(key=lambda c: (c[0], {"added": 0, "removed": 1}.get(c[1], 2)))
-        addr, s, o, n = lst[0]
+        addr, s, o, n = min(lst, key=lambda c: (c[0], rank.get(c[1], 2)))  # the first of them, as a stable sort
         ref = n or o
         obj = ref.obj
         if s == "added":
@@ -196,7 +197,7 @@ def _origins(old: Image, new: Image, okeys: dict, nkeys: dict, status: dict):
                 cause, resp, detail = "removed-symbol", f"{obj}:{ref.name}" if obj else ref.name, \
                     f"{ref.kind} {ref.name} ({ref.size} bytes) is gone"
         else:
-            olist = old_by_sec.get(o.sec.name, [])
+            olist = sized_in(o.sec.name)
             i = bisect.bisect_left([x.addr for x in olist], addr) - 1
             prev = olist[i] if i >= 0 else None
             ps = status.get(prev.key) if prev is not None else None

@@ -41,7 +41,7 @@ def without_gc(fn):
 
 # -- reading an image ------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class Section:
     index: int
     name: str
@@ -52,7 +52,7 @@ class Section:
     executable: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class Sym:
     name: str
     addr: int

@@ -4,7 +4,7 @@ that match a symbol with its twin in the other image."""
 from __future__ import annotations
 
 import bisect
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 from .. import elfinfo
@@ -99,10 +99,14 @@ def map_objects(img: Image) -> None:
         return
     from .. import placement
 
-    info = elfinfo.ImageInfo(img.path, {}, [elfinfo.Symbol(s.name, s.addr, s.size, s.kind, s.bind, s.sec.name)
-                                            for s in img.syms]
-                             + [elfinfo.Symbol(n, a, 0, "notype", "global", sec) for n, (a, sec) in img.markers.items()],
-                             [])
+    names = [s.name for s in img.syms] + list(img.markers)
+    n = len(names)
+    columns = {"name": names, "value": [s.addr for s in img.syms] + [a for a, _ in img.markers.values()],
+               "size": [s.size for s in img.syms] + [0] * len(img.markers),
+               "kind": [s.kind for s in img.syms] + ["notype"] * len(img.markers),
+               "bind": [s.bind for s in img.syms] + ["global"] * len(img.markers),
+               "section": [s.sec.name for s in img.syms] + [sec for _, sec in img.markers.values()], "file": [""] * n}
+    info = elfinfo.ImageInfo(img.path, {}, columns=columns)  # no Symbol objects: replay needs only the columns
     try:
         starts = placement.replay(img.plan, img.objects, info)
     except LayoutbenchError as e:
@@ -132,12 +136,13 @@ def map_objects(img: Image) -> None:
 
 
 def assign_keys(img: Image, mode: str) -> None:
-    seen: Counter = Counter()
+    seen: dict[tuple, int] = {}
+    plan = mode == "plan"
     for s in img.syms:  # symbol-table order: lld writes each object's locals in link-command order
         if s.bind == "local":
-            base = (s.file, s.obj, s.name) if mode == "plan" and s.size else (s.file, s.name)
+            base = (s.file, s.obj, s.name) if plan and s.size else (s.file, s.name)
         else:
             base = ("", s.name)
-        seen[base] += 1
-        s.key = base if seen[base] == 1 else (*base, seen[base])
+        c = seen[base] = seen.get(base, 0) + 1
+        s.key = base if c == 1 else (*base, c)
     img.index()

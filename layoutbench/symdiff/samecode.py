@@ -141,10 +141,8 @@ class _Targets:
 
 def _word(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
     """The little-endian unsigned `width`-byte words of buf at the given offsets, as uint64."""
-    w = buf[at].astype(np.uint64)
-    for b in range(1, width):
-        w |= buf[at + b].astype(np.uint64) << np.uint64(8 * b)
-    return w
+    rows = np.lib.stride_tricks.sliding_window_view(buf, width)[at]  # one gather: (len(at), width) bytes
+    return rows.view("<u4" if width == 4 else "<u8").reshape(-1).astype(np.uint64)
 
 
 def _displaced(base: np.ndarray, disp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
