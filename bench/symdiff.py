@@ -11,7 +11,8 @@ function calls two others and reads a global, so almost every function's bytes d
 between the two layouts and must be explained by address masking.  Pairs of ELF files
 given on the command line are timed instead (e.g. two vmlinux).  Both commands are run as a
 user runs them (a new process each: interpreter start and imports count), alternately, --runs
-times each; the best time of each is reported, and the ratio symdiff / (nm + diff).
+times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff), then
+the same for CPU time (user + system), which a loaded machine disturbs less.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -102,20 +104,25 @@ def build_pair(toml: Path, work: Path) -> tuple[Path, Path]:
     return Path(v[0]["elf"]), Path(v[1]["elf"])
 
 
-def timed(cmd, shell: bool = False) -> tuple[float, int]:
+def timed(cmd, shell: bool = False) -> tuple[float, float, int]:
+    """Wall time and CPU time (user + system of the process and everything it waited for)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0, p.returncode
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), p.returncode
 
 
-def side_by_side(a: list[str], b: str, runs: int) -> tuple[float, float, int]:
-    """Best wall time of the command a and of the shell pipeline b, run alternately."""
+def side_by_side(a: list[str], b: str, runs: int) -> tuple[tuple[float, float], tuple[float, float], int]:
+    """Best (wall, CPU) time of the command a and of the shell pipeline b, run alternately."""
     ta, tb, rc = [], [], 0
     for _ in range(runs):
-        t, rc = timed(a)
-        ta.append(t)
-        tb.append(timed(b, shell=True)[0])
-    return min(ta), min(tb), rc
+        wall, cpu, rc = timed(a)
+        ta.append((wall, cpu))
+        wall, cpu, _ = timed(b, shell=True)
+        tb.append((wall, cpu))
+    return (min(t[0] for t in ta), min(t[1] for t in ta)), (min(t[0] for t in tb), min(t[1] for t in tb)), rc
 
 
 def count_symbols(elf: Path) -> int:
@@ -142,7 +149,8 @@ def main() -> None:
             print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
     tmp = base / "nm"
     tmp.mkdir(parents=True, exist_ok=True)
-    print(f"{'image pair':58} {'symbols':>8} {'symdiff':>9} {'nm+diff':>9} {'ratio':>7}")
+    print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6}   "
+          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}")
     for a, b in pairs:
         sd, nm, rc = side_by_side([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"],
                                   f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'",
@@ -151,7 +159,8 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b)])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
-        print(f"{label[-58:]:58} {count_symbols(a):>8} {sd:>8.2f}s {nm:>8.2f}s {sd / nm:>6.2f}x", flush=True)
+        print(f"{label[-44:]:44} {count_symbols(a):>8} {sd[0]:>7.2f}s {nm[0]:>7.2f}s {sd[0] / nm[0]:>5.2f}x   "
+              f"{sd[1]:>11.2f}s {nm[1]:>7.2f}s {sd[1] / max(nm[1], 1e-3):>5.2f}x", flush=True)
 
 
 if __name__ == "__main__":
