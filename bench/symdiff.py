@@ -9,7 +9,8 @@ Without arguments it builds (once per size, cached in $LAYOUTBENCH_BENCH_DIR or
 `sorted` and `random` layouts, and diffs those two images; every
 function calls two others and reads a global, so almost every function's bytes differ
 between the two layouts and must be explained by address masking.  Pairs of ELF files
-given on the command line are timed instead (e.g. two vmlinux).  Both commands are run as a
+given on the command line are timed instead (e.g. two vmlinux).  --baseline DIR also times
+the symdiff of another layoutbench checkout in the same rotation (before/after a change).  Both commands are run as a
 user runs them (a new process each: interpreter start and imports count), alternately, --runs
 times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff), then
 the same for CPU time (user + system), which a loaded machine disturbs less.
@@ -104,25 +105,24 @@ def build_pair(toml: Path, work: Path) -> tuple[Path, Path]:
     return Path(v[0]["elf"]), Path(v[1]["elf"])
 
 
-def timed(cmd, shell: bool = False) -> tuple[float, float, int]:
+def timed(cmd, shell: bool = False, env: dict | None = None) -> tuple[float, float, int]:
     """Wall time and CPU time (user + system of the process and everything it waited for)."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.run(cmd, shell=shell, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), p.returncode
 
 
-def side_by_side(a: list[str], b: str, runs: int) -> tuple[tuple[float, float], tuple[float, float], int]:
-    """Best (wall, CPU) time of the command a and of the shell pipeline b, run alternately."""
-    ta, tb, rc = [], [], 0
+def side_by_side(cmds: list[tuple], runs: int) -> list[tuple[float, float, int]]:
+    """Best wall time, best CPU time and the exit status of each (cmd, shell, env), run in turn."""
+    out = [(float("inf"), float("inf"), 0)] * len(cmds)
     for _ in range(runs):
-        wall, cpu, rc = timed(a)
-        ta.append((wall, cpu))
-        wall, cpu, _ = timed(b, shell=True)
-        tb.append((wall, cpu))
-    return (min(t[0] for t in ta), min(t[1] for t in ta)), (min(t[0] for t in tb), min(t[1] for t in tb)), rc
+        for i, (cmd, shell, env) in enumerate(cmds):
+            wall, cpu, rc = timed(cmd, shell, env)
+            out[i] = (min(out[i][0], wall), min(out[i][1], cpu), rc)
+    return out
 
 
 def count_symbols(elf: Path) -> int:
@@ -134,6 +134,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pairs", nargs="*", type=Path, help="OLD NEW ELF files (any number of pairs)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also time the symdiff of another layoutbench checkout (its top directory), e.g. the "
+                         "version before a change: its PYTHONPATH is DIR")
     ap.add_argument("--functions", default="8000,32000,128000",
                     help="sizes of the generated kernels, comma-separated (without OLD NEW pairs)")
     args = ap.parse_args()
@@ -150,17 +153,23 @@ def main() -> None:
     tmp = base / "nm"
     tmp.mkdir(parents=True, exist_ok=True)
     print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6}   "
-          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}")
+          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}"
+          + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
     for a, b in pairs:
-        sd, nm, rc = side_by_side([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"],
-                                  f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'",
-                                  args.runs)
+        cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
+        cmds = [(cmd, False, None),
+                (f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", True, None)]
+        if args.baseline:
+            cmds.append((cmd, False, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}))
+        got = side_by_side(cmds, args.runs)
+        (sw, sc, rc), (nw, nc, _) = got[:2]
         if rc not in (0, 1):
-            subprocess.run([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b)])
+            subprocess.run(cmd[:-1])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
-        print(f"{label[-44:]:44} {count_symbols(a):>8} {sd[0]:>7.2f}s {nm[0]:>7.2f}s {sd[0] / nm[0]:>5.2f}x   "
-              f"{sd[1]:>11.2f}s {nm[1]:>7.2f}s {sd[1] / max(nm[1], 1e-3):>5.2f}x", flush=True)
+        print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.2f}s {nw:>7.2f}s {sw / nw:>5.2f}x   "
+              f"{sc:>11.2f}s {nc:>7.2f}s {sc / max(nc, 1e-3):>5.2f}x"
+              + (f"   {got[2][0]:>7.2f}s {got[2][1]:>5.2f}s" if args.baseline else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -208,7 +208,7 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: Stats) -
     widths = np.array([w for w, _, _ in _FIELDS], np.int64)
     backs = np.array([bk for _, bk, _ in _FIELDS], np.int64)
 
-    def covers(sel: np.ndarray) -> tuple[list[int], list[int]]:
+    def covers(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For the rows sel as run starts: the offset just past the first field of _FIELDS that
         names the same target in both images (-1: none does), and the row of the next run."""
         NONE = len(_FIELDS)
@@ -252,41 +252,44 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: Stats) -
         hit = found < NONE
         f = np.where(hit, found, 0)
         cover = np.where(hit, i[sel] - backs[f] + widths[f], -1)
-        return cover.tolist(), np.searchsorted(rows, first[q[sel]] + cover).tolist()
+        return cover, np.searchsorted(rows, first[q[sel]] + cover)
 
-    # Walk each pair's runs as explain does.  Rows are decided on demand, in bulk: first every
-    # row that starts a run of differing bytes (nearly all run starts), then, round by round,
-    # the rows the walks stopped at.
-    cover: list[int | None] = [None] * rows.size
-    nxt: list[int] = [0] * rows.size
+    # Walk each pair's runs as explain does, every pair one step per round, in numpy.  Rows are
+    # decided on demand, in bulk: first every row that starts a run of differing bytes (nearly all
+    # run starts), then the rows some walk stopped at, undecided.
+    UNDECIDED = -2
+    cover = np.full(rows.size + 1, UNDECIDED, np.int64)  # per row (and one past the last): see covers
+    nxt = np.zeros(rows.size + 1, np.int64)
     sel = np.flatnonzero((i == 0) | ~differs[rows - 1])
-    at = np.searchsorted(rows, first).tolist()  # per pair: the row its walk is at
-    ends = np.searchsorted(rows, first + size).tolist()
-    fields = [0] * m
+    at = np.searchsorted(rows, first)  # per pair: the row its walk is at
+    ends = np.searchsorted(rows, first + size)
+    fields = np.zeros(m, np.int64)
     out: list[bool | None] = [True] * m
-    walking = [p for p in range(m) if at[p] < ends[p]]
-    st.identical += m - len(walking)
-    while walking:
-        for r, c, n in zip(sel.tolist(), *covers(sel)):
-            cover[r], nxt[r] = c, n
-        stopped = []
-        for p in walking:
-            t, end, f = at[p], ends[p], fields[p]
-            while t < end and cover[t] is not None and cover[t] >= 0:
-                f += 1
-                t = nxt[t]
-            at[p], fields[p] = t, f
-            if t < end and cover[t] is None:
-                stopped.append(p)
-            elif t < end:  # a run no field explains
+    walking = np.flatnonzero(at < ends)
+    st.identical += m - walking.size
+    while walking.size:
+        cover[sel], nxt[sel] = covers(sel)
+        while walking.size:  # one step of every walk whose row is decided and explained
+            t = at[walking]
+            c = cover[t]
+            step = c >= 0
+            go = walking[step]
+            fields[go] += 1
+            at[go] = nxt[t[step]]
+            done = go[at[go] >= ends[go]]  # walked past its last differing byte: every run explained
+            st.masked += int(done.size)
+            st.fields += int(fields[done].sum())
+            for p in walking[c == -1].tolist():  # a run no field explains
                 o = pairs[p][0]
                 out[p] = None if o.kind == "func" or o.sec.executable else False
-            else:
-                st.masked += 1
-                st.fields += f
-        walking = stopped
-        sel = np.array([at[p] for p in stopped], np.int64)
+            stopped = walking[c == UNDECIDED]
+            walking = go[at[go] < ends[go]]
+            if stopped.size:
+                break
+        walking = np.union1d(walking, stopped) if stopped.size else walking
+        sel = np.unique(at[walking][cover[at[walking]] == UNDECIDED])
     return out
+
 
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s*(.*)$")
 _HEAD = re.compile(r"^([0-9a-f]+) <(.*)>:$")
