@@ -1,11 +1,16 @@
 """Diff two linked images symbol by symbol: unchanged, moved, changed, resized, added, removed.
 
 A side is an ELF image (a kernel or any linked executable) or a build layoutbench made
-(``KERNEL@REV:LAYOUT[:SEED]``).  Everything is read once per image:
+(``KERNEL@REV:LAYOUT[:SEED]``, resolved and built by :mod:`layoutbench.specs`).  The package:
+:mod:`.image` reads a side, :mod:`.objects` maps symbols to objects and gives them keys,
+:mod:`.samecode` decides same code, :mod:`.classify` is the diff and its shift origins,
+:mod:`.model` the result (and its JSON), :mod:`.render` its text.  Everything is read once
+per image:
 
-* **Symbols.**  pyelftools finds the sections; the ``.symtab`` entries are decoded in
-  bulk with numpy from the section bytes pyelftools returns (pyelftools' per-symbol
-  objects cost ~25 µs each, too slow for a vmlinux).  Function, object and untyped
+* **Symbols.**  :func:`layoutbench.elfinfo.read_elf` maps the file and decodes the section
+  headers and the ``.symtab`` entries in bulk with numpy (pyelftools' per-symbol objects
+  cost ~25 µs each, too slow for a vmlinux; ``elfinfo.read_image_reference`` keeps that
+  path as the reference the tests compare with).  Function, object and untyped
   (label) symbols with an address are kept.  layoutbench's ``__lb_*`` markers are not
   diffed (they only help map objects and name addresses), nor are absolute symbols,
   though a field holding an absolute symbol's value (``__lb_plan_id``) names that symbol.
