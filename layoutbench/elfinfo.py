@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE = 0x2, 0x4, 0x10
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_NOBITS = 0, 1, 2, 8
 SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFFF
 STT_SECTION, STT_FILE = 3, 4
+NATIVE_LITTLE = sys.byteorder == "little"
 #: symbol type and binding names as pyelftools gives them (without STT_/STB_, lower case)
 STT_NAMES = {0: "notype", 1: "object", 2: "func", 3: "section", 4: "file", 5: "common", 6: "tls", 7: "num",
              8: "relc", 9: "srelc", 10: "loos", 12: "hios", 13: "loproc", 15: "hiproc"}
@@ -140,8 +142,9 @@ def strings(tab: bytes, offsets: list[int]) -> list[str]:
 class Elf:
     """An ELF file read once: its bytes (mapped), section headers and section names.
 
-    ``sh`` holds the section headers as a numpy record array in native byte order (fields
-    name, type, flags, addr, offset, size, link, info, align, entsize)."""
+    ``sh`` holds the section headers as a numpy record array (fields name, type, flags, addr,
+    offset, size, link, info, align, entsize), converted to native byte order when the file's
+    is not."""
 
     path: Path
     data: bytes | mmap.mmap
@@ -171,7 +174,9 @@ class Elf:
         if link >= len(self.names):
             raise LayoutbenchError(f"{self.path}: corrupt ELF: the symbol table's string table is section {link}, "
                                    f"the file has {len(self.names)}")
-        return raw.astype(raw.dtype.newbyteorder("=")), self.section(link)
+        if self.little != NATIVE_LITTLE:  # numpy reads the file's order; convert only when it is not ours
+            raw = raw.astype(raw.dtype.newbyteorder("="))
+        return raw, self.section(link)
 
 
 def read_elf(path: Path) -> Elf:
@@ -210,7 +215,8 @@ def read_elf(path: Path) -> Elf:
         raise LayoutbenchError(f"{path}: truncated ELF: section headers end at byte "
                                f"{shoff + shnum * dt.itemsize}, the file has {size}")
     sh = np.frombuffer(data, dt, shnum, shoff)
-    sh = sh.astype(_shdr_dtype(elfclass, "="))
+    if little != NATIVE_LITTLE:
+        sh = sh.astype(_shdr_dtype(elfclass, "="))
     names = [""] * shnum
     if shnum:
         if shstrndx >= shnum:
