@@ -224,9 +224,13 @@ def _origins(old: Image, new: Image, okeys: dict, nkeys: dict, status: dict):
     prop = None
     if origins:
         g = origins[0]
-        matched = sorted(((okeys[k], nkeys[k]) for k, s in status.items() if s not in ("added", "removed")
-                          and nkeys[k].sec.name == g.section and max(okeys[k].addr, nkeys[k].addr) >= g.address),
-                         key=lambda p: p[0].addr)
+        matched = []  # the pairs in the origin's section at or above it, by old address
+        for k, s in status.items():
+            if s != "added" and s != "removed":
+                n = nkeys[k]
+                if n.sec.name == g.section and (n.addr >= g.address or okeys[k].addr >= g.address):
+                    matched.append((okeys[k], n))
+        matched.sort(key=lambda p: p[0].addr)
         moved = [(o, n) for o, n in matched if o.addr != n.addr]
         stayed = [(o, n) for o, n in matched if o.addr == n.addr]
         absorbed = None
