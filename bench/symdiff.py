@@ -13,7 +13,8 @@ given on the command line are timed instead (e.g. two vmlinux).  --baseline DIR 
 the symdiff of another layoutbench checkout in the same rotation (before/after a change).  Both commands are run as a
 user runs them (a new process each: interpreter start and imports count), alternately, --runs
 times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff), then
-the same for CPU time (user + system), which a loaded machine disturbs less.
+the same for CPU time (user + system), which a loaded machine disturbs less.  Two floor
+lines first: starting Python and importing numpy, and `layoutbench --help` (every import).
 """
 
 from __future__ import annotations
@@ -155,6 +156,12 @@ def main() -> None:
     print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6}   "
           f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}"
           + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
+    floor = side_by_side([([sys.executable, "-c", "import numpy"], False, None),
+                          ([sys.executable, "-m", "layoutbench.cli", "--help"], False, None)], args.runs)
+    label = "(floor) python -c 'import numpy'"
+    print(f"{label:44} {'':>8} {floor[0][0]:>7.2f}s {'':>8} {'':>6}   "
+          f"{floor[0][1]:>11.2f}s")
+    print(f"{'(floor) layoutbench --help':44} {'':>8} {floor[1][0]:>7.2f}s {'':>8} {'':>6}   {floor[1][1]:>11.2f}s")
     for a, b in pairs:
         cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
         cmds = [(cmd, False, None),
