@@ -13,14 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import elfinfo
+from ..elfinfo import SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHT_NOBITS, STT_FILE
 from ..errors import LayoutbenchError
 from ..layout import PAGE, LayoutPlan
 
 MASK64 = (1 << 64) - 1
-SHF_ALLOC, SHF_EXECINSTR, SHT_NOBITS = 0x2, 0x4, 8
-SHN_LORESERVE, SHN_ABS = 0xFF00, 0xFFF1
 STT = {0: "label", 1: "object", 2: "func", 6: "object", 10: "func"}  # NOTYPE, OBJECT, FUNC, TLS, GNU_IFUNC
-STT_FILE = 4
 BIND = elfinfo.BIND
 
 

@@ -292,7 +292,6 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: Stats) -
 
 
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s*(.*)$")
-_HEAD = re.compile(r"^([0-9a-f]+) <(.*)>:$")
 _RIP = re.compile(r"-?0x[0-9a-f]+\(%rip\)")
 _HEX = re.compile(r"-?0x[0-9a-f]+")
 _ANNOT = re.compile(r"\s*<[^>]*>")
