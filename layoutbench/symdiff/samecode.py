@@ -101,15 +101,16 @@ class _Targets:
 
     def __init__(self, old: Image, new: Image):
         self.old, self.new = old, new
-        rows = []
-        twin = new.by_key.get
-        for s in old._sized:
-            n = twin(s.key)
-            rows.append((s.addr, s.addr + s.size, n is not None and n.size == s.size,
-                         (n.addr - s.addr) & MASK64 if n is not None else 0))
-        cols = np.array(rows, np.uint64).reshape(-1, 4).T
-        self.start, self.end, self.delta = cols[0], cols[1], cols[3]
-        self.moves = cols[2].astype(bool)  #: the twin has the same size
+        sized, twin, count = old._sized, new.by_key.get, len(old._sized)
+        twins = [twin(s.key) for s in sized]
+        start = np.fromiter((s.addr for s in sized), np.uint64, count)
+        size = np.fromiter((s.size for s in sized), np.uint64, count)
+        has = np.fromiter((n is not None for n in twins), bool, count)
+        naddr = np.fromiter((n.addr if n is not None else 0 for n in twins), np.uint64, count)
+        nsize = np.fromiter((n.size if n is not None else 0 for n in twins), np.uint64, count)
+        self.start, self.end = start, start + size
+        self.delta = np.where(has, naddr - start, np.uint64(0))  #: the twin's shift, modulo 2**64
+        self.moves = has & (nsize == size)  #: the twin has the same size
         self.bounds = [(np.uint64(img.lo), np.uint64(img.hi), np.array(sorted(img.absolute), np.uint64))
                        for img in (old, new)]
         self.memo: dict[tuple[int, int], bool] = {}
