@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Time `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
 
-    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N]
+    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N[,N...]]
 
-Without arguments it builds (once, cached in $LAYOUTBENCH_BENCH_DIR or /tmp/layoutbench-bench)
-a generated kernel with --functions functions (default 32000) in 320 objects, linked by
-layoutbench in the `sorted` and `random` layouts, and diffs those two images; every
+Without arguments it builds (once per size, cached in $LAYOUTBENCH_BENCH_DIR or
+/tmp/layoutbench-bench) generated kernels with --functions functions (default 8000, 32000 and
+128000: the cost should grow about linearly) in 320 objects, linked by layoutbench in the
+`sorted` and `random` layouts, and diffs those two images; every
 function calls two others and reads a global, so almost every function's bytes differ
 between the two layouts and must be explained by address masking.  Pairs of ELF files
-given on the command line are timed too (e.g. two vmlinux).  Each command is run --runs
-times; the best time is reported, and the ratio symdiff / (nm + diff).
+given on the command line are timed instead (e.g. two vmlinux).  --baseline DIR also times
+the symdiff of another layoutbench checkout in the same rotation (before/after a change).  Both commands are run as a
+user runs them (a new process each: interpreter start and imports count), alternately, --runs
+times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff), then
+the same for CPU time (user + system), which a loaded machine disturbs less.  Two floor
+lines first: starting Python and importing numpy, and `layoutbench --help` (every import).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -100,14 +106,24 @@ def build_pair(toml: Path, work: Path) -> tuple[Path, Path]:
     return Path(v[0]["elf"]), Path(v[1]["elf"])
 
 
-def best(cmd, runs: int, shell: bool = False) -> tuple[float, int]:
-    times, rc = [], 0
+def timed(cmd, shell: bool = False, env: dict | None = None) -> tuple[float, float, int]:
+    """Wall time and CPU time (user + system of the process and everything it waited for)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, shell=shell, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), p.returncode
+
+
+def side_by_side(cmds: list[tuple], runs: int) -> list[tuple[float, float, int]]:
+    """Best wall time, best CPU time and the exit status of each (cmd, shell, env), run in turn."""
+    out = [(float("inf"), float("inf"), 0)] * len(cmds)
     for _ in range(runs):
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
-        rc = p.returncode
-    return min(times), rc
+        for i, (cmd, shell, env) in enumerate(cmds):
+            wall, cpu, rc = timed(cmd, shell, env)
+            out[i] = (min(out[i][0], wall), min(out[i][1], cpu), rc)
+    return out
 
 
 def count_symbols(elf: Path) -> int:
@@ -119,30 +135,48 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pairs", nargs="*", type=Path, help="OLD NEW ELF files (any number of pairs)")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--functions", type=int, default=32000)
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also time the symdiff of another layoutbench checkout (its top directory), e.g. the "
+                         "version before a change: its PYTHONPATH is DIR")
+    ap.add_argument("--functions", default="8000,32000,128000",
+                    help="sizes of the generated kernels, comma-separated (without OLD NEW pairs)")
     args = ap.parse_args()
     if len(args.pairs) % 2:
         sys.exit("give ELF files in pairs: OLD NEW [OLD NEW]...")
     pairs = [(args.pairs[i], args.pairs[i + 1]) for i in range(0, len(args.pairs), 2)]
     base = Path(os.environ.get("LAYOUTBENCH_BENCH_DIR", "/tmp/layoutbench-bench"))
     if not pairs:
-        print(f"generating and building a kernel with {args.functions} functions in {base} (cached) ...",
-              flush=True)
-        t0 = time.perf_counter()
-        pairs.append(build_pair(generate(base / "kernel", args.functions), base / "work"))
-        print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
+        for n in map(int, args.functions.split(",")):
+            print(f"generating and building a kernel with {n} functions in {base} (cached) ...", flush=True)
+            t0 = time.perf_counter()
+            pairs.append(build_pair(generate(base / f"kernel-{n}", n), base / f"work-{n}"))
+            print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
     tmp = base / "nm"
     tmp.mkdir(parents=True, exist_ok=True)
-    print(f"{'image pair':58} {'symbols':>8} {'symdiff':>9} {'nm+diff':>9} {'ratio':>7}")
+    print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6}   "
+          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}"
+          + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
+    floor = side_by_side([([sys.executable, "-c", "import numpy"], False, None),
+                          ([sys.executable, "-m", "layoutbench.cli", "--help"], False, None)], args.runs)
+    label = "(floor) python -c 'import numpy'"
+    print(f"{label:44} {'':>8} {floor[0][0]:>7.2f}s {'':>8} {'':>6}   "
+          f"{floor[0][1]:>11.2f}s")
+    print(f"{'(floor) layoutbench --help':44} {'':>8} {floor[1][0]:>7.2f}s {'':>8} {'':>6}   {floor[1][1]:>11.2f}s")
     for a, b in pairs:
-        sd, rc = best([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"], args.runs)
+        cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
+        cmds = [(cmd, False, None),
+                (f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", True, None)]
+        if args.baseline:
+            cmds.append((cmd, False, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}))
+        got = side_by_side(cmds, args.runs)
+        (sw, sc, rc), (nw, nc, _) = got[:2]
         if rc not in (0, 1):
-            subprocess.run([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b)])
+            subprocess.run(cmd[:-1])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
-        nm, _ = best(f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", args.runs,
-                     shell=True)
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
-        print(f"{label[-58:]:58} {count_symbols(a):>8} {sd:>8.2f}s {nm:>8.2f}s {sd / nm:>6.1f}x", flush=True)
+        print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.2f}s {nw:>7.2f}s {sw / nw:>5.2f}x   "
+              f"{sc:>11.2f}s {nc:>7.2f}s {sc / max(nc, 1e-3):>5.2f}x"
+              + (f"   {got[2][0]:>7.2f}s {got[2][1]:>5.2f}s" if args.baseline else ""), flush=True)
 
 
 if __name__ == "__main__":

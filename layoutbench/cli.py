@@ -359,10 +359,10 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
     """
-    from . import symdiff
+    from . import specs, symdiff
 
-    a = symdiff.load_side(old, image, repo, say)
-    b = symdiff.load_side(new, image, repo, say)
+    a = specs.symdiff_side(old, image, repo, say)
+    b = specs.symdiff_side(new, image, repo, say)
     res = symdiff.diff(a, b)
     if as_json:  # plain json: rich's print_json takes seconds on 30k symbols
         click.echo(res.to_json())

@@ -1,20 +1,35 @@
-"""ELF facts with pyelftools: the sections and symbols of objects and linked images.
+"""ELF facts: the sections and symbols of objects and linked images.
 
 Everything here reads a file once and returns plain data, so the layout, placement
-and symdiff code never touches pyelftools directly.
+and symdiff code never parses ELF itself.  :func:`read_elf` is the one reader: it maps the
+file and decodes the section headers and the symbol table with numpy, whole tables at a time
+(a vmlinux has tens of thousands of symbols; a pyelftools symbol object costs ~25 us).
+pyelftools stays as the reference: :func:`read_image_reference` and the slow path of
+:func:`read_object` read the same facts one symbol at a time, and the tests check that both
+agree on real images.  pyelftools is imported only on those paths.
 """
 
 from __future__ import annotations
 
+import mmap
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from elftools.common.exceptions import ELFError
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
 
 from .errors import LayoutbenchError
+
+SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE = 0x2, 0x4, 0x10
+SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_NOBITS = 0, 1, 2, 8
+SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFFF
+STT_SECTION, STT_FILE = 3, 4
+NATIVE_LITTLE = sys.byteorder == "little"
+#: symbol type and binding names as pyelftools gives them (without STT_/STB_, lower case)
+STT_NAMES = {0: "notype", 1: "object", 2: "func", 3: "section", 4: "file", 5: "common", 6: "tls", 7: "num",
+             8: "relc", 9: "srelc", 10: "loos", 12: "hios", 13: "loproc", 15: "hiproc"}
+STB_NAMES = {0: "local", 1: "global", 2: "weak", 3: "num", 10: "loos", 12: "hios", 13: "loproc", 15: "hiproc"}
 
 
 @dataclass(frozen=True)
@@ -39,7 +54,7 @@ class InputSection:
 
     @property
     def mergeable(self) -> bool:
-        return bool(self.flags & SH_FLAGS.SHF_MERGE)
+        return bool(self.flags & SHF_MERGE)
 
 
 @dataclass
@@ -63,6 +78,10 @@ def open_file(path: Path):
 
 
 def _open(path: Path):
+    """The file and pyelftools' ELFFile of it (the reference reader)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
     f = open_file(path)
     try:
         return f, ELFFile(f)
@@ -83,10 +102,14 @@ def _sym(s, secname: str) -> Symbol:
 
 
 BIND = {0: "local", 1: "global", 2: "weak", 10: "global"}  # STB_GNU_UNIQUE reads as global
-SHF_ALLOC = 0x2
 _OBJECTS: dict[tuple, ObjectInfo] = {}
-_SHDR = np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("addr", "<u8"), ("offset", "<u8"),
-                  ("size", "<u8"), ("link", "<u4"), ("info", "<u4"), ("align", "<u8"), ("entsize", "<u8")])
+
+
+def _shdr_dtype(elfclass: int, e: str) -> np.dtype:
+    w = "u8" if elfclass == 64 else "u4"
+    return np.dtype([("name", e + "u4"), ("type", e + "u4"), ("flags", e + w), ("addr", e + w),
+                     ("offset", e + w), ("size", e + w), ("link", e + "u4"), ("info", e + "u4"),
+                     ("align", e + w), ("entsize", e + w)])
 
 
 def symtab_dtype(elfclass: int, little: bool) -> np.dtype:
@@ -115,13 +138,110 @@ def strings(tab: bytes, offsets: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip(offsets, ends)]
 
 
+@dataclass
+class Elf:
+    """An ELF file read once: its bytes (mapped), section headers and section names.
+
+    ``sh`` holds the section headers as a numpy record array (fields name, type, flags, addr,
+    offset, size, link, info, align, entsize), converted to native byte order when the file's
+    is not."""
+
+    path: Path
+    data: bytes | mmap.mmap
+    elfclass: int  #: 32 or 64
+    little: bool
+    sh: np.ndarray
+    names: list[str]  #: section names, by index
+
+    def section(self, i: int) -> bytes:
+        """The bytes of section i (empty for SHT_NOBITS)."""
+        if int(self.sh["type"][i]) == SHT_NOBITS:
+            return b""
+        o = int(self.sh["offset"][i])
+        return self.data[o:o + int(self.sh["size"][i])]
+
+    def symtab(self) -> tuple[np.ndarray, bytes] | None:
+        """(the .symtab entries as a native-order numpy record array, its string table), or None
+        when the file has no symbol table.  Entry 0 (the null symbol) is included."""
+        tabs = np.flatnonzero(self.sh["type"] == SHT_SYMTAB)
+        if not tabs.size:
+            return None
+        i = int(tabs[-1])
+        dt = symtab_dtype(self.elfclass, self.little)
+        raw = self.section(i)
+        raw = np.frombuffer(raw, dtype=dt, count=len(raw) // dt.itemsize)
+        link = int(self.sh["link"][i])
+        if link >= len(self.names):
+            raise LayoutbenchError(f"{self.path}: corrupt ELF: the symbol table's string table is section {link}, "
+                                   f"the file has {len(self.names)}")
+        if self.little != NATIVE_LITTLE:  # numpy reads the file's order; convert only when it is not ours
+            raw = raw.astype(raw.dtype.newbyteorder("="))
+        return raw, self.section(link)
+
+
+def read_elf(path: Path) -> Elf:
+    """Map an ELF file and decode its section headers.  Bad input is one line naming it."""
+    path = Path(path)
+    with open_file(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if f.read(4) != b"\x7fELF":
+            raise LayoutbenchError(f"{path}: not an ELF file (no ELF magic)")
+        f.seek(0)
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if size < 0x34 or data[4] not in (1, 2) or data[5] not in (1, 2):
+        raise LayoutbenchError(f"{path}: truncated or corrupt ELF header ({size} bytes, class {data[4] if size > 4 else '?'})")
+    elfclass, little = 64 if data[4] == 2 else 32, data[5] == 1
+    e = "<" if little else ">"
+    if elfclass == 64:
+        if size < 0x40:
+            raise LayoutbenchError(f"{path}: truncated ELF header ({size} bytes)")
+        shoff, = np.frombuffer(data, e + "u8", 1, 0x28).tolist()
+        shentsize, shnum, shstrndx = np.frombuffer(data, e + "u2", 3, 0x3A).tolist()
+    else:
+        shoff, = np.frombuffer(data, e + "u4", 1, 0x20).tolist()
+        shentsize, shnum, shstrndx = np.frombuffer(data, e + "u2", 3, 0x2E).tolist()
+    dt = _shdr_dtype(elfclass, e)
+    if shoff == 0:
+        shnum = 0
+    elif shnum == 0 or shstrndx == SHN_XINDEX:  # extended numbering: the real values are in section 0
+        if shoff + dt.itemsize > size:
+            raise LayoutbenchError(f"{path}: truncated ELF: section headers start at byte {shoff}, the file has {size}")
+        first = np.frombuffer(data, dt, 1, shoff)
+        shnum = shnum or int(first["size"][0])
+        shstrndx = int(first["link"][0]) if shstrndx == SHN_XINDEX else shstrndx
+    if shnum and shentsize != dt.itemsize:
+        raise LayoutbenchError(f"{path}: corrupt ELF: section header size {shentsize}, expected {dt.itemsize}")
+    if shoff + shnum * dt.itemsize > size:
+        raise LayoutbenchError(f"{path}: truncated ELF: section headers end at byte "
+                               f"{shoff + shnum * dt.itemsize}, the file has {size}")
+    sh = np.frombuffer(data, dt, shnum, shoff)
+    if little != NATIVE_LITTLE:
+        sh = sh.astype(_shdr_dtype(elfclass, "="))
+    names = [""] * shnum
+    if shnum:
+        if shstrndx >= shnum:
+            raise LayoutbenchError(f"{path}: corrupt ELF: section names are in section {shstrndx}, "
+                                   f"the file has {shnum}")
+        ends = sh["offset"] + sh["size"]
+        bad = np.flatnonzero((sh["type"] != SHT_NOBITS) & (sh["type"] != SHT_NULL) & (ends > size))
+        if bad.size:
+            i = int(bad[0])
+            tab = data[int(sh["offset"][shstrndx]):int(ends[shstrndx])] if ends[shstrndx] <= size else b""
+            name = string_at(tab, int(sh["name"][i])) if tab and sh["name"][i] < len(tab) else ""
+            raise LayoutbenchError(f"{path}: truncated ELF: section {name or i} ends at byte {int(ends[i])}, "
+                                   f"the file has {size}")
+        o = int(sh["offset"][shstrndx])
+        names = strings(data[o:o + int(sh["size"][shstrndx])], sh["name"].tolist())
+    return Elf(path, data, elfclass, little, sh, names)
+
+
 def read_object(path: Path, name: str) -> ObjectInfo:
     """Allocatable sections of a relocatable object, with the symbols each defines.
 
-    ELF64 little-endian objects are read directly (numpy over the section headers and the
-    symbol table: an object built with -ffunction-sections has hundreds of sections, and a
-    kernel thousands of objects); anything else goes through pyelftools.  Cached by path,
-    modification time and size.
+    Read with :func:`read_elf` (numpy over the section headers and the symbol table: an object
+    built with -ffunction-sections has hundreds of sections, and a kernel thousands of objects).
+    Cached by path, modification time and size.  :func:`read_object_reference` reads the same with
+    pyelftools.
     """
     try:
         st = Path(path).stat()
@@ -129,47 +249,43 @@ def read_object(path: Path, name: str) -> ObjectInfo:
         raise LayoutbenchError(f"{path}: no such file") from None
     key = (str(path), st.st_mtime_ns, st.st_size)
     if key not in _OBJECTS:
-        data = Path(path).read_bytes()
-        fast = data[:4] == b"\x7fELF" and len(data) > 0x40 and data[4] == 2 and data[5] == 1
-        _OBJECTS[key] = _read_object_fast(data, name) if fast else _read_object_slow(path, name)
+        _OBJECTS[key] = _read_object(read_elf(path), name)
     return _OBJECTS[key]
 
 
-def _read_object_fast(data: bytes, name: str) -> ObjectInfo:
-    shoff = int.from_bytes(data[0x28:0x30], "little")
-    shnum = int.from_bytes(data[0x3C:0x3E], "little")
-    shstrndx = int.from_bytes(data[0x3E:0x40], "little")
-    sh = np.frombuffer(data, dtype=_SHDR, count=shnum, offset=shoff)
-    sh_offset, sh_size = sh["offset"].tolist(), sh["size"].tolist()
-    strs = data[sh_offset[shstrndx]:sh_offset[shstrndx] + sh_size[shstrndx]]
-    keep = np.flatnonzero((sh["flags"] & SHF_ALLOC != 0) & np.isin(sh["type"], (1, 8)))  # PROGBITS, NOBITS
+def _read_object(elf: Elf, name: str) -> ObjectInfo:
+    sh = elf.sh
+    keep = np.flatnonzero((sh["flags"] & SHF_ALLOC != 0) & np.isin(sh["type"], (SHT_PROGBITS, SHT_NOBITS)))
     secs: dict[int, InputSection] = {}
-    for i, nm, fl, al in zip(keep.tolist(), strings(strs, sh["name"][keep].tolist()), sh["flags"][keep].tolist(),
-                             sh["align"][keep].tolist()):
-        secs[i] = InputSection(nm, sh_size[i], max(1, al), fl)
-    symtabs = np.flatnonzero(sh["type"] == 2).tolist()
-    if symtabs:
-        symtab = symtabs[-1]
-        o, n, link = sh_offset[symtab], sh_size[symtab], int(sh["link"][symtab])
-        strtab = data[sh_offset[link]:sh_offset[link] + sh_size[link]]
-        raw = np.frombuffer(data[o:o + n], dtype=symtab_dtype(64, True))[1:]
-        for r, sname in zip(raw.tolist(), strings(strtab, raw["name"].tolist())):
-            nm, inf, _, idx, val, size = r
-            t = inf & 0xF
-            if idx in secs and nm and t in (0, 1, 2):  # NOTYPE, OBJECT, FUNC
+    size = sh["size"].tolist()
+    for i, fl, al in zip(keep.tolist(), sh["flags"][keep].tolist(), sh["align"][keep].tolist()):
+        secs[i] = InputSection(elf.names[i], size[i], max(1, al), fl)
+    tab = elf.symtab()
+    if tab is not None:
+        raw, strtab = tab
+        raw = raw[1:]
+        t = raw["info"] & 0xF
+        want = np.flatnonzero(np.isin(raw["shndx"], keep) & (raw["name"] != 0) & (t <= 2))  # NOTYPE, OBJECT, FUNC
+        raw = raw[want]
+        for sname, inf, idx, val, sz in zip(strings(strtab, raw["name"].tolist()), raw["info"].tolist(),
+                                            raw["shndx"].tolist(), raw["value"].tolist(), raw["size"].tolist()):
+            if sname:
                 sec = secs[idx]
-                sec.symbols.append(Symbol(sname, val, size, ("notype", "object", "func")[t],
-                                          BIND.get(inf >> 4, "global"), sec.name))
+                sec.symbols.append(Symbol(sname, val, sz, STT_NAMES[inf & 0xF], STB_NAMES.get(inf >> 4, "global"),
+                                          sec.name))
     return ObjectInfo(name, [secs[i] for i in sorted(secs)])
 
 
-def _read_object_slow(path: Path, name: str) -> ObjectInfo:
+def read_object_reference(path: Path, name: str) -> ObjectInfo:
+    """:func:`read_object` with pyelftools, one symbol at a time (the reference; not cached)."""
+    from elftools.common.exceptions import ELFError
+
     f, elf = _open(path)
     try:
         secs: dict[int, InputSection] = {}
         order: list[int] = []
         for i, s in enumerate(elf.iter_sections()):
-            if s["sh_flags"] & SH_FLAGS.SHF_ALLOC and s["sh_type"] in ("SHT_PROGBITS", "SHT_NOBITS"):
+            if s["sh_flags"] & SHF_ALLOC and s["sh_type"] in ("SHT_PROGBITS", "SHT_NOBITS"):
                 secs[i] = InputSection(s.name, s["sh_size"], max(1, s["sh_addralign"]), s["sh_flags"])
                 order.append(i)
         symtab = elf.get_section_by_name(".symtab")
@@ -186,35 +302,115 @@ def _read_object_slow(path: Path, name: str) -> ObjectInfo:
         f.close()
 
 
-@dataclass
 class ImageInfo:
-    """A linked image: output sections and its symbol table."""
+    """A linked image: output sections and its symbol table.
 
-    path: Path
-    sections: dict[str, tuple[int, int]]  #: name → (address, size)
-    symbols: list[Symbol]  #: defined symbols with addresses, in symbol-table order
-    files: list[str]  #: for each symbol: the STT_FILE name that precedes it ("" for globals)
+    The symbols are held as columns (names, values, sizes, type and binding codes, section
+    names, STT_FILE names); :attr:`symbols` makes :class:`Symbol` objects of them only when asked.
+    It can also be made from a list of symbols (``ImageInfo(path, sections, symbols, files)``)."""
+
+    def __init__(self, path: Path, sections: dict[str, tuple[int, int]], symbols: list[Symbol] | None = None,
+                 files: list[str] | None = None, *, columns: dict | None = None):
+        self.path = Path(path)
+        self.sections = sections  #: name → (address, size)
+        if columns is None:
+            symbols = symbols or []
+            columns = {"name": [s.name for s in symbols], "value": [s.value for s in symbols],
+                       "size": [s.size for s in symbols], "kind": [s.kind for s in symbols],
+                       "bind": [s.bind for s in symbols], "section": [s.section for s in symbols],
+                       "file": files if files is not None else [""] * len(symbols)}
+        self.columns = columns
+        self._symbols = symbols
+        self._addresses: dict[str, set[int]] | None = None
+        self._first: dict[str, int] | None = None
+
+    @property
+    def symbols(self) -> list[Symbol]:
+        """Defined symbols with addresses, in symbol-table order."""
+        if self._symbols is None:
+            c = self.columns
+            self._symbols = list(map(Symbol, c["name"], c["value"], c["size"], c["kind"], c["bind"], c["section"]))
+        return self._symbols
+
+    @property
+    def files(self) -> list[str]:
+        """For each symbol: the STT_FILE name that precedes it ("" for globals)."""
+        return self.columns["file"]
 
     def addresses(self) -> dict[str, set[int]]:
         """Symbol name → every address a symbol of that name has (static names repeat)."""
-        out: dict[str, set[int]] = {}
-        for s in self.symbols:
-            out.setdefault(s.name, set()).add(s.value)
-        return out
+        if self._addresses is None:
+            out: dict[str, set[int]] = {}
+            for n, v in zip(self.columns["name"], self.columns["value"]):
+                got = out.get(n)
+                if got is None:
+                    out[n] = {v}
+                else:
+                    got.add(v)
+            self._addresses = out
+        return self._addresses
 
     def symbol(self, name: str) -> Symbol:
-        for s in self.symbols:
-            if s.name == name:
-                return s
-        raise LayoutbenchError(f"{self.path}: no symbol {name!r}; was it linked with a layoutbench script?")
+        """The first symbol of that name in the symbol table."""
+        if self._first is None:
+            first: dict[str, int] = {}
+            for i, n in enumerate(self.columns["name"]):
+                first.setdefault(n, i)
+            self._first = first
+        i = self._first.get(name)
+        if i is None:
+            raise LayoutbenchError(f"{self.path}: no symbol {name!r}; was it linked with a layoutbench script?")
+        c = self.columns
+        return Symbol(c["name"][i], c["value"][i], c["size"][i], c["kind"][i], c["bind"][i], c["section"][i])
 
 
 def read_image(path: Path) -> ImageInfo:
-    """Sections and symbols of a linked image (kernel or executable)."""
+    """Sections and symbols of a linked image (kernel or executable), read with :func:`read_elf`.
+
+    The same facts as :func:`read_image_reference` (pyelftools): every named symbol but
+    sections, files and undefined ones; an absolute or common symbol's section is ``*ABS*``."""
+    elf = read_elf(path)
+    sh = elf.sh
+    alloc = np.flatnonzero(sh["flags"] & SHF_ALLOC != 0).tolist()
+    addr, size = sh["addr"].tolist(), sh["size"].tolist()
+    sections = {elf.names[i]: (addr[i], size[i]) for i in alloc}
+    tab = elf.symtab()
+    if tab is None:
+        raise LayoutbenchError(f"{path}: has no symbol table (stripped?); use an unstripped image")
+    raw, strtab = tab
+    t = raw["info"] & 0xF
+    file_at = np.flatnonzero(t == STT_FILE)
+    keep = np.flatnonzero((raw["name"] != 0) & (t != STT_SECTION) & (t != STT_FILE) & (raw["shndx"] != SHN_UNDEF))
+    keep = keep[keep > 0]
+    names = strings(strtab, raw["name"][keep].tolist())
+    ok = [i for i, n in enumerate(names) if n]  # a name offset can point at an empty string
+    if len(ok) != len(names):
+        keep = keep[ok]
+        names = [names[i] for i in ok]
+    kept = raw[keep]
+    info = kept["info"].tolist()
+    bind = [STB_NAMES.get(b >> 4, str(b >> 4)) for b in info]
+    secnames = elf.names + ["*ABS*"]
+    nsec = len(elf.names)
+    shndx = np.where(kept["shndx"] < nsec, kept["shndx"], nsec).tolist()
+    # the STT_FILE symbol before each kept one (globals: "")
+    fnames = [""] + strings(strtab, raw["name"][file_at].tolist())
+    which = np.searchsorted(file_at, keep, "right").tolist()
+    files = [fnames[w] if b == "local" else "" for w, b in zip(which, bind)]
+    columns = {"name": names, "value": kept["value"].tolist(), "size": kept["size"].tolist(),
+               "kind": [STT_NAMES.get(i & 0xF, str(i & 0xF)) for i in info], "bind": bind,
+               "section": [secnames[i] for i in shndx], "file": files}
+    return ImageInfo(path, sections, columns=columns)
+
+
+def read_image_reference(path: Path) -> ImageInfo:
+    """:func:`read_image` with pyelftools, one symbol at a time: the reference it is checked against."""
+    from elftools.common.exceptions import ELFError
+
     f, elf = _open(path)
     try:
         sections = {
-            s.name: (s["sh_addr"], s["sh_size"]) for s in elf.iter_sections() if s["sh_flags"] & SH_FLAGS.SHF_ALLOC
+            s.name: (s["sh_addr"], s["sh_size"]) for s in elf.iter_sections() if s["sh_flags"] & SHF_ALLOC
         }
         symtab = elf.get_section_by_name(".symtab")
         if symtab is None:

@@ -27,10 +27,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from . import paths
 from .errors import BuildFailed, LayoutbenchError
+from .source import git  # GitPython, imported on first use
 
 
 @dataclass(frozen=True)

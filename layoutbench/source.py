@@ -9,10 +9,20 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from .errors import LayoutbenchError
 from .profile import Profile
+
+
+class _LazyGit:
+    """GitPython, imported on first use: it takes ~60 ms, and commands reading only ELF files need none of it."""
+
+    def __getattr__(self, name: str):
+        import git as module
+
+        return getattr(module, name)
+
+
+git = _LazyGit()
 
 WORKTREE = "worktree"  #: the commit name of a build from the working tree as it is
 

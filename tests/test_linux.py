@@ -77,6 +77,14 @@ def test_symdiff_of_two_vmlinux_layouts(linux):
     assert same.returncode == 0, same.stdout + same.stderr
 
 
+def test_fast_reader_agrees_with_pyelftools_on_vmlinux(linux):
+    _, _, v = linux
+    elf = v["sorted"].elf
+    fast, ref = elfinfo.read_image(elf), elfinfo.read_image_reference(elf)
+    assert fast.sections == ref.sections and fast.files == ref.files
+    assert fast.symbols == ref.symbols and len(fast.symbols) > 10000
+
+
 def test_a_relink_is_reproducible(linux):
     """The same layout and seed relinked from the same objects gives the same bytes."""
     _, objs, v = linux

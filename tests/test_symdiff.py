@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from layoutbench import build, profile, source, symdiff
+from layoutbench import build, elfinfo, profile, source, symdiff
 from layoutbench.cli import main
 
 from conftest import git, mini_repo
@@ -291,3 +291,18 @@ def test_bulk_explain_matches_reference(repo, pair):
     assert symdiff._explain_all(old, new, pairs, bulk) == want
     assert vars(bulk) == vars(ref)
     assert ref.identical + ref.masked > 100
+
+
+def test_read_image_agrees_with_pyelftools(repo):
+    """symdiff's sides are read with elfinfo's fast reader: the same symbols as pyelftools gives,
+    one at a time, for every kept kind (func, object, label, TLS, IFUNC) in allocated sections."""
+    path = image(repo, "base", "sorted")
+    img, ref = symdiff.read_image(path), elfinfo.read_image_reference(path)
+    kinds = {"notype": "label", "object": "object", "func": "func", "tls": "object", "loos": "func"}
+    want = [(s.name, s.value, s.size, kinds[s.kind], s.bind if s.bind in ("local", "weak") else "global",
+             s.section, f) for s, f in zip(ref.symbols, ref.files)
+            if s.kind in kinds and s.section in ref.sections and not s.name.startswith((".L", "$", "__lb_"))]
+    got = [(s.name, s.addr, s.size, s.kind, s.bind, s.sec.name, s.file) for s in img.syms]
+    assert got == want and len(got) > 500
+    assert {n: a for n, (a, _) in img.markers.items()} == \
+        {s.name: s.value for s in ref.symbols if s.name.startswith("__lb_") and s.section in ref.sections}

@@ -1,0 +1,79 @@
+"""Diff two linked images symbol by symbol: unchanged, moved, changed, resized, added, removed.
+
+A side is an ELF image (a kernel or any linked executable) or a build layoutbench made
+(``KERNEL@REV:LAYOUT[:SEED]``, resolved and built by :mod:`layoutbench.specs`).  The package:
+:mod:`.image` reads a side, :mod:`.objects` maps symbols to objects and gives them keys,
+:mod:`.samecode` decides same code, :mod:`.classify` is the diff and its shift origins,
+:mod:`.model` the result (and its JSON), :mod:`.render` its text.  Everything is read once
+per image:
+
+* **Symbols.**  :func:`layoutbench.elfinfo.read_elf` maps the file and decodes the section
+  headers and the ``.symtab`` entries in bulk with numpy (pyelftools' per-symbol objects
+  cost ~25 µs each, too slow for a vmlinux; ``elfinfo.read_image_reference`` keeps that
+  path as the reference the tests compare with).  Function, object and untyped
+  (label) symbols with an address are kept.  layoutbench's ``__lb_*`` markers are not
+  diffed (they only help map objects and name addresses), nor are absolute symbols,
+  though a field holding an absolute symbol's value (``__lb_plan_id``) names that symbol.
+
+* **Which object a symbol came from.**  With a layout plan (``plan.json`` beside the
+  image, or the build spec's variant) and the objects it was linked from, the plan is
+  replayed (:func:`layoutbench.placement.replay`) to find where each object's units
+  start; a symbol belongs to the unit whose range holds its address.  Without one,
+  local symbols belong to the ``STT_FILE`` symbol before them (a source file name,
+  ``ring.c``); a global belongs to a file only when the nearest local symbols on both
+  sides of it (by address, same section) come from that file, else it is shown as
+  ``(global)``.  Symbols are matched between the images by key: a global by its name
+  (unique in a link), a local by (object, name) -- the plan's object when both sides
+  have one, else the ``STT_FILE`` name -- and, when that still repeats, by its
+  occurrence in address order.
+
+* **Same code.**  A linked image has no relocations left, so the fields that held
+  them are found by explaining differences.  A pair of same-size symbols is compared
+  byte by byte (numpy); identical bytes are the same code.  Otherwise every run of
+  differing bytes must be covered by a 4-byte field that, read as a PC-relative
+  displacement (instruction end 0, 1, 2 or 4 bytes after the field) or as a
+  sign-extended absolute address, or an 8-byte absolute address, names the *same
+  target* in both images: the same symbol at the same offset, or for addresses
+  outside every symbol (merged strings and constants) the same bytes in the same
+  output section (for a table of addresses, what those addresses name), or -- for
+  ``sym+addend`` that points past ``sym`` -- an address whose shift equals that of a
+  symbol next to it.  When every difference is explained the code is the same.  Any
+  function left unexplained is decided by the instruction view: ONE ``llvm-objdump
+  --disassemble-symbols`` call per image over just those functions, where every
+  operand that is an address in the image (and every ``(%rip)`` displacement, through
+  llvm-objdump's ``# 0xADDR`` comment) is replaced by the symbol+offset it names, and
+  the instruction texts are compared.  Data objects are decided by bytes and masking
+  alone.  The bytes of all same-size pairs are compared at once, and the candidate fields
+  of every run are tried in bulk with numpy (:func:`explain_all`); :func:`explain` is
+  the same check, one symbol at a time, kept as the reference (and for symbols cut short
+  by the end of the file).  Limits: identical bytes are taken as the same code even if an address they
+  reference now holds a different symbol (only possible when the source changed the
+  reference *and* the new target landed on the old address); a constant that happens
+  to fall in the image's address range is read as an address.
+
+* **Classes** (one per symbol): ``unchanged`` (same address, size and code),
+  ``moved`` (same size and code, new address), ``changed`` (same size, code or data
+  differs), ``resized`` (size differs), ``added``, ``removed``.  Labels (size 0) are
+  only unchanged/moved/added/removed.
+
+* **Shift origin.**  Per output section, the lowest address where placement differs
+  (a symbol moved, added or removed).  Its cause: an added (removed) object or symbol
+  that starts there, else the symbol just before it changed size, else the two layout
+  plans place that object differently (order, alignment, gap), else padding.
+"""
+
+from __future__ import annotations
+
+from .classify import diff
+from .image import Image, Section, Sym, read_image, same_target
+from .model import STATUSES, ObjectDiff, Propagation, ShiftOrigin, SideInfo, SymbolDiff, SymdiffResult
+from .objects import assign_keys, built_side, load_side, read_objects
+from .render import print_text, summary_lines
+from .samecode import Stats, explain, explain_all
+
+# the names the tests and older callers use
+_assign_keys, _Stats, _explain, _explain_all = assign_keys, Stats, explain, explain_all
+
+__all__ = ["STATUSES", "Image", "ObjectDiff", "Propagation", "Section", "ShiftOrigin", "SideInfo", "Sym",
+           "SymbolDiff", "SymdiffResult", "built_side", "diff", "load_side", "print_text", "read_image", "read_objects",
+           "same_target", "summary_lines"]

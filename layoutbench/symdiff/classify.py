@@ -1,0 +1,243 @@
+"""The diff: every symbol classified, and where (and why) placement starts to differ."""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+
+from ..layout import PAGE, LayoutPlan
+from .image import Image, Sym, without_gc
+from .model import STATUSES, ObjectDiff, Propagation, ShiftOrigin, SymbolDiff, SymdiffResult, side_info
+from .objects import assign_keys
+from .samecode import Stats, explain, explain_all, instructions, same_instructions
+from .samecode import objdump as run_objdump
+
+
+@without_gc
+def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffResult:
+    """Classify every symbol of two images and summarize where placement starts to differ."""
+    mode = "plan" if old.mapping == new.mapping == "plan" else "file"
+    assign_keys(old, mode)
+    assign_keys(new, mode)
+    okeys, nkeys = old.by_key, new.by_key  # key → symbol, as index() built them
+    st = Stats()
+    status: dict[tuple, str] = {}
+    pending: list[tuple[Sym, Sym]] = []
+    decided: list[list] = []  #: [key, old, new, status or same], in the order statuses are given
+    bulk: list[tuple[Sym, Sym]] = []  #: same-size pairs with bytes on both sides: compared together
+    bulk_at: list[int] = []
+    osize, nsize = len(old.data), len(new.data)
+    for k, o in okeys.items():
+        n = nkeys.get(k)
+        if n is None:
+            decided.append([k, o, n, "removed"])
+        elif o.size != n.size:
+            decided.append([k, o, n, "resized"])
+        else:
+            same: bool | None = True
+            if o.size and not o.sec.nobits and not n.sec.nobits:
+                if (o.sec.offset + o.addr - o.sec.addr + o.size <= osize
+                        and n.sec.offset + n.addr - n.sec.addr + n.size <= nsize):
+                    bulk_at.append(len(decided))
+                    bulk.append((o, n))
+                else:  # bytes cut short by the end of the file: one at a time
+                    same = explain(old, o, new, n, old.bytes_of(o), new.bytes_of(n), st)
+            elif o.size and o.sec.nobits != n.sec.nobits:
+                same = False
+            decided.append([k, o, n, same])
+    for at, same in zip(bulk_at, explain_all(old, new, bulk, st)):
+        decided[at][3] = same
+    for k, o, n, same in decided:
+        if isinstance(same, str):
+            status[k] = same
+        elif same is None:
+            pending.append((o, n))
+        else:
+            status[k] = ("unchanged" if o.addr == n.addr else "moved") if same else "changed"
+    for k in nkeys:
+        if k not in okeys:
+            status[k] = "added"
+    if pending:  # the instruction view, one llvm-objdump per image, both at once
+        po = run_objdump(old, [o for o, _ in pending], objdump)
+        pn = run_objdump(new, [n for _, n in pending], objdump)
+        ti, tn = instructions(old, [o for o, _ in pending], po), instructions(new, [n for _, n in pending], pn)
+        for o, n in pending:
+            st.objdump += 1
+            same = same_instructions(old, ti.get(o.addr), new, tn.get(n.addr))
+            status[o.key] = ("unchanged" if o.addr == n.addr else "moved") if same else "changed"
+
+    rows: list[SymbolDiff] = []
+    for k, s in status.items():
+        o, n = okeys.get(k), nkeys.get(k)
+        ref = n or o
+        rows.append(SymbolDiff(ref.name, ref.obj or (o.obj if o else "") or "", ref.kind, s,
+                               o.addr if o else None, n.addr if n else None, o.size if o else None,
+                               n.size if n else None, ref.sec.name))
+    rows.sort(key=lambda r: (r.new_addr if r.new_addr is not None else r.old_addr, r.name))
+    counts = {k: 0 for k in STATUSES}
+    moved_by: Counter = Counter()
+    per_obj: dict[str, Counter] = defaultdict(Counter)
+    per_obj_d: dict[str, Counter] = defaultdict(Counter)
+    for r in rows:
+        counts[r.status] += 1
+        per_obj[r.object][r.status] += 1
+        if r.status == "moved":
+            d = r.new_addr - r.old_addr
+            moved_by[d] += 1
+            per_obj_d[r.object][d] += 1
+    objects = [ObjectDiff(name or "(global)", {k: c[k] for k in STATUSES}, dict(per_obj_d[name]))
+               for name, c in per_obj.items()]
+    first_addr = {}
+    for r in rows:
+        a = r.new_addr if r.new_addr is not None else r.old_addr
+        first_addr.setdefault(r.object or "(global)", a)
+    objects.sort(key=lambda d: first_addr.get(d.object, 0))
+
+    exec_secs = {sec.name for sec in new.sections if sec.executable}
+    text_f = [r for r in rows if r.kind == "func" and r.new_addr is not None and r.section in exec_secs]
+    text_moved = Counter(r.new_addr - r.old_addr for r in rows if r.status == "moved" and r.section in exec_secs)
+    origins, prop = _origins(old, new, okeys, nkeys, status)
+    notes = old.notes + new.notes
+    if old.mapping != new.mapping:
+        notes.append("objects from the plan on one side only: symbols matched by STT_FILE on both")
+    return SymdiffResult(
+        old=side_info(old), new=side_info(new), mapping=mode, counts=counts, moved_by=dict(moved_by),
+        page_quantized=bool(text_moved) and all(d % PAGE == 0 for d in text_moved),
+        text_moved_by=dict(text_moved),
+        origins=origins, propagation=prop,
+        text_bytes=sum(r.new_size or 0 for r in text_f),
+        text_unchanged_bytes=sum(r.new_size or 0 for r in text_f if r.status == "unchanged"),
+        text_functions=len(text_f),
+        text_unchanged_functions=sum(1 for r in text_f if r.status == "unchanged"),
+        objects=objects, symbols=rows,
+        compared={"identical_bytes": st.identical, "same_after_masking": st.masked, "address_fields": st.fields,
+                  "llvm_objdump": st.objdump},
+        notes=notes,
+    )
+
+
+def _kind_of(section: str) -> str | None:
+    for kind in ("text", "rodata", "data", "bss"):
+        if section == f".{kind}" or section.startswith(f".{kind}."):
+            return kind
+    return None
+
+
+def _unit(plan: LayoutPlan | None, kind: str | None, obj: str):
+    """(index, unit, previous object) of obj's first unit of a kind in a plan."""
+    if plan is None or kind is None:
+        return None
+    units = plan.groups.get(kind, [])
+    for i, u in enumerate(units):
+        if u.object == obj:
+            return i, u, units[i - 1].object if i else None
+    return None
+
+
+def _layout_cause(old: Image, new: Image, section: str, obj: str) -> str | None:
+    """How the two plans place ``obj`` differently, or None when they agree (or are missing)."""
+    if old.plan is None or new.plan is None:
+        return None
+    kind = _kind_of(section)
+    a, b = _unit(old.plan, kind, obj), _unit(new.plan, kind, obj)
+    what = f"layout {old.plan.layout}:{old.plan.seed} -> {new.plan.layout}:{new.plan.seed}" \
+        if old.plan.layout != new.plan.layout or old.plan.seed != new.plan.seed else "plan"
+    if a is None or b is None:
+        return None
+    (_, ua, pa), (_, ub, pb) = a, b
+    if ua.align != ub.align:
+        return f"{what}: {obj} aligned to {ub.align} (was {ua.align})"
+    if ua.gap != ub.gap:
+        return f"{what}: gap before {obj} is {ub.gap} bytes (was {ua.gap})"
+    if pa != pb:
+        return f"{what}: {obj} now follows {pb or 'nothing'} (was {pa or 'nothing'})"
+    if old.plan.groups.get(kind) != new.plan.groups.get(kind):
+        return f"{what}: the {kind} units before {obj} differ"
+    return None
+
+
+def _origins(old: Image, new: Image, okeys: dict, nkeys: dict, status: dict):
+    """Per output section: where placement starts to differ, and why; the propagation of the first."""
+    cands: dict[str, list[tuple[int, str, Sym | None, Sym | None]]] = defaultdict(list)
+    for k, s in status.items():
+        o, n = okeys.get(k), nkeys.get(k)
+        if s == "added":
+            cands[n.sec.name].append((n.addr, s, None, n))
+        elif s == "removed":
+            cands[o.sec.name].append((o.addr, s, o, None))
+        elif o.addr != n.addr:
+            cands[n.sec.name].append((min(o.addr, n.addr), s, o, n))
+    old_objs = {s.obj for s in old.syms}
+    new_objs = {s.obj for s in new.syms}
+    exec_secs = {s.name for s in new.sections if s.executable} | {s.name for s in old.sections if s.executable}
+    old_by_sec: dict[str, list[Sym]] = {}  #: sized symbols of a section by address, made when asked
+
+    def sized_in(name: str) -> list[Sym]:
+        if name not in old_by_sec:
+            old_by_sec[name] = sorted((s for s in old.syms if s.size and s.sec.name == name), key=lambda s: s.addr)
+        return old_by_sec[name]
+
+    rank = {"added": 0, "removed": 1}
+    origins = []
+    for sec, lst in cands.items():
+        addr, s, o, n = min(lst, key=lambda c: (c[0], rank.get(c[1], 2)))  # the first of them, as a stable sort
+        ref = n or o
+        obj = ref.obj
+        if s == "added":
+            if obj and obj not in old_objs:
+                size = sum(x.size for x in new.syms if x.obj == obj and x.sec.name == sec)
+                cause, resp, detail = "added-object", obj, f"object {obj} is new ({size} bytes of symbols in {sec})"
+            else:
+                cause, resp, detail = "added-symbol", f"{obj}:{ref.name}" if obj else ref.name, \
+                    f"new {ref.kind} {ref.name} ({ref.size} bytes)"
+        elif s == "removed":
+            if obj and obj not in new_objs:
+                cause, resp, detail = "removed-object", obj, f"object {obj} is gone"
+            else:
+                cause, resp, detail = "removed-symbol", f"{obj}:{ref.name}" if obj else ref.name, \
+                    f"{ref.kind} {ref.name} ({ref.size} bytes) is gone"
+        else:
+            olist = sized_in(o.sec.name)
+            i = bisect.bisect_left([x.addr for x in olist], addr) - 1
+            prev = olist[i] if i >= 0 else None
+            ps = status.get(prev.key) if prev is not None else None
+            layout = _layout_cause(old, new, sec, obj)
+            osec = next((x for x in old.sections if x.name == sec), None)
+            nsec = next((x for x in new.sections if x.name == sec), None)
+            first = olist[0].addr if olist else None
+            if osec and nsec and osec.addr != nsec.addr and (first is None or addr <= first):
+                cause, resp = "section", sec
+                detail = (f"{sec} starts at {nsec.addr:#x} (was {osec.addr:#x}): "
+                          f"what is placed before it changed size")
+            elif ps == "resized":
+                pn = nkeys[prev.key]
+                grew = pn.size - prev.size
+                cause, resp = "resized", f"{prev.obj}:{prev.name}" if prev.obj else prev.name
+                detail = f"{prev.name} {'grew' if grew > 0 else 'shrank'} by {abs(grew)} bytes ({prev.size} -> {pn.size})"
+            elif layout:
+                cause, resp, detail = "layout", obj or ref.name, layout
+            else:
+                cause, resp = "padding", obj or ref.name
+                detail = f"the bytes before {ref.name} changed (alignment, padding or unlabelled code/data)"
+        origins.append(ShiftOrigin(sec, addr, ref.name, obj, cause, resp, detail))
+    origins.sort(key=lambda g: (g.section not in exec_secs, g.address))
+    prop = None
+    if origins:
+        g = origins[0]
+        matched = []  # the pairs in the origin's section at or above it, by old address
+        for k, s in status.items():
+            if s != "added" and s != "removed":
+                n = nkeys[k]
+                if n.sec.name == g.section and (n.addr >= g.address or okeys[k].addr >= g.address):
+                    matched.append((okeys[k], n))
+        matched.sort(key=lambda p: p[0].addr)
+        moved = [(o, n) for o, n in matched if o.addr != n.addr]
+        stayed = [(o, n) for o, n in matched if o.addr == n.addr]
+        absorbed = None
+        if moved:
+            after = [o for o, n in stayed if o.addr > moved[0][0].addr]
+            absorbed = after[0].name if after else None
+        prop = Propagation(g.section, len(moved), len(stayed), g.address,
+                           max((n.addr for _, n in moved), default=g.address),
+                           not stayed, absorbed)
+    return origins, prop

@@ -1,0 +1,148 @@
+"""Which object each symbol came from (the replayed plan, else STT_FILE symbols), and the keys
+that match a symbol with its twin in the other image."""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from pathlib import Path
+
+from .. import elfinfo
+from ..errors import LayoutbenchError
+from ..layout import LayoutPlan
+from .image import Image, Sym, read_image, without_gc
+
+
+@without_gc
+def load_side(side: str | Path, image: str | None = None, repo: str | None = None, say=lambda msg: None) -> Image:
+    """An ELF image, with the plan beside it (``plan.json``) and its objects, if any.
+
+    A build spec ``KERNEL@REV:LAYOUT[:SEED]`` is resolved (and built) by :mod:`layoutbench.specs`;
+    ``image``, ``repo`` and ``say`` are for that case."""
+    p = Path(side)
+    if not p.exists() and "@" in str(side):
+        from .. import specs
+
+        return specs.symdiff_side(str(side), image, repo, say)
+    img = read_image(p)
+    plan_path = p.parent / "plan.json"
+    if plan_path.is_file():
+        try:
+            img.plan = LayoutPlan.from_json(plan_path.read_text())
+        except (ValueError, TypeError, KeyError) as e:
+            img.notes.append(f"{plan_path}: unreadable plan ({e}); objects from STT_FILE symbols")
+        if img.plan is not None:
+            img.objects = find_objects(p, img.plan)
+    map_objects(img)
+    return img
+
+
+@without_gc
+def built_side(elf: Path, label: str, plan: LayoutPlan, objects: dict) -> Image:
+    """A side layoutbench built: the image, its plan and the objects (name → elfinfo.ObjectInfo)."""
+    img = read_image(elf, label)
+    img.plan = plan
+    img.objects = objects
+    map_objects(img)
+    return img
+
+
+def read_objects(objdir: Path, entries: list[tuple[str, str]]) -> dict:
+    """elfinfo.ObjectInfo of each (name, file relative to objdir), cached for the other side."""
+    return {n: elfinfo.read_object(objdir / rel, n) for n, rel in entries}
+
+
+def find_objects(elf: Path, plan: LayoutPlan) -> dict | None:
+    """The objects an image in a layoutbench work dir was linked from.
+
+    ``WORK/images/K/<commit>-<config>/I/L-S/image.elf`` was linked from
+    ``WORK/objects/K/<commit>-<config>/obj``, listed in the profile's object list."""
+    from .. import build, profile
+
+    try:
+        elf = elf.resolve()
+        work, key = elf.parents[5], elf.parents[2].name
+        objdir = work / "objects" / plan.kernel / key / "obj"
+        listing = objdir / profile.load(plan.kernel).image(plan.image).objects
+        entries = dict(build.object_entries(listing))
+    except (IndexError, LayoutbenchError, OSError):
+        return None
+    names = list(dict.fromkeys(u.object for units in plan.groups.values() for u in units))
+    try:
+        return read_objects(objdir, [(n, entries.get(n, n)) for n in names])
+    except (LayoutbenchError, ValueError, IndexError, OSError):
+        return None
+
+
+def map_objects(img: Image) -> None:
+    """Set ``obj`` of every symbol: from the replayed plan, else from STT_FILE symbols."""
+    by_sec: dict[int, list[Sym]] = defaultdict(list)
+    for s in img.syms:
+        by_sec[s.sec.index].append(s)
+    for lst in by_sec.values():
+        lst.sort(key=lambda s: (s.addr, s.name))
+    # STT_FILE: locals by their file; a global between two locals of one file is in that file
+    for lst in by_sec.values():
+        prev = ""
+        pending: list[Sym] = []
+        for s in lst:
+            if s.bind == "local":
+                for g in pending:
+                    g.obj = s.file if s.file == prev else ""
+                pending = []
+                s.obj = prev = s.file
+            else:
+                pending.append(s)
+    if img.plan is None or img.objects is None:
+        if img.plan is not None:
+            img.notes.append(f"{img.path}: the objects of its plan were not found; objects from STT_FILE symbols")
+        return
+    from .. import placement
+
+    names = [s.name for s in img.syms] + list(img.markers)
+    n = len(names)
+    columns = {"name": names, "value": [s.addr for s in img.syms] + [a for a, _ in img.markers.values()],
+               "size": [s.size for s in img.syms] + [0] * len(img.markers),
+               "kind": [s.kind for s in img.syms] + ["notype"] * len(img.markers),
+               "bind": [s.bind for s in img.syms] + ["global"] * len(img.markers),
+               "section": [s.sec.name for s in img.syms] + [sec for _, sec in img.markers.values()], "file": [""] * n}
+    info = elfinfo.ImageInfo(img.path, {}, columns=columns)  # no Symbol objects: replay needs only the columns
+    try:
+        starts = placement.replay(img.plan, img.objects, info)
+    except LayoutbenchError as e:
+        img.notes.append(f"{img.path}: plan does not replay ({e}); objects from STT_FILE symbols")
+        return
+    if starts.problems:
+        img.notes.append(f"{img.path}: image does not match its plan ({starts.problems[0]}); "
+                         f"objects from STT_FILE symbols")
+        return
+    end = img.markers.get("__lb_text_units_end", (None,))[0]
+    ranges: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+    order = {name: i for i, name in enumerate(dict.fromkeys(o for _, o in starts.starts))}
+    for (kind, obj), addr in starts.starts.items():
+        sec = img.section_at(addr)
+        if sec is not None:
+            ranges[sec.index].append((addr, order[obj], obj))
+    for idx, lst in ranges.items():
+        lst.sort()
+        addrs = [a for a, _, _ in lst]
+        for s in by_sec.get(idx, []):
+            if end is not None and s.sec.executable and s.addr >= end and s.sec.addr <= end:
+                continue
+            i = bisect.bisect_right(addrs, s.addr) - 1
+            if i >= 0:
+                s.obj = lst[i][2]
+    img.mapping = "plan"
+
+
+def assign_keys(img: Image, mode: str) -> None:
+    seen: dict[tuple, int] = {}
+    plan = mode == "plan"
+    for s in img.syms:  # symbol-table order: lld writes each object's locals in link-command order
+        if s.bind == "local":
+            base = (s.file, s.obj, s.name) if plan and s.size else (s.file, s.name)
+        else:
+            base = ("", s.name)
+        c = seen[base] = seen.get(base, 0) + 1
+        s.key = base if c == 1 else (*base, c)
+    img.index()
