@@ -112,7 +112,8 @@ class ObjectSet:
 
 def _config_hash(profile: Profile, applied: list[quirks.Quirk]) -> str:
     b = profile.build
-    key = json.dumps([b.command, b.cc, sorted(b.env.items()), [q.key() for q in applied]])
+    key = json.dumps([b.command, b.cc, sorted(b.env.items()), [q.key() for q in applied]]
+                     + ([[f.name, sha256_file(f)] for f in b.inputs] if b.inputs else []))
     return hashlib.sha256(key.encode()).hexdigest()[:8]
 
 

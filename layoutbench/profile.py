@@ -42,6 +42,9 @@ class Build:
     ld: str  #: the linker, ``ld.lld-19`` falling back to ``ld.lld``
     env: dict[str, str]
     timeout: float  #: seconds before a build is stopped
+    #: files of the profile the build reads (a driver, a build script): their contents are part
+    #: of the object cache key, so that editing one rebuilds
+    inputs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -225,7 +228,11 @@ def load(kernel: str) -> Profile:
         ld=_tool(b.get("ld", str, "ld.lld-19")),
         env={k: str(v) for k, v in b.get("env", dict, {}).items()},
         timeout=float(b.get("timeout", (int, float), 3600)),
+        inputs=tuple((here / f).resolve() for f in b.get("inputs", list, [])),
     )
+    for f in build.inputs:
+        if not f.is_file():
+            raise LayoutbenchError(f"{file}: [build] inputs names {f}, which does not exist")
 
     images: dict[str, Image] = {}
     imgs = top.table("images", required=True)
