@@ -245,3 +245,22 @@ def test_bad_image_kind_is_one_line(tmp_path):
     p = lb("build", str(tmp_path / "kernel.toml"), check=False)
     assert p.returncode != 0 and "kind 'exe' is not one of script, command, program" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_build_inputs_key_the_object_cache(tmp_path, fresh_workdir):
+    """A file named in [build] inputs (a driver, a build script) is part of the objects' key."""
+    (tmp_path / "src").mkdir()
+    for name, text in {"main.c": MAIN_C, "mix.c": MIX_C, "table.c": TABLE_C, "Makefile": MAKEFILE}.items():
+        (tmp_path / "src" / name).write_text(text)
+    (tmp_path / "flags.mk").write_text("# v1\n")
+    (tmp_path / "kernel.toml").write_text(PROFILE.replace('ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\ninputs = ["flags.mk"]\n'))
+    prof = profile.load(str(tmp_path / "kernel.toml"))
+    assert prof.build.inputs == ((tmp_path / "flags.mk").resolve(),)
+    first = build.compile_objects(prof, source.resolve(prof, None)).info["config"]
+    again = build.compile_objects(prof, source.resolve(prof, None)).info["config"]
+    (tmp_path / "flags.mk").write_text("# v2\n")
+    changed = build.compile_objects(prof, source.resolve(prof, None)).info["config"]
+    assert first == again != changed
+    (tmp_path / "kernel.toml").write_text(PROFILE.replace('ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\ninputs = ["nope.mk"]\n'))
+    p = lb("build", str(tmp_path / "kernel.toml"), check=False)
+    assert p.returncode != 0 and "inputs names" in p.stderr and "nope.mk" in p.stderr and "Traceback" not in p.stderr
