@@ -156,12 +156,17 @@ def main() -> None:
                         "endpoints": v["endpoints"]["ratio"], "runs": v["cost"]["runs"], "single_runs": sl.get("runs")})
         print()
         print(f"bisections over windows of {a.window} commits (first parent), cg_cost, min effect {a.min_effect:g}%:")
-        print(f"{'good..bad':<27} {'BAD/GOOD':>8}  {'layoutbench':<22} {'single default link':<22}")
+        print(f"{'good..bad':<27} {'BAD/GOOD':>8}  {'layoutbench':<36} {'single default link':<22}")
         for b in bis:
-            ours = b["culprit"][:12] + f" ({truth.get(b['culprit'], {}).get('kind', '?')})" if b["culprit"] \
-                else b["status"]
+            if b["culprit"]:
+                ours = b["culprit"][:12] + f" ({truth.get(b['culprit'], {}).get('kind', '?')})"
+            elif b["status"] == "range":  # probes that could not be judged: the culprit is one of these
+                ours = f"range of {len(b['range'])}: " + ",".join(
+                    c[:7] + f"({truth.get(c, {}).get('kind', '?')})" for c in b["range"])
+            else:
+                ours = b["status"]
             theirs = b["single"][:12] + f" ({truth.get(b['single'], {}).get('kind', '?')})" if b["single"] else "-"
-            print(f"{b['good'][:12]}..{b['bad'][:12]} {b['endpoints']:>8.4f}  {ours:<22} {theirs:<22}")
+            print(f"{b['good'][:12]}..{b['bad'][:12]} {b['endpoints']:>8.4f}  {ours:<36} {theirs:<22}")
         # windows where the endpoints differ in cg_ir by >= min effect have a true culprit to find
         print()
         print(f"{'named as the culprit by':<44} {'named':>5} {'changed Ir':>10} {'Ir equal (bad)':>14} "
@@ -170,9 +175,11 @@ def main() -> None:
         res["bisect_single"] = tally("single default-link bisection", [b["single"] for b in bis if b["single"]])
         windows_with_code = sum(any(truth.get(c, {}).get("kind") == "code"
                                     for c in pts[pts.index(b["good"]) + 1:pts.index(b["bad"]) + 1]) for b in bis)
+        in_range = sum(any(truth.get(c, {}).get("kind") == "code" for c in b["range"]) for b in bis)
         print(f"{len(bis)} windows, {windows_with_code} of them hold a commit that changes cg_ir by >= "
               f"{a.min_effect:g}%; layoutbench said 'noise' (nothing to blame) in "
-              f"{sum(b['status'] == 'noise' for b in bis)}")
+              f"{sum(b['status'] == 'noise' for b in bis)}, gave a range of candidates in "
+              f"{sum(b['status'] == 'range' for b in bis)} ({in_range} holding such a commit)")
     print(f"wall time {time.monotonic() - t0:.0f}s")
     if a.json:
         Path(a.json).write_text(json.dumps({"truth": truth, "results": res, "bisections": bis,
