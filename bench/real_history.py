@@ -60,7 +60,10 @@ def main() -> None:
     ap.add_argument("--range", dest="range_", default="v1.9.2..48d9b741",
                     help="A..B, walked along first parents (default: v1.9.2 to the dev tip released as v1.9.3)")
     ap.add_argument("--limit", type=int, help="only the first N commits of the range (after A)")
-    ap.add_argument("--layouts", type=int, default=6, help="K random layouts per commit (and per bisect probe)")
+    ap.add_argument("--layouts", type=int, default=6, help="K seeded layouts per commit (and per bisect probe)")
+    ap.add_argument("--kind", choices=["random", "padded"], default="random",
+                    help="the history's seeded layouts: random object order, or padding before every function "
+                         "(bisect always uses random layouts)")
     ap.add_argument("--window", type=int, default=10, help="commits per bisection window; 0: no bisections")
     ap.add_argument("--min-effect", type=float, default=1.0, help="percent; the tools' and the ground truth's")
     ap.add_argument("--json", help="write every number to this file too")
@@ -83,10 +86,10 @@ def main() -> None:
     min_eff = a.min_effect / 100
     print(f"lz4 {a.range_} ({len(commits) - 1} first-parent commits after {commits[0][:12]}), cachegrind "
           f"I1={tgt.settings.get('i1')} args {' '.join(tgt.settings.get('args', []))}; layouts default + "
-          f"random:{a.layouts}; metric cg_cost (Ir + {tgt.settings.get('miss_weight', 20)} x I1 misses); "
+          f"{a.kind}:{a.layouts}; metric cg_cost (Ir + {tgt.settings.get('miss_weight', 20)} x I1 misses); "
           f"min effect {a.min_effect:g}%", flush=True)
 
-    specs = layout.parse_specs([f"default,random:{a.layouts}"], 1)
+    specs = layout.parse_specs([f"default,{a.kind}:{a.layouts}"], 1)
 
     def say(m: str) -> None:
         print(f"  · {m}", file=sys.stderr, flush=True)
@@ -133,7 +136,7 @@ def main() -> None:
     print()
     print(f"{'named as a code change by':<44} {'named':>5} {'changed Ir':>10} {'Ir equal (bad)':>14} "
           f"{'>= min eff':>10}")
-    res = {"history": tally("layoutbench history (random layouts, paired)",
+    res = {"history": tally(f"layoutbench history ({a.kind} layouts, paired)",
                             [c for c, ch in changes.items() if ch.kind == "code change"])}
     noise = [c for c, ch in changes.items() if ch.kind == "within layout noise"]
     res["history_noise"] = tally("  (history: 'within layout noise', not named)", noise)
