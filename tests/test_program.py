@@ -274,3 +274,20 @@ def test_build_inputs_key_the_object_cache(tmp_path, fresh_workdir):
     (tmp_path / "kernel.toml").write_text(PROFILE.replace('ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\ninputs = ["nope.mk"]\n'))
     p = lb("build", str(tmp_path / "kernel.toml"), check=False)
     assert p.returncode != 0 and "inputs names" in p.stderr and "nope.mk" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_static_false_links_a_dynamic_pie_that_passes_the_check_and_runs(tmp_path, fresh_workdir):
+    (tmp_path / "src").mkdir()
+    for name, text in {"main.c": MAIN_C, "mix.c": MIX_C, "table.c": TABLE_C, "Makefile": MAKEFILE}.items():
+        (tmp_path / "src" / name).write_text(text)
+    (tmp_path / "kernel.toml").write_text(PROFILE.replace('kind = "program"', 'kind = "program"\nstatic = false'))
+    prof = profile.load(str(tmp_path / "kernel.toml"))
+    assert prof.image("prog").static is False
+    _, variants = build.build_variants(prof, source.resolve(prof, None), layout.parse_specs(["default,random"], 2),
+                                       ["prog"])
+    for v in variants:  # link_variant ran the placement check
+        assert elfinfo.read_image(v.elf).symbol("__lb_text_units") is not None
+        kind = subprocess.run(["readelf", "-h", str(v.elf)], capture_output=True, text=True).stdout
+        assert "DYN" in kind  # a position-independent executable, libc linked dynamically
+        p = subprocess.run([str(v.elf), "iterations=100"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and metrics.parse(p.stdout).end == "ok", p.stdout + p.stderr
