@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import elfinfo, layout, linkscript, placement, quirks, source
 from .errors import BuildFailed, LayoutbenchError
-from .paths import workdir
+from .paths import LINKER_SCRIPTS, workdir
 from .profile import Profile
 
 
@@ -112,7 +112,8 @@ class ObjectSet:
 
 def _config_hash(profile: Profile, applied: list[quirks.Quirk]) -> str:
     b = profile.build
-    key = json.dumps([b.command, b.cc, sorted(b.env.items()), [q.key() for q in applied]])
+    key = json.dumps([b.command, b.cc, sorted(b.env.items()), [q.key() for q in applied]]
+                     + ([[f.name, sha256_file(f)] for f in b.inputs] if b.inputs else []))
     return hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
@@ -136,7 +137,7 @@ def _shell(profile: Profile, step: Step) -> None:
     b = profile.build
     what, src, log, error, timeout = step.what, step.src, step.log, step.error, b.timeout
     fill = {"src": src, "objdir": step.objdir, "cc": b.cc, "ld": b.ld, "profile_dir": profile.path.parent,
-            **step.more}
+            "linker_scripts": LINKER_SCRIPTS, **step.more}
     cmd = step.template.format(jobs=step.jobs, **{k: shlex.quote(str(v)) for k, v in fill.items()})
     env = {**os.environ, **b.env, **step.env}
     with open(log, "a") as out:
@@ -244,7 +245,8 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
 
     The image is linked by ld.lld with the profile's template, or, for a kernel whose own
     build system must link it (Linux: kallsyms passes), by the image's ``link_command`` with
-    the plan's text units rendered into ``{fragment_dir}/<fragment>``.
+    the plan's text units rendered into ``{fragment_dir}/<fragment>``, or, for a ``program``
+    image, by the compiler driver with the partial script that INCLUDEs that fragment.
     """
     profile = objs.profile
     img = profile.image(image)
@@ -256,7 +258,7 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
     out = workdir() / "images" / profile.name / f"{objs.checkout.key}-{objs.info['config']}" / image / \
         f"{layout_name}-{seed}"
     elf, plan_path, meta = out / "image.elf", out / "plan.json", out / "variant.json"
-    if img.link_command:
+    if img.kind in ("command", "program"):
         script, text = out / img.fragment, linkscript.render_fragment(plan)
     else:
         script, text = out / "link.ld", linkscript.render(plan, img)
@@ -280,6 +282,13 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
             if not produced.is_file():
                 raise LayoutbenchError(f"the link command of {profile.name} wrote no {produced}; see {out / 'link.log'}")
             shutil.copyfile(produced, tmp)
+            shutil.copymode(produced, tmp)  # a hosted program stays executable
+    elif img.kind == "program":
+        assert img.template is not None and img.driver is not None
+        linkscript.link_program(linkscript.ProgramLink(
+            driver=img.driver, ld=profile.build.ld, template=img.template, fragment_dir=out,
+            objects=tuple(o.path for o in objects), objdir=objs.objdir, output=tmp,
+            ldflags=img.ldflags, libs=img.libs, static=img.static), out / "link.log")
     else:
         linkscript.link(profile.build.ld, script, [o.path for o in objects], objs.objdir, tmp, img.ldflags)
     placement.check(plan, {o.path: o for o in objects}, elfinfo.read_image(tmp))

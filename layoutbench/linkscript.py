@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import string
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import LayoutbenchError
@@ -67,3 +70,43 @@ def link(ld: str, script: Path, objects: list[str], objdir: Path, output: Path,
     if p.returncode != 0:
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
         raise LayoutbenchError(f"linking {output.name} with {script.name} failed: {first}")
+
+
+@dataclass(frozen=True)
+class ProgramLink:
+    """How an ordinary program is linked by the compiler driver (a ``program`` image)."""
+
+    driver: str  #: ``clang-19``: adds crt files, libc, init arrays, TLS as for any program
+    ld: str  #: the ld.lld the driver runs (``--ld-path``)
+    template: Path  #: the partial script (``SECTIONS {...} INSERT AFTER .init;``)
+    fragment_dir: Path  #: holds the layout fragment the template INCLUDEs (searched via -L)
+    objects: tuple[str, ...]  #: relative to ``objdir``, in link order
+    objdir: Path  #: the driver's cwd
+    output: Path
+    ldflags: tuple[str, ...] = ()  #: driver flags before the objects
+    libs: tuple[str, ...] = ()  #: after the objects (``-lm``...)
+    static: bool = True
+
+
+def program_command(p: ProgramLink) -> list[str]:
+    """The driver command line of a ``program`` link: the template goes in with ``-T`` and,
+    being a partial script (INSERT), leaves lld's default layout for everything else."""
+    ld = shutil.which(p.ld) or p.ld
+    return [p.driver, "-fuse-ld=lld", f"--ld-path={ld}", *(["-static"] if p.static else []),
+            "-Wl,--build-id=none", f"-Wl,-T,{p.template}", f"-Wl,-L,{p.fragment_dir}", *p.ldflags,
+            "-o", str(p.output), *p.objects, *p.libs]
+
+
+def link_program(p: ProgramLink, log: Path) -> None:
+    """Link a ``program`` image; the command and the driver's output go to ``log``."""
+    cmd = program_command(p)
+    try:
+        r = subprocess.run(cmd, cwd=p.objdir, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise LayoutbenchError(f"compiler driver {p.driver!r} not found; install clang-19 or set "
+                               f"driver in the image's table") from None
+    log.write_text(f"$ {shlex.join(cmd)}\n{r.stdout}{r.stderr}")
+    if r.returncode != 0:
+        first = next((line for line in r.stderr.splitlines() if "error" in line), r.stderr.strip()[:300])
+        raise LayoutbenchError(f"linking {p.output.name} with {p.template.name} failed: {first.strip()[:300]} "
+                               f"-- log: {log}")

@@ -8,6 +8,7 @@ how an image is run and its metrics read.  The format is documented in
 
 from __future__ import annotations
 
+import os
 import shutil
 import tomllib
 from dataclasses import dataclass, field
@@ -16,6 +17,10 @@ from typing import Any
 
 from . import paths
 from .errors import LayoutbenchError
+
+
+IMAGE_KINDS = ("script", "command", "program")
+PROGRAM_TEMPLATE = "program-text.ld"  #: the partial script a ``program`` image is linked with
 
 
 @dataclass(frozen=True)
@@ -37,11 +42,20 @@ class Build:
     ld: str  #: the linker, ``ld.lld-19`` falling back to ``ld.lld``
     env: dict[str, str]
     timeout: float  #: seconds before a build is stopped
+    #: files of the profile the build reads (a driver, a build script): their contents are part
+    #: of the object cache key, so that editing one rebuilds
+    inputs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
 class Image:
-    """One linked image of the kernel (a bootable kernel, a hosted executable...)."""
+    """One linked image of the kernel (a bootable kernel, a hosted executable...).
+
+    ``kind`` says how it is linked: ``script`` (ld.lld with a full template script),
+    ``command`` (the kernel's own ``link_command`` INCLUDEs the layout fragment) or
+    ``program`` (an ordinary program linked by the compiler driver, crt files and libc
+    included, with the partial script ``linker-scripts/program-text.ld`` that INCLUDEs
+    the layout fragment into ``.text``)."""
 
     name: str
     objects: str  #: file in the object directory listing objects in default link order
@@ -57,6 +71,10 @@ class Image:
     fragment: str = "layoutbench-text.lds"
     output: str | None = None  #: with link_command: the file it writes in {objdir}
     extra_files: tuple[str, ...] = ()  #: files of {objdir} copied beside every image (an initramfs...)
+    kind: str = "script"  #: ``script`` | ``command`` | ``program`` (see above)
+    driver: str | None = None  #: program: the compiler driver that links (default: [build] cc)
+    libs: tuple[str, ...] = ()  #: program: words after the objects (``-lm``...)
+    static: bool = True  #: program: link with ``-static`` (static libc)
 
 
 @dataclass(frozen=True)
@@ -104,26 +122,42 @@ class Profile:
             ) from None
 
 
+def profile_dirs() -> list[Path]:
+    """Where profiles are looked up by name, in order: the folders of ``$LAYOUTBENCH_PROFILES``
+    (separated by ``:``), then ``kernels/``, then ``bench/real/`` (programs with real histories)."""
+    env = [Path(d).resolve() for d in os.environ.get("LAYOUTBENCH_PROFILES", "").split(os.pathsep) if d]
+    return [*env, paths.KERNELS, paths.ROOT / "bench" / "real"]
+
+
+def _named() -> dict[str, Path]:
+    """name → kernel.toml of every profile folder in :func:`profile_dirs` (the first one wins)."""
+    out: dict[str, Path] = {}
+    for d in profile_dirs():
+        if d.is_dir():
+            for sub in sorted(d.iterdir()):
+                if (sub / "kernel.toml").is_file():
+                    out.setdefault(sub.name, sub / "kernel.toml")
+    return out
+
+
 def find(kernel: str) -> Path:
-    """The kernel.toml for a kernel name, a profile folder, or a kernel.toml path."""
+    """The kernel.toml for a profile name, a profile folder, or a kernel.toml path."""
     p = Path(kernel)
     if p.suffix == ".toml" and p.is_file():
         return p.resolve()
     if (p / "kernel.toml").is_file() and ("/" in kernel or p.is_absolute()):
         return (p / "kernel.toml").resolve()
-    candidate = paths.KERNELS / kernel / "kernel.toml"
-    if candidate.is_file():
-        return candidate
-    known = sorted(d.name for d in paths.KERNELS.iterdir() if (d / "kernel.toml").is_file()) \
-        if paths.KERNELS.is_dir() else []
+    named = _named()
+    if kernel in named:
+        return named[kernel]
     raise LayoutbenchError(
-        f"unknown kernel {kernel!r}: known kernels are {', '.join(known) or 'none'} "
-        f"(or give the path of a kernel.toml)"
+        f"unknown kernel {kernel!r}: known profiles are {', '.join(sorted(named)) or 'none'} "
+        f"(or give the path of a kernel.toml, or add its folder's parent to LAYOUTBENCH_PROFILES)"
     )
 
 
 def available() -> list[str]:
-    return sorted(d.name for d in paths.KERNELS.iterdir() if (d / "kernel.toml").is_file())
+    return sorted(_named())
 
 
 def _tool(name: str) -> str:
@@ -194,7 +228,11 @@ def load(kernel: str) -> Profile:
         ld=_tool(b.get("ld", str, "ld.lld-19")),
         env={k: str(v) for k, v in b.get("env", dict, {}).items()},
         timeout=float(b.get("timeout", (int, float), 3600)),
+        inputs=tuple((here / f).resolve() for f in b.get("inputs", list, [])),
     )
+    for f in build.inputs:
+        if not f.is_file():
+            raise LayoutbenchError(f"{file}: [build] inputs names {f}, which does not exist")
 
     images: dict[str, Image] = {}
     imgs = top.table("images", required=True)
@@ -203,23 +241,34 @@ def load(kernel: str) -> Profile:
     for iname in imgs.data:
         t = imgs.table(iname)
         link_command = t.get("link_command", str, None)
-        template = t.get("template", str, required=link_command is None, default=None)
+        ikind = t.get("kind", str, "command" if link_command is not None else "script")
+        if ikind not in IMAGE_KINDS:
+            raise LayoutbenchError(f"{file}: [images.{iname}] kind {ikind!r} is not one of {', '.join(IMAGE_KINDS)}")
+        if (ikind == "command") != (link_command is not None):
+            raise LayoutbenchError(f"{file}: [images.{iname}] " + (
+                "an image with link_command is of kind \"command\"; remove kind or link_command"
+                if link_command is not None else "kind \"command\" needs link_command (the shell command that links)"))
+        program = ikind == "program"
+        template = t.get("template", str, PROGRAM_TEMPLATE if program else None,
+                         required=ikind == "script")
         tpath = None
         if template is not None:
             tpath = (paths.LINKER_SCRIPTS / template) if not (here / template).is_file() else here / template
             if not tpath.is_file():
                 raise LayoutbenchError(f"{file}: [images.{iname}] template {template!r} not found in {paths.LINKER_SCRIPTS}")
-        kinds = tuple(t.get("kinds", list, ["text", "rodata", "data", "bss"]))
+        kinds = tuple(t.get("kinds", list, ["text"] if program else ["text", "rodata", "data", "bss"]))
         if link_command is not None and kinds != ("text",):
             raise LayoutbenchError(f"{file}: [images.{iname}] an image linked by link_command places text only: kinds = [\"text\"]")
+        if program and kinds != ("text",):
+            raise LayoutbenchError(f"{file}: [images.{iname}] a program image places text only: kinds = [\"text\"]")
         if link_command is not None and not t.get("output", str, None):
             raise LayoutbenchError(f"{file}: [images.{iname}] link_command needs 'output' (the file it writes)")
         images[iname] = Image(
             name=iname,
             objects=t.get("objects", str, required=True),
             template=tpath,
-            entry=t.get("entry", str, required=link_command is None, default=""),
-            base=t.get("base", int, required=link_command is None, default=0),
+            entry=t.get("entry", str, required=ikind == "script", default=""),
+            base=t.get("base", int, required=ikind == "script", default=0),
             pin_first=tuple(t.get("pin_first", list, [])),
             ldflags=tuple(t.get("ldflags", list, [])),
             kinds=kinds,
@@ -227,6 +276,10 @@ def load(kernel: str) -> Profile:
             fragment=t.get("fragment", str, "layoutbench-text.lds"),
             output=t.get("output", str, None),
             extra_files=tuple(t.get("extra_files", list, [])),
+            kind=ikind,
+            driver=_tool(t.get("driver", str, b.get("cc", str, "clang-19"))) if program else None,
+            libs=tuple(t.get("libs", list, [])),
+            static=t.get("static", bool, True),
         )
 
     targets: dict[str, Target] = {}
