@@ -78,7 +78,7 @@ class ProgramLink:
 
     driver: str  #: ``clang-19``: adds crt files, libc, init arrays, TLS as for any program
     ld: str  #: the ld.lld the driver runs (``--ld-path``)
-    template: Path  #: the partial script (``SECTIONS {...} INSERT AFTER .init;``)
+    template: Path  #: the partial script (linker-scripts/program-text.ld: .text placed after .init)
     fragment_dir: Path  #: holds the layout fragment the template INCLUDEs (searched via -L)
     objects: tuple[str, ...]  #: relative to ``objdir``, in link order
     objdir: Path  #: the driver's cwd
@@ -90,7 +90,7 @@ class ProgramLink:
 
 def program_command(p: ProgramLink) -> list[str]:
     """The driver command line of a ``program`` link: the template goes in with ``-T`` and,
-    being a partial script (INSERT), leaves lld's default layout for everything else."""
+    being a partial script (placed after .init), leaves lld's default layout for everything else."""
     ld = shutil.which(p.ld) or p.ld
     return [p.driver, "-fuse-ld=lld", f"--ld-path={ld}", *(["-static"] if p.static else []),
             "-Wl,--build-id=none", f"-Wl,-T,{p.template}", f"-Wl,-L,{p.fragment_dir}", *p.ldflags,
