@@ -122,9 +122,16 @@ def analyse(store: Store, kernel: str, commit: str, target: targets.Target, mode
             noise = stats.noise_split(g) if len(g) >= 2 else None
             vs = None
             if name != base and base in groups:
-                vs = stats.compare(groups[base], g, hib, confidence=confidence)
+                try:
+                    vs = stats.compare(groups[base], g, hib, confidence=confidence)
+                except ValueError:  # e.g. a zero value: no log ratio
+                    vs = None
             rows.append(Row(name, g, summary, vs, noise))
         rep.metrics.append(MetricReport(metric, ms[0]["unit"], hib, base, rows))
+    # Holm across every row and metric of this compare: the verdicts shown together
+    all_rows = [r for m in rep.metrics for r in m.rows]
+    for r, c in zip(all_rows, stats.adjust_comparisons([r.vs_baseline for r in all_rows], "holm")):
+        r.vs_baseline = c
     return rep
 
 
