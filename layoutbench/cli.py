@@ -409,13 +409,15 @@ def bisect_options(f):
         click.option("--args", "args", help="Extra program arguments / kernel command line words."),
         click.option("--mode", type=click.Choice(["rerun", "reboot"]), help="How repetitions run  [default: rerun]"),
         click.option("--layouts", type=int, help="K random layouts per probe, the same seeds on every commit  [default: 4]"),
-        click.option("--max-layouts", type=int, help="Budget: layouts a probe may grow to while uncertain  [default: 8]"),
+        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  [default: 32]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
-        click.option("--max-runs", type=int, help="Budget: runs per layout once the layouts are spent  [default: 3]"),
+        click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
         click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),
-        click.option("--confidence", type=float, help="Probability a probe's classification must reach  [default: 0.95]"),
-        click.option("--min-effect", type=float, help="Smallest relative change worth bisecting, e.g. 0.01  "
-                     "[default: the layout noise]"),
+        click.option("--confidence", type=float, help="1 - the error budget of every test, spent over its looks  [default: 0.95]"),
+        click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01  "
+                     "[default: 0.005]"),
+        click.option("--all-changes", "all_changes", is_flag=True, default=None,
+                     help="Find every change point in the range (bisect both sides of a found step)."),
         store_option,
     ]
     for o in reversed(opts):
@@ -424,14 +426,15 @@ def bisect_options(f):
 
 
 def _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs, seed,
-                     confidence, min_effect=None, shadow=None):
+                     confidence, min_effect=None, shadow=None, all_changes=None):
     from .bisect import Settings
 
     kw = dict(repo=repo, subdir=subdir, metric=metric, target=target, args=args, mode=mode, layouts=layouts,
-              max_layouts=max_layouts, runs=runs, max_runs=max_runs, seed=seed, confidence=confidence, min_effect=min_effect, shadow=shadow)
+              max_layouts=max_layouts, runs=runs, max_runs=max_runs, seed=seed, confidence=confidence, min_effect=min_effect, shadow=shadow,
+              all_changes=all_changes)
     s = Settings(kernel=kernel, **{k: v for k, v in kw.items() if v is not None})
     if layouts is not None and max_layouts is None:
-        s.max_layouts = 2 * layouts
+        s.max_layouts = max(s.max_layouts, layouts)
     return s
 
 
@@ -458,7 +461,7 @@ def bisect_grp():
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                   seed, confidence, min_effect, store_path, shadow, as_json):
+                   seed, confidence, min_effect, store_path, shadow, as_json, all_changes=None):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
 
@@ -469,7 +472,7 @@ def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layou
         good, bad = span.split("..", 1)
     prof = profile.load(kernel)
     s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                         seed, confidence, min_effect, shadow)
+                         seed, confidence, min_effect, shadow, all_changes)
     v = bisect.run(open_store(store_path), prof, s, good, bad, say)
     if as_json:
         out.print_json(json.dumps(v, default=str))
@@ -484,13 +487,13 @@ def bisect_run_cmd(kernel, span, repo, subdir, metric, target, args, mode, layou
 @bisect_options
 @click.option("--shadow/--no-shadow", default=None, help="Also run the single-layout bisection.")
 def bisect_start_cmd(kernel, bad, good, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
-                     max_runs, seed, confidence, min_effect, store_path, shadow):
+                     max_runs, seed, confidence, min_effect, store_path, shadow, all_changes=None):
     """Begin a bisection of KERNEL (as git: BAD first, then GOOD; or mark them later)."""
     from . import bisect
 
     prof = profile.load(kernel)
     s = _bisect_settings(kernel, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs, max_runs,
-                         seed, confidence, min_effect, shadow)
+                         seed, confidence, min_effect, shadow, all_changes)
     b = bisect.start(open_store(store_path), prof, s, bad, good)
     out.print(f"bisection of {kernel} started (metric {b.s.metric}); "
               + ("run `layoutbench bisect " + kernel + "` to bisect" if b.good and b.bad
@@ -583,7 +586,7 @@ def bisect_reset_cmd(kernel, repo, subdir, store_path):
 @bisect_options
 @click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
 def judge_cmd(kernel, rev, good, bad, repo, subdir, metric, target, args, mode, layouts, max_layouts, runs,
-              max_runs, seed, confidence, min_effect, store_path, as_json):
+              max_runs, seed, confidence, min_effect, store_path, as_json, all_changes=None):
     """Measure the checkout over the K layouts against GOOD and BAD; exit 0 (like GOOD), 1 (like BAD)
     or 125 (does not build, or uncertain): a `git bisect run` script.  Errors exit 128, which stops
     `git bisect run` instead of marking a commit bad.
