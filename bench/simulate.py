@@ -164,28 +164,42 @@ def main() -> None:
     ap.add_argument("--histories", type=int, default=200)
     ap.add_argument("--commits", type=int, default=8)
     ap.add_argument("--layouts", type=int, default=4, help="K at the first look (try 2..16)")
-    ap.add_argument("--max-layouts", type=int, default=16)
+    ap.add_argument("--max-layouts", type=int, default=decide.Plan.max_layouts)
     ap.add_argument("--min-effect", type=float, default=decide.DEFAULT_MIN_EFFECT)
     ap.add_argument("--quick", action="store_true", help="fewer scenarios")
+    ap.add_argument("--k-sweep", action="store_true", help="also: null and 2σL step rows for a first look of K=2..16")
     a = ap.parse_args()
     t0 = time.time()
     print(f"simulated bisections: {a.histories} histories per row, {a.commits} commits, σL 1% "
           f"(R=3 rows: σR 0.5%), ~40% layout-only commits; layoutbench plan: K={a.layouts}..{a.max_layouts} "
-          f"layouts, runs R..3, 95%, min effect {100 * a.min_effect:g}%, Pocock spending; single layout: "
-          f"default link, 1 run, says 'no change' below {100 * a.min_effect:g}%")
+          f"layouts (looks K, 1.5K, ...), R runs, 95%, min effect {100 * a.min_effect:g}%, Pocock spending; "
+          f"single layout: default link, 1 run, says 'no change' below {100 * a.min_effect:g}%")
     head = (f"{'scenario':38s} {'blame':>6s} {'right':>6s} {'wrong':>6s} {'sev.':>5s} {'unc.':>5s} {'builds':>6s} "
             f"{'runs':>6s} | {'blame':>6s} {'right':>6s} {'wrong':>6s} {'builds':>6s}")
     print(f"{'':38s} {'layoutbench':^47s} | {'single layout (1 run/probe)':^28s}")
     print(head)
+    def pc(x: float) -> str:
+        return f"{100 * x:5.1f}%"
+
     for sc in scenarios(a.quick):
         sc = replace(sc, commits=a.commits)
         plan = decide.Plan(layouts=a.layouts, max_layouts=max(a.max_layouts, a.layouts), runs=sc.runs,
-                           max_runs=max(3, sc.runs), min_effect=a.min_effect)
+                           max_runs=sc.runs, min_effect=a.min_effect)
         r = rates(sc, plan, a.histories)
-        pc = lambda x: f"{100 * x:5.1f}%"  # noqa: E731
         print(f"{sc.name:38s} {pc(r['blame'])} {pc(r['right'])} {pc(r['wrong'])} {100 * r['several']:4.0f}% "
               f"{100 * r['uncertain']:4.0f}% {r['builds']:6.1f} {r['runs']:6.1f} | {pc(r['sl_blame'])} "
               f"{pc(r['sl_right'])} {pc(r['sl_wrong'])} {r['sl_builds']:6.1f}", flush=True)
+    if a.k_sweep:
+        print("first-look K sweep (max layouts max(32, 2K)), R=1, σR 0:")
+        for k in (2, 4, 8, 16):
+            for sc in (Scenario(f"K={k} null", "null"), Scenario(f"K={k} null, shift 0.3%", "null", shift=0.003),
+                       Scenario(f"K={k} step 2σL", "step", 2.0)):
+                sc = replace(sc, commits=a.commits)
+                plan = decide.Plan(layouts=k, max_layouts=max(32, 2 * k), min_effect=a.min_effect)
+                r = rates(sc, plan, a.histories)
+                print(f"{sc.name:38s} {pc(r['blame'])} {pc(r['right'])} {pc(r['wrong'])} {100 * r['several']:4.0f}% "
+                      f"{100 * r['uncertain']:4.0f}% {r['builds']:6.1f} {r['runs']:6.1f} | {pc(r['sl_blame'])} "
+                      f"{pc(r['sl_right'])} {pc(r['sl_wrong'])} {r['sl_builds']:6.1f}", flush=True)
     print(f"blame: a commit named (null rows: false blame); right: the named commit is the first step (two steps: "
           f"a true step); wrong: a named commit that changed no code; sev.: verdict says several changes or a drift; "
           f"unc.: culprit not confirmed; builds: commits measured; runs: values measured. {time.time() - t0:.0f}s")

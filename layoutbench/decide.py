@@ -36,6 +36,7 @@ early as "within layout noise" when their 95% interval lies inside +-min_effect.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -55,7 +56,7 @@ class Plan:
     """How much a test may spend and how it spends its error budget."""
 
     layouts: int = 4  #: K at the first look
-    max_layouts: int = 16
+    max_layouts: int = 32
     runs: int = 1  #: R: runs per layout (the layout is the unit: more layouts, not more runs)
     max_runs: int = 1  #: > runs: after the last layout look, looks with the runs doubled
     confidence: float = 0.95
@@ -87,6 +88,8 @@ class Plan:
         a = self.alpha
 
         def spent(t: float) -> float:
+            if t <= 0:
+                return 0.0
             if self.spending == "pocock":
                 return a * math.log(1.0 + (math.e - 1.0) * t)
             if self.spending == "obrien-fleming":
@@ -122,9 +125,9 @@ class _Looker:
     deterministic = False
 
 
-def change(ga: dict, gb: dict, hib: bool, level: float, min_effect: float) -> stats.Comparison:
+def change(ga: dict, gb: dict, hib: bool, level: float, min_effect: float, rank: bool = False) -> stats.Comparison:
     """B against A, paired over their common layouts, tested at ``level``."""
-    return stats.compare(ga, gb, hib, confidence=1.0 - level, paired=True, min_effect=min_effect)
+    return stats.compare(ga, gb, hib, confidence=1.0 - level, paired=True, min_effect=min_effect, rank_test=rank)
 
 
 # -- the endpoints ---------------------------------------------------------------------------------
@@ -148,7 +151,7 @@ def endpoints(prober, good, bad, plan: Plan) -> Ends:
         gg, gb = prober.groups(good, k, r), prober.groups(bad, k, r)
         lk.deterministic = _deterministic(gg, gb)
         hib = bool(prober.higher_is_better)
-        c = change(gg, gb, hib, a, plan.min_effect)
+        c = change(gg, gb, hib, a, plan.min_effect, rank=True)
         shown = c.at_alpha(plan.alpha)
         last = (shown, k, r, j, a)
         if c.significant:
@@ -186,7 +189,9 @@ def judge_probe(prober, probe, good, bad, plan: Plan) -> Judgement:
     """Like GOOD or like BAD?  At each look two tests at the look's level: the probe
     against GOOD (a change there: *bad*, the first change is at or before the probe) and
     against BAD (a change there and none from GOOD: *good*).  Uncertain when the looks
-    are spent."""
+    are spent.  (With two steps a probe past a small first step may be called good: the
+    bisection then finds the second, and the residual test of the range before it shows
+    the first -- "several changes".)"""
     lk = _Looker()
     j = Judgement("uncertain")
     try:
@@ -229,7 +234,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int) -> tuple[stats.Co
             ga = {i: v for i, v in prober.groups(last_good, used + k, r).items() if i not in old}
             gb = {i: v for i, v in prober.groups(culprit, used + k, r).items() if i not in old}
             lk.deterministic = _deterministic(ga, gb)
-            c = change(ga, gb, bool(prober.higher_is_better), a, plan.min_effect)
+            c = change(ga, gb, bool(prober.higher_is_better), a, plan.min_effect, rank=True)
             shown, k_fresh = c.at_alpha(plan.alpha), k
             if c.significant:
                 return dataclass_replace(shown, verdict=c.verdict), k
@@ -241,7 +246,6 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int) -> tuple[stats.Co
 
 
 def dataclass_replace(obj, **kw):
-    import dataclasses
     return dataclasses.replace(obj, **kw)
 
 
@@ -274,7 +278,7 @@ class Step:
     skipped: list[dict] = field(default_factory=list)
     confirmation: stats.Comparison | None = None
     confirm_layouts: int = 0
-    effect: float = math.nan  #: log ratio culprit/last good (confirmation)
+    effect: float = math.nan  #: log ratio culprit/last good over every layout measured on both
     share: float = math.nan  #: effect / log(BAD/GOOD) of the whole range
 
 
@@ -343,12 +347,13 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     out.status = st.status
     if st.culprit is not None:
         lo, hi = commits.index(st.last_good), commits.index(st.culprit)
+        rplan = dataclasses.replace(plan, confidence=1.0 - plan.alpha / 2)  # two residual tests share alpha
         for sub in (commits[:lo + 1], commits[hi:]):
             if len(sub) < 2:
                 continue
             seg = f"{sub[0]}..{sub[-1]}"
             try:
-                sub_ends = endpoints(prober, sub[0], sub[-1], plan)
+                sub_ends = endpoints(prober, sub[0], sub[-1], rplan)
             except Skip:
                 continue
             if sub_ends.status != "differs":
@@ -369,6 +374,17 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     return out
 
 
+def planned_probes(n_commits: int) -> int:
+    """Probes a binary search over ``n_commits`` (GOOD and BAD included) makes."""
+    return max(1, math.ceil(math.log2(max(2, n_commits - 1))))
+
+
+def probe_plan(plan: Plan, n_commits: int) -> Plan:
+    """Each probe gets alpha / (planned probes) (Bonferroni): the chance that *any* probe of the
+    bisection is misjudged stays <= alpha."""
+    return dataclasses.replace(plan, confidence=1.0 - plan.alpha / planned_probes(n_commits))
+
+
 def _total(prober, good, bad, plan: Plan, ends: Ends) -> float:
     """log(BAD/GOOD) over the most layouts both were measured at by the end (less biased by
     the early stop of the endpoints than the deciding look)."""
@@ -386,6 +402,7 @@ def _total(prober, good, bad, plan: Plan, ends: Ends) -> float:
 def _one_step(prober, commits: list[str], plan: Plan, journal, segment, say) -> tuple[Step, int]:
     probes = 0
     good, bad = commits[0], commits[-1]
+    pplan = probe_plan(plan, len(commits))
     while True:
         marks = journal.marks(segment)
         lo, hi, cand = _window(commits, marks)
@@ -394,7 +411,7 @@ def _one_step(prober, commits: list[str], plan: Plan, journal, segment, say) -> 
         mid = (lo + hi) / 2
         i = min(cand, key=lambda x: (abs(x - mid), x))
         say(f"probe {commits[i][:12]} ({len(cand)} commit(s) left to test)")
-        j = judge_probe(prober, commits[i], good, bad, plan)
+        j = judge_probe(prober, commits[i], good, bad, pplan)
         probes += 1
         journal.record(segment, commits[i], j)
         say(f"{commits[i][:12]}: {j.describe()}")
@@ -412,8 +429,15 @@ def _one_step(prober, commits: list[str], plan: Plan, journal, segment, say) -> 
                + [marks.get(c, {}).get("layouts", 0) for c in (commits[lo], culprit)]
                + [ref for c in (commits[lo], culprit) if c in (good, bad)])
     c, kc = confirm(prober, commits[lo], culprit, plan, used)
+    effect = c.log_ratio if c is not None else math.nan
+    if c is not None:  # the step's size over every layout measured on both (decisions + fresh)
+        try:
+            ga, gb = prober.groups(commits[lo], used + kc, plan.runs), prober.groups(culprit, used + kc, plan.runs)
+            effect = change(ga, gb, bool(prober.higher_is_better), plan.alpha, plan.min_effect).log_ratio
+        except Skip:
+            pass
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
-              confirmation=c, confirm_layouts=kc, effect=c.log_ratio if c is not None else math.nan)
+              confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes
 
 
