@@ -281,7 +281,13 @@ def pct(x: float, digits: int = 2) -> str:
 
 
 def noise_line(name: str, n: stats.NoiseSplit) -> str:
-    return (f"layout noise ({name}, {n.k} layouts): between-layout sd {pct(n.layout_cv)} "
+    # the between-layout sd with its 95% upper bound, never a bare 0.00%
+    if n.layout_cv == 0 or pct(n.layout_cv) == "0.00%":
+        sd = f"< {pct(n.layout_cv_upper)} (95% upper bound; estimate 0)"
+    else:
+        sd = f"{pct(n.layout_cv)} (95% upper bound {pct(n.layout_cv_upper)})"
+    head = "between-layout sd" if n.runs_separated else "layout + run noise (runs not separated) sd"
+    return (f"layout noise ({name}, {n.k} layouts): {head} {sd} "
             f"(medians {fmt(n.median_min)} … {fmt(n.median_max)}, range {pct(n.median_range_rel)}), "
             f"run noise sd {pct(n.run_cv)}, layout share of variance {pct(n.layout_share, 0)}"
             + ("" if not math.isnan(n.run_cv) else " (one run per layout: run noise not separated)"))

@@ -156,6 +156,22 @@ def _boot_centers(arrays: Sequence[np.ndarray], L: np.ndarray,
     return meds.mean(axis=1)
 
 
+def _layout_stats(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(run counts, means, medians, within sum of squares) of each layout's runs; one numpy
+    call per statistic when every layout has the same number of runs (the usual case)."""
+    sizes = {a.size for a in arrays}
+    if len(sizes) == 1:
+        m = np.vstack(arrays)
+        means = m.mean(axis=1)
+        meds = np.median(m, axis=1) if m.shape[1] > 2 else means
+        ssw = float(((m - means[:, None]) ** 2).sum())
+        return np.full(len(arrays), float(m.shape[1])), means, meds, ssw
+    means = np.array([a.mean() for a in arrays])
+    meds = np.array([np.median(a) for a in arrays])
+    ssw = float(sum(((a - mu) ** 2).sum() for a, mu in zip(arrays, means)))
+    return np.array([a.size for a in arrays], dtype=float), means, meds, ssw
+
+
 def _check_conf(confidence: float) -> None:
     if not (0.0 < confidence < 1.0):
         raise ValueError("confidence must be in (0, 1)")
@@ -315,15 +331,11 @@ def _noise_split_arrays(g: Mapping[str, np.ndarray]) -> NoiseSplit:
     keys = list(g.keys())
     arrays = [g[k] for k in keys]
     k = len(arrays)
-    ns = np.array([a.size for a in arrays], dtype=float)
+    ns, means, meds, ssw = _layout_stats(arrays)
     N = float(ns.sum())
-    meds = np.array([np.median(a) for a in arrays])
-    means = np.array([np.mean(a) for a in arrays])
     grand_mean = float(np.sum(ns * means) / N)
     center = float(np.mean(meds))
     grand_median = float(np.median(meds))
-
-    ssw = float(sum(np.sum((a - m) ** 2) for a, m in zip(arrays, means)))
     dfw = N - k
     msw = ssw / dfw if dfw > 0 else math.nan
 
@@ -403,12 +415,11 @@ def _re_anova(sides: Sequence[Sequence[np.ndarray]],
         k = len(arrays)
         if k < 2:
             continue
-        ns = np.array([a.size for a in arrays], dtype=float)
-        means = np.array([np.mean(a) for a in arrays])
+        ns, means, _, ssw_side = _layout_stats(arrays)
         n = float(ns.sum())
         gm = float(np.sum(ns * means) / n)
         ssb += float(np.sum(ns * (means - gm) ** 2))
-        ssw += float(sum(np.sum((a - m) ** 2) for a, m in zip(arrays, means)))
+        ssw += ssw_side
         dfb += k - 1
         dfw += int(n) - k
         n0w += (n - float(np.sum(ns ** 2)) / n)  # (k-1) * n0 of this side
@@ -685,8 +696,8 @@ def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
     else:
         ua, ub = la, lb
         dropped = 0
-    ma = np.array([np.mean(v) for v in ua.values()])
-    mb = np.array([np.mean(v) for v in ub.values()])
+    ma = _layout_stats(list(ua.values()))[1]
+    mb = _layout_stats(list(ub.values()))[1]
     ka, kb = ma.size, mb.size
     per_layout: dict[str, float] = {}
     reason = ""
