@@ -142,10 +142,12 @@ def rates(sc: Scenario, plan: decide.Plan, n: int, seed0: int = 0) -> dict:
     return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]} | {"n": n}
 
 
-def scenarios(quick: bool = False) -> list[Scenario]:
+def scenarios(quick: bool = False, runs_list=(1, 3)) -> list[Scenario]:
     out = []
     sizes = (0.5, 1, 2, 3, 5) if not quick else (1, 2, 5)
     for runs, sr in ((1, 0.0), (3, 0.005)):
+        if runs not in runs_list:
+            continue
         out.append(Scenario(f"null R={runs}", "null", 0.0, sigma_r=sr, runs=runs))
         for sh in (0.001, 0.003):
             out.append(Scenario(f"null, layout-only shift {100 * sh:g}% R={runs}", "null", 0.0, sigma_r=sr,
@@ -168,6 +170,8 @@ def main() -> None:
     ap.add_argument("--min-effect", type=float, default=decide.DEFAULT_MIN_EFFECT)
     ap.add_argument("--quick", action="store_true", help="fewer scenarios")
     ap.add_argument("--k-sweep", action="store_true", help="also: null and 2σL step rows for a first look of K=2..16")
+    ap.add_argument("--part", choices=("all", "r1", "r3", "none"), default="all",
+                    help="which main rows (R=1, R=3; none: only the K sweep), to run parts side by side")
     a = ap.parse_args()
     t0 = time.time()
     print(f"simulated bisections: {a.histories} histories per row, {a.commits} commits, σL 1% "
@@ -181,7 +185,7 @@ def main() -> None:
     def pc(x: float) -> str:
         return f"{100 * x:5.1f}%"
 
-    for sc in scenarios(a.quick):
+    for sc in scenarios(a.quick, {"all": (1, 3), "r1": (1,), "r3": (3,), "none": ()}[a.part]):
         sc = replace(sc, commits=a.commits)
         plan = decide.Plan(layouts=a.layouts, max_layouts=max(a.max_layouts, a.layouts), runs=sc.runs,
                            max_runs=sc.runs, min_effect=a.min_effect)

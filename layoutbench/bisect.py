@@ -3,11 +3,13 @@
 Every probe builds one commit (objects compiled once) and measures it over the same
 K random layouts (seeds ``seed .. seed+K-1`` on every commit, so that neighbouring
 commits are compared layout for layout), R runs each.  The endpoints are measured
-first; when GOOD and BAD do not differ beyond layout noise the answer is "within
-layout noise" and nothing is bisected.  A probe is classified like GOOD or like BAD
-with :func:`stats.classify`; while it is uncertain, layouts (then runs) are added up
-to a budget, after which it is reported as uncertain and treated like a skipped
-commit.  A commit that does not build, or whose runs all fail, is skipped.
+first; when GOOD and BAD do not differ by at least --min-effect the answer is "within
+layout noise" and nothing is bisected.  The decisions -- endpoints, probes, the
+confirmation of the culprit on fresh layouts, the share of the change it explains --
+are made by :mod:`layoutbench.decide`, which runs the same code in simulation
+(``bench/simulate.py``); this module measures, keeps the marks in the log and prints.
+An uncertain probe is treated like a skipped commit.  A commit that does not build, or
+whose runs all fail, is skipped.
 
 The state of a bisection -- its settings and a log of good/bad/skip marks -- lives in
 the store's ``state`` table under ``bisect:<kernel>:<repo>:<subdir>``; the samples live
@@ -358,6 +360,8 @@ class Bisection:
                 lines.append(self.s.start_line(e.get("bad"), e.get("good")))
             elif v == "endpoints":
                 lines.append(f"# endpoints: {e['note']}")
+            elif v in ("good", "bad", "skip") and e.get("segment"):  # --all-changes: a sub-range's mark
+                lines.append(f"# {v} in {e['segment']}: [{e['commit']}] {e.get('subject', '')} -- {e.get('note', '')}")
             elif v in ("good", "bad", "skip"):
                 subj = e.get("subject", "")
                 lines.append(f"# {v}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
@@ -369,6 +373,8 @@ class Bisection:
             r = self.result
             if r["status"] == "found":
                 lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')}")
+            elif r["status"] == "uncertain":
+                lines.append(f"# uncertain: points at [{r.get('candidate')}], not confirmed on fresh layouts")
             elif r["status"] == "range":
                 lines.append("# only skipped commits left to test; the first bad commit is one of: "
                              + " ".join(c[:12] for c in r["range"]))
