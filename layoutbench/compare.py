@@ -271,6 +271,8 @@ def fmt(x: float) -> str:
 
 
 def ratio_text(c: stats.Comparison) -> str:
+    if c.verdict == "n/a":  # too little data for a verdict (stats.compare)
+        return f"{c.ratio:.3f}  n/a ({c.reason.split(':')[0]})"
     half = (c.ci_high - c.ci_low) / 2
     word = c.verdict if c.verdict != "no difference" else "same"
     return f"{c.ratio:.3f} ± {half:.3f}  {word}"

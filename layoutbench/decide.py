@@ -299,7 +299,7 @@ class Outcome:
 
     def bound(self) -> str:
         a = f"{100 * self.alpha:g}%"
-        return (f"error bound: a range without a code change is blamed with probability <= {a} (endpoints, "
+        return (f"a range without a code change is blamed with probability <= {a} (endpoints, "
                 f"alpha spent over their looks); a named commit whose own step is null passes its confirmation "
                 f"on fresh layouts with probability <= {a}")
 

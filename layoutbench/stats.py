@@ -602,13 +602,14 @@ class Comparison(_ToDict):
         return f"{head}{mid}{tail}); {self.noise_text()}"
 
     def at_alpha(self, alpha: float) -> Comparison:
-        """The same comparison with its interval and verdict at test level ``alpha``."""
+        """The same comparison with its interval and verdict at test level ``alpha``
+        (``confidence`` becomes ``1 - alpha``)."""
         if self.verdict == "n/a":
             return self
         lo, hi = _t_interval(self.log_ratio, self.se, self.df, alpha)
         verdict, reason = _verdict(lo, hi, self.log_ratio, self.min_effect, self.higher_is_better)
         return dataclasses.replace(self, ci_low=math.exp(lo), ci_high=math.exp(hi), verdict=verdict,
-                                   reason=reason)
+                                   reason=reason, confidence=1.0 - alpha)
 
 
 def _t_interval(est: float, se: float, df: float, alpha: float) -> tuple[float, float]:
@@ -836,7 +837,8 @@ def adjust_comparisons(comps: Sequence[Comparison | None], method: str = "holm")
             out.append(c)
             continue
         a = c.alpha * (pr / pa) if pa > 0 else c.alpha
-        out.append(dataclasses.replace(c.at_alpha(a), p_value=pa, adjusted=method, family=fam))
+        out.append(dataclasses.replace(c.at_alpha(a), p_value=pa, adjusted=method, family=fam,
+                                       confidence=c.confidence))
     return out
 
 
