@@ -40,6 +40,8 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from scipy.special import ndtr, ndtri
+
 from . import stats
 
 
@@ -93,8 +95,8 @@ class Plan:
             if self.spending == "pocock":
                 return a * math.log(1.0 + (math.e - 1.0) * t)
             if self.spending == "obrien-fleming":
-                z = stats._sps.norm.isf(a / 2.0)
-                return float(2.0 * stats._sps.norm.sf(z / math.sqrt(t)))
+                z = float(ndtri(1.0 - a / 2.0))
+                return float(2.0 * ndtr(-z / math.sqrt(t)))
             return a * t  # bonferroni: an equal split
         cum = [spent(j / J) for j in range(J + 1)]
         return [max(cum[j + 1] - cum[j], 1e-12) for j in range(J)]
@@ -110,19 +112,22 @@ def _deterministic(*groups: dict) -> bool:
     return bool(rep) and all(min(v) == max(v) for v in rep)
 
 
-def _looks(plan: Plan, measure):
-    """Iterate over the planned looks; skip the run looks of a deterministic metric.
-    ``measure(k, r)`` returns the groups measured at that look (to detect determinism)."""
+class _Looker:
+    """What the caller saw at the last look: whether the metric is deterministic."""
+
+    deterministic = False
+
+
+def _looks(plan: Plan, seen: _Looker):
+    """(index, layouts, runs, test level) of each planned look; the looks that add runs are
+    skipped once ``seen.deterministic`` (repeated runs identical: more runs cannot help;
+    their share of alpha is then left unspent)."""
     looks = plan.looks()
     levels = plan.levels(len(looks))
     for j, ((k, r), a) in enumerate(zip(looks, levels)):
-        if j > 0 and r > looks[j - 1][1] and measure.deterministic:
+        if j > 0 and r > looks[j - 1][1] and seen.deterministic:
             return
         yield j, k, r, a
-
-
-class _Looker:
-    deterministic = False
 
 
 def change(ga: dict, gb: dict, hib: bool, level: float, min_effect: float, rank: bool = False) -> stats.Comparison:
@@ -237,16 +242,12 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int) -> tuple[stats.Co
             c = change(ga, gb, bool(prober.higher_is_better), a, plan.min_effect, rank=True)
             shown, k_fresh = c.at_alpha(plan.alpha), k
             if c.significant:
-                return dataclass_replace(shown, verdict=c.verdict), k
+                return shown, k  # significant at the look's level, so at 95% too
         if shown is not None and shown.significant:  # significant at 95% but not at the look's level
-            shown = dataclass_replace(shown, verdict="no difference", reason="not at the spent level")
+            shown = dataclasses.replace(shown, verdict="no difference", reason="not at the spent level")
         return shown, k_fresh
     except Skip:
         return shown, k_fresh
-
-
-def dataclass_replace(obj, **kw):
-    return dataclasses.replace(obj, **kw)
 
 
 # -- the bisection ---------------------------------------------------------------------------------

@@ -108,3 +108,33 @@ def test_bisection_finds_a_2_sigma_step_and_flags_two_steps():
     two = [sim.one(sim.Scenario("t", "two", 3.0), decide.Plan(), seed=30_000 + i) for i in range(60)]
     told = sum(1 for t in two if t["several"] or t["both"] or t["uncertain"])
     assert told / len(two) >= 0.8, told
+
+
+def test_all_changes_finds_both_steps():
+    """--all-changes bisects both sides of a found step: with two steps of 3 and 6 sigma_L
+    both are found (and confirmed) in most histories."""
+    both = 0
+    for i in range(30):
+        p = sim.SimProber(sim.Scenario("t", "two", 6.0), np.random.default_rng(40_000 + i))
+        out = decide.bisect_range(p, p.names, decide.Plan(all_changes=True), decide.MemoryJournal())
+        found = {s.culprit for s in out.steps if s.status == "found"}
+        both += {p.names[j] for j in p.steps} <= found
+        assert out.several or len(found) < 2
+    assert both >= 24, both
+
+
+def test_a_resumed_bisection_repeats_no_probe_and_reaches_the_same_verdict():
+    """The engine continues from the marks of an interrupted run (as bisect.py's log keeps them)."""
+    sc = sim.Scenario("s", "step", 3.0, commits=16)
+    full = decide.MemoryJournal()
+    p = sim.SimProber(sc, np.random.default_rng(7))
+    first = decide.bisect_range(p, p.names, decide.Plan(), full)
+    assert len(full.log) >= 3
+    part = decide.MemoryJournal()
+    part.log = full.log[:2]  # killed after two probes
+    p2 = sim.SimProber(sc, np.random.default_rng(7))  # the same history; the store gives the same values
+    p2._layout, p2._noise = dict(p._layout), dict(p._noise)
+    again = decide.bisect_range(p2, p2.names, decide.Plan(), part)
+    assert again.culprit == first.culprit and again.status == first.status
+    probed = [e["commit"] for e in part.log]
+    assert len(probed) == len(set(probed)) and probed[:2] == [e["commit"] for e in full.log[:2]]
