@@ -445,11 +445,14 @@ def bisect_grp():
     \b
       layoutbench bisect KERNEL GOOD..BAD --metric NAME [--target T --layouts K --runs R]
     measures GOOD and BAD over K random layouts (the same seeds on every commit), stops
-    with "within layout noise" when they do not differ, else bisects: each probe is
-    classified like GOOD or like BAD, adding layouts/runs while uncertain, and skipped
-    when it does not build.  The state lives in the store: run the same command again to
-    resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on the
-    same state.
+    with "within layout noise" when they do not differ by --min-effect, else bisects: each
+    probe is compared with GOOD and BAD, adding layouts in planned looks (alpha spent over
+    them) while undecided, and skipped when it does not build.  The culprit is confirmed
+    on fresh layouts; the verdict states its error bound, the share of the change it
+    explains ("several changes or a drift"; --all-changes finds every step) and what
+    symdiff says its code did.  The state lives in the store: run the same command again
+    to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
+    the same state.
     """
 
 
