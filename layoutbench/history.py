@@ -10,7 +10,8 @@ Each point is one probe: compile once, link every layout, run every variant ``ru
 times.  Between two consecutive measured points every metric is compared over the
 random layouts, paired by layout id (``random:3`` of one commit with ``random:3`` of
 the next, which have nearly the same object order): a difference whose confidence
-interval excludes 1 and that is at least ``min_effect`` is a **code change**; a
+interval excludes 1 (Holm-adjusted over every step and metric of the history) and that is
+at least ``min_effect`` is a **code change**; a
 difference seen by some single layout (sorted, aligned, one seed) that the random
 layouts do not confirm is **within layout noise**, the kind of change a one-layout
 benchmark would have reported wrongly.
