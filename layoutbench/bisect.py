@@ -204,16 +204,6 @@ class Prober:
 Judgement = decide.Judgement
 
 
-def threshold(s: Settings, c: stats.Comparison | None = None) -> float:
-    """The relative change that counts as a change: --min-effect (default 0.5%)."""
-    return decide.DEFAULT_MIN_EFFECT if s.min_effect is None else s.min_effect
-
-
-def differs(s: Settings, c: stats.Comparison) -> bool:
-    """A comparison shows a change: its interval excludes 1 and the effect is at least --min-effect."""
-    return c.significant and abs(math.log(c.ratio)) >= math.log1p(threshold(s, c))
-
-
 class Engine:
     """The prober as the decision engine (decide.py) sees it: commits by sha."""
 
