@@ -544,7 +544,8 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
             s = b.s
         else:
             if b is not None:
-                say(f"replacing the earlier bisection of {profile.name} ({b.good and b.good[:12]}..{b.bad and b.bad[:12]})")
+                say(f"replacing the earlier bisection of {profile.name} "
+                    f"({b.good and b.good[:12]}..{b.bad and b.bad[:12]})")
             b = start(store, profile, s, bd, g)
     elif b is None:
         raise LayoutbenchError(f"no bisection of {profile.name} in progress; give GOOD..BAD")
