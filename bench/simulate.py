@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from layoutbench import decide  # noqa: E402
+from layoutbench import decide
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import ROOT
+
 from layoutbench import decide, stats
 
 
