@@ -3,11 +3,13 @@
 Every probe builds one commit (objects compiled once) and measures it over the same
 K random layouts (seeds ``seed .. seed+K-1`` on every commit, so that neighbouring
 commits are compared layout for layout), R runs each.  The endpoints are measured
-first; when GOOD and BAD do not differ beyond layout noise the answer is "within
-layout noise" and nothing is bisected.  A probe is classified like GOOD or like BAD
-with :func:`stats.classify`; while it is uncertain, layouts (then runs) are added up
-to a budget, after which it is reported as uncertain and treated like a skipped
-commit.  A commit that does not build, or whose runs all fail, is skipped.
+first; when GOOD and BAD do not differ by at least --min-effect the answer is "within
+layout noise" and nothing is bisected.  The decisions -- endpoints, probes, the
+confirmation of the culprit on fresh layouts, the share of the change it explains --
+are made by :mod:`layoutbench.decide`, which runs the same code in simulation
+(``bench/simulate.py``); this module measures, keeps the marks in the log and prints.
+An uncertain probe is treated like a skipped commit.  A commit that does not build, or
+whose runs all fail, is skipped.
 
 The state of a bisection -- its settings and a log of good/bad/skip marks -- lives in
 the store's ``state`` table under ``bisect:<kernel>:<repo>:<subdir>``; the samples live
@@ -29,16 +31,13 @@ import shlex
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import fmt, measure, source, stats, targets
+from . import decide, fmt, measure, source, stats, targets
+from .decide import Skip
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
 from .store import Store, config_hash
 
 CURRENT = "bisect:current"  #: state key naming the bisection the git-shaped verbs act on
-
-
-class Skip(Exception):
-    """This commit cannot be judged (does not build, or every run failed)."""
 
 
 @dataclass
@@ -52,22 +51,28 @@ class Settings:
     target: str | None = None
     args: str = ""  #: extra program arguments, one string
     mode: str = "rerun"
-    layouts: int = 4  #: K: random layouts per probe, seeds seed..seed+K-1 on every commit
-    max_layouts: int = 8
+    layouts: int = 4  #: K: random layouts per probe at the first look, seeds seed..seed+K-1 on every commit
+    max_layouts: int = 32  #: the last look: K, 1.5K, ... up to this
     runs: int = 1  #: R: runs per layout
-    max_runs: int = 3
+    max_runs: int = 1  #: > runs: looks with more runs after the last layout look
     seed: int = 1
-    confidence: float = 0.95
-    #: smallest change (relative, e.g. 0.01) the endpoints must differ by; None: the layout noise
-    #: (pooled between-layout sd): a change smaller than what one relink does is not bisected
-    min_effect: float | None = None
+    confidence: float = 0.95  #: 1 - alpha: the error budget of every test, spent over its looks
+    #: smallest change (relative, e.g. 0.01) that counts as a change, at the endpoints and every probe
+    min_effect: float | None = decide.DEFAULT_MIN_EFFECT
     shadow: bool = True  #: also run the single-layout (default link, one run) bisection
     #: hash of the target's configuration (``measure.target_config``, filled in by ``normalize``):
     #: a bisection started under another one is started again, not resumed
     target_config: str = ""
+    all_changes: bool = False  #: find every change point (bisect both sides of a found step)
 
     OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs",
                "max_runs", "seed", "confidence", "min_effect")
+
+    def plan(self) -> decide.Plan:
+        return decide.Plan(layouts=self.layouts, max_layouts=self.max_layouts, runs=self.runs,
+                           max_runs=self.max_runs, confidence=self.confidence,
+                           min_effect=decide.DEFAULT_MIN_EFFECT if self.min_effect is None else self.min_effect,
+                           all_changes=self.all_changes)
 
     def check(self) -> None:
         if self.mode not in measure.SAME_IMAGE_MODES:
@@ -98,6 +103,8 @@ class Settings:
             words += [f"--{name.replace('_', '-')}", str(v)]
         if not self.shadow:
             words.append("--no-shadow")
+        if self.all_changes:
+            words.append("--all-changes")
         return shlex.join(words)
 
 
@@ -195,85 +202,56 @@ class Prober:
         return {"builds": len(commits) + len(failed), "failed_builds": len(failed), "images": images, "runs": runs}
 
 
-def _grow(k: int, r: int, s: Settings, *groups: dict) -> tuple[int, int] | None:
-    """The sequential rule's next step: more layouts first (a new layout samples both the
-    layout noise and the run noise), then more runs -- unless the runs already repeated
-    are all identical (a deterministic metric such as cachegrind's); None when the budget
-    is spent."""
-    if k < s.max_layouts:
-        return min(s.max_layouts, k + max(1, s.layouts // 2)), r
-    repeated = [v for g in groups for v in g.values() if len(v) >= 2]
-    if repeated and all(min(v) == max(v) for v in repeated):
-        return None
-    if r < s.max_runs:
-        return k, min(s.max_runs, r * 2)
-    return None
+Judgement = decide.Judgement
 
 
-@dataclass
-class Judgement:
-    verdict: str  #: good, bad, uncertain, skip
-    layouts: int = 0
-    runs: int = 0
-    p_good: float = math.nan
-    p_bad: float = math.nan
-    position: float = math.nan
-    note: str = ""
+class Engine:
+    """The prober as the decision engine (decide.py) sees it: commits by sha."""
 
-    def describe(self) -> str:
-        if self.verdict == "skip":
-            return f"skip: {self.note}"
-        return (f"{self.verdict} (P(good)={self.p_good:.3f}, P(bad)={self.p_bad:.3f}, position {self.position:.2f} "
-                f"between good=0 and bad=1; {self.layouts} layouts x {self.runs} run(s))")
+    def __init__(self, p: Prober, cos: dict):
+        self.p, self.cos = p, cos
 
+    @property
+    def higher_is_better(self):
+        return self.p.higher_is_better
 
-def threshold(s: Settings, c: stats.Comparison) -> float:
-    """The relative change the endpoints must exceed: --min-effect, else the layout noise."""
-    if s.min_effect is not None:
-        return s.min_effect
-    return c.layout_noise if math.isfinite(c.layout_noise) else 0.0
+    def groups(self, sha: str, k: int, r: int) -> dict:
+        if sha not in self.cos:
+            self.cos[sha] = self.p.checkout(sha)
+        return self.p.groups(self.cos[sha], k, r)
 
 
-def differs(s: Settings, c: stats.Comparison) -> bool:
-    """GOOD and BAD differ beyond layout noise: the interval excludes 1 *and* the change is
-    larger than the layout noise (what one relink does), or than --min-effect."""
-    return c.significant and abs(math.log(c.ratio)) > threshold(s, c)
-
-
-def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> tuple[stats.Comparison, int, int]:
-    """Compare BAD with GOOD, adding layouts/runs until they differ or the budget is spent."""
-    k, r = p.s.layouts, p.s.runs
-    while True:
-        gg, gb = p.groups(good, k, r), p.groups(bad, k, r)
-        c = stats.compare(gg, gb, bool(p.higher_is_better), confidence=p.s.confidence, paired=True)
-        if differs(p.s, c):
-            return c, k, r
-        nxt = _grow(k, r, p.s, gg, gb)
-        if nxt is None:
-            return c, k, r
-        p.say(f"GOOD and BAD not yet distinguishable ({c.ratio:.4f}); {nxt[0]} layouts x {nxt[1]} run(s)")
-        k, r = nxt
+def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:
+    """Do GOOD and BAD differ by at least --min-effect? Group-sequential (decide.endpoints)."""
+    return decide.endpoints(Engine(p, {good.commit: good, bad.commit: bad}), good.commit, bad.commit, p.s.plan())
 
 
 def judge_probe(p: Prober, probe: source.Checkout, good: source.Checkout, bad: source.Checkout) -> Judgement:
-    """Classify one probe like GOOD or like BAD by the sequential rule."""
-    k, r = p.s.layouts, p.s.runs
-    try:
-        while True:
-            gp = p.groups(probe, k, r)
-            gg, gb = p.groups(good, k, r), p.groups(bad, k, r)
-            c = stats.classify(gp, gg, gb, bool(p.higher_is_better), confidence=p.s.confidence, paired=True)
-            j = Judgement(c.verdict, k, r, c.p_good, c.p_bad, c.position)
-            if c.verdict != "uncertain":
-                return j
-            nxt = _grow(k, r, p.s, gp, gg, gb)
-            if nxt is None:
-                j.note = "budget spent"
-                return j
-            p.say(f"{probe.short}: uncertain (P(bad)={c.p_bad:.2f}); {nxt[0]} layouts x {nxt[1]} run(s)")
-            k, r = nxt
-    except Skip as e:
-        return Judgement("skip", note=str(e))
+    """Classify one probe like GOOD or like BAD (decide.judge_probe)."""
+    eng = Engine(p, {c.commit: c for c in (probe, good, bad)})
+    return decide.judge_probe(eng, probe.commit, good.commit, bad.commit, p.s.plan())
+
+
+class Journal:
+    """The engine's marks, kept in the bisection's log (so that a killed bisection resumes)."""
+
+    def __init__(self, b: "Bisection", profile: Profile):
+        self.b, self.profile = b, profile
+
+    def marks(self, segment: str | None) -> dict[str, dict]:
+        return {e["commit"]: e for e in self.b.log
+                if e["verb"] in ("good", "bad", "skip") and (e.get("segment") or None) == segment}
+
+    def record(self, segment: str | None, commit: str, j: Judgement) -> None:
+        subj = _subject(self.profile, self.b.s, commit)
+        extra = {"segment": segment} if segment else {}
+        if j.verdict in ("good", "bad"):
+            self.b.mark(j.verdict, commit, j.describe(), "measured", subject=subj, layouts=j.layouts, runs=j.runs,
+                        **extra)
+        else:
+            why = "uncertain" if j.verdict == "uncertain" else "build"
+            self.b.mark("skip", commit, j.describe(), "measured", subject=subj, why=why, layouts=j.layouts,
+                        runs=j.runs, **extra)
 
 
 # -- the state and its log ------------------------------------------------------------------------
@@ -316,7 +294,7 @@ class Bisection:
     def marks(self) -> dict[str, dict]:
         out: dict[str, dict] = {}
         for e in self.log:
-            if e["verb"] in ("good", "bad", "skip"):
+            if e["verb"] in ("good", "bad", "skip") and not e.get("segment"):
                 out[e["commit"]] = e
         return out
 
@@ -373,6 +351,8 @@ class Bisection:
                 lines.append(self.s.start_line(e.get("bad"), e.get("good")))
             elif v == "endpoints":
                 lines.append(f"# endpoints: {e['note']}")
+            elif v in ("good", "bad", "skip") and e.get("segment"):  # --all-changes: a sub-range's mark
+                lines.append(f"# {v} in {e['segment']}: [{e['commit']}] {e.get('subject', '')} -- {e.get('note', '')}")
             elif v in ("good", "bad", "skip"):
                 subj = e.get("subject", "")
                 lines.append(f"# {v}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
@@ -384,6 +364,8 @@ class Bisection:
             r = self.result
             if r["status"] == "found":
                 lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')}")
+            elif r["status"] == "uncertain":
+                lines.append(f"# uncertain: points at [{r.get('candidate')}], not confirmed on fresh layouts")
             elif r["status"] == "range":
                 lines.append("# only skipped commits left to test; the first bad commit is one of: "
                              + " ".join(c[:12] for c in r["range"]))
@@ -487,6 +469,8 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             w = rest[i]
             if w == "--no-shadow":
                 opts["shadow"] = False
+            elif w == "--all-changes":
+                opts["all_changes"] = True
             elif w.startswith("--"):
                 if i + 1 >= len(rest):
                     raise LayoutbenchError(f"replay line {n}: option {w} has no value")
@@ -505,7 +489,7 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
                     kw[k] = int(v)
                 elif k in ("confidence", "min_effect"):
                     kw[k] = float(v)
-                elif k in Settings.OPTIONS or k == "shadow":
+                elif k in Settings.OPTIONS or k in ("shadow", "all_changes"):
                     kw[k] = v
             b = start(store, prof, Settings(kernel=pos[0], **kw), *(pos[1:3] + [None, None])[:2])
         elif verb in ("good", "bad", "skip"):
@@ -528,36 +512,36 @@ def _subject(profile: Profile, s: Settings, sha: str) -> str:
         return ""
 
 
-def single_layout(p: Prober, commits: list[str]) -> dict:
+def single_layout(p: Prober, commits: list[str], threshold: float | None = None) -> dict:
     """The bisection a single-layout tool does: default link, one run per probe, each probe
-    called good or bad by which bracketing value it is nearer to (as asv find does)."""
-    cos = [p.checkout(c) for c in commits]
-    vals: dict[int, float | None] = {}
+    called good or bad by which bracketing value it is nearer to (as asv find does; it never
+    says "no change" unless given an endpoint ``threshold``).  See decide.single_layout."""
+    cos = {c: p.checkout(c) for c in commits}
+    out = decide.single_layout(lambda c: p.single(cos[c]), commits, threshold)
+    out.pop("values", None)
+    return {**out, **p.cost("single")}
 
-    def v(i: int) -> float | None:
-        if i not in vals:
-            try:
-                vals[i] = p.single(cos[i])
-            except Skip:
-                vals[i] = None
-        return vals[i]
 
-    lo, hi = 0, len(commits) - 1
-    if v(lo) is None or v(hi) is None:
-        return {"culprit": None, "range": [], "note": "an endpoint does not build", **p.cost("single")}
-    while hi - lo > 1:
-        mid = (lo + hi) / 2
-        order = sorted(range(lo + 1, hi), key=lambda i: (abs(i - mid), i))
-        m = next((i for i in order if v(i) is not None), None)
-        if m is None:
-            return {"culprit": None, "range": commits[lo + 1:hi + 1], "note": "only unbuildable commits left",
-                    **p.cost("single")}
-        if abs(v(m) - v(lo)) <= abs(v(hi) - v(m)):
-            lo = m
-        else:
-            hi = m
-    change = v(hi) / v(lo) - 1 if v(lo) else math.nan
-    return {"culprit": commits[hi], "change": change, "range": [], **p.cost("single")}
+def code_evidence(profile: Profile, s: Settings, parent: str, culprit: str, say=lambda m: None, top: int = 5) -> dict:
+    """symdiff between the culprit's parent and the culprit, both linked in the same layout
+    (``sorted``): how many functions changed code, and the largest changes."""
+    from . import symdiff
+    try:
+        imgs = []
+        for sha in (parent, culprit):
+            co = source.resolve(profile, sha, s.repo, s.subdir)
+            objs = buildmod.compile_objects(profile, co, None, say)
+            v = buildmod.link_variant(objs, profile.image().name, "sorted", 0)
+            imgs.append(symdiff.read_image(v.elf))
+        d = symdiff.diff(imgs[0], imgs[1])
+    except (LayoutbenchError, OSError, ValueError) as e:
+        return {"error": str(e)}
+    funcs = [x for x in d.symbols if x.kind == "func" and x.status in ("changed", "resized", "added", "removed")]
+    funcs.sort(key=lambda x: -abs((x.new_size or 0) - (x.old_size or 0)))
+    return {"parent": parent, "culprit": culprit, "layout": "sorted:0", "changed_functions": len(funcs),
+            "moved_functions": sum(1 for x in d.symbols if x.kind == "func" and x.status == "moved"),
+            "top": [{"name": x.name, "object": x.object, "status": x.status, "old_size": x.old_size,
+                     "new_size": x.new_size} for x in funcs[:top]]}
 
 
 def run(store: Store, profile: Profile, s: Settings, good: str | None = None, bad: str | None = None,
@@ -581,7 +565,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             s = b.s
         else:
             if b is not None:
-                say(f"replacing the earlier bisection of {profile.name} ({b.good and b.good[:12]}..{b.bad and b.bad[:12]})")
+                say(f"replacing the earlier bisection of {profile.name} "
+                    f"({b.good and b.good[:12]}..{b.bad and b.bad[:12]})")
             b = start(store, profile, s, bd, g)
     elif b is None:
         raise LayoutbenchError(f"no bisection of {profile.name} in progress; give GOOD..BAD")
@@ -598,65 +583,52 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     say(f"target {p.target.describe()}; {len(commits) - 1} commit(s) in range; "
         f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
     cos = {c: p.checkout(c) for c in commits}
-    good_co, bad_co = cos[b.good], cos[b.bad]
 
-    # 1. the endpoints
+    # 1.-3. the endpoints, the probes, the confirmation (decide.py; the marks go to the log)
+    plan = s.plan()
+    eng = decide.Tracked(Engine(p, cos))
     try:
-        ends, k, r = endpoints(p, good_co, bad_co)
+        ends = decide.endpoints(eng, b.good, b.bad, plan)
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    k, r = ends.layouts, ends.runs
     if b.entry("endpoints") is None:
-        b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.describe().replace(
+        b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
             "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
         b.save()
     verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit, "target": s.target
                or p.target.spec.name, "args": s.args, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
-               "settings": s.to_dict(), "endpoints": _cmp(ends)}
-    if not differs(s, ends):
-        why = ("its interval includes 1" if not ends.significant else
-               f"the change is smaller than {'--min-effect' if s.min_effect is not None else 'the layout noise'} "
-               f"({fmt.pct(threshold(s, ends))})")
+               "settings": s.to_dict(), "endpoints": {**_cmp(ends.comparison), "status": ends.status,
+                                                       "look_level": ends.level}}
+    if ends.status != "differs":
+        why = ends.note or "its interval includes 1"
+        e = ends.comparison
         verdict.update(status="noise", culprit=None, range=[], message=(
-            f"GOOD and BAD do not differ beyond layout noise: BAD/GOOD = {ends.ratio:.4f} "
-            f"({100 * s.confidence:g}% CI {ends.ci_low:.4f}…{ends.ci_high:.4f}) over {k} layouts x {r} run(s), "
-            f"layout noise {fmt.pct(ends.layout_noise)}: {why}; the change is within layout noise"))
+            f"GOOD and BAD do not differ beyond layout noise: BAD/GOOD = {e.ratio:.4f} "
+            f"({100 * s.confidence:g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}) over {k} layouts x {r} run(s), "
+            f"{e.noise_text()}: {why} (minimum effect {fmt.pct(plan.min_effect)}); the change is within layout noise"))
     else:
-        # 2. the probes
-        while True:
-            i = b.next_probe(commits)
-            if i is None:
-                break
-            c = commits[i]
-            lo, hi, cand = b.window(commits)
-            say(f"probe {c[:12]} ({len(cand)} commit(s) left to test, ~{max(0, math.ceil(math.log2(len(cand) + 1)))} step(s))")
-            j = judge_probe(p, cos[c], good_co, bad_co)
-            subj = _subject(profile, s, c)
-            if j.verdict in ("good", "bad"):
-                b.mark(j.verdict, c, j.describe(), "measured", subject=subj, layouts=j.layouts, runs=j.runs)
-            else:
-                why = "uncertain" if j.verdict == "uncertain" else "build"
-                b.mark("skip", c, j.describe(), "measured", subject=subj, why=why, layouts=j.layouts, runs=j.runs)
-            say(f"{c[:12]} {subj}: {j.describe()}")
-        lo, hi, _ = b.window(commits)
-        m = b.marks()
-        skipped = [commits[i] for i in range(lo + 1, hi) if m.get(commits[i], {}).get("verb") == "skip"]
-        culprit = commits[hi]
-        verdict["skipped"] = [{"commit": c, "why": m[c].get("why", ""), "note": m[c].get("note", "")} for c in skipped]
-        if skipped:
-            verdict.update(status="range", culprit=None, range=commits[lo + 1:hi + 1])
+        out = decide.bisect_range(eng, commits, plan, Journal(b, profile), None, say, ends=ends)
+        first = out.steps[0]
+        verdict["skipped"] = first.skipped
+        verdict["several"] = out.several
+        verdict["share"] = first.share
+        verdict["residual"] = out.residual
+        verdict["bound"] = out.bound()
+        verdict["steps"] = [{"status": st.status, "last_good": st.last_good, "culprit": st.culprit,
+                             "subject": _subject(profile, s, st.culprit) if st.culprit else "",
+                             "share": st.share, "range": st.range,
+                             "effect": _cmp(st.confirmation) if st.confirmation else None} for st in out.steps]
+        if first.status == "range":
+            verdict.update(status="range", culprit=None, range=first.range)
         else:
-            verdict.update(status="found", culprit=culprit, culprit_subject=_subject(profile, s, culprit), range=[])
-        # 3. the effect at the culprit (or across the range)
-        near = [e for e in b.log if e.get("commit") in (commits[lo], culprit)]
-        kk = max([s.layouts] + [e.get("layouts", 0) for e in near])
-        rr = max([s.runs] + [e.get("runs", 0) for e in near])
-        try:
-            eff = stats.compare(p.groups(cos[commits[lo]], kk, rr), p.groups(cos[culprit], kk, rr),
-                                bool(p.higher_is_better), confidence=s.confidence, paired=True)
-            verdict["effect"] = _cmp(eff)
-            verdict["last_good"] = commits[lo]
-        except Skip:
-            pass
+            verdict.update(status=first.status, culprit=first.culprit if first.status == "found" else None,
+                           candidate=first.culprit, culprit_subject=_subject(profile, s, first.culprit), range=[])
+            verdict["last_good"] = first.last_good
+            if first.confirmation is not None:
+                verdict["effect"] = {**_cmp(first.confirmation), "fresh_layouts": first.confirm_layouts}
+            i = commits.index(first.culprit)
+            verdict["code"] = code_evidence(profile, s, commits[i - 1], first.culprit, say)
     # 4. the cost, including the probes of earlier (interrupted) sessions: all from the store
     for e in b.log:
         if e.get("by") != "measured" or e["verb"] not in ("good", "bad", "skip"):
@@ -678,7 +650,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         sl["compiled_now"] = p.compiled_now - before[0]
         sl["ran_now"] = p.ran_now - before[1]
         ours = verdict.get("culprit")
-        sl["agrees"] = (sl["culprit"] == ours) if verdict["status"] == "found" else (
+        if verdict["status"] == "uncertain":
+            ours = verdict.get("candidate")
+        sl["agrees"] = (sl["culprit"] == ours) if verdict["status"] in ("found", "uncertain") else (
             sl["culprit"] is None if verdict["status"] == "noise" else sl["culprit"] in verdict.get("range", []))
         if sl["culprit"]:
             sl["culprit_subject"] = _subject(profile, s, sl["culprit"])
@@ -692,8 +666,27 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
 def _cmp(c: stats.Comparison) -> dict:
     return {"ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high, "confidence": c.confidence,
             "p_value": c.p_value, "verdict": c.verdict, "layouts": c.n_layouts_a, "runs_a": c.n_runs_a,
-            "runs_b": c.n_runs_b, "layout_noise": c.layout_noise, "explained_by_layout": c.explained_by_layout,
-            "per_layout_ratios": c.per_layout_ratios, "describe": c.describe()}
+            "runs_b": c.n_runs_b, "layout_noise": c.layout_noise, "layout_noise_upper": c.layout_noise_upper,
+            "noise_separated": c.noise_separated, "noise": c.noise_text(), "min_effect": c.min_effect,
+            "explained_by_layout": c.explained_by_layout, "per_layout_ratios": c.per_layout_ratios,
+            "wilcoxon_p": c.wilcoxon_p, "describe": c.describe()}
+
+
+def _several(v: dict) -> list[str]:
+    """The lines that say the found step is not the whole story."""
+    if not v.get("several"):
+        return []
+    out = [f"several changes or a drift: the step found explains {fmt.pct(v.get('share'))} of the endpoints' change"]
+    for st in v.get("steps", []):
+        if st["culprit"]:
+            e = st.get("effect") or {}
+            out.append(f"  step at {st['culprit'][:12]} {st.get('subject', '')} ({st['status']}; "
+                       f"x{e.get('ratio', math.nan):.4f}, share {fmt.pct(st.get('share'))})")
+    for rs in v.get("residual", []):
+        out.append(f"  another change between {rs['good'][:12]} and {rs['bad'][:12]} (x{rs['ratio']:.4f})")
+    if not v["settings"].get("all_changes"):
+        out.append("  (bisect with --all-changes to find every change point)")
+    return out
 
 
 def summary_line(v: dict) -> str:
@@ -703,9 +696,13 @@ def summary_line(v: dict) -> str:
     eff = ""
     if e:
         eff = (f": {v['metric']} x{e['ratio']:.4f} ({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f},"
-               f" {e['verdict']}), layout noise {fmt.pct(e['layout_noise'])}")
+               f" {e['verdict']}, fresh layouts), {e['noise']}")
+    more = "; several changes or a drift" if v.get("several") else ""
     if v["status"] == "found":
-        return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}"
+        return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}{more}"
+    if v["status"] == "uncertain":
+        return (f"uncertain: the bisection points at {v['candidate'][:12]} {v.get('culprit_subject', '')} but the "
+                f"confirmation on fresh layouts did not show the change{eff}{more}")
     return (f"the first bad commit is one of {len(v['range'])}: " + " ".join(c[:12] for c in v["range"])
             + f" (skipped: {len(v['skipped'])}){eff}")
 
@@ -717,15 +714,20 @@ def text(v: dict) -> str:
     lines.append(f"bisect {v['kernel']} {v['good'][:12]}..{v['bad'][:12]} ({v['commits']} commits), metric "
                  f"{v['metric']} on {v['target']}")
     lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({100 * ends['confidence']:g}% CI "
-                 f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), layout noise "
-                 f"{fmt.pct(ends['layout_noise'])}")
+                 f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), {ends['noise']}")
     if v["status"] == "noise":
         lines.append("verdict: the change is within layout noise; no commit is blamed")
+        lines.append(f"         {v['message']}")
     elif v["status"] == "found":
         lines.append(f"verdict: first bad commit {v['culprit']}")
         lines.append(f"         {v.get('culprit_subject', '')}")
+    elif v["status"] == "uncertain":
+        lines.append(f"verdict: uncertain: the bisection points at {v['candidate']}")
+        lines.append(f"         {v.get('culprit_subject', '')}")
+        lines.append("         but its confirmation (last good vs it, fresh layouts) did not show a change")
     else:
-        lines.append(f"verdict: the first bad commit is one of these {len(v['range'])} (the others could not be judged):")
+        lines.append(f"verdict: the first bad commit is one of these {len(v['range'])} "
+                     "(the others could not be judged):")
         for c in v["range"]:
             why = next((s for s in v.get("skipped", []) if s["commit"] == c), None)
             lines.append(f"         {c[:12]}" + (f"  skipped ({why['why']}): {why['note'][:100]}" if why else ""))
@@ -733,9 +735,25 @@ def text(v: dict) -> str:
     if e:
         lines.append(f"effect:  {v['metric']} x{e['ratio']:.4f} vs {v['last_good'][:12]} "
                      f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, "
-                     f"paired over {e['layouts']} layouts)")
-        lines.append(f"layout noise there: between-layout sd {fmt.pct(e['layout_noise'])}; a single layout would "
-                     f"confuse this effect with a relink with probability {e['explained_by_layout']:.2f}")
+                     f"paired over {e['layouts']} fresh layouts); share of the endpoints' change "
+                     f"{fmt.pct(v.get('share'))}")
+        lines.append(f"layout noise there: {e['noise']}; a single layout would confuse this effect with a "
+                     f"relink with probability {e['explained_by_layout']:.2f}")
+    lines.extend(_several(v))
+    code = v.get("code")
+    if code and "error" not in code:
+        if code["changed_functions"]:
+            top = ", ".join(f"{t['name']} ({t['status']}, {t['old_size']}→{t['new_size']} bytes)" for t in code["top"])
+            lines.append(f"code:    {code['changed_functions']} function(s) changed code between the parent and the "
+                         f"culprit (symdiff, layout {code['layout']}): {top}")
+        else:
+            lines.append(f"code:    no function's code changed between the parent and the culprit (symdiff, layout "
+                         f"{code['layout']}; {code['moved_functions']} moved): the commit only moved code, its effect "
+                         "is a layout effect (e.g. a different text size), not a code change")
+    elif code:
+        lines.append(f"code:    symdiff could not compare the parent and the culprit: {code['error']}")
+    if v.get("bound"):
+        lines.append(f"bound:   {v['bound']}")
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
                  f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")
@@ -781,14 +799,15 @@ def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setti
     p = stack.enter_context(Prober(profile, s, store, say))
     good_co, bad_co = p.checkout(good), p.checkout(bad)
     try:
-        ends, k, r = endpoints(p, good_co, bad_co)
+        ends = endpoints(p, good_co, bad_co)
     except Skip as e:
         raise Abort(f"a reference cannot be measured: {e}") from None
-    if not differs(s, ends):
-        raise Abort(f"GOOD and BAD do not differ beyond layout noise (BAD/GOOD {ends.ratio:.4f}, "
-                    f"CI {ends.ci_low:.4f}…{ends.ci_high:.4f}); there is nothing to bisect")
+    if ends.status != "differs":
+        e = ends.comparison
+        raise Abort(f"GOOD and BAD do not differ beyond layout noise (BAD/GOOD {e.ratio:.4f}, "
+                    f"CI {e.ci_low:.4f}…{e.ci_high:.4f}); there is nothing to bisect")
     probe = p.checkout(rev)
     j = judge_probe(p, probe, good_co, bad_co)
-    details = {"commit": probe.commit, "verdict": j.verdict, "judgement": asdict(j), "endpoints": _cmp(ends),
+    details = {"commit": probe.commit, "verdict": j.verdict, "judgement": asdict(j), "endpoints": _cmp(ends.comparison),
                "cost": p.cost("layouts"), "exit": JUDGE_EXIT[j.verdict]}
     return JUDGE_EXIT[j.verdict], j, details

@@ -492,13 +492,15 @@ def bisect_options(f):
         click.option("--args", "args", help="Extra program arguments / kernel command line words."),
         click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
         click.option("--layouts", type=int, help="K random layouts per probe, the same seeds on every commit  [default: 4]"),
-        click.option("--max-layouts", type=int, help="Budget: layouts a probe may grow to while uncertain  [default: 8]"),
+        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  [default: 32]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
-        click.option("--max-runs", type=int, help="Budget: runs per layout once the layouts are spent  [default: 3]"),
+        click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
         click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),
-        click.option("--confidence", type=float, help="Probability a probe's classification must reach  [default: 0.95]"),
-        click.option("--min-effect", type=float, help="Smallest relative change worth bisecting, e.g. 0.01  "
-                     "[default: the layout noise]"),
+        click.option("--confidence", type=float, help="1 - the error budget of every test, spent over its looks  [default: 0.95]"),
+        click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01  "
+                     "[default: 0.005]"),
+        click.option("--all-changes", "all_changes", is_flag=True, default=None,
+                     help="Find every change point in the range (bisect both sides of a found step)."),
         store_option,
     ]
     for o in reversed(opts):
@@ -511,10 +513,10 @@ def _bisect_settings(o: dict):
     from .bisect import Settings
 
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs", "max_runs",
-             "seed", "confidence", "min_effect", "shadow")
+             "seed", "confidence", "min_effect", "shadow", "all_changes")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
-    if o["layouts"] is not None and o["max_layouts"] is None:
-        s.max_layouts = 2 * o["layouts"]
+    if o.get("layouts") is not None and o.get("max_layouts") is None:
+        s.max_layouts = max(s.max_layouts, o["layouts"])
     return s
 
 
@@ -525,11 +527,14 @@ def bisect_grp():
     \b
       layoutbench bisect KERNEL GOOD..BAD --metric NAME [--target T --layouts K --runs R]
     measures GOOD and BAD over K random layouts (the same seeds on every commit), stops
-    with "within layout noise" when they do not differ, else bisects: each probe is
-    classified like GOOD or like BAD, adding layouts/runs while uncertain, and skipped
-    when it does not build.  The state lives in the store: run the same command again to
-    resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on the
-    same state.
+    with "within layout noise" when they do not differ by --min-effect, else bisects: each
+    probe is compared with GOOD and BAD, adding layouts in planned looks (alpha spent over
+    them) while undecided, and skipped when it does not build.  The culprit is confirmed
+    on fresh layouts; the verdict states its error bound, the share of the change it
+    explains ("several changes or a drift"; --all-changes finds every step) and what
+    symdiff says its code did.  The state lives in the store: run the same command again
+    to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
+    the same state.
     """
 
 

@@ -136,9 +136,16 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
             noise = stats.noise_split(g) if len(g) >= 2 else None
             vs = None
             if name != base and base in groups:
-                vs = stats.compare(groups[base], g, hib, confidence=view.confidence)
+                try:
+                    vs = stats.compare(groups[base], g, hib, confidence=view.confidence)
+                except ValueError:  # e.g. a zero value: no log ratio
+                    vs = None
             rows.append(Row(name, g, summary, vs, noise))
         rep.metrics.append(MetricReport(metric, ms[0]["unit"], hib, base, rows))
+    # Holm across every row and metric of this compare: the verdicts shown together
+    all_rows = [r for m in rep.metrics for r in m.rows]
+    for r, c in zip(all_rows, stats.adjust_comparisons([r.vs_baseline for r in all_rows], "holm")):
+        r.vs_baseline = c
     return rep
 
 
@@ -354,7 +361,13 @@ def commits_text(rep: CommitsReport) -> str:
 # -- text ----------------------------------------------------------------------------------------
 
 def noise_line(name: str, n: stats.NoiseSplit) -> str:
-    return (f"layout noise ({name}, {n.k} layouts): between-layout sd {fmt.pct(n.layout_cv)} "
+    # the between-layout sd with its 95% upper bound, never a bare 0.00%
+    if n.layout_cv == 0 or fmt.pct(n.layout_cv) == "0.00%":
+        sd = f"< {fmt.pct(n.layout_cv_upper)} (95% upper bound; estimate 0)"
+    else:
+        sd = f"{fmt.pct(n.layout_cv)} (95% upper bound {fmt.pct(n.layout_cv_upper)})"
+    head = "between-layout sd" if n.runs_separated else "layout + run noise (runs not separated) sd"
+    return (f"layout noise ({name}, {n.k} layouts): {head} {sd} "
             f"(medians {fmt.number(n.median_min)} … {fmt.number(n.median_max)}, range {fmt.pct(n.median_range_rel)}), "
             f"run noise sd {fmt.pct(n.run_cv)}, layout share of variance {fmt.pct(n.layout_share, 0)}"
             + ("" if not math.isnan(n.run_cv) else " (one run per layout: run noise not separated)"))

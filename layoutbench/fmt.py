@@ -57,7 +57,10 @@ def effect(c) -> str:
 
 
 def ratio(c) -> str:
-    """A comparison as a ratio with its half interval and verdict: ``1.023 ± 0.004  slower``."""
+    """A comparison as a ratio with its half interval and verdict: ``1.023 ± 0.004  slower``
+    (``1.002  n/a (one layout per side)`` when there is too little data for a verdict)."""
+    if c.verdict == "n/a":
+        return f"{c.ratio:.3f}  n/a ({c.reason.split(':')[0]})"
     half = (c.ci_high - c.ci_low) / 2
     word = c.verdict if c.verdict != "no difference" else "same"
     return f"{c.ratio:.3f} ± {half:.3f}  {word}"

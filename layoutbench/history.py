@@ -10,7 +10,8 @@ Each point is one probe: compile once, link every layout, run every variant ``ru
 times.  Between two consecutive measured points every metric is compared over the
 random layouts, paired by layout id (``random:3`` of one commit with ``random:3`` of
 the next, which have nearly the same object order): a difference whose confidence
-interval excludes 1 and that is at least ``min_effect`` is a **code change**; a
+interval excludes 1 (Holm-adjusted over every step and metric of the history) and that is
+at least ``min_effect`` is a **code change**; a
 difference seen by some single layout (sorted, aligned, one seed) that the random
 layouts do not confirm is **within layout noise**, the kind of change a one-layout
 benchmark would have reported wrongly.
@@ -481,35 +482,55 @@ def _describer(series: Series):
 
 
 def detect(h: History) -> list[Change]:
-    """Changes between consecutive measured points, per metric (see the module docstring)."""
+    """Changes between consecutive measured points, per metric (see the module docstring).
+
+    The comparisons of every step and metric form one family: their p-values are
+    Holm-adjusted (``stats.adjust_comparisons``) before a step is called a code change."""
     out = []
     ok = h.measured()
+    steps = []
     for prev, cur in zip(ok, ok[1:]):
         for metric, info in h.metrics.items():
             ga, gb = prev.groups.get(metric), cur.groups.get(metric)
             if not ga or not gb:
                 continue
-            ch = compare_points(ga, gb, info["higher_is_better"], h.confidence, h.min_effect)
-            if ch is None:
-                continue
-            kind, cmp, single, worst = ch
-            out.append(Change(cur.commit, prev.commit, metric, info["unit"], kind, cmp.ratio, cmp.ci_low,
-                              cmp.ci_high, cmp.confidence, cmp.verdict, cmp.layout_noise, cmp.explained_by_layout,
-                              single, worst, cur.index - prev.index))
+            steps.append((prev, cur, metric, info, ga, gb))
+    raw = [point_comparison(ga, gb, info["higher_is_better"], h.confidence, h.min_effect)
+           for _, _, _, info, ga, gb in steps]
+    for (prev, cur, metric, info, ga, gb), cmp in zip(steps, stats.adjust_comparisons(raw, "holm")):
+        if cmp is None:
+            continue
+        ch = compare_points(ga, gb, info["higher_is_better"], h.confidence, h.min_effect, cmp=cmp)
+        if ch is None:
+            continue
+        kind, cmp, single, worst = ch
+        out.append(Change(cur.commit, prev.commit, metric, info["unit"], kind, cmp.ratio, cmp.ci_low,
+                          cmp.ci_high, cmp.confidence, cmp.verdict, cmp.layout_noise, cmp.explained_by_layout,
+                          single, worst, cur.index - prev.index))
     return out
 
 
-def compare_points(ga: dict, gb: dict, hib: bool, confidence: float, min_effect: float):
-    """(kind, comparison, single-layout ratios, worst single layout) or None when nothing changed."""
+def point_comparison(ga: dict, gb: dict, hib: bool, confidence: float, min_effect: float):
+    """The paired comparison of two points (over their common random seeds), or None."""
     common = [i for i in ga if i in gb]
     seeded = [i for i in common if ":" in i]
     use = seeded if len(seeded) >= 2 else common
     if not use:
         return None
     try:
-        cmp = stats.compare({i: ga[i] for i in use}, {i: gb[i] for i in use}, hib, confidence=confidence,
-                            paired=True if len(use) >= 2 else None, n_boot=N_BOOT)
+        return stats.compare({i: ga[i] for i in use}, {i: gb[i] for i in use}, hib, confidence=confidence,
+                             paired=True if len(use) >= 2 else None, min_effect=min_effect)
     except ValueError:
+        return None
+
+
+def compare_points(ga: dict, gb: dict, hib: bool, confidence: float, min_effect: float, cmp=None):
+    """(kind, comparison, single-layout ratios, worst single layout) or None when nothing changed.
+    ``cmp``: the (multiplicity-adjusted) comparison of the two points, computed when omitted."""
+    common = [i for i in ga if i in gb]
+    if cmp is None:
+        cmp = point_comparison(ga, gb, hib, confidence, min_effect)
+    if cmp is None:
         return None
     single = {i: stats.summarize(gb[i], n_boot=10).median / stats.summarize(ga[i], n_boot=10).median
               for i in common if stats.summarize(ga[i], n_boot=10).median > 0}

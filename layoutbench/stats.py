@@ -37,23 +37,29 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
+from scipy import special as _spc
 from scipy import stats as _sps
 
 __all__ = [
-    "Summary",
-    "NoiseSplit",
-    "Comparison",
-    "Classification",
-    "summarize",
-    "noise_split",
-    "compare",
-    "classify",
+    "DEFAULT_MIN_EFFECT",
     "DEFAULT_N_BOOT",
     "OUTLIER_THRESHOLD",
+    "Classification",
+    "Comparison",
+    "NoiseSplit",
+    "Summary",
+    "adjust",
+    "adjust_comparisons",
+    "classify",
+    "compare",
+    "noise_split",
+    "noise_text",
+    "summarize",
 ]
 
 #: Default number of bootstrap resamples.
@@ -65,7 +71,7 @@ _MAD_SCALE = 1.4826
 #: mean-absolute-deviation -> sd consistency constant for normal data.
 _MEANAD_SCALE = 1.2533
 
-Groups = Union[Mapping[str, Sequence[float]], Sequence[float]]
+Groups = Mapping[str, Sequence[float]] | Sequence[float]
 
 
 # --------------------------------------------------------------------------
@@ -150,52 +156,25 @@ def _boot_centers(arrays: Sequence[np.ndarray], L: np.ndarray,
     return meds.mean(axis=1)
 
 
+def _layout_stats(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(run counts, means, medians, within sum of squares) of each layout's runs; one numpy
+    call per statistic when every layout has the same number of runs (the usual case)."""
+    sizes = {a.size for a in arrays}
+    if len(sizes) == 1:
+        m = np.vstack(arrays)
+        means = m.mean(axis=1)
+        meds = np.median(m, axis=1) if m.shape[1] > 2 else means
+        ssw = float(((m - means[:, None]) ** 2).sum())
+        return np.full(len(arrays), float(m.shape[1])), means, meds, ssw
+    means = np.array([a.mean() for a in arrays])
+    meds = np.array([np.median(a) for a in arrays])
+    ssw = float(sum(((a - mu) ** 2).sum() for a, mu in zip(arrays, means)))
+    return np.array([a.size for a in arrays], dtype=float), means, meds, ssw
+
+
 def _check_conf(confidence: float) -> None:
     if not (0.0 < confidence < 1.0):
         raise ValueError("confidence must be in (0, 1)")
-
-
-def _t_percentile_levels(confidence: float, df: float) -> tuple[float, float]:
-    """Percentile levels for an *expanded* percentile bootstrap interval.
-
-    A plain percentile interval behaves like ``estimate +- z * se``; with few
-    layouts we want ``+- t_df * se`` instead (Hesterberg's "expanded
-    percentile" interval).  We therefore read the bootstrap quantiles at the
-    normal level that corresponds to ``t_{df}``.
-    """
-    alpha = 1.0 - confidence
-    if not math.isfinite(df) or df <= 0:
-        a = alpha
-    else:
-        t = float(_sps.t.ppf(1.0 - alpha / 2.0, df))
-        a = float(2.0 * _sps.norm.sf(t))
-    return a / 2.0, 1.0 - a / 2.0
-
-
-def _boot_p(samples: np.ndarray, df: float) -> float:
-    """Two-sided bootstrap p-value for H0: parameter == 0 (log scale).
-
-    ``p_raw = 2 * min(P*(x <= 0), P*(x >= 0))`` (with the usual +1
-    correction) is the smallest normal-level alpha at which the percentile
-    interval excludes 0; it is mapped through the same t-expansion as the
-    interval so that ``p < 1 - confidence`` iff the interval excludes 0.
-    """
-    b = samples.size
-    le = int(np.sum(samples <= 0.0))
-    ge = int(np.sum(samples >= 0.0))
-    p_raw = min(1.0, 2.0 * (min(le, ge) + 1) / (b + 1))
-    if not math.isfinite(df) or df <= 0 or p_raw >= 1.0:
-        return p_raw
-    z = float(_sps.norm.isf(p_raw / 2.0))
-    return float(min(1.0, 2.0 * _sps.t.sf(z, df)))
-
-
-def _mannwhitney(x: np.ndarray, y: np.ndarray) -> float:
-    try:
-        p = float(_sps.mannwhitneyu(x, y, alternative="two-sided").pvalue)
-    except ValueError:
-        return 1.0
-    return p if math.isfinite(p) else 1.0
 
 
 # --------------------------------------------------------------------------
@@ -340,21 +319,23 @@ class NoiseSplit(_ToDict):
     median_min: float
     median_max: float
     median_range_rel: float
+    layout_cv_upper: float = math.nan
+    runs_separated: bool = False
+
+    def noise_text(self) -> str:
+        """``layout noise 0.42% (95% upper bound 0.71%)`` (see :func:`noise_text`)."""
+        return noise_text(self.layout_cv, self.layout_cv_upper, self.runs_separated)
 
 
 def _noise_split_arrays(g: Mapping[str, np.ndarray]) -> NoiseSplit:
     keys = list(g.keys())
     arrays = [g[k] for k in keys]
     k = len(arrays)
-    ns = np.array([a.size for a in arrays], dtype=float)
+    ns, means, meds, ssw = _layout_stats(arrays)
     N = float(ns.sum())
-    meds = np.array([np.median(a) for a in arrays])
-    means = np.array([np.mean(a) for a in arrays])
     grand_mean = float(np.sum(ns * means) / N)
     center = float(np.mean(meds))
     grand_median = float(np.median(meds))
-
-    ssw = float(sum(np.sum((a - m) ** 2) for a, m in zip(arrays, means)))
     dfw = N - k
     msw = ssw / dfw if dfw > 0 else math.nan
 
@@ -396,6 +377,8 @@ def _noise_split_arrays(g: Mapping[str, np.ndarray]) -> NoiseSplit:
         median_min=float(np.min(meds)),
         median_max=float(np.max(meds)),
         median_range_rel=rel(float(np.max(meds) - np.min(meds))),
+        layout_cv_upper=rel(_re_anova([arrays])[1]) if k >= 2 else math.nan,
+        runs_separated=bool(math.isfinite(msw)),
     )
 
 
@@ -408,53 +391,133 @@ def noise_split(groups: Groups) -> NoiseSplit:
 
 
 # --------------------------------------------------------------------------
+# layout noise with its uncertainty
+# --------------------------------------------------------------------------
+
+def _re_anova(sides: Sequence[Sequence[np.ndarray]],
+              alpha: float = 0.05) -> tuple[float, float, bool, int]:
+    """Between-layout sd and its one-sided ``1 - alpha`` upper bound, pooled over sides.
+
+    ``sides`` holds, per commit, the run arrays of its layouts.  One-way
+    random-effects ANOVA per side (each side keeps its own mean), sums of
+    squares pooled over the sides.  Returns ``(estimate, upper, separated,
+    df_between)``; ``separated`` is False when no layout has two runs (then
+    the estimate is the sd of the layout values, layout *and* run noise, and
+    the bound is the chi-square bound ``sqrt(df * MSB / chi2_{alpha, df})``).
+    With runs separated the estimate is ``sqrt(max(0, (MSB - MSW) / n0))``
+    and the bound is the Graybill-Wang (modified large-sample) bound of
+    ``(MSB - MSW) / n0``.  nan when no side has two layouts.
+    """
+    ssb = ssw = 0.0
+    dfb = dfw = 0
+    n0w = 0.0
+    for arrays in sides:
+        k = len(arrays)
+        if k < 2:
+            continue
+        ns, means, _, ssw_side = _layout_stats(arrays)
+        n = float(ns.sum())
+        gm = float(np.sum(ns * means) / n)
+        ssb += float(np.sum(ns * (means - gm) ** 2))
+        ssw += ssw_side
+        dfb += k - 1
+        dfw += int(n) - k
+        n0w += (n - float(np.sum(ns ** 2)) / n)  # (k-1) * n0 of this side
+    if dfb == 0:
+        return math.nan, math.nan, False, 0
+    n0 = n0w / dfb
+    msb = ssb / dfb
+    chi_lo = float(_spc.chdtri(dfb, 1.0 - alpha))  # chi2.ppf(alpha, dfb), as a fast ufunc
+    if dfw == 0:
+        est = math.sqrt(msb / n0)
+        upper = math.sqrt(dfb * msb / (n0 * chi_lo)) if chi_lo > 0 else math.inf
+        return est, upper, False, dfb
+    msw = ssw / dfw
+    est = math.sqrt(max(0.0, (msb - msw) / n0))
+    h1 = dfb / chi_lo - 1.0 if chi_lo > 0 else math.inf
+    g2 = 1.0 - dfw / float(_spc.chdtri(dfw, alpha))
+    u = (msb - msw) + math.sqrt((h1 * msb) ** 2 + (g2 * msw) ** 2)
+    upper = math.sqrt(max(0.0, u) / n0)
+    return est, max(upper, est), True, dfb
+
+
+def noise_text(estimate: float, upper: float, separated: bool, digits: int = 2) -> str:
+    """``layout noise 0.42% (95% upper bound 0.71%)``; ``< 0.71%`` when the estimate is 0;
+    ``layout + run noise (runs not separated) ...`` with one run per layout."""
+    if estimate is None or not math.isfinite(estimate):
+        return "layout noise n/a (fewer than 2 layouts)"
+    name = "layout noise" if separated else "layout + run noise (runs not separated)"
+    est = f"{100 * estimate:.{digits}f}%"
+    up = f"{100 * upper:.{digits}f}%" if math.isfinite(upper) else "inf"
+    if float(est[:-1]) == 0.0:
+        return f"{name} < {up} (95% upper bound; estimate 0)"
+    return f"{name} {est} (95% upper bound {up})"
+
+
+# --------------------------------------------------------------------------
 # compare
 # --------------------------------------------------------------------------
+
+#: Smallest relative change that earns a verdict (0.5%); ``compare(min_effect=...)``.
+DEFAULT_MIN_EFFECT = 0.005
+
 
 @dataclass(frozen=True)
 class Comparison(_ToDict):
     """Result of comparing commit B against commit A.
 
+    The unit of replication is the layout.  Each layout's runs are averaged
+    on the log scale (``m_l = mean(log runs)``); commits are compared through
+    these per-layout log means:
+
+    * paired (both sides measured on the same layout ids, e.g. the same
+      seeds): ``d_l = m_l(B) - m_l(A)`` over the K common ids, a t interval
+      with K-1 degrees of freedom, and a Wilcoxon signed-rank test of the
+      ``d_l`` as a second opinion;
+    * unpaired: Welch's t on the per-layout log means (Welch-Satterthwaite
+      df), Mann-Whitney on them as the second opinion;
+    * both sides a single layout with >= 2 runs each: Welch's t on the log
+      runs -- a comparison of two *images*, which says nothing about other
+      layouts (``method`` says so);
+    * otherwise (one value on a side, or one layout against several): no
+      verdict, ``verdict == "n/a"``.
+
+    p-value and interval come from the same t statistic, so ``p < 1 -
+    confidence`` exactly when the interval excludes 1.
+
     Fields:
-        ratio: ``center(B) / center(A)``, center = mean of per-layout
-            medians (layout-averaged performance).  In the paired design
-            both centers are taken over the common layout ids only.
-        ci_low, ci_high: confidence interval of ``ratio`` from the
-            hierarchical bootstrap (layouts resampled, then runs within each
-            resampled layout), computed on the log scale, with a small-sample
-            ("expanded percentile") correction for the number of layouts.
-        confidence: level of the interval.
-        p_value: two-sided bootstrap p-value of ``ratio == 1``, consistent
-            with the interval (``p < 1 - confidence`` iff the CI excludes 1).
-        mw_p: second opinion, two-sided Mann-Whitney U p-value on the
-            per-layout medians when both sides have >= 3 layouts, else on
-            the raw runs (see ``mw_on``).  Not used for the verdict.
-        mw_on: ``"layout medians"`` or ``"runs"``.
-        verdict: ``"faster"``, ``"slower"`` (B relative to A, taking
-            ``higher_is_better`` into account) or ``"no difference"``.  A
-            difference is only claimed when the CI excludes 1.
-        higher_is_better: whether larger values mean better performance.
-        paired: whether the paired design was used: layouts with the same
-            id on both sides are resampled together, so the shared part of
-            the layout effect cancels.
-        n_layouts_a, n_layouts_b: layouts used on each side.
-        n_runs_a, n_runs_b: runs used on each side.
-        center_a, center_b: layout-averaged performance of each side.
-        layout_noise: pooled relative between-layout sd (``layout_cv`` of
-            both sides pooled with weights k-1); nan if neither side has
-            two layouts.
-        explained_by_layout: probability that layout noise alone, with one
-            random layout per side and no code change, would produce a
-            difference at least as large as the observed one:
-            ``2 * (1 - Phi(|ln ratio| / (sqrt(2) * layout_noise)))``.
-            Near 1: a single-layout benchmark could not tell this change
-            from a relink; near 0: the effect dwarfs layout noise.  nan if
-            ``layout_noise`` is not estimable.
-        per_layout_ratios: paired design only: ``median(B_l)/median(A_l)``
-            per common layout id (else empty).
-        df: degrees of freedom used by the small-sample correction (inf =
-            none applied).
-        n_boot: number of bootstrap resamples.
+        ratio: ``exp(mean d)`` (paired) or the ratio of the geometric means
+            of the per-layout values (unpaired): B/A.
+        ci_low, ci_high: interval of ``ratio`` at level ``confidence`` (after
+            :func:`adjust_comparisons`: at the per-test level that matches the
+            adjusted p-value).  nan when ``verdict == "n/a"``.
+        confidence: the nominal level asked for.
+        p_value: two-sided p of ``ratio == 1`` (adjusted for multiplicity
+            after :func:`adjust_comparisons`; the raw one is ``p_raw``).
+        verdict: ``faster``/``slower`` (B relative to A given
+            ``higher_is_better``) when the interval excludes 1 *and*
+            ``|log ratio| >= log(1 + min_effect)``; ``no difference``
+            otherwise; ``n/a`` when there is too little data (``reason``).
+        reason: why there is no verdict, or ``""``.
+        min_effect: the minimum relative effect for a verdict.
+        method: which test was used (see above).
+        paired, n_pairs, dropped: paired design; number of pairs; layouts
+            of either side left out because the other side lacks them.
+        n_layouts_a, n_layouts_b, n_runs_a, n_runs_b: layouts and runs used.
+        center_a, center_b: geometric mean of the per-layout values used.
+        log_ratio, se, df: the t statistic's parts (``t = log_ratio/se``).
+        wilcoxon_p: rank-test p-value (signed-rank paired, rank-sum
+            unpaired); a second opinion, not used for the verdict.
+        p_raw, adjusted, family: raw p-value; multiplicity method (``""``,
+            ``holm``, ``bh``) and family size.
+        layout_noise: pooled between-layout sd on the log scale (relative);
+            with one run per layout it includes the run noise
+            (``noise_separated`` False).  nan with < 2 layouts per side.
+        layout_noise_upper: its one-sided 95% upper bound.
+        explained_by_layout: probability that one random layout per side
+            would show a difference at least this large from relinking
+            alone: ``2 * (1 - Phi(|log ratio| / (sqrt(2) * layout_noise)))``.
+        per_layout_ratios: paired design: ``exp(d_l)`` per common layout id.
         noise_a, noise_b: :class:`NoiseSplit` of each side (all layouts).
     """
 
@@ -463,8 +526,6 @@ class Comparison(_ToDict):
     ci_high: float
     confidence: float
     p_value: float
-    mw_p: float
-    mw_on: str
     verdict: str
     higher_is_better: bool
     paired: bool
@@ -478,57 +539,313 @@ class Comparison(_ToDict):
     explained_by_layout: float
     per_layout_ratios: dict[str, float]
     df: float
-    n_boot: int
     noise_a: NoiseSplit
     noise_b: NoiseSplit
+    min_effect: float = DEFAULT_MIN_EFFECT
+    method: str = ""
+    reason: str = ""
+    n_pairs: int = 0
+    dropped: int = 0
+    log_ratio: float = 0.0
+    se: float = math.nan
+    wilcoxon_p: float = math.nan
+    p_raw: float = math.nan
+    adjusted: str = ""
+    family: int = 1
+    layout_noise_upper: float = math.nan
+    noise_separated: bool = False
 
     @property
     def significant(self) -> bool:
-        """True when a difference is claimed (CI excludes 1)."""
-        return self.verdict != "no difference"
+        """True when a difference is claimed (interval excludes 1 and the effect is large enough)."""
+        return self.verdict in ("faster", "slower")
+
+    @property
+    def alpha(self) -> float:
+        return 1.0 - self.confidence
+
+    def noise_text(self) -> str:
+        return noise_text(self.layout_noise, self.layout_noise_upper, self.noise_separated)
 
     def describe(self) -> str:
-        """One line, e.g. ``B is 1.031 ± 0.008× slower than A (95% CI
-        1.023…1.039, p=0.001); layout noise 2.1%``.
+        """One line, e.g. ``B is 1.031 ± 0.008× slower than A (95% CI 1.023…1.039, p=0.001,
+        paired over 8 layouts); layout noise 2.10% (95% upper bound 3.40%)``.
 
-        For a claimed difference the factor is oriented to be >= 1 (the
-        slowdown or speedup factor); otherwise the raw ratio B/A is shown.
-        """
+        A claimed difference is oriented to be >= 1 (the slowdown or speedup
+        factor); otherwise the raw ratio B/A is shown."""
         conf = f"{self.confidence * 100:g}%"
-        if self.verdict == "no difference":
-            f, lo, hi = self.ratio, self.ci_low, self.ci_high
-            head = f"B is not different from A (B/A = {f:.3f}"
-            hw = (hi - lo) / 2.0
-            head += f" ± {hw:.3f}"
-            mid = f", {conf} CI {lo:.3f}…{hi:.3f}"
-        else:
+        if self.verdict == "n/a":
+            return f"B vs A: n/a ({self.reason}); B/A = {self.ratio:.3f}; {self.noise_text()}"
+        if self.significant:
             if self.ratio >= 1.0:
                 f, lo, hi = self.ratio, self.ci_low, self.ci_high
             else:
                 f, lo, hi = 1.0 / self.ratio, 1.0 / self.ci_high, 1.0 / self.ci_low
-            hw = (hi - lo) / 2.0
-            head = f"B is {f:.3f} ± {hw:.3f}× {self.verdict} than A ("
+            head = f"B is {f:.3f} ± {(hi - lo) / 2.0:.3f}× {self.verdict} than A ("
             mid = f"{conf} CI {lo:.3f}…{hi:.3f}"
+        else:
+            f, lo, hi = self.ratio, self.ci_low, self.ci_high
+            head = (f"B is not different from A{' beyond the minimum effect' if self.reason else ''} "
+                    f"(B/A = {f:.3f} ± {(hi - lo) / 2.0:.3f}")
+            mid = f", {conf} CI {lo:.3f}…{hi:.3f}"
         tail = f", p={self.p_value:.3g}"
+        if self.adjusted:
+            tail += f" {self.adjusted}-adjusted over {self.family}"
         if self.paired:
-            tail += f", paired over {self.n_layouts_a} layouts"
-        noise = (f"layout noise {self.layout_noise * 100:.1f}%"
-                 if math.isfinite(self.layout_noise) else "layout noise n/a")
-        return f"{head}{mid}{tail}); {noise}"
+            tail += f", paired over {self.n_pairs} layouts"
+            if self.dropped:
+                tail += f", {self.dropped} unpaired dropped"
+        elif self.method.startswith("runs"):
+            tail += ", runs of one layout per side"
+        if self.reason:
+            tail += f"; {self.reason}"
+        return f"{head}{mid}{tail}); {self.noise_text()}"
+
+    def at_alpha(self, alpha: float) -> Comparison:
+        """The same comparison with its interval and verdict at test level ``alpha``
+        (``confidence`` becomes ``1 - alpha``)."""
+        if self.verdict == "n/a":
+            return self
+        lo, hi = _t_interval(self.log_ratio, self.se, self.df, alpha)
+        verdict, reason = _verdict(lo, hi, self.log_ratio, self.min_effect, self.higher_is_better)
+        return dataclasses.replace(self, ci_low=math.exp(lo), ci_high=math.exp(hi), verdict=verdict,
+                                   reason=reason, confidence=1.0 - alpha)
 
 
-def _pooled_layout_cv(splits: Sequence[NoiseSplit]) -> float:
-    num = 0.0
-    den = 0
-    for s in splits:
-        if s.k >= 2 and math.isfinite(s.layout_cv):
-            num += (s.k - 1) * s.layout_cv ** 2
-            den += s.k - 1
-    return math.sqrt(num / den) if den > 0 else math.nan
+def _t_interval(est: float, se: float, df: float, alpha: float) -> tuple[float, float]:
+    if not se > 0:
+        return est, est
+    q = float(_spc.stdtrit(df, 1.0 - alpha / 2.0)) if math.isfinite(df) else float(_spc.ndtri(1.0 - alpha / 2.0))
+    return est - q * se, est + q * se
 
+
+def _t_p(est: float, se: float, df: float) -> float:
+    if not se > 0:
+        return 1.0 if est == 0 else 0.0
+    return float(min(1.0, 2.0 * _spc.stdtr(df, -abs(est) / se)))
+
+
+def _verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_better: bool) -> tuple[str, str]:
+    """(verdict, reason) from a log-scale interval and estimate."""
+    if lo <= 0.0 <= hi:
+        return "no difference", ""
+    if abs(est) < math.log1p(min_effect):
+        return "no difference", f"smaller than the {100 * min_effect:g}% minimum effect"
+    slower = (est > 0) != bool(higher_is_better)
+    return ("slower" if slower else "faster"), ""
+
+
+def _ranktest(x: np.ndarray, y: np.ndarray | None = None) -> float:
+    """Wilcoxon signed-rank of ``x`` (paired differences) or Mann-Whitney of x vs y."""
+    try:
+        if y is None:
+            if not np.any(x != 0):
+                return 1.0
+            p = float(_sps.wilcoxon(x).pvalue)
+        else:
+            p = float(_sps.mannwhitneyu(x, y, alternative="two-sided").pvalue)
+    except ValueError:
+        return 1.0
+    return p if math.isfinite(p) else 1.0
+
+
+def _log_groups(g: Mapping[str, np.ndarray], what: str) -> dict[str, np.ndarray]:
+    out = {}
+    for k, v in g.items():
+        if not np.all(v > 0):
+            raise ValueError(f"{what}[{k!r}]: compare needs positive values (it works on log ratios)")
+        out[k] = np.log(v)
+    return out
+
+
+def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
+            confidence: float = 0.95, seed: int = 0,
+            paired: bool | None = None, n_boot: int = DEFAULT_N_BOOT,
+            resample_runs: bool = True, small_sample_correction: bool = True,
+            min_effect: float = DEFAULT_MIN_EFFECT, rank_test: bool = True) -> Comparison:
+    """Compare commit B (``b_groups``) against commit A (``a_groups``); see :class:`Comparison`.
+
+    ``paired=None`` pairs on the common layout ids when there are at least two
+    (the layouts of either side without a partner are dropped and counted in
+    ``dropped``); ``paired=True`` pairs on the common ids (an error when there
+    is none); ``paired=False`` never pairs.  ``seed``, ``n_boot``,
+    ``resample_runs`` and ``small_sample_correction`` are accepted for
+    compatibility and ignored: the interval is an exact t interval.
+    ``rank_test=False`` skips the rank test (``wilcoxon_p`` nan): it is never used for the
+    verdict, and the bisection engine, which compares many times, does not show it.
+    """
+    del seed, n_boot, resample_runs, small_sample_correction
+    _check_conf(confidence)
+    if not min_effect >= 0:
+        raise ValueError("min_effect must be >= 0")
+    alpha = 1.0 - confidence
+    ga = _as_groups(a_groups, "a_groups")
+    gb = _as_groups(b_groups, "b_groups")
+    la, lb = _log_groups(ga, "a_groups"), _log_groups(gb, "b_groups")
+    common = [k for k in la if k in lb]
+    if paired is None:
+        is_paired = len(common) >= 2
+    elif paired:
+        if not common:
+            raise ValueError("paired=True but the sides share no layout ids")
+        is_paired = True
+    else:
+        is_paired = False
+    if is_paired:
+        ua, ub = {i: la[i] for i in common}, {i: lb[i] for i in common}
+        dropped = (len(la) - len(common)) + (len(lb) - len(common))
+    else:
+        ua, ub = la, lb
+        dropped = 0
+    ma = _layout_stats(list(ua.values()))[1]
+    mb = _layout_stats(list(ub.values()))[1]
+    ka, kb = ma.size, mb.size
+    per_layout: dict[str, float] = {}
+    reason = ""
+    se, df, wp = math.nan, math.nan, math.nan
+    if is_paired and ka >= 2:
+        d = mb - ma
+        est = float(np.mean(d))
+        se = float(np.std(d, ddof=1) / math.sqrt(ka))
+        df = float(ka - 1)
+        wp = _ranktest(d) if rank_test else math.nan
+        method = f"paired t over {ka} layouts"
+        per_layout = {i: float(math.exp(x)) for i, x in zip(common, d)}
+    elif not is_paired and ka >= 2 and kb >= 2:
+        est = float(np.mean(mb) - np.mean(ma))
+        va, vb = float(np.var(ma, ddof=1)) / ka, float(np.var(mb, ddof=1)) / kb
+        se = math.sqrt(va + vb)
+        den = va * va / (ka - 1) + vb * vb / (kb - 1)
+        df = (va + vb) ** 2 / den if den > 0 else float(ka + kb - 2)
+        wp = _ranktest(ma, mb) if rank_test else math.nan
+        method = "Welch t on per-layout means"
+    else:
+        # one layout on a side: compare the runs of the two images, or give up
+        ra = np.concatenate(list(ua.values()))
+        rb = np.concatenate(list(ub.values()))
+        est = float(np.mean(rb) - np.mean(ra))
+        if ka == 1 and kb == 1 and ra.size >= 2 and rb.size >= 2:
+            va, vb = float(np.var(ra, ddof=1)) / ra.size, float(np.var(rb, ddof=1)) / rb.size
+            se = math.sqrt(va + vb)
+            den = va * va / (ra.size - 1) + vb * vb / (rb.size - 1)
+            df = (va + vb) ** 2 / den if den > 0 else float(ra.size + rb.size - 2)
+            wp = _ranktest(ra, rb) if rank_test else math.nan
+            method = "runs: Welch t on the runs of one layout per side"
+        else:
+            method = "none"
+            reason = ("1 sample" if min(ra.size, rb.size) < 2
+                      else "1 layout on one side: need 2 layouts per side, or one layout with 2 runs on both")
+    if method != "none":
+        lo, hi = _t_interval(est, se, df, alpha)
+        p = _t_p(est, se, df)
+        verdict, reason = _verdict(lo, hi, est, min_effect, higher_is_better)
+        ci_low, ci_high = math.exp(lo), math.exp(hi)
+    else:
+        p = ci_low = ci_high = math.nan
+        verdict = "n/a"
+
+    noise, upper, separated, _ = _re_anova([list(la.values()), list(lb.values())])
+    if math.isfinite(noise) and noise > 0:
+        explained = float(2.0 * _spc.ndtr(-abs(est) / (math.sqrt(2.0) * noise)))
+    elif noise == 0:
+        explained = 1.0 if est == 0 else 0.0
+    else:
+        explained = math.nan
+    return Comparison(
+        ratio=float(math.exp(est)),
+        ci_low=float(ci_low),
+        ci_high=float(ci_high),
+        confidence=confidence,
+        p_value=float(p),
+        verdict=verdict,
+        higher_is_better=bool(higher_is_better),
+        paired=bool(is_paired and ka >= 2),
+        n_layouts_a=ka,
+        n_layouts_b=kb,
+        n_runs_a=int(sum(v.size for v in ua.values())),
+        n_runs_b=int(sum(v.size for v in ub.values())),
+        center_a=float(math.exp(np.mean(ma))),
+        center_b=float(math.exp(np.mean(mb))),
+        layout_noise=float(noise),
+        explained_by_layout=explained,
+        per_layout_ratios=per_layout,
+        df=float(df),
+        noise_a=_noise_split_arrays(ga),
+        noise_b=_noise_split_arrays(gb),
+        min_effect=float(min_effect),
+        method=method,
+        reason=reason,
+        n_pairs=ka if is_paired else 0,
+        dropped=dropped,
+        log_ratio=est,
+        se=float(se),
+        wilcoxon_p=float(wp),
+        p_raw=float(p),
+        layout_noise_upper=float(upper),
+        noise_separated=bool(separated),
+    )
+
+
+# --------------------------------------------------------------------------
+# multiplicity
+# --------------------------------------------------------------------------
+
+ADJUST_METHODS = ("holm", "bh", "none")
+
+
+def adjust(pvalues: Sequence[float], method: str = "holm") -> list[float]:
+    """Multiplicity-adjusted p-values, in the input order.
+
+    ``holm``: Holm's step-down (controls the family-wise error rate);
+    ``bh``: Benjamini-Hochberg (controls the false discovery rate);
+    ``none``: unchanged.  nan entries (no test) stay nan and do not count
+    in the family.  Reject hypothesis i at level alpha iff ``adjusted[i] <
+    alpha``.
+    """
+    if method not in ADJUST_METHODS:
+        raise ValueError(f"adjust method must be one of {', '.join(ADJUST_METHODS)}, not {method!r}")
+    p = np.asarray(pvalues, dtype=float)
+    out = p.copy()
+    ok = np.nonzero(np.isfinite(p))[0]
+    m = ok.size
+    if method == "none" or m == 0:
+        return [float(x) for x in out]
+    order = ok[np.argsort(p[ok], kind="stable")]
+    ps = p[order]
+    if method == "holm":
+        adj = np.maximum.accumulate((m - np.arange(m)) * ps)
+    else:
+        adj = np.minimum.accumulate((m / np.arange(1, m + 1) * ps)[::-1])[::-1]
+    out[order] = np.minimum(1.0, adj)
+    return [float(x) for x in out]
+
+
+def adjust_comparisons(comps: Sequence[Comparison | None], method: str = "holm") -> list[Comparison | None]:
+    """Adjust a family of comparisons (e.g. every row and metric of one compare).
+
+    Each comparison's p-value becomes the adjusted one and its interval is
+    recomputed at the per-test level ``alpha * p_raw / p_adjusted``, so that
+    the interval excludes 1 exactly when ``p_adjusted < alpha``; verdicts are
+    re-derived.  ``None`` and ``n/a`` entries pass through.
+    """
+    raw = [c.p_raw if (c is not None and c.verdict != "n/a") else math.nan for c in comps]
+    adj = adjust(raw, method)
+    fam = int(sum(1 for x in raw if math.isfinite(x)))
+    out: list[Comparison | None] = []
+    for c, pr, pa in zip(comps, raw, adj):
+        if c is None or not math.isfinite(pr) or method == "none":
+            out.append(c)
+            continue
+        a = c.alpha * (pr / pa) if pa > 0 else c.alpha
+        out.append(dataclasses.replace(c.at_alpha(a), p_value=pa, adjusted=method, family=fam,
+                                       confidence=c.confidence))
+    return out
+
+
+# helpers of classify (bootstrap over layouts, then runs)
 
 def _resolve_paired(sides: Sequence[Mapping[str, np.ndarray]],
-                    paired: Optional[bool]) -> tuple[bool, list[str]]:
+                    paired: bool | None) -> tuple[bool, list[str]]:
     """Decide on the paired design; return (paired, common ids in order)."""
     first = list(sides[0].keys())
     common = [k for k in first if all(k in s for s in sides[1:])]
@@ -560,143 +877,6 @@ def _log_center_samples(sides: Sequence[Mapping[str, np.ndarray]], paired: bool,
             L = rng.integers(0, k, size=(n_boot, k))
             out.append(np.log(_boot_centers(arrays, L, rng, resample_runs)))
     return out
-
-
-def _shrink_factor(k: int) -> float:
-    """sqrt(k/(k-1)): the bootstrap variance of a mean of k units is
-    (k-1)/k times the unbiased one; deviations are scaled up by this."""
-    return math.sqrt(k / (k - 1)) if k >= 2 else 1.0
-
-
-def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
-            confidence: float = 0.95, seed: int = 0,
-            paired: Optional[bool] = None, n_boot: int = DEFAULT_N_BOOT,
-            resample_runs: bool = True,
-            small_sample_correction: bool = True) -> Comparison:
-    """Compare commit B (``b_groups``) against commit A (``a_groups``).
-
-    Each side maps layout id -> run values (a single layout is fine).
-
-    Method:
-      * ``ratio = center(B) / center(A)``; center = mean of per-layout
-        medians.
-      * Design: ``paired=None`` pairs automatically when both sides have
-        the same set of (>= 2) layout ids; ``paired=True`` pairs on the
-        common ids (others ignored); ``paired=False`` never pairs.
-      * Hierarchical bootstrap (``n_boot`` resamples): draw k layouts with
-        replacement -- in the paired design the same draw is used for both
-        sides, which cancels the layout effect they share -- then, if
-        ``resample_runs``, resample each drawn layout's runs with
-        replacement and take the median.  Replicates of ``ln ratio`` give
-        the interval and the p-value.  (Resampling both levels is slightly
-        conservative: the run noise in the layout medians is counted twice.)
-      * Small-sample correction (``small_sample_correction``): bootstrap
-        deviations are scaled by ``sqrt(k/(k-1))`` per resampled side and
-        the percentile levels are expanded to those of a t distribution
-        with df = k-1 (paired) or Welch-Satterthwaite df (unpaired).  With
-        8 layouts a plain percentile interval would be noticeably too
-        narrow.
-      * Verdict: a difference is claimed only when the CI excludes 1.
-    """
-    _check_conf(confidence)
-    ga = _as_groups(a_groups, "a_groups")
-    gb = _as_groups(b_groups, "b_groups")
-    is_paired, ids = _resolve_paired([ga, gb], paired)
-    if is_paired:
-        ua = {i: ga[i] for i in ids}
-        ub = {i: gb[i] for i in ids}
-    else:
-        ua, ub = ga, gb
-
-    ca, cb = _center(ua), _center(ub)
-    if not (ca > 0 and cb > 0):
-        raise ValueError("compare needs positive centers (ratio of performance)")
-    log_r = math.log(cb / ca)
-
-    rng = np.random.default_rng(seed)
-    la, lb = _log_center_samples([ua, ub], is_paired, ids, n_boot, rng, resample_runs)
-
-    if is_paired:
-        k = len(ids)
-        dev = (lb - la) - log_r
-        if small_sample_correction:
-            dev = dev * _shrink_factor(k)
-        df = float(k - 1) if (small_sample_correction and k >= 2) else math.inf
-        per_layout = {i: float(np.median(ub[i]) / np.median(ua[i])) for i in ids}
-    else:
-        ka, kb = len(ua), len(ub)
-        da = la - math.log(ca)
-        db = lb - math.log(cb)
-        if small_sample_correction:
-            da = da * _shrink_factor(ka)
-            db = db * _shrink_factor(kb)
-        dev = db - da
-        df = math.inf
-        if small_sample_correction:
-            va, vb = float(np.var(da)), float(np.var(db))
-            den = sum(v * v / (k - 1) for v, k in ((va, ka), (vb, kb)) if k >= 2)
-            if den > 0:
-                df = (va + vb) ** 2 / den
-        per_layout = {}
-
-    samples = log_r + dev
-    lo_q, hi_q = _t_percentile_levels(confidence, df)
-    lo, hi = np.quantile(samples, [lo_q, hi_q])
-    ci_low, ci_high = float(math.exp(lo)), float(math.exp(hi))
-    p = _boot_p(samples, df)
-
-    if ci_low > 1.0:
-        verdict = "faster" if higher_is_better else "slower"
-    elif ci_high < 1.0:
-        verdict = "slower" if higher_is_better else "faster"
-    else:
-        verdict = "no difference"
-
-    # Mann-Whitney second opinion
-    if len(ua) >= 3 and len(ub) >= 3:
-        mw_on = "layout medians"
-        xa = np.array([np.median(v) for v in ua.values()])
-        xb = np.array([np.median(v) for v in ub.values()])
-    else:
-        mw_on = "runs"
-        xa = np.concatenate(list(ua.values()))
-        xb = np.concatenate(list(ub.values()))
-    mw_p = _mannwhitney(xa, xb)
-
-    na, nb = _noise_split_arrays(ga), _noise_split_arrays(gb)
-    layout_noise = _pooled_layout_cv([na, nb])
-    if math.isfinite(layout_noise) and layout_noise > 0:
-        explained = float(2.0 * _sps.norm.sf(abs(log_r) / (math.sqrt(2.0) * layout_noise)))
-    elif layout_noise == 0:
-        explained = 1.0 if log_r == 0 else 0.0
-    else:
-        explained = math.nan
-
-    return Comparison(
-        ratio=float(cb / ca),
-        ci_low=ci_low,
-        ci_high=ci_high,
-        confidence=confidence,
-        p_value=p,
-        mw_p=mw_p,
-        mw_on=mw_on,
-        verdict=verdict,
-        higher_is_better=bool(higher_is_better),
-        paired=is_paired,
-        n_layouts_a=len(ua),
-        n_layouts_b=len(ub),
-        n_runs_a=int(sum(v.size for v in ua.values())),
-        n_runs_b=int(sum(v.size for v in ub.values())),
-        center_a=ca,
-        center_b=cb,
-        layout_noise=layout_noise,
-        explained_by_layout=explained,
-        per_layout_ratios=per_layout,
-        df=df,
-        n_boot=int(n_boot),
-        noise_a=na,
-        noise_b=nb,
-    )
 
 
 # --------------------------------------------------------------------------
@@ -766,7 +946,7 @@ class Classification(_ToDict):
 
 def classify(sample_groups: Groups, good_groups: Groups, bad_groups: Groups,
              higher_is_better: bool, confidence: float = 0.95, seed: int = 0,
-             n_boot: int = DEFAULT_N_BOOT, paired: Optional[bool] = None,
+             n_boot: int = DEFAULT_N_BOOT, paired: bool | None = None,
              resample_runs: bool = True) -> Classification:
     """Classify a bisection probe as ``"good"``, ``"bad"`` or ``"uncertain"``.
 

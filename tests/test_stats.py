@@ -17,6 +17,8 @@ from layoutbench.stats import (
     Comparison,
     NoiseSplit,
     Summary,
+    adjust,
+    adjust_comparisons,
     classify,
     compare,
     noise_split,
@@ -255,25 +257,32 @@ def test_paired_true_uses_common_ids_only():
     b = make_groups(rng, 6, 4, 102.0, 0.0, 0.005, "s", effects=eff)
     del a["s0"]
     b["extra"] = [500.0] * 4
-    assert not compare(a, b, False, n_boot=NB).paired  # ids differ: no auto pairing
+    # auto pairing uses the common ids and says how many layouts it dropped
+    auto = compare(a, b, False, n_boot=NB)
+    assert auto.paired and auto.n_pairs == 5 and auto.dropped == 2
+    assert "2 unpaired dropped" in auto.describe()
+    assert not compare(a, b, False, paired=False).paired
     c = compare(a, b, False, n_boot=NB, paired=True)
     assert c.paired and c.n_layouts_a == c.n_layouts_b == 5
     assert c.verdict == "slower"
+    assert "extra" not in c.per_layout_ratios
     with pytest.raises(ValueError):
         compare({"p": [1.0]}, {"q": [1.0]}, False, paired=True)
 
 
 def test_compare_single_layout_and_describe_and_json():
+    """One layout per side: a comparison of two images through their runs (Welch on log runs)."""
     rng = np.random.default_rng(12)
     a = {"seed0": list(100 * (1 + rng.normal(0, 0.005, 20)))}
     b = list(103 * (1 + rng.normal(0, 0.005, 20)))  # bare sequence = one layout
     c = compare(a, b, higher_is_better=False, n_boot=NB)
     assert c.n_layouts_a == c.n_layouts_b == 1
-    assert c.mw_on == "runs" and c.mw_p < 0.001
+    assert c.method.startswith("runs") and c.wilcoxon_p < 0.001
     assert c.verdict == "slower"
     assert math.isnan(c.layout_noise)  # not estimable from one layout
     line = c.describe()
     assert line.startswith(f"B is {c.ratio:.3f} ± ") and "× slower than A (95% CI" in line
+    assert "runs of one layout per side" in line
     assert "layout noise n/a" in line and "\n" not in line
     d = c.to_dict()
     json.dumps(d, allow_nan=False)
@@ -284,6 +293,89 @@ def test_compare_single_layout_and_describe_and_json():
     assert f.verdict == "faster" and f.describe().startswith(f"B is {c.ratio:.3f} ± ")
 
 
+def test_compare_one_sample_has_no_verdict():
+    """One layout with one run per side: no verdict, whatever the values."""
+    c = compare({"l": [100.0]}, {"l": [100.1]}, False)
+    assert c.verdict == "n/a" and not c.significant
+    assert "n/a (1 sample)" in c.describe()
+    assert math.isnan(c.p_value) and math.isnan(c.ci_low)
+    json.dumps(c.to_dict(), allow_nan=False)
+    # one layout against several: no verdict either
+    assert compare({"l": [1.0, 1.1]}, {"x": [1.0], "y": [1.2]}, False).verdict == "n/a"
+    # two layouts with one run each: a verdict is possible (K=2, df=1)
+    two = compare({"a": [100.0], "b": [110.0]}, {"a": [120.0], "b": [132.1]}, False)
+    assert two.verdict == "slower" and two.df == 1
+
+
+def test_compare_needs_the_minimum_effect():
+    """A consistent 0.1% shift is significant but below min_effect: no verdict of faster/slower."""
+    eff = np.random.default_rng(3).normal(0.0, 0.01, 8)
+    a = {f"s{i}": [100.0 * (1 + e)] for i, e in enumerate(eff)}
+    b = {k: [v[0] * 1.001 * (1 + 1e-5 * i)] for i, (k, v) in enumerate(a.items())}
+    c = compare(a, b, False)
+    assert c.ci_low > 1.0  # the interval excludes 1 ...
+    assert c.verdict == "no difference" and "minimum effect" in c.reason  # ... but 0.1% < 0.5%
+    assert compare(a, b, False, min_effect=0.0005).verdict == "slower"
+
+
+def test_compare_p_value_and_interval_agree():
+    rng = np.random.default_rng(8)
+    for i in range(200):
+        k = int(rng.integers(2, 9))
+        a = make_groups(rng, k, 2, 100.0, 0.01, 0.003, "s")
+        b = make_groups(rng, k, 2, 100.0 * (1 + rng.normal(0, 0.01)), 0.01, 0.003, "s")
+        c = compare(a, b, False, min_effect=0.0)
+        assert (c.p_value < 0.05) == (c.ci_low > 1.0 or c.ci_high < 1.0)
+        assert c.ci_low <= c.ratio <= c.ci_high
+
+
+def test_adjust_holm_and_bh():
+    p = [0.01, 0.04, 0.03, float("nan"), 0.005]
+    holm = adjust(p, "holm")
+    assert holm[:3] == pytest.approx([0.03, 0.06, 0.06]) and holm[4] == pytest.approx(0.02)
+    assert math.isnan(holm[3])
+    bh = adjust(p, "bh")
+    assert bh[0] == pytest.approx(0.02) and bh[1] == pytest.approx(0.04) and bh[4] == pytest.approx(0.02)
+    assert adjust(p, "none")[:3] == p[:3]
+    with pytest.raises(ValueError):
+        adjust(p, "bonf")
+
+
+def test_adjust_comparisons_keeps_interval_and_p_in_agreement():
+    rng = np.random.default_rng(2)
+    comps = []
+    for eff in (0.0, 0.01, 0.02, 0.004, 0.0):
+        eff_l = rng.normal(0.0, 0.01, 6)
+        a = make_groups(rng, 6, 2, 100.0, 0.0, 0.004, "s", effects=eff_l)
+        b = make_groups(rng, 6, 2, 100.0 * (1 + eff), 0.0, 0.004, "s", effects=eff_l)
+        comps.append(compare(a, b, False, min_effect=0.0))
+    comps.append(None)
+    adj = adjust_comparisons(comps, "holm")
+    assert adj[-1] is None
+    for raw, c in zip(comps[:-1], adj[:-1]):
+        assert c.p_value >= raw.p_value and c.p_raw == raw.p_value and c.family == 5
+        assert c.ci_low <= raw.ci_low and c.ci_high >= raw.ci_high  # wider
+        assert (c.p_value < 0.05) == (c.ci_low > 1.0 or c.ci_high < 1.0)
+        assert "holm-adjusted over 5" in c.describe()
+
+
+def test_noise_bound_and_never_a_bare_zero():
+    rng = np.random.default_rng(6)
+    g = make_groups(rng, 8, 3, 100.0, 0.0, 0.005, "s")  # no layout effect at all
+    ns = noise_split(g)
+    assert ns.runs_separated and ns.layout_cv_upper > ns.layout_cv >= 0
+    t = ns.noise_text()
+    assert "0.00%" not in t.split("(")[0] and "upper bound" in t
+    one = noise_split(make_groups(rng, 8, 1, 100.0, 0.01, 0.005, "s"))
+    assert not one.runs_separated and "layout + run noise (runs not separated)" in one.noise_text()
+    # the upper bound covers the truth in >= 93% of datasets (K=4, R=3)
+    cover = 0
+    for i in range(300):
+        ns = noise_split(make_groups(rng, 4, 3, 100.0, 0.01, 0.01, "s"))
+        cover += ns.layout_cv_upper >= 0.01
+    assert cover / 300 >= 0.93
+
+
 def test_compare_describe_multi_layout_and_determinism():
     rng = np.random.default_rng(21)
     a, b = _pair(rng, 0.03)
@@ -291,8 +383,8 @@ def test_compare_describe_multi_layout_and_determinism():
     c2 = compare(a, b, False, n_boot=NB, seed=3)
     assert c1.to_dict() == c2.to_dict()
     line = c1.describe()
-    assert "layout noise " in line and "%" in line and "p=" in line
-    assert c1.mw_on == "layout medians"
+    assert "layout noise " in line and "%" in line and "p=" in line and "upper bound" in line
+    assert c1.method == "Welch t on per-layout means" and 0 < c1.wilcoxon_p < 1
 
 
 # --------------------------------------------------------------------------
