@@ -48,6 +48,14 @@ def test_report_has_a_page_per_measured_commit(hist):
     # the symdiff against the previous point (its images are still on disk): the regression changed code
     assert 'id="symdiff"' in page and "symdiff not available" not in page
     assert '<pre class="symdiff">' in page and "placement differs: " in page
+    # what shaped the samples: the target configuration of the runs (with its settings), and that
+    # cachegrind has no machine of its own to check
+    with sqlite3.connect(hist["store"]) as db:
+        cfgs = {r[0] for r in db.execute("SELECT DISTINCT r.config FROM runs r JOIN builds b ON b.id = r.build_id "
+                                           "WHERE b.commit_sha = ?", (m["regression"],))}
+    assert len(cfgs) == 1 and "Where it ran" in page
+    assert f'<code class="config">{cfgs.pop()}</code>' in page and "&#34;i1&#34;" in page
+    assert "not checked" in page
     quirky = (site / "commits" / f"{H.sha(m, 2)[:12]}.html").read_text()
     assert 'class="quirk-applied" data-quirk="unused-variable"' in quirky
     # every run's console log is copied beside the pages

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__, fmt, history, layout, quirks, source, stats, symdiff
+from .. import __version__, fmt, history, layout, machine, quirks, source, stats, symdiff
 from ..compare import noise_line
 from ..errors import LayoutbenchError
 from ..paths import workdir
-from ..store import Store
+from ..store import RunKey, Store
 from . import plot
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -207,8 +207,18 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
         for c in log:
             c["page"] = f"{c['commit'][:12]}.html" if c["commit"] in pages and c["commit"] != p.commit else None
 
+    # what shaped the samples: the target configuration of the runs, and the quiet-machine check before them
+    keys = sorted({(r["target"], r["host"], r["config"]) for r in p.runs})
+    known = store.configs({c for _, _, c in keys})
+    targets_ = []
+    for t, hst, c in keys:
+        found = store.last_machine_check(RunKey(t, hst, "", "", c))
+        targets_.append({"target": t, "host": hst, "config": c or "unknown (stored before runs were keyed)",
+                         "text": json.dumps(known[c], indent=1, sort_keys=True) if c in known else "",
+                         "summary": machine.summary(found) if found else "", "problems": machine.problems(found)})
+
     return {"build": build, "build_log": build_log, "toolchains": toolchains, "quirks": qs, "plans": plans,
-            "runs": runs, "results": results, "log": log,
+            "runs": runs, "results": results, "log": log, "targets": targets_,
             "symdiff": _symdiff(store, h, prev, p, builds) if prev is not None else None}
 
 
