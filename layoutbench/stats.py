@@ -49,13 +49,11 @@ __all__ = [
     "DEFAULT_MIN_EFFECT",
     "DEFAULT_N_BOOT",
     "OUTLIER_THRESHOLD",
-    "Classification",
     "Comparison",
     "NoiseSplit",
     "Summary",
     "adjust",
     "adjust_comparisons",
-    "classify",
     "compare",
     "noise_split",
     "noise_text",
@@ -125,35 +123,6 @@ def _as_groups(groups: Groups, what: str = "groups") -> dict[str, np.ndarray]:
     for key, vals in items:
         out[str(key)] = _as_array(vals, f"{what}[{key!r}]")
     return out
-
-
-def _center(groups: Mapping[str, np.ndarray]) -> float:
-    """Layout-averaged performance: mean over layouts of per-layout medians."""
-    return float(np.mean([np.median(v) for v in groups.values()]))
-
-
-def _boot_centers(arrays: Sequence[np.ndarray], L: np.ndarray,
-                  rng: np.random.Generator, resample_runs: bool) -> np.ndarray:
-    """Hierarchical bootstrap replicates of the center.
-
-    ``L`` (n_boot x slots) holds the resampled layout indices; every slot
-    gets an *independent* resample of that layout's runs (when
-    ``resample_runs``), whose median is taken; the replicate is the mean of
-    the slot medians.
-    """
-    meds = np.empty(L.shape, dtype=float)
-    for li, arr in enumerate(arrays):
-        mask = L == li
-        cnt = int(mask.sum())
-        if cnt == 0:
-            continue
-        n = arr.size
-        if resample_runs and n > 1:
-            idx = rng.integers(0, n, size=(cnt, n))
-            meds[mask] = np.median(arr[idx], axis=1)
-        else:
-            meds[mask] = np.median(arr)
-    return meds.mean(axis=1)
 
 
 def _layout_stats(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -659,22 +628,17 @@ def _log_groups(g: Mapping[str, np.ndarray], what: str) -> dict[str, np.ndarray]
 
 
 def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
-            confidence: float = 0.95, seed: int = 0,
-            paired: bool | None = None, n_boot: int = DEFAULT_N_BOOT,
-            resample_runs: bool = True, small_sample_correction: bool = True,
+            confidence: float = 0.95, paired: bool | None = None,
             min_effect: float = DEFAULT_MIN_EFFECT, rank_test: bool = True) -> Comparison:
     """Compare commit B (``b_groups``) against commit A (``a_groups``); see :class:`Comparison`.
 
     ``paired=None`` pairs on the common layout ids when there are at least two
     (the layouts of either side without a partner are dropped and counted in
     ``dropped``); ``paired=True`` pairs on the common ids (an error when there
-    is none); ``paired=False`` never pairs.  ``seed``, ``n_boot``,
-    ``resample_runs`` and ``small_sample_correction`` are accepted for
-    compatibility and ignored: the interval is an exact t interval.
+    is none); ``paired=False`` never pairs.  The interval is an exact t interval.
     ``rank_test=False`` skips the rank test (``wilcoxon_p`` nan): it is never used for the
     verdict, and the bisection engine, which compares many times, does not show it.
     """
-    del seed, n_boot, resample_runs, small_sample_correction
     _check_conf(confidence)
     if not min_effect >= 0:
         raise ValueError("min_effect must be >= 0")
@@ -844,178 +808,4 @@ def adjust_comparisons(comps: Sequence[Comparison | None], method: str = "holm")
 
 # helpers of classify (bootstrap over layouts, then runs)
 
-def _resolve_paired(sides: Sequence[Mapping[str, np.ndarray]],
-                    paired: bool | None) -> tuple[bool, list[str]]:
-    """Decide on the paired design; return (paired, common ids in order)."""
-    first = list(sides[0].keys())
-    common = [k for k in first if all(k in s for s in sides[1:])]
-    if paired is None:
-        same = all(set(s.keys()) == set(first) for s in sides[1:])
-        return (same and len(first) >= 2), first
-    if paired:
-        if not common:
-            raise ValueError("paired=True but the sides share no layout ids")
-        return True, common
-    return False, common
 
-
-def _log_center_samples(sides: Sequence[Mapping[str, np.ndarray]], paired: bool,
-                        ids: Sequence[str], n_boot: int, rng: np.random.Generator,
-                        resample_runs: bool) -> list[np.ndarray]:
-    """Bootstrap replicates of log(center) for each side."""
-    out = []
-    if paired:
-        k = len(ids)
-        L = rng.integers(0, k, size=(n_boot, k))
-        for s in sides:
-            arrays = [s[i] for i in ids]
-            out.append(np.log(_boot_centers(arrays, L, rng, resample_runs)))
-    else:
-        for s in sides:
-            arrays = list(s.values())
-            k = len(arrays)
-            L = rng.integers(0, k, size=(n_boot, k))
-            out.append(np.log(_boot_centers(arrays, L, rng, resample_runs)))
-    return out
-
-
-# --------------------------------------------------------------------------
-# classify
-# --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Classification(_ToDict):
-    """Is a bisection probe like GOOD or like BAD?
-
-    Everything is on the log scale of the layout-averaged center.  The
-    probe is called ``good`` when its center is closer to GOOD's center
-    than to BAD's, i.e. its relative position ``t`` between GOOD (t=0) and
-    BAD (t=1) is below 1/2.  The bootstrap (layouts, then runs; paired by
-    layout id when all three share the same ids) gives the probability of
-    that event.
-
-    Fields:
-        verdict: ``"good"`` if ``p_good >= confidence``, ``"bad"`` if
-            ``p_bad >= confidence``, else ``"uncertain"``.
-        probability: bootstrap probability of the verdict's side
-            (``max(p_good, p_bad)`` when uncertain).
-        p_good: bootstrap share of replicates in which the probe is closer
-            to GOOD than to BAD (log scale).
-        p_bad: share in which it is closer to BAD (``1 - p_good`` up to
-            exact ties).
-        position: point estimate of
-            ``t = ln(probe/good) / ln(bad/good)``; 0 = like GOOD,
-            1 = like BAD, may fall outside [0, 1].  nan if good == bad.
-        position_low, position_high: central bootstrap interval of ``t`` at
-            level ``confidence`` (replicates with good == bad ignored).
-        center_probe, center_good, center_bad: layout-averaged centers.
-        bad_is_worse: whether BAD's center is worse than GOOD's given
-            ``higher_is_better`` (False hints at swapped or mislabeled
-            references).
-        separation: bootstrap probability that BAD differs from GOOD in
-            the direction of the point estimate; if it is below
-            ``confidence`` the references themselves are not clearly
-            distinguishable and any verdict is fragile.
-        paired: whether layouts were resampled jointly by id.
-        confidence: required probability for a verdict.
-        n_boot: number of bootstrap resamples.
-    """
-
-    verdict: str
-    probability: float
-    p_good: float
-    p_bad: float
-    position: float
-    position_low: float
-    position_high: float
-    center_probe: float
-    center_good: float
-    center_bad: float
-    bad_is_worse: bool
-    separation: float
-    paired: bool
-    confidence: float
-    n_boot: int
-
-    def describe(self) -> str:
-        """One-line human readable summary."""
-        return (f"probe is {self.verdict} (P(good)={self.p_good:.3f}, "
-                f"P(bad)={self.p_bad:.3f}, position {self.position:.2f} "
-                f"between good=0 and bad=1; separation {self.separation:.3f})")
-
-
-def classify(sample_groups: Groups, good_groups: Groups, bad_groups: Groups,
-             higher_is_better: bool, confidence: float = 0.95, seed: int = 0,
-             n_boot: int = DEFAULT_N_BOOT, paired: bool | None = None,
-             resample_runs: bool = True) -> Classification:
-    """Classify a bisection probe as ``"good"``, ``"bad"`` or ``"uncertain"``.
-
-    ``paired=None`` pairs when probe, good and bad have the same (>= 2)
-    layout ids; ``paired=True`` pairs on the ids common to all three.  See
-    :class:`Classification` for the decision rule.  ``higher_is_better``
-    only affects the ``bad_is_worse`` sanity flag: the decision is
-    symmetric (nearest reference wins).
-    """
-    _check_conf(confidence)
-    gp = _as_groups(sample_groups, "sample_groups")
-    gg = _as_groups(good_groups, "good_groups")
-    gbad = _as_groups(bad_groups, "bad_groups")
-    is_paired, ids = _resolve_paired([gp, gg, gbad], paired)
-    sides = [gp, gg, gbad]
-    if is_paired:
-        sides = [{i: s[i] for i in ids} for s in sides]
-    cp, cg, cb = (_center(s) for s in sides)
-    if not (cp > 0 and cg > 0 and cb > 0):
-        raise ValueError("classify needs positive centers")
-
-    rng = np.random.default_rng(seed)
-    lp, lg, lb = _log_center_samples(sides, is_paired, ids, n_boot, rng, resample_runs)
-
-    d_good = np.abs(lp - lg)
-    d_bad = np.abs(lp - lb)
-    p_good = float(np.mean(d_good < d_bad))
-    p_bad = float(np.mean(d_bad < d_good))
-
-    denom = math.log(cb / cg)
-    position = math.log(cp / cg) / denom if denom != 0 else math.nan
-    bden = lb - lg
-    ok = bden != 0
-    if np.any(ok):
-        t = (lp[ok] - lg[ok]) / bden[ok]
-        alpha = 1.0 - confidence
-        tl, th = np.quantile(t, [alpha / 2.0, 1.0 - alpha / 2.0])
-        tl, th = float(tl), float(th)
-    else:
-        tl = th = math.nan
-    if denom > 0:
-        separation = float(np.mean(bden > 0))
-    elif denom < 0:
-        separation = float(np.mean(bden < 0))
-    else:
-        separation = 0.0
-
-    if p_good >= confidence:
-        verdict, prob = "good", p_good
-    elif p_bad >= confidence:
-        verdict, prob = "bad", p_bad
-    else:
-        verdict, prob = "uncertain", max(p_good, p_bad)
-
-    bad_is_worse = (cb < cg) if higher_is_better else (cb > cg)
-    return Classification(
-        verdict=verdict,
-        probability=prob,
-        p_good=p_good,
-        p_bad=p_bad,
-        position=position,
-        position_low=tl,
-        position_high=th,
-        center_probe=cp,
-        center_good=cg,
-        center_bad=cb,
-        bad_is_worse=bool(bad_is_worse),
-        separation=separation,
-        paired=is_paired,
-        confidence=confidence,
-        n_boot=int(n_boot),
-    )

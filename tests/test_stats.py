@@ -13,13 +13,11 @@ import numpy as np
 import pytest
 
 from layoutbench.stats import (
-    Classification,
     Comparison,
     NoiseSplit,
     Summary,
     adjust,
     adjust_comparisons,
-    classify,
     compare,
     noise_split,
     summarize,
@@ -179,7 +177,7 @@ def _pair(rng, effect, k=8, r=5, layout_sd=0.01, run_sd=0.005, same_ids=False):
 def test_compare_finds_3pct_in_correct_direction(higher_is_better):
     rng = np.random.default_rng(99)
     a, b = _pair(rng, 0.03)
-    c = compare(a, b, higher_is_better=higher_is_better, n_boot=NB)
+    c = compare(a, b, higher_is_better=higher_is_better)
     assert isinstance(c, Comparison)
     assert not c.paired
     assert c.ratio == pytest.approx(1.03, abs=0.01)
@@ -187,7 +185,7 @@ def test_compare_finds_3pct_in_correct_direction(higher_is_better):
     assert c.p_value < 0.05
     assert c.verdict == ("faster" if higher_is_better else "slower")
     # swapping sides flips the verdict
-    c2 = compare(b, a, higher_is_better=higher_is_better, n_boot=NB)
+    c2 = compare(b, a, higher_is_better=higher_is_better)
     assert c2.verdict == ("slower" if higher_is_better else "faster")
     assert c2.ratio == pytest.approx(1.0 / c.ratio)
     # layout noise ~1%, a 3% difference is unlikely to come from layout alone
@@ -207,11 +205,11 @@ def test_compare_error_rates(same_ids):
     fp = det = 0
     for i in range(n):
         a, b = _pair(rng, 0.0, same_ids=same_ids)
-        c = compare(a, b, higher_is_better=False, n_boot=NB, seed=i)
+        c = compare(a, b, higher_is_better=False)
         assert c.paired is same_ids
         fp += c.verdict != "no difference"
         a, b = _pair(rng, 0.03, same_ids=same_ids)
-        c = compare(a, b, higher_is_better=False, n_boot=NB, seed=i)
+        c = compare(a, b, higher_is_better=False)
         det += c.verdict == "slower"
     assert fp / n <= 0.05 + 0.04
     assert det / n >= 0.90
@@ -220,7 +218,7 @@ def test_compare_error_rates(same_ids):
 def test_compare_no_difference_is_reported_as_such():
     rng = np.random.default_rng(17)
     a, b = _pair(rng, 0.0)
-    c = compare(a, b, higher_is_better=True, n_boot=NB)
+    c = compare(a, b, higher_is_better=True)
     assert c.verdict == "no difference"
     assert c.ci_low <= 1.0 <= c.ci_high
     assert c.p_value >= 0.05
@@ -237,8 +235,8 @@ def test_paired_design_cancels_shared_layout_noise():
         eff = rng.normal(0.0, 0.05, 8)
         a = make_groups(rng, 8, 5, 100.0, 0.0, 0.005, "s", effects=eff)
         b = make_groups(rng, 8, 5, 102.0, 0.0, 0.005, "s", effects=eff)
-        p = compare(a, b, higher_is_better=False, n_boot=NB, seed=i)
-        u = compare(a, b, higher_is_better=False, n_boot=NB, seed=i, paired=False)
+        p = compare(a, b, higher_is_better=False)
+        u = compare(a, b, higher_is_better=False, paired=False)
         assert p.paired and not u.paired
         assert p.ratio == pytest.approx(u.ratio)  # same estimand, other design
         paired_hits += p.verdict == "slower"
@@ -258,11 +256,11 @@ def test_paired_true_uses_common_ids_only():
     del a["s0"]
     b["extra"] = [500.0] * 4
     # auto pairing uses the common ids and says how many layouts it dropped
-    auto = compare(a, b, False, n_boot=NB)
+    auto = compare(a, b, False)
     assert auto.paired and auto.n_pairs == 5 and auto.dropped == 2
     assert "2 unpaired dropped" in auto.describe()
     assert not compare(a, b, False, paired=False).paired
-    c = compare(a, b, False, n_boot=NB, paired=True)
+    c = compare(a, b, False, paired=True)
     assert c.paired and c.n_layouts_a == c.n_layouts_b == 5
     assert c.verdict == "slower"
     assert "extra" not in c.per_layout_ratios
@@ -275,7 +273,7 @@ def test_compare_single_layout_and_describe_and_json():
     rng = np.random.default_rng(12)
     a = {"seed0": list(100 * (1 + rng.normal(0, 0.005, 20)))}
     b = list(103 * (1 + rng.normal(0, 0.005, 20)))  # bare sequence = one layout
-    c = compare(a, b, higher_is_better=False, n_boot=NB)
+    c = compare(a, b, higher_is_better=False)
     assert c.n_layouts_a == c.n_layouts_b == 1
     assert c.method.startswith("runs") and c.wilcoxon_p < 0.001
     assert c.verdict == "slower"
@@ -289,7 +287,7 @@ def test_compare_single_layout_and_describe_and_json():
     assert d["layout_noise"] is None and d["noise_a"]["k"] == 1
 
     # faster orientation is reported as a factor >= 1
-    f = compare(b, a, higher_is_better=False, n_boot=NB)
+    f = compare(b, a, higher_is_better=False)
     assert f.verdict == "faster" and f.describe().startswith(f"B is {c.ratio:.3f} ± ")
 
 
@@ -379,91 +377,9 @@ def test_noise_bound_and_never_a_bare_zero():
 def test_compare_describe_multi_layout_and_determinism():
     rng = np.random.default_rng(21)
     a, b = _pair(rng, 0.03)
-    c1 = compare(a, b, False, n_boot=NB, seed=3)
-    c2 = compare(a, b, False, n_boot=NB, seed=3)
+    c1 = compare(a, b, False)
+    c2 = compare(a, b, False)
     assert c1.to_dict() == c2.to_dict()
     line = c1.describe()
     assert "layout noise " in line and "%" in line and "p=" in line and "upper bound" in line
     assert c1.method == "Welch t on per-layout means" and 0 < c1.wilcoxon_p < 1
-
-
-# --------------------------------------------------------------------------
-# classify
-# --------------------------------------------------------------------------
-
-def _refs(rng, same_ids=False):
-    good = make_groups(rng, 8, 5, 100.0, 0.01, 0.005, "g")
-    bad = make_groups(rng, 8, 5, 103.0, 0.01, 0.005, "g" if same_ids else "b")
-    return good, bad
-
-
-def _center(g):
-    return float(np.mean([np.median(v) for v in g.values()]))
-
-
-@pytest.mark.parametrize("higher_is_better", [False, True])
-def test_classify_rates(higher_is_better):
-    """GOOD and BAD 4% apart (K=8, R=5, layout 1%, run 0.5%) over 20 datasets.
-
-    A probe drawn from GOOD is called 'good' (never 'bad'), one drawn from
-    BAD 'bad', and one exactly halfway (log scale) is mostly 'uncertain'.
-    """
-    rng = np.random.default_rng(77 + higher_is_better)
-    gap = 1.04 if not higher_is_better else 1 / 1.04  # BAD is worse either way
-    n = 20
-    calls = {"g": [], "b": [], "h": []}
-    for i in range(n):
-        good = make_groups(rng, 8, 5, 100.0, 0.01, 0.005, "g")
-        bad = make_groups(rng, 8, 5, 100.0 * gap, 0.01, 0.005, "b")
-        for key, c, prefix in (("g", 100.0, "p"), ("b", 100.0 * gap, "q"),
-                               ("h", 100.0 * math.sqrt(gap), "h")):
-            probe = make_groups(rng, 8, 5, c, 0.01, 0.005, prefix)
-            r = classify(probe, good, bad, higher_is_better, n_boot=NB, seed=i)
-            assert not r.paired and r.bad_is_worse
-            calls[key].append(r.verdict)
-    assert calls["g"].count("good") >= 18 and "bad" not in calls["g"]
-    assert calls["b"].count("bad") >= 18 and "good" not in calls["b"]
-    assert calls["h"].count("uncertain") >= 14
-
-
-def test_classify_exactly_halfway_is_uncertain():
-    rng = np.random.default_rng(5)
-    good, bad = _refs(rng)
-    cg, cb = _center(good), _center(bad)
-    # rescale a probe so that its center is exactly halfway on the log scale
-    half = math.sqrt(cg * cb)
-    probe = make_groups(rng, 8, 5, half, 0.01, 0.005, "h")
-    scale = half / _center(probe)
-    probe = {k: [v * scale for v in vals] for k, vals in probe.items()}
-    r = classify(probe, good, bad, False, n_boot=NB)
-    assert isinstance(r, Classification)
-    assert r.verdict == "uncertain"
-    assert r.position == pytest.approx(0.5, abs=1e-9)
-    assert 0.2 < r.p_good < 0.8
-    assert r.position_low < 0.5 < r.position_high
-    json.dumps(r.to_dict(), allow_nan=False)
-    assert "uncertain" in r.describe()
-
-
-def test_classify_paired_by_layout_id():
-    """Shared 5% layout noise: only the paired bootstrap can place the probe."""
-    rng = np.random.default_rng(55)
-    eff = rng.normal(0.0, 0.05, 8)
-    good = make_groups(rng, 8, 5, 100.0, 0.0, 0.005, "s", effects=eff)
-    bad = make_groups(rng, 8, 5, 102.0, 0.0, 0.005, "s", effects=eff)
-    probe = make_groups(rng, 8, 5, 102.0, 0.0, 0.005, "s", effects=eff)
-    r = classify(probe, good, bad, higher_is_better=False, n_boot=NB)
-    assert r.paired and r.verdict == "bad"
-    u = classify(probe, good, bad, higher_is_better=False, n_boot=NB, paired=False)
-    assert not u.paired
-    assert u.verdict == "uncertain"
-    assert u.probability < r.probability
-
-
-def test_classify_flags_swapped_references():
-    rng = np.random.default_rng(9)
-    good, bad = _refs(rng)
-    probe = make_groups(rng, 8, 5, 100.0, 0.01, 0.005, "p")
-    r = classify(probe, bad, good, higher_is_better=False, n_boot=NB)
-    assert not r.bad_is_worse
-    assert r.verdict == "bad"  # closest to the reference passed as "bad"

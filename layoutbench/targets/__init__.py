@@ -68,11 +68,13 @@ def run_command(cmd: list[str], timeout: float, log: Path, env: dict | None = No
     return (None if timed_out else p.returncode), output, time.monotonic() - t0, timed_out
 
 
-def classify(output: str, code: int | None, timed_out: bool, success: int, prefix: str, timeout: float,
-             accelerator: str, host: str, duration: float) -> RunResult:
-    """Turn a finished run into a RunResult with a status and the samples it printed."""
-    parsed = metrics.parse(output, prefix)
-    r = RunResult("ok", code, output, duration, accelerator, host, parsed.samples, build=parsed.build)
+def classify(output: str, code: int | None, timed_out: bool, duration: float, target: "Target") -> RunResult:
+    """Turn a finished run of ``target`` into a RunResult with a status and the samples it printed
+    (the target gives the success exit status, the metrics prefix, the timeout, accelerator and host)."""
+    success = int(target.spec.settings.get("success_exit", target.success_exit))
+    timeout = target.timeout
+    parsed = metrics.parse(output, target.profile.metric_prefix)
+    r = RunResult("ok", code, output, duration, target.accelerator, target.host, parsed.samples, build=parsed.build)
     if timed_out:
         r.status, r.message = "timeout", f"no end after {timeout:.0f}s: killed"
     elif parsed.panic or parsed.end == "panic":
@@ -138,9 +140,7 @@ class Target:
         return self.finish(output, code, timed_out, secs, log)
 
     def finish(self, output: str, code, timed_out: bool, secs: float, log: Path) -> RunResult:
-        success = int(self.spec.settings.get("success_exit", self.success_exit))
-        r = classify(output, code, timed_out, success, self.profile.metric_prefix, self.timeout,
-                     self.accelerator, self.host, secs)
+        r = classify(output, code, timed_out, secs, self)
         if self.perf_events and r.status == "ok":
             c = perfstat.parse(output, self.perf_events)
             r.samples.extend(c.samples)
