@@ -6,16 +6,20 @@ minikernel under valgrind's cachegrind (the same simulated I1 cache and cost as 
 generated history with a planted regression, a bisection over the three targets and one
 over a single target name the same culprit; the three-target one takes fewer rounds, every
 mark names the machine that judged it, and that machine measured GOOD and BAD too: no
-comparison pairs samples of two machines.
+comparison pairs samples of two machines.  The engine's (k+1)-ary split, its alpha and its
+rounds are also checked in simulation (bench/simulate.py's synthetic prober).
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import _sshd
@@ -23,8 +27,9 @@ from _remote import profile
 from conftest import ROOT, lb
 from test_ssh import ssh_target
 
-pytestmark = pytest.mark.skipif(_sshd.available() is not None, reason=str(_sshd.available()))
-pytest.importorskip("asyncssh")
+from layoutbench import decide
+
+needs_sshd = pytest.mark.skipif(_sshd.available() is not None, reason=str(_sshd.available()))
 
 #: the benchmark under cachegrind on the remote side, its summary turned into the cg_cost metric
 CG = ("out=$(valgrind --tool=cachegrind --cache-sim=yes --I1=4096,2,64 --D1=32768,8,64 --LL=1048576,16,64 "
@@ -66,7 +71,55 @@ def bisect(toml, m, store, targets):
     return json.loads(p.stdout)
 
 
+def _simulate():
+    spec = importlib.util.spec_from_file_location("simulate", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["simulate"] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Named:
+    """A simulated machine: a copy of one synthetic history, under a name."""
+
+    def __init__(self, prober, name):
+        self.prober, self.name = prober, name
+
+    @property
+    def higher_is_better(self):
+        return self.prober.higher_is_better
+
+    def groups(self, commit, k, r):
+        return self.prober.groups(commit, k, r)
+
+
+def test_k_ary_split_and_its_alpha():
+    assert decide.split(0, 16, list(range(1, 16)), 3) == [4, 8, 12]
+    assert decide.split(0, 16, list(range(1, 16)), 1) == [8]
+    assert decide.split(3, 6, [4, 5], 3) == [4, 5]  # fewer candidates than machines: each once
+    assert decide.split(0, 8, [1, 2, 3, 5, 6, 7], 1) == [3]  # nearest the middle, ties: the earlier
+    assert decide.planned_probes(17, 1) == 4 and decide.planned_probes(17, 3) == 3 * 2
+    assert decide.planned_probes(65, 3) == 3 * 3 and decide.planned_probes(66, 3) == 3 * 4
+
+
+def test_the_engine_over_three_simulated_machines_takes_fewer_rounds():
+    sim = _simulate()
+    sc = sim.Scenario("s", "step", 6.0, commits=32)
+    base = sim.SimProber(sc, np.random.default_rng(5))
+    true = base.names[base.steps[0]]
+    one = decide.bisect_range(copy.deepcopy(base), base.names, decide.Plan(), decide.MemoryJournal())
+    journal = decide.MemoryJournal()
+    three = decide.bisect_range([Named(copy.deepcopy(base), f"m{i}") for i in range(3)], base.names,
+                                decide.Plan(), journal)
+    assert one.culprit == three.culprit == true, (one.culprit, three.culprit, true)
+    assert one.rounds == one.probes and 0 < three.rounds < one.rounds, (one.rounds, three.rounds)
+    assert {e["target"] for e in journal.log} <= {"m0", "m1", "m2"} and len({e["target"] for e in journal.log}) > 1
+    assert "3 probes per round" in three.bound() and "probes per round" not in one.bound()
+
+
+@needs_sshd
 def test_three_machines_find_the_same_culprit_in_fewer_rounds_never_mixing_hosts(workdir, tmp_path, lab):
+    pytest.importorskip("asyncssh")
     m = _make_history()(tmp_path / "repo", 8, seed=11, regression_at=3, regression_pct=3.0, layout_only=[1, 5, 7])
     toml = farm_profile(lab, tmp_path)
     one = bisect(toml, m, tmp_path / "one.sqlite", "m0")
