@@ -26,8 +26,10 @@ cost is counted apart.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import shlex
+import threading
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
@@ -85,6 +87,16 @@ class Settings:
         self.max_runs = max(self.max_runs, self.runs)
         if not 0.5 < self.confidence < 1:
             raise LayoutbenchError("--confidence must be between 0.5 and 1, e.g. 0.95")
+        names = self.targets
+        if len(set(names)) != len(names):
+            raise LayoutbenchError(f"--target {self.target} names a target twice; give each machine once")
+
+    @property
+    def targets(self) -> list[str | None]:
+        """The targets of ``--target a,b,c`` (a farm: probes spread over them), or [None]: the default."""
+        if not self.target:
+            return [None]
+        return [w.strip() for w in self.target.split(",") if w.strip()] or [None]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -120,9 +132,15 @@ class Prober:
     A context manager: ``with Prober(...) as p:`` opens the target and closes it (its SSH
     connection, its lab place) at the end."""
 
-    def __init__(self, profile: Profile, settings: Settings, store: Store, say=lambda m: None):
+    def __init__(self, profile: Profile, settings: Settings, store: Store, say=lambda m: None,
+                 lock: threading.Lock | None = None):
+        if len(settings.targets) > 1:  # a farm's settings: this prober measures on the first target
+            settings = dataclasses.replace(settings, target=settings.targets[0])
         self.profile, self.s, self.store, self.say = profile, settings, store, say
         self.target = targets.make(profile, settings.target)
+        self.name = settings.target or self.target.spec.name  #: the machine, as the marks name it
+        #: with several probers in threads: held while compiling and linking (shared object cache)
+        self.lock = lock
         self.extra = settings.args.split()
         self._objs: dict[str, buildmod.ObjectSet | Exception] = {}
         self.higher_is_better: bool | None = None
@@ -160,13 +178,17 @@ class Prober:
         return got
 
     def _measure(self, co: source.Checkout, specs: list[tuple[str, int]], runs: int, purpose: str) -> dict:
-        try:
-            objs = self.objects(co)
-        except Skip:
-            self.failed.add((purpose, co.commit))
-            raise
         request = measure.MeasureRequest(self.profile, co, specs, runs, self.s.mode, self.s.target, self.extra)
-        m = measure.measure_commit(request, self.store, self.target, objs=objs, say=self.say)
+        linked = None
+        with self.lock or contextlib.nullcontext():
+            try:
+                objs = self.objects(co)
+            except Skip:
+                self.failed.add((purpose, co.commit))
+                raise
+            if self.lock is not None:  # link before the runs, one thread at a time (same files)
+                linked = measure.link_all(objs, self.target.spec.image, self.store, request.jobs_planned())
+        m = measure.measure_commit(request, self.store, self.target, objs=objs, linked=linked, say=self.say)
         self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
         used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
@@ -205,11 +227,37 @@ class Prober:
 Judgement = decide.Judgement
 
 
+class ThreadStore:
+    """One store, opened anew in each thread that uses it (an SQLite connection must not
+    cross threads): what a farm's extra probers measure into."""
+
+    def __init__(self, path):
+        self.path_or_url = path
+        self._local = threading.local()
+
+    def __getattr__(self, name):
+        st = getattr(self._local, "store", None)
+        if st is None:
+            st = self._local.store = Store(self.path_or_url)
+        return getattr(st, name)
+
+
+def farm_cost(probers: list[Prober], purpose: str = "layouts") -> dict:
+    """The cost over several probers: a commit built for two machines counts once; images and
+    runs add up (each machine ran its own)."""
+    commits = {c for p in probers for (pp, c) in p.used if pp == purpose}
+    failed = {c for p in probers for (pp, c) in p.failed if pp == purpose}
+    each = [p.cost(purpose) for p in probers]
+    return {"builds": len(commits | failed), "failed_builds": len(failed),
+            "images": sum(c["images"] for c in each), "runs": sum(c["runs"] for c in each)}
+
+
 class Engine:
     """The prober as the decision engine (decide.py) sees it: commits by sha."""
 
     def __init__(self, p: Prober, cos: dict):
         self.p, self.cos = p, cos
+        self.name = p.name
 
     @property
     def higher_is_better(self):
@@ -242,9 +290,11 @@ class Journal:
         return {e["commit"]: e for e in self.b.log
                 if e["verb"] in ("good", "bad", "skip") and (e.get("segment") or None) == segment}
 
-    def record(self, segment: str | None, commit: str, j: Judgement) -> None:
+    def record(self, segment: str | None, commit: str, j: Judgement, target: str | None = None) -> None:
         subj = _subject(self.profile, self.b.s, commit)
         extra = {"segment": segment} if segment else {}
+        if target:
+            extra["target"] = target  # the machine that judged it (GOOD and BAD measured there too)
         if j.verdict in ("good", "bad"):
             self.b.mark(j.verdict, commit, j.describe(), "measured", subject=subj, layouts=j.layouts, runs=j.runs,
                         **extra)
@@ -411,12 +461,16 @@ def normalize(profile: Profile, s: Settings) -> Settings:
     repo_path, sub = source.repo_for(profile, s.repo, s.subdir)
     s.repo = str(repo_path) if repo_path is not None else None
     s.subdir = sub or None
+    names = s.targets
     if s.metric is None:
-        kind = profile.target(s.target).kind
+        kind = profile.target(names[0]).kind
         s.metric = "cg_cost" if kind == "cachegrind" else profile.default_metric
     if not s.metric:
         raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
-    s.target_config = config_hash(measure.target_config(targets.make(profile, s.target)))
+    if len(names) == 1:
+        s.target_config = config_hash(measure.target_config(targets.make(profile, s.target)))
+    else:  # a farm: a bisection resumes only on the same machines, configured the same
+        s.target_config = config_hash([measure.target_config(targets.make(profile, n)) for n in names])
     s.check()
     return s
 
@@ -576,10 +630,16 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
-    p = stack.enter_context(Prober(profile, s, store, say))
+    names = s.targets
+    lock = threading.Lock() if len(names) > 1 else None
+    p = stack.enter_context(Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock))
+    probers = [p] + [stack.enter_context(Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.path),
+                                                say, lock)) for n in names[1:]]
     commits = b.commits(profile)
     if len(commits) < 2:
         raise LayoutbenchError(f"{b.good[:12]}..{b.bad[:12]} holds no commit; is GOOD an ancestor of BAD?")
+    for q in probers[1:]:
+        say(f"also target {q.target.describe()}: {len(probers)} probes per round, one per machine")
     say(f"target {p.target.describe()}; {len(commits) - 1} commit(s) in range; "
         f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
     cos = {c: p.checkout(c) for c in commits}
@@ -587,6 +647,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     # 1.-3. the endpoints, the probes, the confirmation (decide.py; the marks go to the log)
     plan = s.plan()
     eng = decide.Tracked(Engine(p, cos))
+    engines = [eng] + [decide.Tracked(Engine(q, dict(cos))) for q in probers[1:]]
     try:
         ends = decide.endpoints(eng, b.good, b.bad, plan)
     except Skip as e:
@@ -597,7 +658,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
         b.save()
     verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit, "target": s.target
-               or p.target.spec.name, "args": s.args, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
+               or p.target.spec.name, "targets": [q.name for q in probers], "rounds": 0, "probes": 0,
+               "args": s.args, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
                "settings": s.to_dict(), "endpoints": {**_cmp(ends.comparison), "status": ends.status,
                                                        "look_level": ends.level}}
     if ends.status != "differs":
@@ -608,7 +670,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             f"({100 * s.confidence:g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}) over {k} layouts x {r} run(s), "
             f"{e.noise_text()}: {why} (minimum effect {fmt.pct(plan.min_effect)}); the change is within layout noise"))
     else:
-        out = decide.bisect_range(eng, commits, plan, Journal(b, profile), None, say, ends=ends)
+        out = decide.bisect_range(engines if len(engines) > 1 else eng, commits, plan, Journal(b, profile), None,
+                                  say, ends=ends)
+        verdict["rounds"], verdict["probes"] = out.rounds, out.probes
         first = out.steps[0]
         verdict["skipped"] = first.skipped
         verdict["several"] = out.several
@@ -630,19 +694,21 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             i = commits.index(first.culprit)
             verdict["code"] = code_evidence(profile, s, commits[i - 1], first.culprit, say)
     # 4. the cost, including the probes of earlier (interrupted) sessions: all from the store
+    by_name = {q.name: q for q in probers}
     for e in b.log:
         if e.get("by") != "measured" or e["verb"] not in ("good", "bad", "skip"):
             continue
+        q = by_name.get(e.get("target"), p)  # on the machine that judged it (stored: nothing runs again)
         if e.get("why") == "build":
-            p.failed.add(("layouts", e["commit"]))
-        elif ("layouts", e["commit"]) not in p.used:
+            q.failed.add(("layouts", e["commit"]))
+        elif ("layouts", e["commit"]) not in q.used:
             try:
-                p.groups(cos[e["commit"]], e.get("layouts", s.layouts), e.get("runs", s.runs))
+                q.groups(cos[e["commit"]], e.get("layouts", s.layouts), e.get("runs", s.runs))
             except Skip:
                 pass
-    verdict["cost"] = p.cost("layouts")
-    verdict["cost"]["compiled_now"] = p.compiled_now
-    verdict["cost"]["ran_now"] = p.ran_now
+    verdict["cost"] = p.cost("layouts") if len(probers) == 1 else farm_cost(probers)
+    verdict["cost"]["compiled_now"] = sum(q.compiled_now for q in probers)
+    verdict["cost"]["ran_now"] = sum(q.ran_now for q in probers)
     # 5. what a single-layout bisection would have said
     if s.shadow:
         before = (p.compiled_now, p.ran_now)
@@ -757,6 +823,9 @@ def text(v: dict) -> str:
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
                  f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")
+    if len(v.get("targets") or []) > 1:
+        lines.append(f"farm:    {v.get('probes', 0)} probes in {v.get('rounds', 0)} rounds over {len(v['targets'])} "
+                     f"machines ({', '.join(v['targets'])}); each probe judged against GOOD and BAD on its own machine")
     sl = v.get("single_layout")
     if sl:
         said = (f"{sl['culprit'][:12]} {sl.get('culprit_subject', '')}" if sl["culprit"]

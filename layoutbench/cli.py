@@ -488,7 +488,8 @@ def bisect_options(f):
         click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree (default: the profile's)."),
         click.option("--subdir", help="The kernel tree inside --repo (default: its top)."),
         click.option("--metric", help="The metric to bisect (default: cg_cost on cachegrind, else the profile's)."),
-        click.option("--target", "target", help="Where to run (a [targets] entry of the profile)."),
+        click.option("--target", "target", help="Where to run (a [targets] entry of the profile); a,b,c: a farm: each "
+                     "round judges up to 3 probes at once, one per machine, each against GOOD and BAD measured there."),
         click.option("--args", "args", help="Extra program arguments / kernel command line words."),
         click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
         click.option("--layouts", type=int, help="K random layouts per probe, the same seeds on every commit  [default: 4]"),

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from scipy.special import ndtr, ndtri
@@ -261,11 +262,12 @@ class MemoryJournal:
     def marks(self, segment: str | None) -> dict[str, dict]:
         return {e["commit"]: e for e in self.log if e.get("segment") == segment}
 
-    def record(self, segment: str | None, commit: str, j: Judgement) -> None:
+    def record(self, segment: str | None, commit: str, j: Judgement, target: str | None = None) -> None:
         verb = j.verdict if j.verdict in ("good", "bad") else "skip"
         why = "" if verb != "skip" else ("uncertain" if j.verdict == "uncertain" else "build")
         self.log.append({"verb": verb, "commit": commit, "segment": segment, "layouts": j.layouts,
-                         "runs": j.runs, "why": why, "note": j.describe()})
+                         "runs": j.runs, "why": why, "note": j.describe(),
+                         **({"target": target} if target is not None else {})})
 
 
 @dataclass
@@ -293,6 +295,8 @@ class Outcome:
     share: float = math.nan
     probes: int = 0
     alpha: float = 0.05
+    rounds: int = 0  #: rounds of probes (one probe per round with one prober, up to k with k)
+    k: int = 1  #: probers (machines) measuring probes in parallel
 
     @property
     def culprit(self) -> str | None:
@@ -300,9 +304,13 @@ class Outcome:
 
     def bound(self) -> str:
         a = f"{100 * self.alpha:g}%"
+        farm = ""
+        if self.k > 1:
+            farm = (f"; {self.k} probes per round, each judged at alpha / (k * ceil(log_(k+1)(n-1))) "
+                    "planned probes against GOOD and BAD measured on its own machine")
         return (f"a range without a code change is blamed with probability <= {a} (endpoints, "
                 f"alpha spent over their looks); a named commit whose own step is null passes its confirmation "
-                f"on fresh layouts with probability <= {a}")
+                f"on fresh layouts with probability <= {a}" + farm)
 
 
 def _window(commits: list[str], marks: dict[str, dict]) -> tuple[int, int, list[int]]:
@@ -319,6 +327,7 @@ class Tracked:
     def __init__(self, prober):
         self.prober = prober
         self.kmax: dict = {}
+        self.name = getattr(prober, "name", None)  #: the machine (target) it measures on, if it says
 
     @property
     def higher_is_better(self):
@@ -332,16 +341,22 @@ class Tracked:
 def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str | None = None,
                  say=lambda m: None, ends: Ends | None = None) -> Outcome:
     """Bisect ``commits`` (GOOD first, BAD last); with ``plan.all_changes`` every change
-    point is looked for by bisecting both sides of each found step."""
-    if not isinstance(prober, Tracked):
-        prober = Tracked(prober)
+    point is looked for by bisecting both sides of each found step.
+
+    ``prober`` may be a list of k probers (one per machine): each round then judges up to k
+    probes in parallel (:func:`_k_step`); the endpoints, the confirmation and the residual
+    tests run on the first."""
+    probers = [p if isinstance(p, Tracked) else Tracked(p)
+               for p in (prober if isinstance(prober, (list, tuple)) else [prober])]
+    prober = probers[0]
     if ends is None:
         ends = endpoints(prober, commits[0], commits[-1], plan)
-    out = Outcome("noise", ends, alpha=plan.alpha)
+    out = Outcome("noise", ends, alpha=plan.alpha, k=len(probers))
     if ends.status != "differs":
         return out
-    st, probes = _one_step(prober, commits, plan, journal, segment, say)
+    st, probes, rounds = _k_step(probers, commits, plan, journal, segment, say)
     out.probes += probes
+    out.rounds += rounds
     total = _total(prober, commits[0], commits[-1], plan, ends)
     st.share = st.effect / total if total and math.isfinite(st.effect) else math.nan
     out.steps.append(st)
@@ -362,8 +377,9 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
             out.residual.append({"good": sub[0], "bad": sub[-1], "ratio": sub_ends.comparison.ratio})
             if not plan.all_changes:
                 continue
-            inner = bisect_range(prober, sub, plan, journal, seg, say, ends=sub_ends)
+            inner = bisect_range(probers, sub, plan, journal, seg, say, ends=sub_ends)
             out.probes += inner.probes
+            out.rounds += inner.rounds
             out.residual.extend(inner.residual)
             for s in inner.steps:
                 s.share = s.effect / total if total and math.isfinite(s.effect) else math.nan
@@ -375,15 +391,40 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     return out
 
 
-def planned_probes(n_commits: int) -> int:
-    """Probes a binary search over ``n_commits`` (GOOD and BAD included) makes."""
-    return max(1, math.ceil(math.log2(max(2, n_commits - 1))))
+def planned_probes(n_commits: int, k: int = 1) -> int:
+    """Probes a (k+1)-ary search over ``n_commits`` (GOOD and BAD included) makes: k per round
+    over ceil(log_(k+1)(n - 1)) rounds (k = 1: a binary search, ceil(log2(n - 1)))."""
+    if k <= 1:
+        return max(1, math.ceil(math.log2(max(2, n_commits - 1))))
+    return max(1, k * rounds_needed(n_commits, k))
 
 
-def probe_plan(plan: Plan, n_commits: int) -> Plan:
+def rounds_needed(n_commits: int, k: int) -> int:
+    """ceil(log_(k+1)(n - 1)) in integers (no floating-point surprise at exact powers)."""
+    span, r = max(2, n_commits - 1), 0
+    while (k + 1) ** r < span:
+        r += 1
+    return max(1, r)
+
+
+def probe_plan(plan: Plan, n_commits: int, k: int = 1) -> Plan:
     """Each probe gets alpha / (planned probes) (Bonferroni): the chance that *any* probe of the
     bisection is misjudged stays <= alpha."""
-    return dataclasses.replace(plan, confidence=1.0 - plan.alpha / planned_probes(n_commits))
+    return dataclasses.replace(plan, confidence=1.0 - plan.alpha / planned_probes(n_commits, k))
+
+
+def split(lo: int, hi: int, cand: list[int], k: int) -> list[int]:
+    """The probes of one round of a (k+1)-ary search of the window lo..hi: for each cut
+    lo + (j+1)(hi-lo)/(k+1) the untested candidate nearest to it (ties: the earlier),
+    each at most once; sorted.  k = 1: the candidate nearest the middle, as a bisection."""
+    picks: list[int] = []
+    for j in range(k):
+        cut = lo + (j + 1) * (hi - lo) / (k + 1)
+        left = [x for x in cand if x not in picks]
+        if not left:
+            break
+        picks.append(min(left, key=lambda x: (abs(x - cut), x)))
+    return sorted(picks)
 
 
 def _total(prober, good, bad, plan: Plan, ends: Ends) -> float:
@@ -401,32 +442,58 @@ def _total(prober, good, bad, plan: Plan, ends: Ends) -> float:
 
 
 def _one_step(prober, commits: list[str], plan: Plan, journal, segment, say) -> tuple[Step, int]:
-    probes = 0
+    """One change point with one prober (a plain bisection)."""
+    st, probes, _ = _k_step([prober], commits, plan, journal, segment, say)
+    return st, probes
+
+
+def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say) -> tuple[Step, int, int]:
+    """One change point with k probers: each round splits the window lo..hi (k+1)-ary
+    (:func:`split`), probe j judged by prober j against GOOD and BAD measured by the same
+    prober (never two machines in one comparison), the k judgements in parallel threads;
+    then the marks are recorded in probe order (with the name of the prober that judged it)
+    and the window narrows to the last good / first bad mark.  Each probe is judged at
+    alpha / :func:`planned_probes` (n, k).  The confirmation runs on the first prober.
+    Returns (step, probes, rounds)."""
+    probes = rounds = 0
     good, bad = commits[0], commits[-1]
-    pplan = probe_plan(plan, len(commits))
-    while True:
-        marks = journal.marks(segment)
-        lo, hi, cand = _window(commits, marks)
-        if not cand:
-            break
-        mid = (lo + hi) / 2
-        i = min(cand, key=lambda x: (abs(x - mid), x))
-        say(f"probe {commits[i][:12]} ({len(cand)} commit(s) left to test)")
-        j = judge_probe(prober, commits[i], good, bad, pplan)
-        probes += 1
-        journal.record(segment, commits[i], j)
-        say(f"{commits[i][:12]}: {j.describe()}")
+    k = len(probers)
+    pplan = probe_plan(plan, len(commits), k)
+    prober = probers[0]
+    pool = ThreadPoolExecutor(max_workers=k - 1, thread_name_prefix="probe") if k > 1 else None
+    try:
+        while True:
+            marks = journal.marks(segment)
+            lo, hi, cand = _window(commits, marks)
+            if not cand:
+                break
+            picks = split(lo, hi, cand, k)
+            rounds += 1
+            for i, pr in zip(picks, probers):
+                where = f" on {pr.name}" if k > 1 and pr.name else ""
+                say(f"probe {commits[i][:12]}{where} ({len(cand)} commit(s) left to test)")
+            futs = [pool.submit(judge_probe, pr, commits[i], good, bad, pplan)
+                    for i, pr in zip(picks[1:], probers[1:])] if pool else []
+            first = judge_probe(prober, commits[picks[0]], good, bad, pplan)  # the first prober: this thread
+            judged = [first] + [f.result() for f in futs]
+            for i, pr, j in zip(picks, probers, judged):
+                probes += 1
+                journal.record(segment, commits[i], j, pr.name)
+                say(f"{commits[i][:12]}: {j.describe()}" + (f" [{pr.name}]" if k > 1 and pr.name else ""))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     marks = journal.marks(segment)
     lo, hi, _ = _window(commits, marks)
     skipped = [{"commit": commits[i], "why": marks[commits[i]].get("why", ""),
                 "note": marks[commits[i]].get("note", "")}
                for i in range(lo + 1, hi) if marks.get(commits[i], {}).get("verb") == "skip"]
     if skipped:
-        return Step("range", commits[lo], None, commits[lo + 1:hi + 1], skipped), probes
+        return Step("range", commits[lo], None, commits[lo + 1:hi + 1], skipped), probes, rounds
     culprit = commits[hi]
     # the seeds any decision of this bisection (this session or an earlier one) used on the pair
     ref = max([e.get("layouts", 0) for e in marks.values()] + [0])
-    used = max([plan.layouts] + [prober.kmax.get(c, 0) for c in (commits[lo], culprit)]
+    used = max([plan.layouts] + [p.kmax.get(c, 0) for p in probers for c in (commits[lo], culprit)]
                + [marks.get(c, {}).get("layouts", 0) for c in (commits[lo], culprit)]
                + [ref for c in (commits[lo], culprit) if c in (good, bad)])
     c, kc = confirm(prober, commits[lo], culprit, plan, used)
@@ -439,7 +506,7 @@ def _one_step(prober, commits: list[str], plan: Plan, journal, segment, say) -> 
             pass
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
-    return st, probes
+    return st, probes, rounds
 
 
 # -- the single-layout baseline --------------------------------------------------------------------

@@ -1,0 +1,103 @@
+"""A bisection over 1 and over 3 machines, side by side (issue 15 item 3).
+
+Starts three throw-away sshd servers on 127.0.0.1 (tests/_sshd.py; needs root and
+openssh-server), each an ssh target running the hosted minikernel under valgrind's
+cachegrind (deterministic), generates a history with a planted regression, compiles
+every commit once (so neither run pays for compiling), then runs
+
+    layoutbench bisect PROFILE GOOD..BAD --target m0        (one machine)
+    layoutbench bisect PROFILE GOOD..BAD --target m0,m1,m2  (three: a 4-ary split per round)
+
+each in a fresh store, and prints rounds, probes, runs and wall time side by side.
+
+The three "machines" here share this machine's cores: with 2 cores the wall time cannot
+fall as the rounds do (three valgrind runs compete for two cores, and every machine
+measures GOOD and BAD itself).  On a farm of real machines a round costs about one probe's
+time, so the rounds are the number that carries over.
+
+    python3 bench/farm_bisect.py [--commits 16] [--regression-at 11]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--commits", type=int, default=16)
+    ap.add_argument("--regression-at", type=int, default=11)
+    ap.add_argument("--regression-pct", type=float, default=3.0)
+    ap.add_argument("--args", default="iterations=300")
+    a = ap.parse_args()
+
+    import importlib.util
+
+    import _sshd
+    from layoutbench import build, profile as profmod, source
+
+    why = _sshd.available()
+    if why:
+        print(f"farm_bisect: cannot start sshd here: {why}", file=sys.stderr)
+        return 2
+    spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels/minikernel/make_history.py")
+    mh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mh)
+
+    tmp = Path(tempfile.mkdtemp(prefix="lb-farm-"))
+    os.environ.setdefault("LAYOUTBENCH_DIR", str(tmp / "work"))
+    import test_farm  # the cachegrind-over-ssh target tables
+    from _remote import profile  # noqa: F401  (test_farm uses it)
+
+    lab = _sshd.Lab(tmp / "lab", 3)
+    try:
+        m = mh.make_history(tmp / "repo", a.commits, seed=11, regression_at=a.regression_at,
+                            regression_pct=a.regression_pct)
+        toml = test_farm.farm_profile(lab, tmp)
+        prof = profmod.load(str(toml))
+        shas = [m["good"]] + [c["sha"] for c in m["commits"]]
+        for sha in shas:  # compile every commit once: neither bisection pays for it
+            try:
+                build.compile_objects(prof, source.resolve(prof, sha, m["repo"], None))
+            except Exception:  # noqa: BLE001 -- a commit that does not build is skipped by both
+                pass
+        rows = []
+        for targets in ("m0", "m0,m1,m2"):
+            t0 = time.monotonic()
+            p = subprocess.run([sys.executable, "-m", "layoutbench.cli", "bisect", str(toml),
+                                f"{m['good']}..{m['bad']}", "--repo", m["repo"], "--target", targets,
+                                "--metric", "cg_cost", "--args", a.args, "--no-shadow",
+                                "--store", str(tmp / f"{targets}.sqlite"), "--json"],
+                               capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            wall = time.monotonic() - t0
+            if p.returncode != 0:
+                print(p.stderr, file=sys.stderr)
+                return 1
+            v = json.loads(p.stdout)
+            rows.append((len(v["targets"]), v["rounds"], v["probes"], v["cost"]["runs"], wall,
+                         (v.get("culprit") or "-")[:12], v["status"]))
+    finally:
+        lab.stop()
+    print(f"history: {a.commits} commits, a {a.regression_pct:g}% regression planted at "
+          f"{m['regression'][:12]}; cachegrind over ssh on 127.0.0.1; {os.cpu_count()} cores")
+    print(f"{'machines':>8} {'rounds':>6} {'probes':>6} {'runs':>5} {'wall s':>7}  verdict")
+    for k, rnd, pr, runs, wall, cul, st in rows:
+        print(f"{k:>8} {rnd:>6} {pr:>6} {runs:>5} {wall:>7.1f}  {st} {cul}")
+    (k1, r1, _, _, w1, c1, _), (k3, r3, _, _, w3, c3, _) = rows
+    print(f"rounds 3 vs 1 machine: {r3 / r1:.2f}x; wall time: {w3 / w1:.2f}x (the 3 'machines' share "
+          f"{os.cpu_count()} cores here); same culprit: {c1 == c3}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
