@@ -9,7 +9,6 @@ are fixed so that the tests know where things are:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -25,10 +24,9 @@ ARGS = "iterations=300"
 
 
 def make(path: Path) -> dict:
-    spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels/minikernel/make_history.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.make_history(path, N_COMMITS, seed=3, regression_at=REGRESSION_AT, regression_pct=5.0,
+    from conftest import script
+
+    return script("kernels/minikernel/make_history.py").make_history(path, N_COMMITS, seed=3, regression_at=REGRESSION_AT, regression_pct=5.0,
                             broken_range=BROKEN)
 
 

@@ -16,6 +16,20 @@ MINI_SRC = ROOT / "kernels" / "minikernel" / "src"
 MINI_TOML = ROOT / "kernels" / "minikernel" / "kernel.toml"
 
 
+def script(relpath: str):
+    """A script of this repository (``bench/simulate.py``, ``kernels/minikernel/make_history.py``)
+    loaded as a module, once: the tests call its functions as they are."""
+    name = Path(relpath).stem
+    if name not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(name, ROOT / relpath)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # dataclasses look their module up
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
 def lb(*args: str, env: dict | None = None, check: bool = True, timeout: float = 900,
        cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the ``layoutbench`` command as a user would; return the finished process."""

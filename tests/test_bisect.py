@@ -9,7 +9,6 @@ compiled once per configuration; each test has its own store.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -21,20 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, git, lb
+from conftest import git, lb, script
 
 ARGS = "iterations=300"
 CG = ["--target", "cachegrind", "--args", ARGS]
 
 
-def _load_make_history():
-    spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels" / "minikernel" / "make_history.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.make_history
-
-
-make_history = _load_make_history()
+make_history = script("kernels/minikernel/make_history.py").make_history
 
 
 @pytest.fixture(scope="module")

@@ -8,26 +8,16 @@ the real decision code (layoutbench.decide) here.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import script
 
 from layoutbench import decide, stats
 
 
-def _load_simulate():
-    spec = importlib.util.spec_from_file_location("simulate", ROOT / "bench" / "simulate.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["simulate"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
-sim = _load_simulate()
+sim = script("bench/simulate.py")
 
 
 def _pair(rng, k, r, effect, sigma_l=0.01, sigma_r=0.0, shared=False):

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import lb
+from conftest import lb, script
 
 SMALL = "iterations=2000"
 
@@ -131,14 +131,7 @@ def test_relink_mode_draws_a_new_layout_for_every_repetition(workdir, tmp_path):
 
 
 def _make_history():
-    import importlib.util
-
-    from conftest import ROOT
-
-    spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels/minikernel/make_history.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.make_history
+    return script("kernels/minikernel/make_history.py").make_history
 
 
 def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_path):

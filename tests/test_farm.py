@@ -13,10 +13,8 @@ rounds are also checked in simulation (bench/simulate.py's synthetic prober).
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import sqlite3
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +22,7 @@ import pytest
 
 import _sshd
 from _remote import profile
-from conftest import ROOT, lb
+from conftest import lb, script
 from test_ssh import ssh_target
 
 from layoutbench import decide
@@ -47,10 +45,7 @@ def farm_profile(lab: _sshd.Lab, tmp: Path) -> Path:
 
 
 def _make_history():
-    spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels" / "minikernel" / "make_history.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.make_history
+    return script("kernels/minikernel/make_history.py").make_history
 
 
 def rows(db: Path, sql: str, *params) -> list[tuple]:
@@ -72,11 +67,7 @@ def bisect(toml, m, store, targets):
 
 
 def _simulate():
-    spec = importlib.util.spec_from_file_location("simulate", ROOT / "bench" / "simulate.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["simulate"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return script("bench/simulate.py")
 
 
 class Named:

@@ -4,17 +4,13 @@ and `skip` keeps a commit from being built at all.  Real builds of a generated h
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 
-from conftest import ROOT, lb
+from conftest import lb, script
 
-spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels" / "minikernel" / "make_history.py")
-_mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(_mod)
-make_history = _mod.make_history
+make_history = script("kernels/minikernel/make_history.py").make_history
 
 
 @pytest.fixture(scope="module")
