@@ -35,7 +35,6 @@ from .store import Store
 
 DEFAULT_LAYOUTS = "sorted,aligned,random:4"
 DEFAULT_MIN_EFFECT = 0.01
-N_BOOT = 1000
 
 
 def series_key(kernel: str, repo: Path | str) -> str:

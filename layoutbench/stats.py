@@ -28,9 +28,10 @@ Public API
 ``summarize``   -- descriptive statistics of one sample, bootstrap CI of
                    the median, robust outlier flags.
 ``noise_split`` -- one-way random-effects ANOVA: layout sd vs run sd.
-``compare``     -- B vs A ratio with a hierarchical (layouts, then runs)
-                   bootstrap CI, paired by layout id when possible.
-``classify``    -- bisection helper: is a probe like GOOD or like BAD?
+``compare``     -- B vs A on per-layout log means: a t interval (paired by
+                   layout id when possible, Welch otherwise), a rank test as the
+                   second opinion, a verdict only beyond ``min_effect``.
+``adjust``, ``adjust_comparisons`` -- Holm / Benjamini-Hochberg over a family.
 """
 
 from __future__ import annotations
@@ -804,8 +805,3 @@ def adjust_comparisons(comps: Sequence[Comparison | None], method: str = "holm")
         out.append(dataclasses.replace(c.at_alpha(a), p_value=pa, adjusted=method, family=fam,
                                        confidence=c.confidence))
     return out
-
-
-# helpers of classify (bootstrap over layouts, then runs)
-
-

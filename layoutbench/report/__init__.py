@@ -227,8 +227,7 @@ def _plain_compare(pg, g, hib, confidence) -> str:
     if not common:
         return ""
     try:
-        c = stats.compare({i: pg[i] for i in common}, {i: g[i] for i in common}, hib, confidence=confidence,
-                          n_boot=history.N_BOOT)
+        c = stats.compare({i: pg[i] for i in common}, {i: g[i] for i in common}, hib, confidence=confidence)
     except ValueError:
         return ""
     return f"ratio {c.ratio:.4f}, {100 * confidence:g}% CI {c.ci_low:.4f}…{c.ci_high:.4f}"
