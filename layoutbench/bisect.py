@@ -859,6 +859,8 @@ def judge(store: Store, profile: Profile, s: Settings, rev: str | None, good: st
 def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, revs: tuple, say
            ) -> tuple[int, Judgement, dict]:
     rev, good, bad = revs
+    if len(s.targets) > 1:  # one checkout, one verdict: a probe is judged on one machine
+        raise Abort(f"judge measures on one machine; give one --target, not {s.target!r}")
     s = normalize(profile, s)
     if good is None or bad is None:
         b = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))

@@ -207,3 +207,7 @@ def test_judge_exit_codes(hist, tmp_path):
     p = lb("judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["good"], *CG,
            "--commit", sha(hist, 2), env=env, check=False)
     assert p.returncode == 128 and "layout noise" in p.stderr
+    # a farm's list of targets is for `bisect`; judge measures one checkout on one machine
+    p = lb("judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["bad"], "--target",
+           "cachegrind,local", "--args", ARGS, "--commit", sha(hist, 2), env=env, check=False)
+    assert p.returncode == 128 and "give one --target" in p.stderr and "Traceback" not in p.stderr
