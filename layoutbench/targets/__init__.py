@@ -111,7 +111,6 @@ class Target:
         if (self.perf_events or self.pin is not None) and not self.counts:
             raise LayoutbenchError(f"target {spec.name} (kind {spec.kind}) cannot count with perf or pin a CPU; "
                                    f"use a local or ssh target (perf kvm stat for QEMU guests is not supported)")
-        self.unsupported_events: set[str] = set()  #: perf events this target's machine could not count
 
     def wrap(self, words: list[str]) -> list[str]:
         """The benchmark command under ``perf stat`` and ``taskset`` as the settings ask."""
@@ -141,10 +140,8 @@ class Target:
 
     def finish(self, output: str, code, timed_out: bool, secs: float, log: Path) -> RunResult:
         r = classify(output, code, timed_out, secs, self)
-        if self.perf_events and r.status == "ok":
-            c = perfstat.parse(output, self.perf_events)
-            r.samples.extend(c.samples)
-            self.unsupported_events.update(c.unsupported)
+        if self.perf_events and r.status == "ok":  # what perf could not count is derived from the samples
+            r.samples.extend(perfstat.parse(output, self.perf_events).samples)
         return r
 
     def describe(self) -> str:
