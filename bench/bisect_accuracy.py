@@ -45,7 +45,7 @@ def main() -> None:
     ap.add_argument("--regression-pct", default="0.5,1,3", help="regression sizes to sweep (percent, comma list)")
     ap.add_argument("--seed", type=int, default=100, help="seed of the first history")
     ap.add_argument("--layouts", type=int, default=4)
-    ap.add_argument("--max-layouts", type=int, default=32)
+    ap.add_argument("--max-layouts", type=int, default=None, help="default: the bisection's own (decide.Plan)")
     ap.add_argument("--args", default="iterations=300", help="program arguments of the cachegrind runs")
     ap.add_argument("--workdir", help="keep objects, images and the store here (default: a temporary folder)")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -55,7 +55,9 @@ def main() -> None:
     base = Path(a.workdir or tmp.name).resolve()
     os.environ["LAYOUTBENCH_DIR"] = str(base / "work")
     os.environ["LAYOUTBENCH_QUIRKS"] = str(base / "no-quirks.toml")
-    from layoutbench import bisect, profile
+    from layoutbench import bisect, decide, profile
+
+    a.max_layouts = a.max_layouts or decide.Plan.max_layouts
     from layoutbench.store import Store
 
     make_history = load_make_history()

@@ -53,6 +53,7 @@ class SimProber:
 
     def __init__(self, sc: Scenario, rng: np.random.Generator):
         self.sc, self.rng = sc, rng
+        self.key = int(rng.integers(2**32))  #: keys the layout and run draws (below)
         n = sc.commits
         self.names = [f"c{i}" for i in range(n + 1)]
         kinds = ["good"] + ["layout" if rng.random() < 0.4 else "ordinary" for _ in range(n)]
@@ -85,14 +86,19 @@ class SimProber:
         self.builds: set = set()
         self.single_builds: set = set()
 
+    # Each draw comes from its own generator keyed by (history, what, ...): the history is the
+    # same whatever order the two bisections ask for values in, so layoutbench and the
+    # single-layout baseline are judged on exactly the same histories.
     def _L(self, e: int, seed: int) -> float:
         if (e, seed) not in self._layout:
-            self._layout[(e, seed)] = self.rng.normal(0.0, self.sc.sigma_l)
+            g = np.random.default_rng((self.key, 0, e, seed))
+            self._layout[(e, seed)] = g.normal(0.0, self.sc.sigma_l)
         return self._layout[(e, seed)]
 
     def _e(self, i: int, seed: int, j: int) -> float:
         if (i, seed, j) not in self._noise:
-            self._noise[(i, seed, j)] = self.rng.normal(0.0, self.sc.sigma_r) if self.sc.sigma_r else 0.0
+            g = np.random.default_rng((self.key, 1, i, seed, j))
+            self._noise[(i, seed, j)] = g.normal(0.0, self.sc.sigma_r) if self.sc.sigma_r else 0.0
         return self._noise[(i, seed, j)]
 
     def groups(self, commit: str, k: int, r: int) -> dict:

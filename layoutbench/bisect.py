@@ -54,7 +54,7 @@ class Settings:
     args: str = ""  #: extra program arguments, one string
     mode: str = "rerun"
     layouts: int = 4  #: K: random layouts per probe at the first look, seeds seed..seed+K-1 on every commit
-    max_layouts: int = 32  #: the last look: K, 1.5K, ... up to this
+    max_layouts: int = decide.Plan.max_layouts  #: the last look: K, 1.5K, ... up to this
     runs: int = 1  #: R: runs per layout
     max_runs: int = 1  #: > runs: looks with more runs after the last layout look
     seed: int = 1
@@ -690,7 +690,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                            candidate=first.culprit, culprit_subject=_subject(profile, s, first.culprit), range=[])
             verdict["last_good"] = first.last_good
             if first.confirmation is not None:
-                verdict["effect"] = {**_cmp(first.confirmation), "fresh_layouts": first.confirm_layouts}
+                verdict["effect"] = {**_cmp(first.confirmation), "fresh_layouts": first.confirm_layouts,
+                                     "step_ratio": math.exp(first.effect) if math.isfinite(first.effect) else None}
             i = commits.index(first.culprit)
             verdict["code"] = code_evidence(profile, s, commits[i - 1], first.culprit, say)
     # 4. the cost, including the probes of earlier (interrupted) sessions: all from the store
@@ -803,6 +804,9 @@ def text(v: dict) -> str:
                      f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, "
                      f"paired over {e['layouts']} fresh layouts); share of the endpoints' change "
                      f"{fmt.pct(v.get('share'))}")
+        if e.get("step_ratio"):
+            lines.append(f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (the minimum effect "
+                         f"{fmt.pct(e['min_effect'])} is judged on it; the interval above, on fresh layouts only)")
         lines.append(f"layout noise there: {e['noise']}; a single layout would confuse this effect with a "
                      f"relink with probability {e['explained_by_layout']:.2f}")
     lines.extend(_several(v))

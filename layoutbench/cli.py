@@ -493,7 +493,7 @@ def bisect_options(f):
         click.option("--args", "args", help="Extra program arguments / kernel command line words."),
         click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
         click.option("--layouts", type=int, help="K random layouts per probe, the same seeds on every commit  [default: 4]"),
-        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  [default: 32]"),
+        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  [default: 128; spent only while no look decides]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
         click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),

@@ -52,6 +52,7 @@ class Skip(Exception):
 
 DEFAULT_MIN_EFFECT = stats.DEFAULT_MIN_EFFECT
 SPENDING = ("pocock", "obrien-fleming", "bonferroni")
+RESIDUAL_LAYOUTS = 32  #: the residual tests beside a found step look at least this far (or max_layouts)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Plan:
     """How much a test may spend and how it spends its error budget."""
 
     layouts: int = 4  #: K at the first look
-    max_layouts: int = 32
+    max_layouts: int = 128  #: the last look (looks 4, 6, 9, 14, 21, 32, 48, 72, 108, 128)
     runs: int = 1  #: R: runs per layout (the layout is the unit: more layouts, not more runs)
     max_runs: int = 1  #: > runs: after the last layout look, looks with the runs doubled
     confidence: float = 0.95
@@ -162,10 +163,14 @@ def endpoints(prober, good, bad, plan: Plan) -> Ends:
         last = (shown, k, r, j, a)
         if c.significant:
             return Ends("differs", shown, k, r, j, a)
+        # within layout noise: an equivalence test (two one-sided tests) at the look's level, so that
+        # over all looks the claim "no change of min_effect" is wrong with probability <= alpha too
+        eq = c.at_alpha(min(1.0, 2.0 * a))
         m = math.log1p(plan.min_effect)
-        if shown.verdict != "n/a" and -m < math.log(shown.ci_low) and math.log(shown.ci_high) < m:
+        if eq.verdict != "n/a" and -m < math.log(eq.ci_low) and math.log(eq.ci_high) < m:
             return Ends("noise", shown, k, r, j, a,
-                        f"its {100 * plan.confidence:g}% interval lies within ±{100 * plan.min_effect:g}%")
+                        f"its {100 * (1 - 2 * a):.3g}% interval (the look's level) lies within "
+                        f"±{100 * plan.min_effect:g}%")
     shown, k, r, j, a = last
     return Ends("no-change", shown, k, r, j, a, "no change of at least "
                 f"{100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s)")
@@ -206,8 +211,8 @@ def judge_probe(prober, probe, good, bad, plan: Plan) -> Judgement:
             gg, gb = prober.groups(good, k, r), prober.groups(bad, k, r)
             lk.deterministic = _deterministic(gp, gg, gb)
             hib = bool(prober.higher_is_better)
-            cg = change(gg, gp, hib, a, plan.min_effect)
-            cb = change(gp, gb, hib, a, plan.min_effect)
+            cg = change(gg, gp, hib, a, 0.0)  # a side, not a size: see the docstring
+            cb = change(gp, gb, hib, a, 0.0)
             ends = cg.log_ratio + cb.log_ratio
             pos = cg.log_ratio / ends if ends else math.nan
             j = Judgement("uncertain", k, r, cg.p_value, cb.p_value, pos)
@@ -227,28 +232,40 @@ def judge_probe(prober, probe, good, bad, plan: Plan) -> Judgement:
 
 # -- the confirmation at the culprit -----------------------------------------------------------------
 
-def confirm(prober, last_good, culprit, plan: Plan, used: int) -> tuple[stats.Comparison | None, int]:
-    """Last good against culprit on fresh layouts (the seeds after the first ``used``),
-    group-sequential like every test.  Returns (comparison at the deciding or last look,
-    shown at the plan's confidence, or None when nothing could be measured; layouts)."""
+def confirm(prober, last_good, culprit, plan: Plan, used: int) -> tuple[stats.Comparison | None, int, float]:
+    """Last good against culprit, group-sequential like every test.  *Whether* the step is
+    real is tested on fresh layouts only (the seeds after the first ``used``, which no decision
+    saw): that is what bounds the chance of naming a commit whose step is null.  *How large*
+    it is (at least ``min_effect``) is judged on the enlarged sample, every layout measured on
+    the pair (decisions + fresh): a better estimate than the fresh layouts alone.  Returns
+    (the fresh comparison at the deciding or last look, shown at the plan's confidence, or
+    None when nothing could be measured; fresh layouts; the log ratio over the enlarged
+    sample)."""
     lk = _Looker()
-    shown = None
-    k_fresh = 0
+    shown, k_fresh, size = None, 0, math.nan
+    m = math.log1p(plan.min_effect)
+    hib = None
     try:
         old = set(prober.groups(last_good, used, plan.runs)) | set(prober.groups(culprit, used, plan.runs))
         for _, k, r, a in _looks(plan, lk):
-            ga = {i: v for i, v in prober.groups(last_good, used + k, r).items() if i not in old}
-            gb = {i: v for i, v in prober.groups(culprit, used + k, r).items() if i not in old}
+            all_a, all_b = prober.groups(last_good, used + k, r), prober.groups(culprit, used + k, r)
+            ga = {i: v for i, v in all_a.items() if i not in old}
+            gb = {i: v for i, v in all_b.items() if i not in old}
             lk.deterministic = _deterministic(ga, gb)
-            c = change(ga, gb, bool(prober.higher_is_better), a, plan.min_effect, rank=True)
+            hib = bool(prober.higher_is_better)
+            c = change(ga, gb, hib, a, 0.0, rank=True)
+            size = change(all_a, all_b, hib, a, 0.0).log_ratio
             shown, k_fresh = c.at_alpha(plan.alpha), k
-            if c.significant:
-                return shown, k  # significant at the look's level, so at 95% too
-        if shown is not None and shown.significant:  # significant at 95% but not at the look's level
-            shown = dataclasses.replace(shown, verdict="no difference", reason="not at the spent level")
-        return shown, k_fresh
+            if c.significant and abs(size) >= m:
+                return shown, k, size  # significant at the look's level, so at 95% too
+        if shown is not None and shown.significant:  # not at the spent level, or too small a step
+            why = ("not at the spent level" if abs(size) >= m else
+                   f"the step over every layout measured on the pair is smaller than the {100 * plan.min_effect:g}% "
+                   "minimum effect")
+            shown = dataclasses.replace(shown, verdict="no difference", reason=why)
+        return shown, k_fresh, size
     except Skip:
-        return shown, k_fresh
+        return shown, k_fresh, size
 
 
 # -- the bisection ---------------------------------------------------------------------------------
@@ -283,6 +300,7 @@ class Step:
     confirm_layouts: int = 0
     effect: float = math.nan  #: log ratio culprit/last good over every layout measured on both
     share: float = math.nan  #: effect / log(BAD/GOOD) of the whole range
+    share_p: float = math.nan  #: one-sided p of "the step explains at least share_min of the change"
 
 
 @dataclass
@@ -363,7 +381,17 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     out.status = st.status
     if st.culprit is not None:
         lo, hi = commits.index(st.last_good), commits.index(st.culprit)
-        rplan = dataclasses.replace(plan, confidence=1.0 - plan.alpha / 2)  # two residual tests share alpha
+        # "several changes or a drift" is a claim too: three tests share alpha -- the step explains
+        # less than share_min of the endpoints' change, and a change on either side of it
+        st.share_p = share_test(prober, (commits[0], st.last_good, st.culprit, commits[-1]), plan.share_min,
+                                ends.runs)
+        # the residual tests look twice as far as the step's own decisions did (the layouts measured
+        # on the pair, decisions and confirmation), at least RESIDUAL_LAYOUTS: a change of half the
+        # found step's size is seen, and a big step is not followed by ~4 x max_layouts runs
+        # proving that nothing else changed
+        reach = min(prober.kmax.get(st.last_good, 0), prober.kmax.get(st.culprit, 0))
+        rplan = dataclasses.replace(plan, confidence=1.0 - plan.alpha / 3,
+                                    max_layouts=max(plan.layouts, min(plan.max_layouts, max(RESIDUAL_LAYOUTS, 2 * reach))))
         for sub in (commits[:lo + 1], commits[hi:]):
             if len(sub) < 2:
                 continue
@@ -387,8 +415,34 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
         out.steps.sort(key=lambda s: commits.index(s.culprit) if s.culprit in commits else len(commits))
     found = [s for s in out.steps if s.status == "found"]
     out.share = sum(s.share for s in found if math.isfinite(s.share)) if found else math.nan
-    out.several = len(found) > 1 or bool(out.residual) or (math.isfinite(out.share) and out.share < plan.share_min)
+    out.several = (len(found) > 1 or bool(out.residual)
+                   or any(s.share_p < plan.alpha / 3 for s in found if s is out.steps[0]))
     return out
+
+
+def share_test(prober, four: tuple, share_min: float, runs: int) -> float:
+    """One-sided p-value of "the step explains at least ``share_min`` of the endpoints' change",
+    from the layouts GOOD, last good, culprit and BAD were all measured on: per layout
+    x = log(culprit/last good) - share_min * log(BAD/GOOD), a t test of mean(x) >= 0 against
+    mean(x) < 0 (the sign of the endpoints' change taken as measured).  nan with < 3 layouts."""
+    k = min(prober.kmax.get(c, 0) for c in four)
+    if k < 3:
+        return math.nan
+    try:
+        g, lg, c, b = (prober.groups(x, k, runs) for x in four)
+    except Skip:
+        return math.nan
+    ids = [i for i in g if i in lg and i in c and i in b]
+    if len(ids) < 3:
+        return math.nan
+
+    def m(grp, i):
+        return sum(math.log(v) for v in grp[i]) / len(grp[i])
+
+    total = [m(b, i) - m(g, i) for i in ids]
+    sign = 1.0 if sum(total) >= 0 else -1.0
+    x = [sign * ((m(c, i) - m(lg, i)) - share_min * t) for i, t in zip(ids, total)]
+    return stats.one_sided_t(x)
 
 
 def planned_probes(n_commits: int, k: int = 1) -> int:
@@ -496,14 +550,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     used = max([plan.layouts] + [p.kmax.get(c, 0) for p in probers for c in (commits[lo], culprit)]
                + [marks.get(c, {}).get("layouts", 0) for c in (commits[lo], culprit)]
                + [ref for c in (commits[lo], culprit) if c in (good, bad)])
-    c, kc = confirm(prober, commits[lo], culprit, plan, used)
-    effect = c.log_ratio if c is not None else math.nan
-    if c is not None:  # the step's size over every layout measured on both (decisions + fresh)
-        try:
-            ga, gb = prober.groups(commits[lo], used + kc, plan.runs), prober.groups(culprit, used + kc, plan.runs)
-            effect = change(ga, gb, bool(prober.higher_is_better), plan.alpha, plan.min_effect).log_ratio
-        except Skip:
-            pass
+    c, kc, effect = confirm(prober, commits[lo], culprit, plan, used)
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes, rounds

@@ -101,7 +101,7 @@ def test_a_history_of_layout_only_commits_is_within_layout_noise(tmp_path, workd
     # it stopped at the endpoints -- their interval lies within +-min_effect (0.5%), or the
     # looks were spent -- and probed nothing else
     assert ends["status"] in ("noise", "no-change") and v["cost"]["builds"] == 2
-    assert (1 / 1.005 < ends["ci_low"] and ends["ci_high"] < 1.005) or ends["layouts"] == 32, ends
+    assert (1 / 1.005 < ends["ci_low"] and ends["ci_high"] < 1.005) or ends["layouts"] == v["settings"]["max_layouts"], ends
     # a single-layout bisection always blames somebody: here a commit that only moved code
     sl = v["single_layout"]
     assert sl["culprit"] in m["layout_only"] + [c["sha"] for c in m["commits"] if c["kind"] == "ordinary"]
