@@ -128,3 +128,67 @@ def test_a_resumed_bisection_repeats_no_probe_and_reaches_the_same_verdict():
     assert again.culprit == first.culprit and again.status == first.status
     probed = [e["commit"] for e in part.log]
     assert len(probed) == len(set(probed)) and probed[:2] == [e["commit"] for e in full.log[:2]]
+
+
+def test_a_step_of_the_minimum_effect_is_named_no_less_often_than_by_a_single_layout():
+    """The hardest step of the sweep: 0.5 sigma_L = the 0.5% minimum effect.  On the same 100
+    histories (their values do not depend on the order they are asked in) layoutbench names
+    the right commit at least as often as the single-layout bisection, and never a wrong one."""
+    rows = [sim.one(sim.Scenario("s", "step", 0.5), decide.Plan(), seed=50_000 + i) for i in range(100)]
+    ours, theirs = sum(r["right"] for r in rows), sum(r["sl_right"] for r in rows)
+    assert ours >= theirs, (ours, theirs)
+    assert not any(r["wrong"] for r in rows)
+    assert sum(r["sl_wrong"] for r in rows) > 20  # the baseline names a wrong commit often
+
+
+def test_several_is_not_said_of_a_single_step():
+    """"Several changes or a drift" is a claim too (residual tests and the share test share
+    alpha): said of <= 5% of single-step histories."""
+    rows = [sim.one(sim.Scenario("s", "step", 2.0), decide.Plan(), seed=60_000 + i) for i in range(100)]
+    assert sum(r["several"] for r in rows) <= 5
+
+
+def test_within_layout_noise_is_an_equivalence_test_at_the_looks_level():
+    """Endpoints that truly differ by exactly the minimum effect are called "within layout
+    noise" (interval inside +-min_effect) in <= 5% of the cases over all looks."""
+    plan = decide.Plan()
+    m = math.log1p(plan.min_effect)
+    noise = 0
+    n = 200
+    for i in range(n):
+        rng = np.random.default_rng(70_000 + i)
+        la, lb = rng.normal(0.0, 0.01, plan.max_layouts), rng.normal(0.0, 0.01, plan.max_layouts)
+
+        class Two:
+            higher_is_better = False
+
+            def groups(self, commit, k, r):
+                base = (0.0, la) if commit == "g" else (m, lb)
+                return {f"random:{s}": [math.exp(base[0] + base[1][s])] for s in range(k)}
+
+        noise += decide.endpoints(Two(), "g", "b", plan).status == "noise"
+    assert noise / n <= 0.05, noise / n
+
+
+def test_share_test_tells_a_part_from_the_whole():
+    """one_sided_t and share_test: a step of a third of the change is told apart from a step
+    that is all of it."""
+    assert stats.one_sided_t([-1.0, -2.0, -1.5]) < 0.05 < 0.95 < stats.one_sided_t([1.0, 2.0, 1.5])
+    assert math.isnan(stats.one_sided_t([1.0]))
+
+    def prober(code):
+        rng = np.random.default_rng(5)
+        lay = {(c, s): rng.normal(0.0, 0.003) for c in code for s in range(16)}
+
+        class P:
+            higher_is_better = False
+            kmax = {c: 16 for c in code}
+
+            def groups(self, commit, k, r):
+                return {f"random:{s}": [math.exp(code[commit] + lay[(commit, s)])] for s in range(k)}
+        return P()
+
+    part = prober({"g": 0.0, "lg": 0.02, "c": 0.03, "b": 0.03})  # the step lg->c is a third
+    whole = prober({"g": 0.0, "lg": 0.0, "c": 0.03, "b": 0.03})
+    assert decide.share_test(part, ("g", "lg", "c", "b"), 0.7, 1) < 0.01
+    assert decide.share_test(whole, ("g", "lg", "c", "b"), 0.7, 1) > 0.5
