@@ -200,12 +200,12 @@ def main() -> None:
               f"{100 * r['uncertain']:4.0f}% {r['builds']:6.1f} {r['runs']:6.1f} | {pc(r['sl_blame'])} "
               f"{pc(r['sl_right'])} {pc(r['sl_wrong'])} {r['sl_builds']:6.1f}", flush=True)
     if a.k_sweep:
-        print("first-look K sweep (max layouts max(32, 2K)), R=1, σR 0:")
+        print(f"first-look K sweep (max layouts max({decide.Plan.max_layouts}, 2K)), R=1, σR 0:")
         for k in (2, 4, 8, 16):
             for sc in (Scenario(f"K={k} null", "null"), Scenario(f"K={k} null, shift 0.3%", "null", shift=0.003),
                        Scenario(f"K={k} step 2σL", "step", 2.0)):
                 sc = replace(sc, commits=a.commits)
-                plan = decide.Plan(layouts=k, max_layouts=max(32, 2 * k), min_effect=a.min_effect)
+                plan = decide.Plan(layouts=k, max_layouts=max(decide.Plan.max_layouts, 2 * k), min_effect=a.min_effect)
                 r = rates(sc, plan, a.histories)
                 print(f"{sc.name:38s} {pc(r['blame'])} {pc(r['right'])} {pc(r['wrong'])} {100 * r['several']:4.0f}% "
                       f"{100 * r['uncertain']:4.0f}% {r['builds']:6.1f} {r['runs']:6.1f} | {pc(r['sl_blame'])} "

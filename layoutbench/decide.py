@@ -328,7 +328,8 @@ class Outcome:
                     "planned probes against GOOD and BAD measured on its own machine")
         return (f"a range without a code change is blamed with probability <= {a} (endpoints, "
                 f"alpha spent over their looks); a named commit whose own step is null passes its confirmation "
-                f"on fresh layouts with probability <= {a}" + farm)
+                f"on fresh layouts with probability <= {a}; a single step is called several changes with "
+                f"probability <= {a}" + farm)
 
 
 def _window(commits: list[str], marks: dict[str, dict]) -> tuple[int, int, list[int]]:
