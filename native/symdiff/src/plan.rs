@@ -1,0 +1,529 @@
+//! The layout plan beside an image, the objects it was linked from, the replay of the plan
+//! (layoutbench/layout.py, placement.py, symdiff/objects.py), and the symbol keys.
+
+use std::path::{Path, PathBuf};
+
+use crate::elf::{self, SHF_ALLOC, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
+use crate::image::{leak, Image, Keys, Map};
+use crate::json::{self, Value};
+use crate::HandBack;
+
+pub const KINDS: [&str; 4] = ["text", "rodata", "data", "bss"];
+
+#[derive(Clone, PartialEq)]
+pub struct Unit {
+    pub object: String,
+    pub sections: Option<Vec<String>>,
+    pub align: i64,
+    pub gap: i64,
+}
+
+pub struct Plan {
+    pub kernel: String,
+    pub image: String,
+    pub commit: String,
+    pub layout: String,
+    pub seed: i64,
+    pub groups: Vec<(String, Vec<Unit>)>,
+    pub pinned: Vec<String>,
+    pub format: i64,
+}
+
+fn s(v: Option<&Value>) -> Result<String, HandBack> {
+    match v {
+        Some(Value::Str(s)) => Ok(s.clone()),
+        _ => Err(HandBack("plan.json: a field is not a string".into())),
+    }
+}
+fn i(v: Option<&Value>) -> Result<i64, HandBack> {
+    match v {
+        Some(Value::Int(i)) => Ok(*i),
+        _ => Err(HandBack("plan.json: a field is not an integer".into())),
+    }
+}
+fn strs(v: &Value) -> Result<Vec<String>, HandBack> {
+    match v {
+        Value::List(l) => l.iter().map(|x| s(Some(x))).collect(),
+        _ => Err(HandBack("plan.json: a field is not a list".into())),
+    }
+}
+fn keys_are(v: &Value, want: &[&str]) -> bool {
+    match v {
+        Value::Obj(kv) => kv.len() == want.len() && want.iter().all(|w| kv.iter().any(|(k, _)| k == w)),
+        _ => false,
+    }
+}
+
+impl Plan {
+    /// A plan.json as layoutbench writes it; any other shape is handed back to Python.
+    pub fn parse(text: &str) -> Result<Plan, HandBack> {
+        let v = json::parse(text).map_err(|e| HandBack(format!("plan.json: {e}")))?;
+        let top = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format"];
+        let with_id = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format", "plan_id"];
+        if !keys_are(&v, &top) && !keys_are(&v, &with_id) {
+            return Err(HandBack("plan.json: not the fields of a plan".into()));
+        }
+        let mut groups = Vec::new();
+        match v.get("groups") {
+            Some(Value::Obj(kv)) => {
+                for (kind, units) in kv {
+                    if groups.iter().any(|(k, _): &(String, Vec<Unit>)| k == kind) {
+                        return Err(HandBack("plan.json: a group twice".into()));
+                    }
+                    let mut out = Vec::new();
+                    let Value::List(l) = units else { return Err(HandBack("plan.json: units".into())) };
+                    for u in l {
+                        if !keys_are(u, &["object", "sections", "align", "gap"]) {
+                            return Err(HandBack("plan.json: a unit's fields".into()));
+                        }
+                        let sections = match u.get("sections") {
+                            Some(Value::Null) => None,
+                            Some(x) => Some(strs(x)?),
+                            None => None,
+                        };
+                        out.push(Unit { object: s(u.get("object"))?, sections, align: i(u.get("align"))?, gap: i(u.get("gap"))? });
+                    }
+                    groups.push((kind.clone(), out));
+                }
+            }
+            _ => return Err(HandBack("plan.json: groups".into())),
+        }
+        Ok(Plan {
+            kernel: s(v.get("kernel"))?,
+            image: s(v.get("image"))?,
+            commit: s(v.get("commit"))?,
+            layout: s(v.get("layout"))?,
+            seed: i(v.get("seed"))?,
+            groups,
+            pinned: strs(v.get("pinned").unwrap())?,
+            format: i(v.get("format"))?,
+        })
+    }
+
+    pub fn group(&self, kind: &str) -> Option<&Vec<Unit>> {
+        self.groups.iter().find(|(k, _)| k == kind).map(|(_, u)| u)
+    }
+
+    /// json.dumps(asdict(plan), sort_keys=True, separators=(",", ":"))
+    fn canonical(&self) -> String {
+        let mut o = String::new();
+        o.push_str("{\"commit\":");
+        json::quote(&mut o, &self.commit);
+        o.push_str(&format!(",\"format\":{},\"groups\":{{", self.format));
+        let mut g: Vec<&(String, Vec<Unit>)> = self.groups.iter().collect();
+        g.sort_by(|a, b| cmp_py(&a.0, &b.0));
+        for (n, (kind, units)) in g.iter().enumerate() {
+            if n > 0 {
+                o.push(',');
+            }
+            json::quote(&mut o, kind);
+            o.push_str(":[");
+            for (m, u) in units.iter().enumerate() {
+                if m > 0 {
+                    o.push(',');
+                }
+                o.push_str(&format!("{{\"align\":{},\"gap\":{},\"object\":", u.align, u.gap));
+                json::quote(&mut o, &u.object);
+                o.push_str(",\"sections\":");
+                match &u.sections {
+                    None => o.push_str("null"),
+                    Some(l) => {
+                        o.push('[');
+                        for (k, x) in l.iter().enumerate() {
+                            if k > 0 {
+                                o.push(',');
+                            }
+                            json::quote(&mut o, x);
+                        }
+                        o.push(']');
+                    }
+                }
+                o.push('}');
+            }
+            o.push(']');
+        }
+        o.push_str("},\"image\":");
+        json::quote(&mut o, &self.image);
+        o.push_str(",\"kernel\":");
+        json::quote(&mut o, &self.kernel);
+        o.push_str(",\"layout\":");
+        json::quote(&mut o, &self.layout);
+        o.push_str(",\"pinned\":[");
+        for (k, x) in self.pinned.iter().enumerate() {
+            if k > 0 {
+                o.push(',');
+            }
+            json::quote(&mut o, x);
+        }
+        o.push_str(&format!("],\"seed\":{}}}", self.seed));
+        o
+    }
+
+    /// The 28-bit id linked into the image as __lb_plan_id.
+    pub fn plan_id(&self) -> u32 {
+        let h = json::sha256(self.canonical().as_bytes());
+        (u32::from_be_bytes([h[0], h[1], h[2], h[3]])) >> 4
+    }
+}
+
+/// Python's str ordering (code points; the same as UTF-8 byte order).
+fn cmp_py(a: &str, b: &str) -> std::cmp::Ordering {
+    a.cmp(b)
+}
+
+pub struct InSec {
+    pub name: String,
+    pub size: u64,
+    pub align: u64,
+    pub flags: u64,
+    pub symbols: Vec<(String, u64, bool)>, //: name, value, weak
+}
+
+pub type Objects = Map<String, Vec<InSec>>;
+
+/// Read an object (elfinfo.read_object): Err(None) is an error Python reports as "not found".
+fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
+    let p = path.to_str().ok_or(None)?;
+    let e = match elf::read(p) {
+        Ok(e) => e,
+        Err(m) if m.starts_with("unsupported") => return Err(Some(HandBack(format!("{p}: {m}")))),
+        Err(_) => return Err(None),
+    };
+    let mut secs: Vec<(usize, InSec)> = Vec::new();
+    let mut pos: Map<usize, usize> = Map::default();
+    for (i, s) in e.sh.iter().enumerate() {
+        if s.flags & SHF_ALLOC != 0 && (s.typ == SHT_PROGBITS || s.typ == SHT_NOBITS) {
+            pos.insert(i, secs.len());
+            secs.push((i, InSec { name: e.names[i].clone(), size: s.size, align: s.align.max(1), flags: s.flags, symbols: Vec::new() }));
+        }
+    }
+    if let Some((raw, strtab)) = e.symtab().map_err(|_| None)? {
+        for r in raw.iter().skip(1) {
+            let t = r.info & 0xF;
+            if t > 2 || r.name == 0 {
+                continue;
+            }
+            if let Some(&k) = pos.get(&(r.shndx as usize)) {
+                let n = elf::string_at(strtab, r.name as usize);
+                if !n.is_empty() {
+                    secs[k].1.symbols.push((n, r.value, r.info >> 4 == 2));
+                }
+            }
+        }
+    }
+    Ok(secs.into_iter().map(|(_, s)| s).collect())
+}
+
+fn is_file(p: &Path) -> bool {
+    p.is_file()
+}
+
+/// profile.find(kernel): the kernel.toml of a profile, or None.
+fn find_profile(kernel: &str, root: &Path) -> Option<PathBuf> {
+    let p = Path::new(kernel);
+    if p.extension().map_or(false, |e| e == "toml") && is_file(p) {
+        return Some(p.to_path_buf());
+    }
+    if is_file(&p.join("kernel.toml")) && (kernel.contains('/') || p.is_absolute()) {
+        return Some(p.join("kernel.toml"));
+    }
+    if kernel.is_empty() || kernel.contains('/') || kernel == "." || kernel == ".." {
+        return None;
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Ok(env) = std::env::var("LAYOUTBENCH_PROFILES") {
+        for d in env.split(':').filter(|d| !d.is_empty()) {
+            dirs.push(PathBuf::from(d));
+        }
+    }
+    dirs.push(root.join("kernels"));
+    dirs.push(root.join("bench").join("real"));
+    for d in dirs {
+        if d.is_dir() && is_file(&d.join(kernel).join("kernel.toml")) {
+            return Some(d.join(kernel).join("kernel.toml"));
+        }
+    }
+    None
+}
+
+/// The `objects` key of `[images.NAME]` in a kernel.toml (the only key we need; the file is
+/// otherwise the Python loader's business).
+fn image_objects(toml: &str, image: &str) -> Option<String> {
+    let head = format!("[images.{image}]");
+    let mut inside = false;
+    for line in toml.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            inside = t.split('#').next().unwrap().trim() == head;
+            continue;
+        }
+        if inside {
+            if let Some((k, v)) = t.split_once('=') {
+                if k.trim() == "objects" {
+                    let v = v.trim();
+                    let v = v.strip_prefix('"')?;
+                    let end = v.find('"')?;
+                    let val = &v[..end];
+                    if val.contains('\\') {
+                        return None;
+                    }
+                    return Some(val.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// find_objects: the objects an image in a layoutbench work dir was linked from (None: not found).
+pub fn find_objects(elf: &str, plan: &Plan, root: &Path) -> Result<Option<Objects>, HandBack> {
+    let Ok(real) = std::fs::canonicalize(elf) else { return Ok(None) };
+    let anc: Vec<&Path> = real.ancestors().skip(1).collect();
+    if anc.len() < 6 {
+        return Ok(None);
+    }
+    let work = anc[5];
+    let Some(key) = anc[2].file_name() else { return Ok(None) };
+    let objdir = work.join("objects").join(&plan.kernel).join(key).join("obj");
+    let Some(toml) = find_profile(&plan.kernel, root) else { return Ok(None) };
+    let text = std::fs::read_to_string(&toml).map_err(|e| HandBack(format!("{}: {e}", toml.display())))?;
+    let Some(listing) = image_objects(&text, &plan.image) else {
+        return Err(HandBack(format!("{}: no [images.{}] objects = \"...\" line", toml.display(), plan.image)));
+    };
+    let listing = objdir.join(listing);
+    let Ok(bytes) = std::fs::read(&listing) else { return Ok(None) };
+    let text = String::from_utf8(bytes).map_err(|_| HandBack("object list is not UTF-8".into()))?;
+    let mut entries: Map<String, String> = Map::default();
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if !w.is_empty() && !w[0].starts_with('#') {
+            entries.insert(w[0].to_string(), w.get(1).unwrap_or(&w[0]).to_string());
+        }
+    }
+    let mut out: Objects = Map::default();
+    for (_, units) in &plan.groups {
+        for u in units {
+            if out.contains_key(&u.object) {
+                continue;
+            }
+            let rel = entries.get(&u.object).cloned().unwrap_or_else(|| u.object.clone());
+            match read_object(&objdir.join(rel)) {
+                Ok(secs) => {
+                    out.insert(u.object.clone(), secs);
+                }
+                Err(None) => return Ok(None),
+                Err(Some(h)) => return Err(h),
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+fn section_kind(s: &InSec) -> Option<&'static str> {
+    for k in KINDS {
+        let n = &s.name;
+        let base = format!(".{k}");
+        let ok = *n == base
+            || (n.starts_with(&format!("{base}."))
+                && n[base.len() + 1..].chars().next().map_or(false, |c| c.is_ascii_alphanumeric() || c == '_')
+                && !n.contains('\n'));
+        if ok {
+            if k == "rodata" && s.flags & SHF_MERGE != 0 {
+                return None;
+            }
+            return Some(k);
+        }
+    }
+    None
+}
+
+fn align(x: i128, a: i128) -> i128 {
+    (x + a - 1).div_euclid(a) * a
+}
+
+/// placement.replay: (kind, object) → start of its first section, in order, and the problems.
+fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, String), i128)>, Vec<String>), String> {
+    let mut addrs: Map<&str, Vec<u64>> = Map::default();
+    for s in &img.syms {
+        addrs.entry(s.name).or_default().push(s.addr);
+    }
+    for (n, a, _) in &img.markers {
+        addrs.entry(n).or_default().push(*a);
+    }
+    let symbol = |name: &str| -> Result<u64, String> {
+        img.syms
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.addr)
+            .or_else(|| img.markers.iter().find(|m| m.0 == name).map(|m| m.1))
+            .ok_or_else(|| format!("{}: no symbol '{}'; was it linked with a layoutbench script?", img.path, name))
+    };
+    let mut problems = Vec::new();
+    let mut starts: Vec<((String, String), i128)> = Vec::new();
+    let mut seen: Map<(String, String), ()> = Map::default();
+    for kind in KINDS {
+        let Some(units) = plan.group(kind) else { continue };
+        if units.is_empty() {
+            continue;
+        }
+        let mut pos = symbol(&format!("__lb_{kind}_units"))? as i128;
+        for (i, u) in units.iter().enumerate() {
+            let Some(obj) = objects.get(&u.object) else {
+                problems.push(format!("{kind} unit {i}: object {} is not among the linked objects", u.object));
+                continue;
+            };
+            pos = align(pos, u.align as i128) + u.gap as i128;
+            for s in obj.iter().filter(|s| {
+                section_kind(s) == Some(kind) && u.sections.as_ref().map_or(true, |l| l.contains(&s.name))
+            }) {
+                pos = align(pos, s.align as i128);
+                let k = (kind.to_string(), u.object.clone());
+                if !seen.contains_key(&k) {
+                    seen.insert(k.clone(), ());
+                    starts.push((k, pos));
+                }
+                for (name, value, weak) in &s.symbols {
+                    if *weak {
+                        continue;
+                    }
+                    let want = pos + *value as i128;
+                    let got = addrs.get(name.as_str());
+                    if !got.map_or(false, |g| g.iter().any(|&a| a as i128 == want)) {
+                        let mut g: Vec<u64> = got.cloned().unwrap_or_default();
+                        g.sort();
+                        g.dedup();
+                        let wh = if g.is_empty() {
+                            "nowhere".to_string()
+                        } else {
+                            g.iter().map(|a| format!("0x{a:x}")).collect::<Vec<_>>().join(", ")
+                        };
+                        problems.push(format!(
+                            "{} {}: {} should be at 0x{:x} by the plan ({kind} unit {i}), but is at {wh}",
+                            u.object, s.name, name, want
+                        ));
+                        break;
+                    }
+                }
+                pos += s.size as i128;
+            }
+        }
+        if kind == "text" {
+            let end = symbol("__lb_text_units_end")? as i128;
+            if end != pos {
+                problems.push(format!("text units end at 0x{end:x} in the image but at 0x{pos:x} by the plan"));
+            }
+        }
+    }
+    Ok((starts, problems))
+}
+
+/// map_objects: every symbol's object, from the replayed plan, else from STT_FILE symbols.
+pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
+    let mut by_sec: Map<usize, Vec<usize>> = Map::default();
+    let mut order: Vec<usize> = Vec::new();
+    for (i, s) in img.syms.iter().enumerate() {
+        let e = by_sec.entry(s.sec).or_default();
+        if e.is_empty() {
+            order.push(s.sec);
+        }
+        e.push(i);
+    }
+    for lst in by_sec.values_mut() {
+        let syms = &img.syms;
+        lst.sort_by(|&a, &b| (syms[a].addr, syms[a].name).cmp(&(syms[b].addr, syms[b].name)));
+    }
+    for sec in &order {
+        let lst = &by_sec[sec];
+        let mut prev: &'static str = "";
+        let mut pending: Vec<usize> = Vec::new();
+        for &i in lst {
+            if img.syms[i].bind == "local" {
+                let f = img.syms[i].file;
+                for &g in &pending {
+                    img.syms[g].obj = if f == prev { f } else { "" };
+                }
+                pending.clear();
+                img.syms[i].obj = f;
+                prev = f;
+            } else {
+                pending.push(i);
+            }
+        }
+    }
+    let (Some(plan), Some(objects)) = (img.plan.as_ref(), objects) else {
+        if img.plan.is_some() {
+            let n = format!("{}: the objects of its plan were not found; objects from STT_FILE symbols", img.path);
+            img.notes.push(n);
+        }
+        return;
+    };
+    let (starts, problems) = match replay(img, plan, objects) {
+        Ok(r) => r,
+        Err(e) => {
+            let n = format!("{}: plan does not replay ({e}); objects from STT_FILE symbols", img.path);
+            img.notes.push(n);
+            return;
+        }
+    };
+    if !problems.is_empty() {
+        let n = format!("{}: image does not match its plan ({}); objects from STT_FILE symbols", img.path, problems[0]);
+        img.notes.push(n);
+        return;
+    }
+    let end = img.markers.iter().find(|m| m.0 == "__lb_text_units_end").map(|m| m.1);
+    let mut rank: Map<&str, usize> = Map::default();
+    for ((_, o), _) in &starts {
+        let n = rank.len();
+        rank.entry(o.as_str()).or_insert(n);
+    }
+    let mut ranges: Map<usize, Vec<(i128, usize, &'static str)>> = Map::default();
+    for ((_, obj), addr) in &starts {
+        if *addr < 0 || *addr > u64::MAX as i128 {
+            continue;
+        }
+        if let Some(p) = img.section_at(*addr as u64) {
+            ranges.entry(p).or_default().push((*addr, rank[obj.as_str()], leak(obj.clone())));
+        }
+    }
+    let mut set: Vec<(usize, &'static str)> = Vec::new();
+    for (p, lst) in ranges.iter_mut() {
+        lst.sort();
+        let Some(members) = by_sec.get(p) else { continue };
+        for &i in members {
+            let s = &img.syms[i];
+            let sec = &img.sections[s.sec];
+            if let Some(end) = end {
+                if sec.executable && s.addr >= end && sec.addr <= end {
+                    continue;
+                }
+            }
+            let k = lst.partition_point(|r| r.0 <= s.addr as i128);
+            if k >= 1 {
+                set.push((i, lst[k - 1].2));
+            }
+        }
+    }
+    for (i, o) in set {
+        img.syms[i].obj = o;
+    }
+    img.mapping = "plan";
+}
+
+pub fn assign_keys(img: &mut Image, plan_mode: bool, keys: &mut Keys) {
+    let mut seen: Map<u32, u64> = Map::default();
+    for s in img.syms.iter_mut() {
+        let local = s.bind == "local";
+        let base = if !local {
+            (2, "", s.name, "", 0)
+        } else if plan_mode && s.size != 0 {
+            (3, s.file, s.obj, s.name, 0)
+        } else {
+            (2, s.file, s.name, "", 0)
+        };
+        let b = keys.id(base);
+        let c = seen.entry(b).or_insert(0);
+        *c += 1;
+        s.key = if *c == 1 { b } else { keys.id((base.0, base.1, base.2, base.3, *c)) };
+    }
+    img.index(keys);
+}
