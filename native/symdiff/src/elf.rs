@@ -39,7 +39,7 @@ pub struct RawSym {
 pub struct Elf {
     pub data: &'static [u8],
     pub sh: Vec<Shdr>,
-    pub names: Vec<String>,
+    pub names: Vec<&'static str>,
 }
 
 fn u16at(d: &[u8], o: usize) -> u16 {
@@ -76,6 +76,18 @@ pub fn string_at(tab: &[u8], off: usize) -> String {
     String::from_utf8_lossy(&tab[off..end]).into_owned()
 }
 
+/// string_at for a table that lives as long as the process: borrowed when it is valid UTF-8.
+pub fn str_at(tab: &'static [u8], off: usize) -> &'static str {
+    if off >= tab.len() {
+        return "";
+    }
+    let end = tab[off..].iter().position(|&c| c == 0).map_or(tab.len(), |p| off + p);
+    match std::str::from_utf8(&tab[off..end]) {
+        Ok(s) => s,
+        Err(_) => Box::leak(String::from_utf8_lossy(&tab[off..end]).into_owned().into_boxed_str()),
+    }
+}
+
 pub fn read(path: &str) -> Result<Elf, String> {
     let data = map(path)?;
     let size = data.len();
@@ -83,7 +95,7 @@ pub fn read(path: &str) -> Result<Elf, String> {
         return Err("not an ELF file".into());
     }
     if size < 0x40 || data[4] != 2 || data[5] != 1 {
-        return Err("not a 64-bit little-endian ELF file".into());
+        return Err("unsupported: not a 64-bit little-endian ELF file".into());
     }
     let shoff = u64at(data, 0x28) as usize;
     let shentsize = u16at(data, 0x3A) as usize;
@@ -92,7 +104,7 @@ pub fn read(path: &str) -> Result<Elf, String> {
     if shoff == 0 {
         shnum = 0;
     } else if shnum == 0 || shstrndx == 0xFFFF {
-        return Err("extended section numbering".into());
+        return Err("unsupported: extended section numbering".into());
     }
     if shnum != 0 && shentsize != 64 {
         return Err("section header size".into());
@@ -114,7 +126,7 @@ pub fn read(path: &str) -> Result<Elf, String> {
             align: u64at(data, o + 48),
         });
     }
-    let mut names = vec![String::new(); shnum];
+    let mut names: Vec<&'static str> = vec![""; shnum];
     if shnum > 0 {
         if shstrndx >= shnum {
             return Err("section names index".into());
@@ -131,7 +143,7 @@ pub fn read(path: &str) -> Result<Elf, String> {
             &data[t.offset as usize..(t.offset + t.size) as usize]
         };
         for (i, s) in sh.iter().enumerate() {
-            names[i] = string_at(tab, s.name as usize);
+            names[i] = str_at(tab, s.name as usize);
         }
     }
     Ok(Elf { data, sh, names })

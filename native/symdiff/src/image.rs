@@ -90,6 +90,26 @@ pub fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
+/// key id → index of the symbol with that key (ids are dense: a vector, not a map)
+#[derive(Default)]
+pub struct ByKey(Vec<usize>);
+
+impl ByKey {
+    pub fn get(&self, k: &u32) -> Option<&usize> {
+        self.0.get(*k as usize).filter(|&&v| v != usize::MAX)
+    }
+    pub fn contains_key(&self, k: &u32) -> bool {
+        self.get(k).is_some()
+    }
+    pub fn insert(&mut self, k: u32, i: usize) {
+        let k = k as usize;
+        if k >= self.0.len() {
+            self.0.resize(k + 1, usize::MAX);
+        }
+        self.0[k] = i;
+    }
+}
+
 #[derive(Clone, PartialEq, Debug)]
 pub enum Ent {
     Sym(u32, u64),
@@ -108,6 +128,12 @@ pub enum Tok {
 
 pub type Resolved = Option<Rc<Vec<Tok>>>;
 
+thread_local! {
+    /// What resolve() found, per side and address: each thread keeps its own (an Image is shared
+    /// read-only between the threads that compare code).
+    static CACHE: RefCell<[Map<u64, Resolved>; 2]> = RefCell::new([Map::default(), Map::default()]);
+}
+
 pub struct Image {
     pub path: String,
     pub label: String,
@@ -125,11 +151,12 @@ pub struct Image {
     sec_starts: Vec<u64>,
     pub sized: Vec<usize>,
     pub sized_addr: Vec<u64>,
-    at: Map<u64, Vec<u32>>,
-    pub by_key: Map<u32, usize>,
+    at: Vec<(u64, u32)>, //: (address, key) of every symbol and marker, by address
+    pub by_key: ByKey,
     /// per sized symbol (same order): its end, its twin's shift, whether the twin has its size
     twins: Vec<(u128, i128, bool)>,
-    cache: RefCell<Map<u64, Resolved>>,
+    /// which side (0 old, 1 new): the index of its resolve cache (one per thread, see CACHE)
+    pub side: usize,
 }
 
 const STT_FILE: u8 = 4;
@@ -179,7 +206,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
         if s.flags & SHF_ALLOC != 0 {
             sections.push(Section {
                 index: i,
-                name: leak(e.names[i].clone()),
+                name: e.names[i],
                 addr: s.addr,
                 size: s.size,
                 offset: s.offset,
@@ -293,10 +320,10 @@ pub fn read_image(path: &str) -> Result<Image, String> {
         sec_starts: Vec::new(),
         sized: Vec::new(),
         sized_addr: Vec::new(),
-        at: Map::default(),
-        by_key: Map::default(),
+        at: Vec::new(),
+        by_key: ByKey::default(),
         twins: Vec::new(),
-        cache: RefCell::new(Map::default()),
+        side: 0,
     };
     img.post_init();
     Ok(img)
@@ -353,14 +380,15 @@ impl Image {
     pub fn index(&mut self, keys: &mut Keys) {
         self.at.clear();
         for (i, s) in self.syms.iter().enumerate() {
-            self.at.entry(s.addr).or_default().push(s.key);
+            self.at.push((s.addr, s.key));
             self.by_key.insert(s.key, i);
         }
         for (n, a, _) in &self.markers {
             let k = keys.id((2, "@marker", leak(n.clone()), "", 0));
-            self.at.entry(*a).or_default().push(k);
+            self.at.push((*a, k));
         }
-        self.cache.borrow_mut().clear();
+        self.at.sort_unstable();
+        CACHE.with(|c| c.borrow_mut()[self.side].clear());
     }
 
     /// The fast path of same_target (old image: self), over arrays.
@@ -396,18 +424,19 @@ impl Image {
         if (addr < self.lo || addr > self.hi) && (self.absolute.is_empty() || !self.absolute.contains_key(&addr)) {
             return None;
         }
-        RES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Some(hit) = self.cache.borrow().get(&addr) {
-            return hit.clone();
+        if let Some(hit) = CACHE.with(|c| c.borrow()[self.side].get(&addr).cloned()) {
+            return hit;
         }
         let out = if let Some(n) = self.absolute.get(&addr) {
             Some(Rc::new(vec![Tok::Abs(n.clone())]))
         } else if self.lo <= addr && addr <= self.hi {
             let mut toks: Vec<Tok> = Vec::new();
-            if let Some(ks) = self.at.get(&addr) {
-                for &k in ks {
-                    toks.push(Tok::Key(k, 0));
+            let from = self.at.partition_point(|e| e.0 < addr);
+            for &(a, k) in &self.at[from..] {
+                if a != addr {
+                    break;
                 }
+                toks.push(Tok::Key(k, 0));
             }
             let s = self.sized_at(addr);
             if let Some(s) = s {
@@ -432,7 +461,7 @@ impl Image {
         } else {
             None
         };
-        self.cache.borrow_mut().insert(addr, out.clone());
+        CACHE.with(|c| c.borrow_mut()[self.side].insert(addr, out.clone()));
         out
     }
 
@@ -485,11 +514,7 @@ impl Image {
 }
 
 /// Do address x of the old image and y of the new one name the same thing?
-pub static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static SLOW: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static RES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 pub fn same_target(old: &Image, x: i128, new: &Image, y: i128, wide: bool) -> bool {
-    CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     if x >= 0 && x <= u64::MAX as i128 {
         let i = old.sized_addr.partition_point(|&a| a <= x as u64);
         if i >= 1 {
@@ -498,12 +523,6 @@ pub fn same_target(old: &Image, x: i128, new: &Image, y: i128, wide: bool) -> bo
                 return true;
             }
         }
-    }
-    let c = SLOW.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if c % 20000 == 0 && std::env::var("LB_DEBUG").is_ok() {
-        let i = old.sized_addr.partition_point(|&a| x >= 0 && a as i128 <= x);
-        let near = if i >= 1 { let s = &old.syms[old.sized[i - 1]]; format!("{} {:#x}+{} tw {:?}", s.name, s.addr, s.size, old.twins[i-1]) } else { String::new() };
-        eprintln!("slow x={:#x} y={:#x} lo={:#x} hi={:#x} near {}", x, y, old.lo, old.hi, near);
     }
     let t = match old.resolve(x) {
         Some(t) => t,

@@ -33,7 +33,7 @@ const STATUSES: [&str; 6] = ["unchanged", "moved", "changed", "resized", "added"
 const HANDBACK_EXIT: i32 = 125;
 static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
-fn mark(what: &str) {
+pub fn mark(what: &str) {
     if trace() {
         eprintln!("layoutbench-symdiff: {what} at {:?}", START.get().map(|t| t.elapsed()));
     }
@@ -75,15 +75,16 @@ fn root() -> PathBuf {
     exe.ancestors().nth(5).map(Path::to_path_buf).unwrap_or_default()
 }
 
-fn load_side(side: &str, root: &Path) -> Result<Image, HandBack> {
+fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, HandBack> {
     let mut img = image::read_image(side).map_err(|e| HandBack(format!("{side}: {e}")))?;
+    img.side = which;
     let p = Path::new(side);
     let plan_path = p.parent().unwrap_or(Path::new("")).join("plan.json");
     let mut objects = None;
     if plan_path.is_file() {
         let text = std::fs::read_to_string(&plan_path).map_err(|e| HandBack(format!("{}: {e}", plan_path.display())))?;
         let plan = Plan::parse(&text)?;
-        objects = plan::find_objects(side, &plan, root)?;
+        objects = plan::find_objects(side, &plan, root, which == 1)?;
         img.plan = Some(plan);
     }
     plan::map_objects(&mut img, objects.as_ref());
@@ -162,27 +163,78 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
     let mut st = Stats::default();
     let mut status: Vec<(u32, &'static str)> = Vec::new();
     let mut pending: Vec<(usize, usize)> = Vec::new();
+    enum Dec {
+        Is(&'static str),
+        Same(Option<bool>),
+        Explain(usize),
+    }
+    let mut decs: Vec<(usize, usize, Dec)> = Vec::with_capacity(old.syms.len());
+    let mut work: Vec<(usize, usize)> = Vec::new();
     for (oi, o) in old.syms.iter().enumerate() {
         let Some(&ni) = new.by_key.get(&o.key) else {
-            status.push((o.key, "removed"));
+            decs.push((oi, 0, Dec::Is("removed")));
             continue;
         };
         let n = &new.syms[ni];
         if o.size != n.size {
-            status.push((o.key, "resized"));
+            decs.push((oi, ni, Dec::Is("resized")));
             continue;
         }
         let (os, ns) = (old.sec(o), new.sec(n));
-        let mut same = Some(true);
         if o.size != 0 && !os.nobits && !ns.nobits {
             if !(old.in_file(o) && new.in_file(n)) {
                 return Err(HandBack(format!("{}: bytes cut short by the end of the file", o.name)));
             }
-            same = samecode::explain(old, o, new, n, old.bytes_of(o).unwrap(), new.bytes_of(n).unwrap(), &mut st);
+            decs.push((oi, ni, Dec::Explain(work.len())));
+            work.push((oi, ni));
         } else if o.size != 0 && os.nobits != ns.nobits {
-            same = Some(false);
+            decs.push((oi, ni, Dec::Same(Some(false))));
+        } else {
+            decs.push((oi, ni, Dec::Same(Some(true))));
         }
-        match same {
+    }
+    // the same-size pairs with bytes, compared in two halves (by bytes) on two threads
+    let explain = |part: &[(usize, usize)]| {
+        let mut st = Stats::default();
+        let out: Vec<Option<bool>> = part
+            .iter()
+            .map(|&(oi, ni)| {
+                let (o, n) = (&old.syms[oi], &new.syms[ni]);
+                samecode::explain(old, o, new, n, old.bytes_of(o).unwrap(), new.bytes_of(n).unwrap(), &mut st)
+            })
+            .collect();
+        (out, st)
+    };
+    let total: u64 = work.iter().map(|&(oi, _)| old.syms[oi].size).sum();
+    let mut half = 0;
+    let mut acc = 0u64;
+    while half < work.len() && acc < total / 2 {
+        acc += old.syms[work[half].0].size;
+        half += 1;
+    }
+    let ((mut same, s1), (same2, s2)) = std::thread::scope(|sc| {
+        let h = sc.spawn(|| explain(&work[half..]));
+        let a = explain(&work[..half]);
+        (a, h.join().unwrap())
+    });
+    same.extend(same2);
+    for s in [s1, s2] {
+        st.identical += s.identical;
+        st.masked += s.masked;
+        st.fields += s.fields;
+    }
+    for (oi, ni, d) in decs {
+        let o = &old.syms[oi];
+        let verdict = match d {
+            Dec::Is(s) => {
+                status.push((o.key, s));
+                continue;
+            }
+            Dec::Same(v) => v,
+            Dec::Explain(i) => same[i],
+        };
+        let n = &new.syms[ni];
+        match verdict {
             None => pending.push((oi, ni)),
             Some(s) => status.push((o.key, if s { if o.addr == n.addr { "unchanged" } else { "moved" } } else { "changed" })),
         }
@@ -201,8 +253,13 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
         let pn: Vec<&Sym> = pending.iter().map(|&(_, n)| &new.syms[n]).collect();
         let a = samecode::objdump(old, &po, objdump_tool)?;
         let b = samecode::objdump(new, &pn, objdump_tool)?;
-        let ti = samecode::instructions(old, &po, a)?;
-        let tn = samecode::instructions(new, &pn, b)?;
+        // both outputs read at once (a pipe not read stops its llvm-objdump)
+        let (ti, tn) = std::thread::scope(|sc| {
+            let h = sc.spawn(|| samecode::instructions(old, &po, a));
+            let tn = samecode::instructions(new, &pn, b);
+            (h.join().unwrap(), tn)
+        });
+        let (ti, tn) = (ti?, tn?);
         if trace() {
             eprintln!("layoutbench-symdiff: llvm-objdump done at {:?}", START.get().map(|t| t.elapsed()));
         }
@@ -686,14 +743,18 @@ fn main() {
     let root = root();
     let run = || -> Result<(String, bool), HandBack> {
         let t0 = *START.get_or_init(std::time::Instant::now);
-        let mut a = load_side(pos[0], &root)?;
-        let mut b = load_side(pos[1], &root)?;
+        let (a, b) = std::thread::scope(|sc| {
+            let h = sc.spawn(|| load_side(pos[0], &root, 0));
+            let b = load_side(pos[1], &root, 1);
+            (h.join().unwrap(), b)
+        });
+        let (mut a, mut b) = (a?, b?);
         if trace() {
             eprintln!("layoutbench-symdiff: read both sides in {:?}", t0.elapsed());
         }
         let r = diff(&mut a, &mut b, "llvm-objdump-19")?;
         if trace() {
-            eprintln!("layoutbench-symdiff: diff in {:?}; same_target {:?} slow {:?} resolve {:?}", t0.elapsed(), image::CALLS, image::SLOW, image::RES);
+            eprintln!("layoutbench-symdiff: diff in {:?}", t0.elapsed());
         }
         let identical = r.counts[1] + r.counts[3] + r.counts[4] + r.counts[5] == 0;
         let text = to_json(&r, &a, &b);

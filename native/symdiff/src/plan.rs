@@ -2,6 +2,7 @@
 //! (layoutbench/layout.py, placement.py, symdiff/objects.py), and the symbol keys.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::elf::{self, SHF_ALLOC, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
 use crate::image::{leak, Image, Keys, Map};
@@ -172,14 +173,18 @@ fn cmp_py(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 pub struct InSec {
-    pub name: String,
+    pub name: &'static str,
     pub size: u64,
     pub align: u64,
     pub flags: u64,
-    pub symbols: Vec<(String, u64, bool)>, //: name, value, weak
+    pub symbols: Vec<(&'static str, u64, bool)>, //: name, value, weak
 }
 
-pub type Objects = Map<String, Vec<InSec>>;
+pub type Objects = Map<String, Arc<Vec<InSec>>>;
+
+/// Objects read so far, by path: both sides of a diff are usually linked from the same objects,
+/// and are read at once on two threads (one from each end of the list).
+static OBJECTS: Mutex<Option<Map<PathBuf, Arc<Vec<InSec>>>>> = Mutex::new(None);
 
 /// Read an object (elfinfo.read_object): Err(None) is an error Python reports as "not found".
 fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
@@ -194,7 +199,7 @@ fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
     for (i, s) in e.sh.iter().enumerate() {
         if s.flags & SHF_ALLOC != 0 && (s.typ == SHT_PROGBITS || s.typ == SHT_NOBITS) {
             pos.insert(i, secs.len());
-            secs.push((i, InSec { name: e.names[i].clone(), size: s.size, align: s.align.max(1), flags: s.flags, symbols: Vec::new() }));
+            secs.push((i, InSec { name: e.names[i], size: s.size, align: s.align.max(1), flags: s.flags, symbols: Vec::new() }));
         }
     }
     if let Some((raw, strtab)) = e.symtab().map_err(|_| None)? {
@@ -204,7 +209,7 @@ fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
                 continue;
             }
             if let Some(&k) = pos.get(&(r.shndx as usize)) {
-                let n = elf::string_at(strtab, r.name as usize);
+                let n = elf::str_at(strtab, r.name as usize);
                 if !n.is_empty() {
                     secs[k].1.symbols.push((n, r.value, r.info >> 4 == 2));
                 }
@@ -276,7 +281,7 @@ fn image_objects(toml: &str, image: &str) -> Option<String> {
 }
 
 /// find_objects: the objects an image in a layoutbench work dir was linked from (None: not found).
-pub fn find_objects(elf: &str, plan: &Plan, root: &Path) -> Result<Option<Objects>, HandBack> {
+pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Result<Option<Objects>, HandBack> {
     let Ok(real) = std::fs::canonicalize(elf) else { return Ok(None) };
     let anc: Vec<&Path> = real.ancestors().skip(1).collect();
     if anc.len() < 6 {
@@ -300,38 +305,57 @@ pub fn find_objects(elf: &str, plan: &Plan, root: &Path) -> Result<Option<Object
             entries.insert(w[0].to_string(), w.get(1).unwrap_or(&w[0]).to_string());
         }
     }
-    let mut out: Objects = Map::default();
+    let mut names: Vec<&str> = Vec::new();
+    let mut seen: Map<&str, ()> = Map::default();
     for (_, units) in &plan.groups {
         for u in units {
-            if out.contains_key(&u.object) {
-                continue;
+            if seen.insert(&u.object, ()).is_none() {
+                names.push(&u.object);
             }
-            let rel = entries.get(&u.object).cloned().unwrap_or_else(|| u.object.clone());
-            match read_object(&objdir.join(rel)) {
+        }
+    }
+    if backwards {
+        names.reverse(); // the other side reads from the front: together each object is read once
+    }
+    // any object that cannot be read makes the whole answer None (Python: the first one, in
+    // order; which one does not matter), unless it is one Python reads and we do not: hand back
+    let mut out: Objects = Map::default();
+    for n in names {
+        let rel = entries.get(n).cloned().unwrap_or_else(|| n.to_string());
+        let path = objdir.join(rel);
+        let hit = OBJECTS.lock().unwrap().get_or_insert_with(Map::default).get(&path).cloned();
+        let secs = match hit {
+            Some(secs) => secs,
+            None => match read_object(&path) {
                 Ok(secs) => {
-                    out.insert(u.object.clone(), secs);
+                    let secs = Arc::new(secs);
+                    OBJECTS.lock().unwrap().get_or_insert_with(Map::default).insert(path, secs.clone());
+                    secs
                 }
                 Err(None) => return Ok(None),
                 Err(Some(h)) => return Err(h),
-            }
-        }
+            },
+        };
+        out.insert(n.to_string(), secs);
     }
     Ok(Some(out))
 }
 
 fn section_kind(s: &InSec) -> Option<&'static str> {
+    // \.(text|rodata|data|bss)(\.[0-9A-Za-z_].*)?  (fullmatch; "." does not match a newline)
+    let rest = s.name.strip_prefix('.')?;
     for k in KINDS {
-        let n = &s.name;
-        let base = format!(".{k}");
-        let ok = *n == base
-            || (n.starts_with(&format!("{base}."))
-                && n[base.len() + 1..].chars().next().map_or(false, |c| c.is_ascii_alphanumeric() || c == '_')
-                && !n.contains('\n'));
-        if ok {
-            if k == "rodata" && s.flags & SHF_MERGE != 0 {
-                return None;
+        if let Some(tail) = rest.strip_prefix(k) {
+            let ok = tail.is_empty()
+                || (tail.starts_with('.')
+                    && tail[1..].chars().next().map_or(false, |c| c.is_ascii_alphanumeric() || c == '_')
+                    && !tail.contains('\n'));
+            if ok {
+                if k == "rodata" && s.flags & SHF_MERGE != 0 {
+                    return None;
+                }
+                return Some(k);
             }
-            return Some(k);
         }
     }
     None
@@ -374,7 +398,7 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
             };
             pos = align(pos, u.align as i128) + u.gap as i128;
             for s in obj.iter().filter(|s| {
-                section_kind(s) == Some(kind) && u.sections.as_ref().map_or(true, |l| l.contains(&s.name))
+                section_kind(s) == Some(kind) && u.sections.as_ref().map_or(true, |l| l.iter().any(|x| x == s.name))
             }) {
                 pos = align(pos, s.align as i128);
                 let k = (kind.to_string(), u.object.clone());
@@ -387,7 +411,7 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
                         continue;
                     }
                     let want = pos + *value as i128;
-                    let got = addrs.get(name.as_str());
+                    let got = addrs.get(name);
                     if !got.map_or(false, |g| g.iter().any(|&a| a as i128 == want)) {
                         let mut g: Vec<u64> = got.cloned().unwrap_or_default();
                         g.sort();
@@ -510,7 +534,7 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
 }
 
 pub fn assign_keys(img: &mut Image, plan_mode: bool, keys: &mut Keys) {
-    let mut seen: Map<u32, u64> = Map::default();
+    let mut seen: Vec<u64> = Vec::new(); //: by key id: how many so far
     for s in img.syms.iter_mut() {
         let local = s.bind == "local";
         let base = if !local {
@@ -521,9 +545,12 @@ pub fn assign_keys(img: &mut Image, plan_mode: bool, keys: &mut Keys) {
             (2, s.file, s.name, "", 0)
         };
         let b = keys.id(base);
-        let c = seen.entry(b).or_insert(0);
-        *c += 1;
-        s.key = if *c == 1 { b } else { keys.id((base.0, base.1, base.2, base.3, *c)) };
+        if b as usize >= seen.len() {
+            seen.resize(b as usize + 1, 0);
+        }
+        seen[b as usize] += 1;
+        let c = seen[b as usize];
+        s.key = if c == 1 { b } else { keys.id((base.0, base.1, base.2, base.3, c)) };
     }
     img.index(keys);
 }

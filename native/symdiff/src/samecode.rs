@@ -200,6 +200,7 @@ fn strip_annot(s: &str) -> String {
 /// Each function's instructions (by address) as (text with addresses taken out, [addresses]).
 pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, HandBack> {
     let out = p.child.wait_with_output().map_err(|e| HandBack(e.to_string()));
+    crate::mark("llvm-objdump exited");
     let _ = std::fs::remove_file(&p.rsp);
     let out = out?;
     if !out.status.success() {
