@@ -31,11 +31,15 @@ impl From<String> for HandBack {
 
 const STATUSES: [&str; 6] = ["unchanged", "moved", "changed", "resized", "added", "removed"];
 const HANDBACK_EXIT: i32 = 125;
-static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+static START: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+
+fn elapsed() -> std::time::Duration {
+    START.lock().unwrap().get_or_insert_with(std::time::Instant::now).elapsed()
+}
 
 pub fn mark(what: &str) {
     if trace() {
-        eprintln!("layoutbench-symdiff: {what} at {:?}", START.get().map(|t| t.elapsed()));
+        eprintln!("layoutbench-symdiff: {what} at {:?}", elapsed());
     }
 }
 
@@ -171,9 +175,12 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
     let mut decs: Vec<(usize, usize, Dec)> = Vec::with_capacity(old.syms.len());
     let mut work: Vec<(usize, usize)> = Vec::new();
     for (oi, o) in old.syms.iter().enumerate() {
-        let Some(&ni) = new.by_key.get(&o.key) else {
-            decs.push((oi, 0, Dec::Is("removed")));
-            continue;
+        let ni = match new.by_key.get(&o.key) {
+            Some(&ni) => ni,
+            None => {
+                decs.push((oi, 0, Dec::Is("removed")));
+                continue;
+            }
         };
         let n = &new.syms[ni];
         if o.size != n.size {
@@ -251,7 +258,7 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
     }
     if trace() {
         eprintln!("layoutbench-symdiff: bytes compared and explained at {:?}, {} left for llvm-objdump",
-                  START.get().map(|t| t.elapsed()), pending.len());
+                  elapsed(), pending.len());
     }
     if !pending.is_empty() {
         let po: Vec<&Sym> = pending.iter().map(|&(o, _)| &old.syms[o]).collect();
@@ -266,7 +273,7 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
         });
         let (ti, tn) = (ti?, tn?);
         if trace() {
-            eprintln!("layoutbench-symdiff: llvm-objdump done at {:?}", START.get().map(|t| t.elapsed()));
+            eprintln!("layoutbench-symdiff: llvm-objdump done at {:?}", elapsed());
         }
         for (o, n) in po.iter().zip(&pn) {
             st.objdump += 1;
@@ -747,20 +754,16 @@ fn main() {
     }
     let root = root();
     let run = || -> Result<(String, bool), HandBack> {
-        let t0 = *START.get_or_init(std::time::Instant::now);
+        elapsed();
         let (a, b) = std::thread::scope(|sc| {
             let h = sc.spawn(|| load_side(pos[0], &root, 0));
             let b = load_side(pos[1], &root, 1);
             (h.join().unwrap(), b)
         });
         let (mut a, mut b) = (a?, b?);
-        if trace() {
-            eprintln!("layoutbench-symdiff: read both sides in {:?}", t0.elapsed());
-        }
+        mark("both sides read");
         let r = diff(&mut a, &mut b, "llvm-objdump-19")?;
-        if trace() {
-            eprintln!("layoutbench-symdiff: diff in {:?}", t0.elapsed());
-        }
+        mark("diff done");
         let identical = r.counts[1] + r.counts[3] + r.counts[4] + r.counts[5] == 0;
         let text = to_json(&r, &a, &b);
         mark("json");

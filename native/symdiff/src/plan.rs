@@ -72,7 +72,10 @@ impl Plan {
                         return Err(HandBack("plan.json: a group twice".into()));
                     }
                     let mut out = Vec::new();
-                    let Value::List(l) = units else { return Err(HandBack("plan.json: units".into())) };
+                    let l = match units {
+                        Value::List(l) => l,
+                        _ => return Err(HandBack("plan.json: units".into())),
+                    };
                     for u in l {
                         if !keys_are(u, &["object", "sections", "align", "gap"]) {
                             return Err(HandBack("plan.json: a unit's fields".into()));
@@ -282,21 +285,36 @@ fn image_objects(toml: &str, image: &str) -> Option<String> {
 
 /// find_objects: the objects an image in a layoutbench work dir was linked from (None: not found).
 pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Result<Option<Objects>, HandBack> {
-    let Ok(real) = std::fs::canonicalize(elf) else { return Ok(None) };
+    let real = match std::fs::canonicalize(elf) {
+        Ok(r) => r,
+        Err(_) => return Ok(None),
+    };
     let anc: Vec<&Path> = real.ancestors().skip(1).collect();
     if anc.len() < 6 {
         return Ok(None);
     }
     let work = anc[5];
-    let Some(key) = anc[2].file_name() else { return Ok(None) };
+    let key = match anc[2].file_name() {
+        Some(k) => k,
+        None => return Ok(None),
+    };
     let objdir = work.join("objects").join(&plan.kernel).join(key).join("obj");
-    let Some(toml) = find_profile(&plan.kernel, root) else { return Ok(None) };
+    let toml = match find_profile(&plan.kernel, root) {
+        Some(t) => t,
+        None => return Ok(None),
+    };
     let text = std::fs::read_to_string(&toml).map_err(|e| HandBack(format!("{}: {e}", toml.display())))?;
-    let Some(listing) = image_objects(&text, &plan.image) else {
-        return Err(HandBack(format!("{}: no [images.{}] objects = \"...\" line", toml.display(), plan.image)));
+    let listing = match image_objects(&text, &plan.image) {
+        Some(l) => l,
+        None => {
+            return Err(HandBack(format!("{}: no [images.{}] objects = \"...\" line", toml.display(), plan.image)))
+        }
     };
     let listing = objdir.join(listing);
-    let Ok(bytes) = std::fs::read(&listing) else { return Ok(None) };
+    let bytes = match std::fs::read(&listing) {
+        Ok(b) => b,
+        Err(_) => return Ok(None),
+    };
     let text = String::from_utf8(bytes).map_err(|_| HandBack("object list is not UTF-8".into()))?;
     let mut entries: Map<String, String> = Map::default();
     for line in text.lines() {
@@ -386,15 +404,21 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
     let mut starts: Vec<((String, String), i128)> = Vec::new();
     let mut seen: Map<(String, String), ()> = Map::default();
     for kind in KINDS {
-        let Some(units) = plan.group(kind) else { continue };
+        let units = match plan.group(kind) {
+            Some(u) => u,
+            None => continue,
+        };
         if units.is_empty() {
             continue;
         }
         let mut pos = symbol(&format!("__lb_{kind}_units"))? as i128;
         for (i, u) in units.iter().enumerate() {
-            let Some(obj) = objects.get(&u.object) else {
-                problems.push(format!("{kind} unit {i}: object {} is not among the linked objects", u.object));
-                continue;
+            let obj = match objects.get(&u.object) {
+                Some(o) => o,
+                None => {
+                    problems.push(format!("{kind} unit {i}: object {} is not among the linked objects", u.object));
+                    continue;
+                }
             };
             pos = align(pos, u.align as i128) + u.gap as i128;
             for s in obj.iter().filter(|s| {
@@ -474,12 +498,15 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
             }
         }
     }
-    let (Some(plan), Some(objects)) = (img.plan.as_ref(), objects) else {
-        if img.plan.is_some() {
-            let n = format!("{}: the objects of its plan were not found; objects from STT_FILE symbols", img.path);
-            img.notes.push(n);
+    let (plan, objects) = match (img.plan.as_ref(), objects) {
+        (Some(p), Some(o)) => (p, o),
+        _ => {
+            if img.plan.is_some() {
+                let n = format!("{}: the objects of its plan were not found; objects from STT_FILE symbols", img.path);
+                img.notes.push(n);
+            }
+            return;
         }
-        return;
     };
     let (starts, problems) = match replay(img, plan, objects) {
         Ok(r) => r,
@@ -512,7 +539,10 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
     let mut set: Vec<(usize, &'static str)> = Vec::new();
     for (p, lst) in ranges.iter_mut() {
         lst.sort();
-        let Some(members) = by_sec.get(p) else { continue };
+        let members = match by_sec.get(p) {
+            Some(m) => m,
+            None => continue,
+        };
         for &i in members {
             let s = &img.syms[i];
             let sec = &img.sections[s.sec];

@@ -217,7 +217,7 @@ pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, Han
     let mut lines: Vec<(u64, &str)> = Vec::new();
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.contains(['\r', '\x0b', '\x0c', '\x1c', '\x1d', '\x1e']) {
+        if line.contains(|c| matches!(c, '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e')) {
             return Err(HandBack("llvm-objdump output has unusual line breaks".into()));
         }
         let t = line.trim_start();
@@ -282,7 +282,10 @@ pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, Han
 
 pub fn same_instructions(old: &Image, a: Option<&Vec<(String, Vec<i128>)>>, new: &Image,
                          b: Option<&Vec<(String, Vec<i128>)>>) -> bool {
-    let (Some(a), Some(b)) = (a, b) else { return false };
+    let (a, b) = match (a, b) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return false,
+    };
     if a.is_empty() || a.len() != b.len() {
         return false;
     }
