@@ -284,7 +284,7 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
     let stat_of: Map<u32, &'static str> = status.iter().cloned().collect();
     mark("classified");
 
-    let mut rows: Vec<Row> = Vec::with_capacity(status.len());
+    let mut rows: Vec<Row> = Vec::with_capacity(status.len()); // sorted below
     for &(k, s) in &status {
         let o = old.by_key.get(&k).map(|&i| &old.syms[i]);
         let n = new.by_key.get(&k).map(|&i| &new.syms[i]);
@@ -302,31 +302,39 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
             section: rimg.sec(r).name,
         });
     }
-    rows.sort_by(|a, b| (a.new_addr.or(a.old_addr), a.name).cmp(&(b.new_addr.or(b.old_addr), b.name)));
+    // a stable sort by (address, name), of small keys (moving whole rows costs more than comparing)
+    let mut order: Vec<(u64, &'static str, u32)> =
+        rows.iter().enumerate().map(|(i, r)| (r.new_addr.or(r.old_addr).unwrap(), r.name, i as u32)).collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
+    let rows: Vec<Row> = order.iter().map(|&(_, _, i)| slots[i as usize].take().unwrap()).collect();
     let mut counts = [0u64; 6];
     let mut moved_by: BTreeMap<i128, u64> = BTreeMap::new();
     let mut per_obj: Vec<ObjDiff> = Vec::new();
     let mut obj_at: Map<&str, usize> = Map::default();
     let mut first_addr: Map<&str, u64> = Map::default();
+    let mut last: (*const u8, usize, usize) = (std::ptr::null(), usize::MAX, 0);
     for r in &rows {
         let si = sidx(r.status);
         counts[si] += 1;
-        let at = *obj_at.entry(r.object).or_insert_with(|| {
-            per_obj.push(ObjDiff {
-                object: if r.object.is_empty() { "(global)" } else { r.object },
-                counts: [0; 6],
-                deltas: BTreeMap::new(),
-            });
-            per_obj.len() - 1
-        });
+        // rows of one object mostly follow each other: the same string, no hashing
+        let at = if last.0 == r.object.as_ptr() && last.1 == r.object.len() {
+            last.2
+        } else {
+            let key = if r.object.is_empty() { "(global)" } else { r.object };
+            first_addr.entry(key).or_insert(r.new_addr.or(r.old_addr).unwrap());
+            *obj_at.entry(r.object).or_insert_with(|| {
+                per_obj.push(ObjDiff { object: key, counts: [0; 6], deltas: BTreeMap::new() });
+                per_obj.len() - 1
+            })
+        };
+        last = (r.object.as_ptr(), r.object.len(), at);
         per_obj[at].counts[si] += 1;
         if r.status == "moved" {
             let d = r.new_addr.unwrap() as i128 - r.old_addr.unwrap() as i128;
             *moved_by.entry(d).or_default() += 1;
             *per_obj[at].deltas.entry(d).or_default() += 1;
         }
-        let key = if r.object.is_empty() { "(global)" } else { r.object };
-        first_addr.entry(key).or_insert(r.new_addr.or(r.old_addr).unwrap());
     }
     per_obj.sort_by_key(|d| first_addr.get(d.object).copied().unwrap_or(0));
     mark("rows");
@@ -443,8 +451,8 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
             }
         }
     }
-    let old_objs: Set<&str> = old.syms.iter().map(|s| s.obj).collect();
-    let new_objs: Set<&str> = new.syms.iter().map(|s| s.obj).collect();
+    // {s.obj for s in old.syms} (and new): asked only for added and removed symbols
+    let has_obj = |img: &Image, obj: &str| img.syms.iter().any(|s| s.obj == obj);
     let exec: Set<&str> =
         new.sections.iter().chain(&old.sections).filter(|s| s.executable).map(|s| s.name).collect();
     let rank = |s: &str| match s {
@@ -467,7 +475,7 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
         let (cause, resp, detail): (&'static str, String, String);
         let named = |obj: &str, name: &str| if obj.is_empty() { name.to_string() } else { format!("{obj}:{name}") };
         if s == "added" {
-            if !obj.is_empty() && !old_objs.contains(obj) {
+            if !obj.is_empty() && !has_obj(old, obj) {
                 let size: u64 = new.syms.iter().filter(|x| x.obj == obj && new.sec(x).name == *sec).map(|x| x.size).sum();
                 cause = "added-object";
                 resp = obj.to_string();
@@ -478,7 +486,7 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
                 detail = format!("new {} {} ({} bytes)", r.kind, r.name, r.size);
             }
         } else if s == "removed" {
-            if !obj.is_empty() && !new_objs.contains(obj) {
+            if !obj.is_empty() && !has_obj(new, obj) {
                 cause = "removed-object";
                 resp = obj.to_string();
                 detail = format!("object {obj} is gone");
@@ -491,15 +499,20 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
             let o = o.unwrap();
             let oname = old.sec(o).name;
             let same: Vec<bool> = old.sections.iter().map(|x| x.name == oname).collect();
-            let mut olist: Vec<&Sym> = old.syms.iter().filter(|x| x.size != 0 && same[x.sec]).collect();
-            olist.sort_by_key(|x| x.addr);
-            let i = olist.partition_point(|x| x.addr < addr);
-            let prev = if i >= 1 { Some(olist[i - 1]) } else { None };
+            // the sized symbols of that section by address (a stable sort): the last one below
+            // addr (the last in symbol-table order among equals), and the lowest address
+            let mut prev: Option<&Sym> = None;
+            let mut first: Option<u64> = None;
+            for x in old.syms.iter().filter(|x| x.size != 0 && same[x.sec]) {
+                first = Some(first.map_or(x.addr, |f| f.min(x.addr)));
+                if x.addr < addr && prev.map_or(true, |p| x.addr >= p.addr) {
+                    prev = Some(x);
+                }
+            }
             let ps = prev.and_then(|p| stat_of.get(&p.key).copied());
             let layout = layout_cause(old, new, sec, obj);
             let osec = old.sections.iter().find(|x| x.name == *sec);
             let nsec = new.sections.iter().find(|x| x.name == *sec);
-            let first = olist.first().map(|x| x.addr);
             let ref_or = if obj.is_empty() { r.name.to_string() } else { obj.to_string() };
             match (osec, nsec) {
                 (Some(os), Some(ns)) if os.addr != ns.addr && first.map_or(true, |f| addr <= f) => {
@@ -543,20 +556,31 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
                 }
             }
         }
-        matched.sort_by_key(|p| p.0.addr);
-        let moved: Vec<&(&Sym, &Sym)> = matched.iter().filter(|(o, n)| o.addr != n.addr).collect();
-        let stayed: Vec<&(&Sym, &Sym)> = matched.iter().filter(|(o, n)| o.addr == n.addr).collect();
-        let mut absorbed = None;
-        if let Some(m0) = moved.first() {
-            absorbed = stayed.iter().find(|(o, _)| o.addr > m0.0.addr).map(|(o, _)| o.name);
+        // by old address (a stable sort): the first moved pair, the first pair after it that stayed
+        let moved = matched.iter().filter(|(o, n)| o.addr != n.addr).count();
+        let stayed = matched.len() - moved;
+        let mut m0: Option<u64> = None;
+        for (o, n) in &matched {
+            if o.addr != n.addr && m0.map_or(true, |m| o.addr < m) {
+                m0 = Some(o.addr);
+            }
         }
+        let mut absorbed: Option<&Sym> = None;
+        if let Some(m0) = m0 {
+            for (o, n) in &matched {
+                if o.addr == n.addr && o.addr > m0 && absorbed.map_or(true, |a| o.addr < a.addr) {
+                    absorbed = Some(o);
+                }
+            }
+        }
+        let absorbed = absorbed.map(|o| o.name);
         prop = Some(Prop {
             section: g.section,
-            moved: moved.len(),
-            stayed: stayed.len(),
+            moved,
+            stayed,
             first: g.address,
-            last: moved.iter().map(|(_, n)| n.addr).max().unwrap_or(g.address),
-            to_end: stayed.is_empty(),
+            last: matched.iter().filter(|(o, n)| o.addr != n.addr).map(|(_, n)| n.addr).max().unwrap_or(g.address),
+            to_end: stayed == 0,
             absorbed_at: absorbed,
         });
     }

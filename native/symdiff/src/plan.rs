@@ -582,5 +582,7 @@ pub fn assign_keys(img: &mut Image, plan_mode: bool, keys: &mut Keys) {
         let c = seen[b as usize];
         s.key = if c == 1 { b } else { keys.id((base.0, base.1, base.2, base.3, c)) };
     }
+    crate::mark("keys assigned");
     img.index(keys);
+    crate::mark("indexed");
 }
