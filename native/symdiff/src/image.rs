@@ -79,6 +79,10 @@ pub struct Keys {
 }
 
 impl Keys {
+    pub fn reserve(&mut self, n: usize) {
+        self.ids.reserve(n);
+    }
+
     pub fn id(&mut self, t: (u8, &'static str, &'static str, &'static str, u64)) -> u32 {
         let n = self.ids.len() as u32;
         *self.ids.entry(t).or_insert(n)
@@ -151,6 +155,9 @@ pub struct Image {
     sec_starts: Vec<u64>,
     pub sized: Vec<usize>,
     pub sized_addr: Vec<u64>,
+    /// per 4 KiB page from lo (when the image spans fewer than 2**20 pages): the first sized
+    /// symbol at or above the page; bisect_right over sized_addr then looks at one page only
+    pages: Vec<u32>,
     at: Vec<(u64, u32)>, //: (address, key) of every symbol and marker, by address
     pub by_key: ByKey,
     /// per sized symbol (same order): its end, its twin's shift, whether the twin has its size
@@ -320,6 +327,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
         sec_starts: Vec::new(),
         sized: Vec::new(),
         sized_addr: Vec::new(),
+        pages: Vec::new(),
         at: Vec::new(),
         by_key: ByKey::default(),
         twins: Vec::new(),
@@ -338,12 +346,25 @@ impl Image {
         self.alloc = alloc;
         let mut sized: Vec<usize> = (0..self.syms.len()).filter(|&i| self.syms[i].size != 0).collect();
         let syms = &self.syms;
-        sized.sort_by(|&a, &b| {
+        sized.sort_unstable_by(|&a, &b| {
             let (x, y) = (&syms[a], &syms[b]);
-            (x.addr, std::cmp::Reverse(x.size), x.name).cmp(&(y.addr, std::cmp::Reverse(y.size), y.name))
+            (x.addr, std::cmp::Reverse(x.size), x.name, a).cmp(&(y.addr, std::cmp::Reverse(y.size), y.name, b))
         });
         self.sized_addr = sized.iter().map(|&i| self.syms[i].addr).collect();
         self.sized = sized;
+        if self.hi >= self.lo && (self.hi - self.lo) >> 12 < 1 << 20 {
+            let n = ((self.hi - self.lo) >> 12) as usize + 2;
+            let mut pages = Vec::with_capacity(n);
+            let mut k = 0usize;
+            for p in 0..n {
+                let start = self.lo as u128 + ((p as u128) << 12);
+                while k < self.sized_addr.len() && (self.sized_addr[k] as u128) < start {
+                    k += 1;
+                }
+                pages.push(k as u32);
+            }
+            self.pages = pages;
+        }
     }
 
     pub fn sec(&self, s: &Sym) -> &Section {
@@ -407,8 +428,20 @@ impl Image {
             .collect();
     }
 
+    /// bisect_right(sized_addr, addr)
+    pub fn upper(&self, addr: u64) -> usize {
+        if addr >= self.lo && !self.pages.is_empty() {
+            let p = ((addr - self.lo) >> 12) as usize;
+            if p + 1 < self.pages.len() {
+                let (a, b) = (self.pages[p] as usize, self.pages[p + 1] as usize);
+                return a + self.sized_addr[a..b].partition_point(|&x| x <= addr);
+            }
+        }
+        self.sized_addr.partition_point(|&a| a <= addr)
+    }
+
     fn sized_at(&self, addr: u64) -> Option<&Sym> {
-        let i = self.sized_addr.partition_point(|&a| a <= addr);
+        let i = self.upper(addr);
         if i >= 1 {
             Some(&self.syms[self.sized[i - 1]])
         } else {
@@ -497,7 +530,7 @@ impl Image {
     /// The sized symbols around an address: two on each side, or (wide) all within a page.
     pub fn near(&self, addr: u64, wide: bool) -> &[usize] {
         if !wide {
-            let i = self.sized_addr.partition_point(|&a| a <= addr);
+            let i = self.upper(addr);
             let lo = i.saturating_sub(2);
             let hi = (i + 2).min(self.sized.len());
             return &self.sized[lo..hi];
@@ -516,7 +549,7 @@ impl Image {
 /// Do address x of the old image and y of the new one name the same thing?
 pub fn same_target(old: &Image, x: i128, new: &Image, y: i128, wide: bool) -> bool {
     if x >= 0 && x <= u64::MAX as i128 {
-        let i = old.sized_addr.partition_point(|&a| a <= x as u64);
+        let i = old.upper(x as u64);
         if i >= 1 {
             let (end, delta, same_size) = old.twins[i - 1];
             if (x as u128) < end && same_size && y - x == delta {

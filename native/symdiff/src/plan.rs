@@ -478,7 +478,7 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
     }
     for lst in by_sec.values_mut() {
         let syms = &img.syms;
-        lst.sort_by(|&a, &b| (syms[a].addr, syms[a].name).cmp(&(syms[b].addr, syms[b].name)));
+        lst.sort_unstable_by(|&a, &b| (syms[a].addr, syms[a].name, a).cmp(&(syms[b].addr, syms[b].name, b)));
     }
     for sec in &order {
         let lst = &by_sec[sec];
@@ -564,7 +564,8 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
 }
 
 pub fn assign_keys(img: &mut Image, plan_mode: bool, keys: &mut Keys) {
-    let mut seen: Vec<u64> = Vec::new(); //: by key id: how many so far
+    let mut seen: Vec<u64> = Vec::with_capacity(2 * img.syms.len()); //: by key id: how many so far
+    keys.reserve(img.syms.len());
     for s in img.syms.iter_mut() {
         let local = s.bind == "local";
         let base = if !local {
