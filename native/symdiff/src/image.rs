@@ -8,6 +8,7 @@ use crate::elf::{self, Elf, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHT_NOBITS};
 use crate::plan::Plan;
 
 pub const PAGE: i128 = 4096;
+const NO_TWIN: i64 = i64::MIN;
 
 /// FxHash (rustc's hasher): the maps here are keyed by addresses, ids and symbol names, none
 /// chosen by an adversary, so SipHash's protection is not worth its cost.
@@ -160,8 +161,9 @@ pub struct Image {
     pages: Vec<u32>,
     at: Vec<(u64, u32)>, //: (address, key) of every symbol and marker, by address
     pub by_key: ByKey,
-    /// per sized symbol (same order): its end, its twin's shift, whether the twin has its size
-    twins: Vec<(u128, i128, bool)>,
+    /// per sized symbol (same order): its end, and its twin's shift when the twin has its size
+    /// (NO_TWIN otherwise: no twin, another size, or a shift beyond an i64)
+    twins: Vec<(u64, i64)>,
     /// which side (0 old, 1 new): the index of its resolve cache (one per thread, see CACHE)
     pub side: usize,
 }
@@ -231,7 +233,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
         Some(t) => t,
         None => return Err("no symbol table".into()),
     };
-    let mut syms = Vec::new();
+    let mut syms = Vec::with_capacity(raw.len());
     let mut markers: Vec<(String, u64, usize)> = Vec::new();
     let mut absval: Map<u64, Vec<&'static str>> = Map::default();
     let mut absorder: Vec<u64> = Vec::new();
@@ -419,11 +421,14 @@ impl Image {
             .iter()
             .map(|&i| {
                 let s = &self.syms[i];
-                let end = s.addr as u128 + s.size as u128;
-                match new.by_key.get(&s.key) {
-                    Some(&n) => (end, new.syms[n].addr as i128 - s.addr as i128, new.syms[n].size == s.size),
-                    None => (end, 0, false),
-                }
+                let end = s.addr.saturating_add(s.size); // u64::MAX: ends at or past 2**64, holds every x
+                let delta = match new.by_key.get(&s.key) {
+                    Some(&n) if new.syms[n].size == s.size => {
+                        i64::try_from(new.syms[n].addr as i128 - s.addr as i128).unwrap_or(NO_TWIN)
+                    }
+                    _ => NO_TWIN,
+                };
+                (end, delta)
             })
             .collect();
     }
@@ -551,8 +556,12 @@ pub fn same_target(old: &Image, x: i128, new: &Image, y: i128, wide: bool) -> bo
     if x >= 0 && x <= u64::MAX as i128 {
         let i = old.upper(x as u64);
         if i >= 1 {
-            let (end, delta, same_size) = old.twins[i - 1];
-            if (x as u128) < end && same_size && y - x == delta {
+            let (end, delta) = old.twins[i - 1];
+            let inside = (x as u64) < end || (end == u64::MAX && {
+                let s = &old.syms[old.sized[i - 1]];
+                s.addr as u128 + s.size as u128 > x as u128
+            });
+            if inside && delta != NO_TWIN && y - x == delta as i128 {
                 return true;
             }
         }
