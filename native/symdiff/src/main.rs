@@ -160,7 +160,9 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
     let plan_mode = old.mapping == "plan" && new.mapping == "plan";
     let mut keys = Keys::default();
     plan::assign_keys(old, plan_mode, &mut keys);
-    plan::assign_keys(new, plan_mode, &mut keys);
+    if !plan::copy_keys(old, new, plan_mode, &mut keys) {
+        plan::assign_keys(new, plan_mode, &mut keys);
+    }
     old.set_twins(new);
     mark("keys");
     let (old, new) = (&*old, &*new);

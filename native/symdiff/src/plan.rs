@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::elf::{self, SHF_ALLOC, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
-use crate::image::{leak, Image, Keys, Map};
+use crate::image::{leak, Image, Keys, Map, Sym};
 use crate::json::{self, Value};
 use crate::HandBack;
 
@@ -563,18 +563,39 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
     img.mapping = "plan";
 }
 
+/// A symbol's key before its count: a global by name, a local by (file, object, name) when the
+/// plans map both sides and it has a size, else by (file, name).
+fn base(s: &Sym, plan_mode: bool) -> (u8, &'static str, &'static str, &'static str, u64) {
+    if s.bind != "local" {
+        (2, "", s.name, "", 0)
+    } else if plan_mode && s.size != 0 {
+        (3, s.file, s.obj, s.name, 0)
+    } else {
+        (2, s.file, s.name, "", 0)
+    }
+}
+
+/// When the new image lists the same symbols as the old one in the same order (two layouts of
+/// the same objects: lld writes the symbol table in input order), every key is the old one's
+/// (same base, same count so far): the keys are copied, no table lookups.  False: nothing done.
+pub fn copy_keys(old: &Image, new: &mut Image, plan_mode: bool, keys: &mut Keys) -> bool {
+    if old.syms.len() != new.syms.len()
+        || !old.syms.iter().zip(&new.syms).all(|(o, n)| base(o, plan_mode) == base(n, plan_mode))
+    {
+        return false;
+    }
+    for (o, n) in old.syms.iter().zip(new.syms.iter_mut()) {
+        n.key = o.key;
+    }
+    new.index(keys);
+    true
+}
+
 pub fn assign_keys(img: &mut Image, plan_mode: bool, keys: &mut Keys) {
     let mut seen: Vec<u64> = Vec::with_capacity(2 * img.syms.len()); //: by key id: how many so far
     keys.reserve(img.syms.len());
     for s in img.syms.iter_mut() {
-        let local = s.bind == "local";
-        let base = if !local {
-            (2, "", s.name, "", 0)
-        } else if plan_mode && s.size != 0 {
-            (3, s.file, s.obj, s.name, 0)
-        } else {
-            (2, s.file, s.name, "", 0)
-        };
+        let base = base(s, plan_mode);
         let b = keys.id(base);
         if b as usize >= seen.len() {
             seen.resize(b as usize + 1, 0);
