@@ -176,3 +176,16 @@ def test_a_stale_or_missing_helper_is_not_used(tmp_path, monkeypatch):
     os.utime(crate / "src" / "main.rs")
     os.utime(exe, ns=(2, 2))
     assert native.binary() is None
+
+
+def test_a_plan_that_does_not_match_its_image(repo):  # noqa: F811
+    """The sorted image beside the random plan, in the work dir (its objects are found): the
+    replay fails, both paths say so in the same note and fall back to STT_FILE symbols."""
+    a, b = Path(image(repo, "base", "sorted")), Path(image(repo, "base", "random"))
+    fake = a.parent.parent / "mismatch-9"
+    fake.mkdir(exist_ok=True)
+    shutil.copy(a, fake / "image.elf")
+    shutil.copy(b.parent / "plan.json", fake / "plan.json")
+    d = both(b, fake / "image.elf")
+    assert any("does not match its plan" in n and "should be at" in n for n in d["notes"]), d["notes"]
+    assert d["new"]["mapping"] == "file" and d["old"]["mapping"] == "plan"

@@ -53,7 +53,7 @@ pub fn u64at(d: &[u8], o: usize) -> u64 {
 }
 
 /// The whole file, mapped read-only for the life of the process.
-pub fn map(path: &str) -> Result<&'static [u8], String> {
+pub fn map(path: &str, populate: bool) -> Result<&'static [u8], String> {
     let f = File::open(path).map_err(|e| format!("{path}: {e}"))?;
     let len = f.metadata().map_err(|e| format!("{path}: {e}"))?.len() as usize;
     if len == 0 {
@@ -61,7 +61,9 @@ pub fn map(path: &str) -> Result<&'static [u8], String> {
     }
     // PROT_READ, MAP_PRIVATE | MAP_POPULATE: the file is in the page cache, and mapping it all at
     // once costs less than a fault per page touched (symbol and string tables, then the code)
-    let p = unsafe { mmap(std::ptr::null_mut(), len, 1, 2 | 0x8000, f.as_raw_fd(), 0) };
+    // (an object is only read for its headers and symbols: no)
+    let flags = if populate { 2 | 0x8000 } else { 2 };
+    let p = unsafe { mmap(std::ptr::null_mut(), len, 1, flags, f.as_raw_fd(), 0) };
     if p as isize == -1 {
         let v = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
         return Ok(Box::leak(v.into_boxed_slice()));
@@ -90,8 +92,8 @@ pub fn str_at(tab: &'static [u8], off: usize) -> &'static str {
     }
 }
 
-pub fn read(path: &str) -> Result<Elf, String> {
-    let data = map(path)?;
+pub fn read(path: &str, populate: bool) -> Result<Elf, String> {
+    let data = map(path, populate)?;
     let size = data.len();
     if size < 4 || &data[..4] != b"\x7fELF" {
         return Err("not an ELF file".into());

@@ -209,7 +209,7 @@ pub fn py_path(p: &str) -> String {
 }
 
 pub fn read_image(path: &str) -> Result<Image, String> {
-    let e: Elf = elf::read(path)?;
+    let e: Elf = elf::read(path, true)?;
     let mut sections: Vec<Section> = Vec::new();
     for (i, s) in e.sh.iter().enumerate() {
         if s.flags & SHF_ALLOC != 0 {

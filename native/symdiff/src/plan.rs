@@ -176,6 +176,7 @@ fn cmp_py(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 pub struct InSec {
+    pub kind: Option<&'static str>, //: section_kind, once
     pub name: &'static str,
     pub size: u64,
     pub align: u64,
@@ -192,7 +193,7 @@ static OBJECTS: Mutex<Option<Map<PathBuf, Arc<Vec<InSec>>>>> = Mutex::new(None);
 /// Read an object (elfinfo.read_object): Err(None) is an error Python reports as "not found".
 fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
     let p = path.to_str().ok_or(None)?;
-    let e = match elf::read(p) {
+    let e = match elf::read(p, false) {
         Ok(e) => e,
         Err(m) if m.starts_with("unsupported") => return Err(Some(HandBack(format!("{p}: {m}")))),
         Err(_) => return Err(None),
@@ -202,7 +203,7 @@ fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
     for (i, s) in e.sh.iter().enumerate() {
         if s.flags & SHF_ALLOC != 0 && (s.typ == SHT_PROGBITS || s.typ == SHT_NOBITS) {
             pos.insert(i, secs.len());
-            secs.push((i, InSec { name: e.names[i], size: s.size, align: s.align.max(1), flags: s.flags, symbols: Vec::new() }));
+            secs.push((i, InSec { kind: None, name: e.names[i], size: s.size, align: s.align.max(1), flags: s.flags, symbols: Vec::new() }));
         }
     }
     if let Some((raw, strtab)) = e.symtab().map_err(|_| None)? {
@@ -218,6 +219,9 @@ fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
                 }
             }
         }
+    }
+    for (_, s) in secs.iter_mut() {
+        s.kind = section_kind(s);
     }
     Ok(secs.into_iter().map(|(_, s)| s).collect())
 }
@@ -385,13 +389,34 @@ fn align(x: i128, a: i128) -> i128 {
 
 /// placement.replay: (kind, object) → start of its first section, in order, and the problems.
 fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, String), i128)>, Vec<String>), String> {
-    let mut addrs: Map<&str, Vec<u64>> = Map::default();
+    // name → its addresses: the first in the map, any further ones in `more` (names rarely repeat)
+    let mut addrs: Map<&str, (u64, usize)> = Map::default();
+    let mut more: Vec<(u64, usize)> = Vec::new(); //: (address, next) chains, usize::MAX ends one
+    let mut add = |n: &'static str, a: u64, addrs: &mut Map<&str, (u64, usize)>| match addrs.get_mut(n) {
+        Some(e) => {
+            more.push((a, e.1));
+            e.1 = more.len() - 1;
+        }
+        None => {
+            addrs.insert(n, (a, usize::MAX));
+        }
+    };
+    addrs.reserve(img.syms.len() + img.markers.len());
     for s in &img.syms {
-        addrs.entry(s.name).or_default().push(s.addr);
+        add(s.name, s.addr, &mut addrs);
     }
     for (n, a, _) in &img.markers {
-        addrs.entry(n).or_default().push(*a);
+        add(leak(n.clone()), *a, &mut addrs);
     }
+    let all = |e: &(u64, usize)| -> Vec<u64> {
+        let mut out = vec![e.0];
+        let mut k = e.1;
+        while k != usize::MAX {
+            out.push(more[k].0);
+            k = more[k].1;
+        }
+        out
+    };
     let symbol = |name: &str| -> Result<u64, String> {
         img.syms
             .iter()
@@ -422,7 +447,7 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
             };
             pos = align(pos, u.align as i128) + u.gap as i128;
             for s in obj.iter().filter(|s| {
-                section_kind(s) == Some(kind) && u.sections.as_ref().map_or(true, |l| l.iter().any(|x| x == s.name))
+                s.kind == Some(kind) && u.sections.as_ref().map_or(true, |l| l.iter().any(|x| x == s.name))
             }) {
                 pos = align(pos, s.align as i128);
                 let k = (kind.to_string(), u.object.clone());
@@ -435,9 +460,11 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
                         continue;
                     }
                     let want = pos + *value as i128;
-                    let got = addrs.get(name);
-                    if !got.map_or(false, |g| g.iter().any(|&a| a as i128 == want)) {
-                        let mut g: Vec<u64> = got.cloned().unwrap_or_default();
+                    let hit = addrs.get(name).map_or(false, |e| {
+                        e.0 as i128 == want || (e.1 != usize::MAX && all(e).iter().any(|&a| a as i128 == want))
+                    });
+                    if !hit {
+                        let mut g: Vec<u64> = addrs.get(name).map(|e| all(e)).unwrap_or_default();
                         g.sort();
                         g.dedup();
                         let wh = if g.is_empty() {
