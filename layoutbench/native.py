@@ -1,13 +1,13 @@
-"""The fast path of ``layoutbench symdiff OLD NEW --json``: the native helper in ``native/symdiff``.
+"""The fast path of ``layoutbench symdiff OLD NEW [--json]``: the native helper in ``native/symdiff``.
 
 Starting Python and importing numpy alone costs about twice what ``llvm-nm -n A; llvm-nm -n B;
 diff`` takes on a 32k-symbol kernel, so the whole diff of two ELF files is done by a compiled
 program (Rust, std only: ``native/symdiff``, built by setup.sh with ``cargo build --release``)
-that prints the same JSON, byte for byte, as :mod:`layoutbench.symdiff`.  This module is imported
+that prints the same JSON and text, byte for byte, as :mod:`layoutbench.symdiff`.  This module is imported
 before anything heavy (it uses only ``os`` and ``sys``): when the command line is one the helper
 supports and the helper is built and not older than its sources, the process becomes the helper
 (``os.execve``).  Whatever the helper does not handle itself (another ELF flavour, an unusual
-plan, a file cut short...) it hands back before printing anything, by running
+plan, a file cut short, text for a terminal...) it hands back before printing anything, by running
 ``python -m layoutbench.cli`` with ``LAYOUTBENCH_NATIVE=0``.  ``LAYOUTBENCH_NATIVE=0`` forces the
 Python path; ``LAYOUTBENCH_NATIVE_TRACE=1`` makes the helper say on stderr that it ran.
 """
@@ -38,12 +38,11 @@ def binary() -> str | None:
 
 
 def supported(args: list[str]) -> bool:
-    """``symdiff OLD NEW --json`` (in any order) with OLD and NEW existing files."""
+    """``symdiff OLD NEW [--json]`` (in any order) with OLD and NEW existing files."""
     if not args or args[0] != "symdiff":
         return False
     pos = [a for a in args[1:] if a != "--json"]
-    return (len(pos) == 2 and "--json" in args and not any(a.startswith("-") for a in pos)
-            and all(os.path.isfile(p) for p in pos))
+    return len(pos) == 2 and not any(a.startswith("-") for a in pos) and all(os.path.isfile(p) for p in pos)
 
 
 def fast_path(args: list[str]) -> None:

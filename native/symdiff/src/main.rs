@@ -1,4 +1,4 @@
-//! `layoutbench symdiff OLD NEW --json` for two ELF files, natively: the same answer, byte for
+//! `layoutbench symdiff OLD NEW [--json]` for two ELF files, natively: the same answer, byte for
 //! byte, as the Python package layoutbench/symdiff (whose docstring explains the algorithm; each
 //! function here names the Python function it follows).  What this program does not handle
 //! (another ELF flavour, an unusual plan.json, bytes cut short by the end of a file, any error)
@@ -11,6 +11,7 @@ mod image;
 mod json;
 mod plan;
 mod samecode;
+mod text;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -95,7 +96,7 @@ fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, HandBack> {
     Ok(img)
 }
 
-struct Row {
+pub struct Row {
     name: &'static str,
     object: &'static str,
     kind: &'static str,
@@ -107,7 +108,7 @@ struct Row {
     section: &'static str,
 }
 
-struct Origin {
+pub struct Origin {
     section: &'static str,
     address: u64,
     symbol: &'static str,
@@ -117,7 +118,7 @@ struct Origin {
     detail: String,
 }
 
-struct Prop {
+pub struct Prop {
     section: &'static str,
     moved: usize,
     stayed: usize,
@@ -127,13 +128,14 @@ struct Prop {
     absorbed_at: Option<&'static str>,
 }
 
-struct ObjDiff {
+pub struct ObjDiff {
     object: &'static str,
     counts: [u64; 6],
     deltas: BTreeMap<i128, u64>,
+    delta_order: Vec<i128>, //: the shifts in the order first seen (the text's ties)
 }
 
-struct Result_ {
+pub struct Result_ {
     counts: [u64; 6],
     moved_by: BTreeMap<i128, u64>,
     text_moved_by: BTreeMap<i128, u64>,
@@ -326,7 +328,7 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
             let key = if r.object.is_empty() { "(global)" } else { r.object };
             first_addr.entry(key).or_insert(r.new_addr.or(r.old_addr).unwrap());
             *obj_at.entry(r.object).or_insert_with(|| {
-                per_obj.push(ObjDiff { object: key, counts: [0; 6], deltas: BTreeMap::new() });
+                per_obj.push(ObjDiff { object: key, counts: [0; 6], deltas: BTreeMap::new(), delta_order: Vec::new() });
                 per_obj.len() - 1
             })
         };
@@ -335,7 +337,12 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
         if r.status == "moved" {
             let d = r.new_addr.unwrap() as i128 - r.old_addr.unwrap() as i128;
             *moved_by.entry(d).or_default() += 1;
-            *per_obj[at].deltas.entry(d).or_default() += 1;
+            let od = &mut per_obj[at];
+            let e = od.deltas.entry(d).or_default();
+            if *e == 0 {
+                od.delta_order.push(d);
+            }
+            *e += 1;
         }
     }
     per_obj.sort_by_key(|d| first_addr.get(d.object).copied().unwrap_or(0));
@@ -769,8 +776,11 @@ fn main() {
             pos.push(a);
         }
     }
-    if pos.len() != 2 || !as_json {
-        hand_back("only `symdiff OLD NEW --json` for two ELF files is native", &args);
+    if pos.len() != 2 {
+        hand_back("only `symdiff OLD NEW [--json]` for two ELF files is native", &args);
+    }
+    if !as_json && text::stdout_is_terminal() {
+        hand_back("text for a terminal (rich fits it to the terminal's width)", &args);
     }
     if !Path::new(pos[0]).is_file() || !Path::new(pos[1]).is_file() {
         hand_back("OLD and NEW must be files", &args);
@@ -791,7 +801,11 @@ fn main() {
         let r = diff(&mut a, &mut b, "llvm-objdump-19")?;
         mark("diff done");
         let identical = r.counts[1] + r.counts[3] + r.counts[4] + r.counts[5] == 0;
-        let text = to_json(&r, &a, &b);
+        let text = if as_json {
+            to_json(&r, &a, &b)
+        } else {
+            text::render(&r, &a, &b).map_err(HandBack)?
+        };
         mark("json");
         std::mem::forget((a, b, r)); // the process ends now: no point freeing
         Ok((text, identical))
