@@ -364,6 +364,8 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
     """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
+    Two ELF files (without --symbols) are diffed by the compiled helper native/symdiff, same
+    output, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """
     from . import specs, symdiff
 
