@@ -810,7 +810,17 @@ fn main() {
         std::mem::forget((a, b, r)); // the process ends now: no point freeing
         Ok((text, identical))
     };
-    match run() {
+    // a panic is a bug here: say so under the trace, and let the Python path answer
+    std::panic::set_hook(Box::new(|info| {
+        if trace() {
+            eprintln!("layoutbench-symdiff: internal error: {info}");
+        }
+    }));
+    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(r) => r,
+        Err(_) => Err(HandBack("internal error (a panic)".into())),
+    };
+    match result {
         Ok((text, identical)) => {
             let mut out = std::io::stdout().lock();
             if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
