@@ -13,6 +13,9 @@ APT_PACKAGES=(
   postgresql                                                   # the shared-store test starts its own server
   linux-source-6.1 xz-utils flex bison bc libelf-dev libssl-dev cpio kmod   # the real-Linux tier
 )
+# the native symdiff helper (native/symdiff: Rust, std only, no crates) is built with the machine's
+# cargo; Debian's when there is none
+command -v cargo >/dev/null 2>&1 || APT_PACKAGES+=(cargo)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -26,5 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+# `layoutbench symdiff OLD NEW --json` runs it (layoutbench/native.py); offline, in seconds
+cargo build --release --quiet --offline --manifest-path native/symdiff/Cargo.toml
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 echo "setup: done ($(layoutbench --version))"

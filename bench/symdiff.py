@@ -15,6 +15,12 @@ user runs them (a new process each: interpreter start and imports count), altern
 times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff), then
 the same for CPU time (user + system), which a loaded machine disturbs less.  Two floor
 lines first: starting Python and importing numpy, and `layoutbench --help` (every import).
+
+`layoutbench symdiff OLD NEW --json` of two ELF files runs the native helper (native/symdiff,
+built by setup.sh); the last two columns time the same command on the Python path
+(LAYOUTBENCH_NATIVE=0) in the same rotation, and its ratio to nm + diff: before and after side by
+side; `output` says whether both printed the same bytes.  Without the helper built, the first
+columns time the Python path too (a line says so).
 """
 
 from __future__ import annotations
@@ -153,8 +159,14 @@ def main() -> None:
             print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
     tmp = base / "nm"
     tmp.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from layoutbench import native
+
+    if native.binary() is None:
+        print(f"note: the native helper is not built ({native.BINARY}); run setup.sh (cargo build --release "
+              f"in native/symdiff): symdiff is timed on its Python path")
     print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6}   "
-          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}"
+          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}   {'python':>8} {'ratio':>6} {'output':>6}"
           + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
     floor = side_by_side([([sys.executable, "-c", "import numpy"], False, None),
                           ([sys.executable, "-m", "layoutbench.cli", "--help"], False, None)], args.runs)
@@ -165,18 +177,23 @@ def main() -> None:
     for a, b in pairs:
         cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
         cmds = [(cmd, False, None),
-                (f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", True, None)]
+                (f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", True, None),
+                (cmd, False, {**os.environ, "LAYOUTBENCH_NATIVE": "0"})]
         if args.baseline:
             cmds.append((cmd, False, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}))
         got = side_by_side(cmds, args.runs)
-        (sw, sc, rc), (nw, nc, _) = got[:2]
-        if rc not in (0, 1):
+        (sw, sc, rc), (nw, nc, _), (pw, _, prc) = got[:3]
+        if rc not in (0, 1) or prc not in (0, 1):
             subprocess.run(cmd[:-1])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
+        # the fast path and the Python path print the same bytes (the tests check it too)
+        outs = [subprocess.run(cmd, capture_output=True, env=env).stdout
+                for env in (None, {**os.environ, "LAYOUTBENCH_NATIVE": "0"})]
+        same = "same" if outs[0] == outs[1] else "DIFFER"
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
         print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.2f}s {nw:>7.2f}s {sw / nw:>5.2f}x   "
-              f"{sc:>11.2f}s {nc:>7.2f}s {sc / max(nc, 1e-3):>5.2f}x"
-              + (f"   {got[2][0]:>7.2f}s {got[2][1]:>5.2f}s" if args.baseline else ""), flush=True)
+              f"{sc:>11.2f}s {nc:>7.2f}s {sc / max(nc, 1e-3):>5.2f}x   {pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
+              + (f"   {got[3][0]:>7.2f}s {got[3][1]:>5.2f}s" if args.baseline else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,3 +1,3 @@
-from .cli import main
+from .native import main
 
-main(prog_name="layoutbench")
+main()

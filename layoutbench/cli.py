@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
 
-import click
-from rich.console import Console
-from rich.table import Table
+if __name__ == "__main__":  # python -m layoutbench.cli: symdiff of two ELF files goes native before any import
+    from layoutbench import native
 
-from . import __version__, layout, measure, profile, source
-from .errors import LayoutbenchError
+    native.fast_path(sys.argv[1:])
+
+import contextlib  # noqa: E402
+import json  # noqa: E402
+
+import click  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from . import __version__, layout, measure, profile, source  # noqa: E402
+from .errors import LayoutbenchError  # noqa: E402
 
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
@@ -358,6 +364,8 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
     """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
+    Two ELF files (without --symbols) are diffed by the compiled helper native/symdiff, same
+    output, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """
     from . import specs, symdiff
 

@@ -5,6 +5,7 @@ and two of them diffed."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -75,6 +76,13 @@ def test_symdiff_of_two_vmlinux_layouts(linux):
     assert d["mapping"] == "plan" and d["shift_origin"] is not None, d["mapping"]
     same = lb("symdiff", str(v["default"].elf), str(v["default"].elf), check=False)
     assert same.returncode == 0, same.stdout + same.stderr
+    # the native helper (layoutbench/native.py, issue 14) prints what the Python path prints
+    for a, b in (("sorted", "random"), ("default", "function-aligned")):
+        args = ("symdiff", str(v[a].elf), str(v[b].elf), "--json")
+        fast = lb(*args, env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+        slow = lb(*args, env={"LAYOUTBENCH_NATIVE": "0"}, check=False)
+        assert "layoutbench-symdiff: native" in fast.stderr or os.environ.get("CI") is None, fast.stderr
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout), (a, b, fast.stderr)
 
 
 def test_fast_reader_agrees_with_pyelftools_on_vmlinux(linux):

@@ -56,6 +56,12 @@ per image:
   differs), ``resized`` (size differs), ``added``, ``removed``.  Labels (size 0) are
   only unchanged/moved/added/removed.
 
+* **Native.**  ``layoutbench symdiff OLD NEW [--json]`` of two ELF files runs the same algorithm
+  compiled (``native/symdiff``, Rust; :mod:`layoutbench.native` starts it before any heavy
+  import), printing the same bytes (JSON, and the text of :mod:`.render`); what it does not
+  handle it hands back to this package.  A change here is a change there:
+  ``tests/test_native_symdiff.py`` compares both outputs.
+
 * **Shift origin.**  Per output section, the lowest address where placement differs
   (a symbol moved, added or removed).  Its cause: an added (removed) object or symbol
   that starts there, else the symbol just before it changed size, else the two layout

@@ -1,0 +1,637 @@
+//! The layout plan beside an image, the objects it was linked from, the replay of the plan
+//! (layoutbench/layout.py, placement.py, symdiff/objects.py), and the symbol keys.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::elf::{self, SHF_ALLOC, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
+use crate::image::{leak, Image, Keys, Map, Sym};
+use crate::json::{self, Value};
+use crate::HandBack;
+
+pub const KINDS: [&str; 4] = ["text", "rodata", "data", "bss"];
+
+#[derive(Clone, PartialEq)]
+pub struct Unit {
+    pub object: String,
+    pub sections: Option<Vec<String>>,
+    pub align: i64,
+    pub gap: i64,
+}
+
+pub struct Plan {
+    pub kernel: String,
+    pub image: String,
+    pub commit: String,
+    pub layout: String,
+    pub seed: i64,
+    pub groups: Vec<(String, Vec<Unit>)>,
+    pub pinned: Vec<String>,
+    pub format: i64,
+}
+
+fn s(v: Option<&Value>) -> Result<String, HandBack> {
+    match v {
+        Some(Value::Str(s)) => Ok(s.clone()),
+        _ => Err(HandBack("plan.json: a field is not a string".into())),
+    }
+}
+fn i(v: Option<&Value>) -> Result<i64, HandBack> {
+    match v {
+        Some(Value::Int(i)) => Ok(*i),
+        _ => Err(HandBack("plan.json: a field is not an integer".into())),
+    }
+}
+fn strs(v: &Value) -> Result<Vec<String>, HandBack> {
+    match v {
+        Value::List(l) => l.iter().map(|x| s(Some(x))).collect(),
+        _ => Err(HandBack("plan.json: a field is not a list".into())),
+    }
+}
+fn keys_are(v: &Value, want: &[&str]) -> bool {
+    match v {
+        Value::Obj(kv) => kv.len() == want.len() && want.iter().all(|w| kv.iter().any(|(k, _)| k == w)),
+        _ => false,
+    }
+}
+
+impl Plan {
+    /// A plan.json as layoutbench writes it; any other shape is handed back to Python.
+    pub fn parse(text: &str) -> Result<Plan, HandBack> {
+        let v = json::parse(text).map_err(|e| HandBack(format!("plan.json: {e}")))?;
+        let top = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format"];
+        let with_id = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format", "plan_id"];
+        if !keys_are(&v, &top) && !keys_are(&v, &with_id) {
+            return Err(HandBack("plan.json: not the fields of a plan".into()));
+        }
+        let mut groups = Vec::new();
+        match v.get("groups") {
+            Some(Value::Obj(kv)) => {
+                for (kind, units) in kv {
+                    if groups.iter().any(|(k, _): &(String, Vec<Unit>)| k == kind) {
+                        return Err(HandBack("plan.json: a group twice".into()));
+                    }
+                    let mut out = Vec::new();
+                    let l = match units {
+                        Value::List(l) => l,
+                        _ => return Err(HandBack("plan.json: units".into())),
+                    };
+                    for u in l {
+                        if !keys_are(u, &["object", "sections", "align", "gap"]) {
+                            return Err(HandBack("plan.json: a unit's fields".into()));
+                        }
+                        let sections = match u.get("sections") {
+                            Some(Value::Null) => None,
+                            Some(x) => Some(strs(x)?),
+                            None => None,
+                        };
+                        out.push(Unit { object: s(u.get("object"))?, sections, align: i(u.get("align"))?, gap: i(u.get("gap"))? });
+                    }
+                    groups.push((kind.clone(), out));
+                }
+            }
+            _ => return Err(HandBack("plan.json: groups".into())),
+        }
+        Ok(Plan {
+            kernel: s(v.get("kernel"))?,
+            image: s(v.get("image"))?,
+            commit: s(v.get("commit"))?,
+            layout: s(v.get("layout"))?,
+            seed: i(v.get("seed"))?,
+            groups,
+            pinned: strs(v.get("pinned").unwrap())?,
+            format: i(v.get("format"))?,
+        })
+    }
+
+    pub fn group(&self, kind: &str) -> Option<&Vec<Unit>> {
+        self.groups.iter().find(|(k, _)| k == kind).map(|(_, u)| u)
+    }
+
+    /// json.dumps(asdict(plan), sort_keys=True, separators=(",", ":"))
+    fn canonical(&self) -> String {
+        let mut o = String::new();
+        o.push_str("{\"commit\":");
+        json::quote(&mut o, &self.commit);
+        o.push_str(&format!(",\"format\":{},\"groups\":{{", self.format));
+        let mut g: Vec<&(String, Vec<Unit>)> = self.groups.iter().collect();
+        g.sort_by(|a, b| cmp_py(&a.0, &b.0));
+        for (n, (kind, units)) in g.iter().enumerate() {
+            if n > 0 {
+                o.push(',');
+            }
+            json::quote(&mut o, kind);
+            o.push_str(":[");
+            for (m, u) in units.iter().enumerate() {
+                if m > 0 {
+                    o.push(',');
+                }
+                o.push_str(&format!("{{\"align\":{},\"gap\":{},\"object\":", u.align, u.gap));
+                json::quote(&mut o, &u.object);
+                o.push_str(",\"sections\":");
+                match &u.sections {
+                    None => o.push_str("null"),
+                    Some(l) => {
+                        o.push('[');
+                        for (k, x) in l.iter().enumerate() {
+                            if k > 0 {
+                                o.push(',');
+                            }
+                            json::quote(&mut o, x);
+                        }
+                        o.push(']');
+                    }
+                }
+                o.push('}');
+            }
+            o.push(']');
+        }
+        o.push_str("},\"image\":");
+        json::quote(&mut o, &self.image);
+        o.push_str(",\"kernel\":");
+        json::quote(&mut o, &self.kernel);
+        o.push_str(",\"layout\":");
+        json::quote(&mut o, &self.layout);
+        o.push_str(",\"pinned\":[");
+        for (k, x) in self.pinned.iter().enumerate() {
+            if k > 0 {
+                o.push(',');
+            }
+            json::quote(&mut o, x);
+        }
+        o.push_str(&format!("],\"seed\":{}}}", self.seed));
+        o
+    }
+
+    /// The 28-bit id linked into the image as __lb_plan_id.
+    pub fn plan_id(&self) -> u32 {
+        let h = json::sha256(self.canonical().as_bytes());
+        (u32::from_be_bytes([h[0], h[1], h[2], h[3]])) >> 4
+    }
+}
+
+/// Python's str ordering (code points; the same as UTF-8 byte order).
+fn cmp_py(a: &str, b: &str) -> std::cmp::Ordering {
+    a.cmp(b)
+}
+
+pub struct InSec {
+    pub kind: Option<&'static str>, //: section_kind, once
+    pub name: &'static str,
+    pub size: u64,
+    pub align: u64,
+    pub flags: u64,
+    pub symbols: Vec<(&'static str, u64, bool)>, //: name, value, weak
+}
+
+pub type Objects = Map<String, Arc<Vec<InSec>>>;
+
+/// Objects read so far, by path: both sides of a diff are usually linked from the same objects,
+/// and are read at once on two threads (one from each end of the list).
+static OBJECTS: Mutex<Option<Map<PathBuf, Arc<Vec<InSec>>>>> = Mutex::new(None);
+
+/// Read an object (elfinfo.read_object): Err(None) is an error Python reports as "not found".
+fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
+    let p = path.to_str().ok_or(None)?;
+    let e = match elf::read(p, false) {
+        Ok(e) => e,
+        Err(m) if m.starts_with("unsupported") => return Err(Some(HandBack(format!("{p}: {m}")))),
+        Err(_) => return Err(None),
+    };
+    let mut secs: Vec<(usize, InSec)> = Vec::new();
+    let mut pos: Map<usize, usize> = Map::default();
+    for (i, s) in e.sh.iter().enumerate() {
+        if s.flags & SHF_ALLOC != 0 && (s.typ == SHT_PROGBITS || s.typ == SHT_NOBITS) {
+            pos.insert(i, secs.len());
+            secs.push((i, InSec { kind: None, name: e.names[i], size: s.size, align: s.align.max(1), flags: s.flags, symbols: Vec::new() }));
+        }
+    }
+    if let Some((raw, strtab)) = e.symtab().map_err(|_| None)? {
+        for r in raw.iter().skip(1) {
+            let t = r.info & 0xF;
+            if t > 2 || r.name == 0 {
+                continue;
+            }
+            if let Some(&k) = pos.get(&(r.shndx as usize)) {
+                let n = elf::str_at(strtab, r.name as usize);
+                if !n.is_empty() {
+                    secs[k].1.symbols.push((n, r.value, r.info >> 4 == 2));
+                }
+            }
+        }
+    }
+    for (_, s) in secs.iter_mut() {
+        s.kind = section_kind(s);
+    }
+    Ok(secs.into_iter().map(|(_, s)| s).collect())
+}
+
+fn is_file(p: &Path) -> bool {
+    p.is_file()
+}
+
+/// profile.find(kernel): the kernel.toml of a profile, or None.
+fn find_profile(kernel: &str, root: &Path) -> Option<PathBuf> {
+    let p = Path::new(kernel);
+    if p.extension().map_or(false, |e| e == "toml") && is_file(p) {
+        return Some(p.to_path_buf());
+    }
+    if is_file(&p.join("kernel.toml")) && (kernel.contains('/') || p.is_absolute()) {
+        return Some(p.join("kernel.toml"));
+    }
+    if kernel.is_empty() || kernel.contains('/') || kernel == "." || kernel == ".." {
+        return None;
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Ok(env) = std::env::var("LAYOUTBENCH_PROFILES") {
+        for d in env.split(':').filter(|d| !d.is_empty()) {
+            dirs.push(PathBuf::from(d));
+        }
+    }
+    dirs.push(root.join("kernels"));
+    dirs.push(root.join("bench").join("real"));
+    for d in dirs {
+        if d.is_dir() && is_file(&d.join(kernel).join("kernel.toml")) {
+            return Some(d.join(kernel).join("kernel.toml"));
+        }
+    }
+    None
+}
+
+/// The `objects` key of `[images.NAME]` in a kernel.toml (the only key we need; the file is
+/// otherwise the Python loader's business).
+fn image_objects(toml: &str, image: &str) -> Option<String> {
+    let head = format!("[images.{image}]");
+    let mut inside = false;
+    for line in toml.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            inside = t.split('#').next().unwrap().trim() == head;
+            continue;
+        }
+        if inside {
+            if let Some((k, v)) = t.split_once('=') {
+                if k.trim() == "objects" {
+                    let v = v.trim();
+                    let v = v.strip_prefix('"')?;
+                    let end = v.find('"')?;
+                    let val = &v[..end];
+                    if val.contains('\\') {
+                        return None;
+                    }
+                    return Some(val.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// find_objects: the objects an image in a layoutbench work dir was linked from (None: not found).
+pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Result<Option<Objects>, HandBack> {
+    let real = match std::fs::canonicalize(elf) {
+        Ok(r) => r,
+        Err(_) => return Ok(None),
+    };
+    let anc: Vec<&Path> = real.ancestors().skip(1).collect();
+    if anc.len() < 6 {
+        return Ok(None);
+    }
+    let work = anc[5];
+    let key = match anc[2].file_name() {
+        Some(k) => k,
+        None => return Ok(None),
+    };
+    let objdir = work.join("objects").join(&plan.kernel).join(key).join("obj");
+    let toml = match find_profile(&plan.kernel, root) {
+        Some(t) => t,
+        None => return Ok(None),
+    };
+    let text = std::fs::read_to_string(&toml).map_err(|e| HandBack(format!("{}: {e}", toml.display())))?;
+    let listing = match image_objects(&text, &plan.image) {
+        Some(l) => l,
+        None => {
+            return Err(HandBack(format!("{}: no [images.{}] objects = \"...\" line", toml.display(), plan.image)))
+        }
+    };
+    let listing = objdir.join(listing);
+    let bytes = match std::fs::read(&listing) {
+        Ok(b) => b,
+        Err(_) => return Ok(None),
+    };
+    let text = String::from_utf8(bytes).map_err(|_| HandBack("object list is not UTF-8".into()))?;
+    let mut entries: Map<String, String> = Map::default();
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if !w.is_empty() && !w[0].starts_with('#') {
+            entries.insert(w[0].to_string(), w.get(1).unwrap_or(&w[0]).to_string());
+        }
+    }
+    let mut names: Vec<&str> = Vec::new();
+    let mut seen: Map<&str, ()> = Map::default();
+    for (_, units) in &plan.groups {
+        for u in units {
+            if seen.insert(&u.object, ()).is_none() {
+                names.push(&u.object);
+            }
+        }
+    }
+    if backwards {
+        names.reverse(); // the other side reads from the front: together each object is read once
+    }
+    // any object that cannot be read makes the whole answer None (Python: the first one, in
+    // order; which one does not matter), unless it is one Python reads and we do not: hand back
+    let mut out: Objects = Map::default();
+    for n in names {
+        let rel = entries.get(n).cloned().unwrap_or_else(|| n.to_string());
+        let path = objdir.join(rel);
+        let hit = OBJECTS.lock().unwrap().get_or_insert_with(Map::default).get(&path).cloned();
+        let secs = match hit {
+            Some(secs) => secs,
+            None => match read_object(&path) {
+                Ok(secs) => {
+                    let secs = Arc::new(secs);
+                    OBJECTS.lock().unwrap().get_or_insert_with(Map::default).insert(path, secs.clone());
+                    secs
+                }
+                Err(None) => return Ok(None),
+                Err(Some(h)) => return Err(h),
+            },
+        };
+        out.insert(n.to_string(), secs);
+    }
+    Ok(Some(out))
+}
+
+fn section_kind(s: &InSec) -> Option<&'static str> {
+    // \.(text|rodata|data|bss)(\.[0-9A-Za-z_].*)?  (fullmatch; "." does not match a newline)
+    let rest = s.name.strip_prefix('.')?;
+    for k in KINDS {
+        if let Some(tail) = rest.strip_prefix(k) {
+            let ok = tail.is_empty()
+                || (tail.starts_with('.')
+                    && tail[1..].chars().next().map_or(false, |c| c.is_ascii_alphanumeric() || c == '_')
+                    && !tail.contains('\n'));
+            if ok {
+                if k == "rodata" && s.flags & SHF_MERGE != 0 {
+                    return None;
+                }
+                return Some(k);
+            }
+        }
+    }
+    None
+}
+
+fn align(x: i128, a: i128) -> i128 {
+    (x + a - 1).div_euclid(a) * a
+}
+
+/// placement.replay: (kind, object) → start of its first section, in order, and the problems.
+fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, String), i128)>, Vec<String>), String> {
+    // name → its addresses: the first in the map, any further ones in `more` (names rarely repeat)
+    let mut addrs: Map<&str, (u64, usize)> = Map::default();
+    let mut more: Vec<(u64, usize)> = Vec::new(); //: (address, next) chains, usize::MAX ends one
+    let mut add = |n: &'static str, a: u64, addrs: &mut Map<&str, (u64, usize)>| match addrs.get_mut(n) {
+        Some(e) => {
+            more.push((a, e.1));
+            e.1 = more.len() - 1;
+        }
+        None => {
+            addrs.insert(n, (a, usize::MAX));
+        }
+    };
+    addrs.reserve(img.syms.len() + img.markers.len());
+    for s in &img.syms {
+        add(s.name, s.addr, &mut addrs);
+    }
+    for (n, a, _) in &img.markers {
+        add(leak(n.clone()), *a, &mut addrs);
+    }
+    let all = |e: &(u64, usize)| -> Vec<u64> {
+        let mut out = vec![e.0];
+        let mut k = e.1;
+        while k != usize::MAX {
+            out.push(more[k].0);
+            k = more[k].1;
+        }
+        out
+    };
+    let symbol = |name: &str| -> Result<u64, String> {
+        img.syms
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.addr)
+            .or_else(|| img.markers.iter().find(|m| m.0 == name).map(|m| m.1))
+            .ok_or_else(|| format!("{}: no symbol '{}'; was it linked with a layoutbench script?", img.path, name))
+    };
+    let mut problems = Vec::new();
+    let mut starts: Vec<((String, String), i128)> = Vec::new();
+    let mut seen: Map<(String, String), ()> = Map::default();
+    for kind in KINDS {
+        let units = match plan.group(kind) {
+            Some(u) => u,
+            None => continue,
+        };
+        if units.is_empty() {
+            continue;
+        }
+        let mut pos = symbol(&format!("__lb_{kind}_units"))? as i128;
+        for (i, u) in units.iter().enumerate() {
+            let obj = match objects.get(&u.object) {
+                Some(o) => o,
+                None => {
+                    problems.push(format!("{kind} unit {i}: object {} is not among the linked objects", u.object));
+                    continue;
+                }
+            };
+            pos = align(pos, u.align as i128) + u.gap as i128;
+            for s in obj.iter().filter(|s| {
+                s.kind == Some(kind) && u.sections.as_ref().map_or(true, |l| l.iter().any(|x| x == s.name))
+            }) {
+                pos = align(pos, s.align as i128);
+                let k = (kind.to_string(), u.object.clone());
+                if !seen.contains_key(&k) {
+                    seen.insert(k.clone(), ());
+                    starts.push((k, pos));
+                }
+                for (name, value, weak) in &s.symbols {
+                    if *weak {
+                        continue;
+                    }
+                    let want = pos + *value as i128;
+                    let hit = addrs.get(name).map_or(false, |e| {
+                        e.0 as i128 == want || (e.1 != usize::MAX && all(e).iter().any(|&a| a as i128 == want))
+                    });
+                    if !hit {
+                        let mut g: Vec<u64> = addrs.get(name).map(|e| all(e)).unwrap_or_default();
+                        g.sort();
+                        g.dedup();
+                        let wh = if g.is_empty() {
+                            "nowhere".to_string()
+                        } else {
+                            g.iter().map(|a| format!("0x{a:x}")).collect::<Vec<_>>().join(", ")
+                        };
+                        problems.push(format!(
+                            "{} {}: {} should be at 0x{:x} by the plan ({kind} unit {i}), but is at {wh}",
+                            u.object, s.name, name, want
+                        ));
+                        break;
+                    }
+                }
+                pos += s.size as i128;
+            }
+        }
+        if kind == "text" {
+            let end = symbol("__lb_text_units_end")? as i128;
+            if end != pos {
+                problems.push(format!("text units end at 0x{end:x} in the image but at 0x{pos:x} by the plan"));
+            }
+        }
+    }
+    Ok((starts, problems))
+}
+
+/// map_objects: every symbol's object, from the replayed plan, else from STT_FILE symbols.
+pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
+    let mut by_sec: Map<usize, Vec<usize>> = Map::default();
+    let mut order: Vec<usize> = Vec::new();
+    for (i, s) in img.syms.iter().enumerate() {
+        let e = by_sec.entry(s.sec).or_default();
+        if e.is_empty() {
+            order.push(s.sec);
+        }
+        e.push(i);
+    }
+    for lst in by_sec.values_mut() {
+        let syms = &img.syms;
+        lst.sort_unstable_by(|&a, &b| (syms[a].addr, syms[a].name, a).cmp(&(syms[b].addr, syms[b].name, b)));
+    }
+    for sec in &order {
+        let lst = &by_sec[sec];
+        let mut prev: &'static str = "";
+        let mut pending: Vec<usize> = Vec::new();
+        for &i in lst {
+            if img.syms[i].bind == "local" {
+                let f = img.syms[i].file;
+                for &g in &pending {
+                    img.syms[g].obj = if f == prev { f } else { "" };
+                }
+                pending.clear();
+                img.syms[i].obj = f;
+                prev = f;
+            } else {
+                pending.push(i);
+            }
+        }
+    }
+    let (plan, objects) = match (img.plan.as_ref(), objects) {
+        (Some(p), Some(o)) => (p, o),
+        _ => {
+            if img.plan.is_some() {
+                let n = format!("{}: the objects of its plan were not found; objects from STT_FILE symbols", img.path);
+                img.notes.push(n);
+            }
+            return;
+        }
+    };
+    let (starts, problems) = match replay(img, plan, objects) {
+        Ok(r) => r,
+        Err(e) => {
+            let n = format!("{}: plan does not replay ({e}); objects from STT_FILE symbols", img.path);
+            img.notes.push(n);
+            return;
+        }
+    };
+    if !problems.is_empty() {
+        let n = format!("{}: image does not match its plan ({}); objects from STT_FILE symbols", img.path, problems[0]);
+        img.notes.push(n);
+        return;
+    }
+    let end = img.markers.iter().find(|m| m.0 == "__lb_text_units_end").map(|m| m.1);
+    let mut rank: Map<&str, usize> = Map::default();
+    for ((_, o), _) in &starts {
+        let n = rank.len();
+        rank.entry(o.as_str()).or_insert(n);
+    }
+    let mut ranges: Map<usize, Vec<(i128, usize, &'static str)>> = Map::default();
+    for ((_, obj), addr) in &starts {
+        if *addr < 0 || *addr > u64::MAX as i128 {
+            continue;
+        }
+        if let Some(p) = img.section_at(*addr as u64) {
+            ranges.entry(p).or_default().push((*addr, rank[obj.as_str()], leak(obj.clone())));
+        }
+    }
+    let mut set: Vec<(usize, &'static str)> = Vec::new();
+    for (p, lst) in ranges.iter_mut() {
+        lst.sort();
+        let members = match by_sec.get(p) {
+            Some(m) => m,
+            None => continue,
+        };
+        for &i in members {
+            let s = &img.syms[i];
+            let sec = &img.sections[s.sec];
+            if let Some(end) = end {
+                if sec.executable && s.addr >= end && sec.addr <= end {
+                    continue;
+                }
+            }
+            let k = lst.partition_point(|r| r.0 <= s.addr as i128);
+            if k >= 1 {
+                set.push((i, lst[k - 1].2));
+            }
+        }
+    }
+    for (i, o) in set {
+        img.syms[i].obj = o;
+    }
+    img.mapping = "plan";
+}
+
+/// A symbol's key before its count: a global by name, a local by (file, object, name) when the
+/// plans map both sides and it has a size, else by (file, name).
+fn base(s: &Sym, plan_mode: bool) -> (u8, &'static str, &'static str, &'static str, u64) {
+    if s.bind != "local" {
+        (2, "", s.name, "", 0)
+    } else if plan_mode && s.size != 0 {
+        (3, s.file, s.obj, s.name, 0)
+    } else {
+        (2, s.file, s.name, "", 0)
+    }
+}
+
+/// When the new image lists the same symbols as the old one in the same order (two layouts of
+/// the same objects: lld writes the symbol table in input order), every key is the old one's
+/// (same base, same count so far): the keys are copied, no table lookups.  False: nothing done.
+pub fn copy_keys(old: &Image, new: &mut Image, plan_mode: bool, keys: &mut Keys) -> bool {
+    if old.syms.len() != new.syms.len()
+        || !old.syms.iter().zip(&new.syms).all(|(o, n)| base(o, plan_mode) == base(n, plan_mode))
+    {
+        return false;
+    }
+    for (o, n) in old.syms.iter().zip(new.syms.iter_mut()) {
+        n.key = o.key;
+    }
+    new.index(keys);
+    true
+}
+
+pub fn assign_keys(img: &mut Image, plan_mode: bool, keys: &mut Keys) {
+    let mut seen: Vec<u64> = Vec::with_capacity(2 * img.syms.len()); //: by key id: how many so far
+    keys.reserve(img.syms.len());
+    for s in img.syms.iter_mut() {
+        let base = base(s, plan_mode);
+        let b = keys.id(base);
+        if b as usize >= seen.len() {
+            seen.resize(b as usize + 1, 0);
+        }
+        seen[b as usize] += 1;
+        let c = seen[b as usize];
+        s.key = if c == 1 { b } else { keys.id((base.0, base.1, base.2, base.3, c)) };
+    }
+    crate::mark("keys assigned");
+    img.index(keys);
+    crate::mark("indexed");
+}

@@ -1,0 +1,196 @@
+"""The native `layoutbench symdiff OLD NEW [--json]` (native/symdiff, issue 14) prints what the
+Python path prints, JSON and text, byte for byte, with the same exit status: on minikernel pairs over all six
+layouts, pairs with real code changes (a grown function, a changed constant, a new object), a
+static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found)
+and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
+once on the fast path (the helper says so on stderr under LAYOUTBENCH_NATIVE_TRACE=1) and once
+with LAYOUTBENCH_NATIVE=0 (Python).  What the helper does not handle it hands back to Python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import lb
+from layoutbench import build, layout, native, profile, source
+from test_program import MAIN_C, MAKEFILE, MIX_C, PROFILE, TABLE_C
+from test_symdiff import HELLO, image, repo  # noqa: F401  (repo: the minikernel fixture)
+
+LAYOUTS = ["default", "sorted", "aligned", "random", "function-aligned", "padded"]
+NATIVE_SAYS = "layoutbench-symdiff: native"
+HANDS_BACK = "layoutbench-symdiff: handing back to Python"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def helper():
+    """The helper must be built (setup.sh builds it); in CI a missing one is a failure."""
+    if native.binary() is None:
+        msg = f"the native symdiff helper is not built or older than its sources ({native.BINARY}): run setup.sh"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def both(a, b, env: dict | None = None, handed_back: bool = False, cwd: Path | None = None) -> dict:
+    """Run `symdiff A B --json` natively and on the Python path; assert the same bytes and exit."""
+    fast = lb("symdiff", str(a), str(b), "--json", env={**(env or {}), "LAYOUTBENCH_NATIVE_TRACE": "1"},
+              check=False, cwd=cwd)
+    slow = lb("symdiff", str(a), str(b), "--json", env={**(env or {}), "LAYOUTBENCH_NATIVE": "0",
+                                                      "LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False, cwd=cwd)
+    assert NATIVE_SAYS in fast.stderr, fast.stderr
+    assert (HANDS_BACK in fast.stderr) == handed_back, fast.stderr
+    assert "layoutbench-symdiff" not in slow.stderr, slow.stderr
+    assert fast.returncode == slow.returncode, (fast.stderr, slow.stderr)
+    assert fast.stdout == slow.stdout
+    assert fast.returncode in (0, 1), fast.stderr
+    # the text (a console that is not a terminal, as here) is the same too
+    text = [lb("symdiff", str(a), str(b), env={**(env or {}), **extra}, check=False, cwd=cwd)
+            for extra in ({"LAYOUTBENCH_NATIVE_TRACE": "1"}, {"LAYOUTBENCH_NATIVE": "0"})]
+    assert (text[0].returncode, text[0].stdout) == (text[1].returncode, text[1].stdout), text[0].stderr
+    assert NATIVE_SAYS in text[0].stderr and "per object" in text[0].stdout
+    return json.loads(fast.stdout)
+
+
+@pytest.mark.parametrize("i", range(len(LAYOUTS)))
+def test_minikernel_every_layout(repo, i):  # noqa: F811
+    """Each layout against the next one (seeded ones with seed 1, and 2 for the pair of two randoms)."""
+    a, b = LAYOUTS[i], LAYOUTS[(i + 1) % len(LAYOUTS)]
+    d = both(image(repo, "base", a), image(repo, "base", b))
+    assert d["mapping"] == "plan" and d["counts"]["changed"] == 0
+    assert d["compared"]["same_after_masking"] > 0
+
+
+def test_minikernel_same_layout_two_seeds_and_itself(repo):  # noqa: F811
+    d = both(image(repo, "base", "random", 1), image(repo, "base", "random", 2))
+    assert d["counts"]["moved"] > 0
+    d = both(image(repo, "base", "padded", 1), image(repo, "base", "padded", 1))
+    assert d["placement_identical"]
+
+
+@pytest.mark.parametrize("commit,layouts", [("edit", ("sorted", "sorted")), ("edit", ("default", "random")),
+                                            ("const", ("sorted", "sorted")), ("addobj", ("sorted", "aligned"))])
+def test_minikernel_code_changes(repo, commit, layouts):  # noqa: F811
+    """A function grown, a constant changed in place, an object added: the same verdicts."""
+    d = both(image(repo, "base", layouts[0]), image(repo, commit, layouts[1]))
+    if commit == "const":
+        assert d["counts"]["changed"] >= 1
+    elif commit == "edit":
+        assert d["counts"]["resized"] >= 1
+    else:
+        assert d["counts"]["added"] > 0 and d["shift_origin"]["cause"] in ("added-object", "added-symbol", "layout")
+
+
+@pytest.fixture(scope="module")
+def prog(tmp_path_factory, workdir):
+    """The static-glibc program of test_program.py, linked sorted and random:1."""
+    root = tmp_path_factory.mktemp("profiles")
+    d = root / "prog"
+    (d / "src").mkdir(parents=True)
+    for name, text in {"main.c": MAIN_C, "mix.c": MIX_C, "table.c": TABLE_C, "Makefile": MAKEFILE}.items():
+        (d / "src" / name).write_text(text)
+    (d / "kernel.toml").write_text(PROFILE)
+    prof = profile.load(str(d / "kernel.toml"))
+    _, variants = build.build_variants(prof, source.resolve(prof, None), layout.parse_specs(["sorted", "random"], 1),
+                                       ["prog"])
+    return root, [v.elf for v in variants]
+
+
+def test_static_glibc_program(prog):
+    """Found by path only, the profile's objects are not found: STT_FILE mapping (and a note).
+    glibc's TLS data symbols (values are offsets in the TLS block, not addresses) are handed back."""
+    _, (a, b) = prog
+    d = both(a, b, handed_back=True)
+    assert d["mapping"] == "file" and d["notes"]
+    assert d["counts"]["moved"] > 100  # libc's code moves with the plan's units before it
+
+
+def test_static_glibc_program_with_its_profile(prog):
+    """With its profile folder on LAYOUTBENCH_PROFILES the objects are found: the plan maps them."""
+    root, (a, b) = prog
+    d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)}, handed_back=True)
+    assert d["mapping"] == "plan" and not d["notes"]
+
+
+def test_hosted_executable(tmp_path):
+    """Two dynamically linked programs, one function added: no plan at all."""
+    exes = []
+    for name, extra in (("a", ""), ("b", "int extra_fn(int x) { return x * 7 + counter; }")):
+        src = tmp_path / f"{name}.c"
+        src.write_text(HELLO.replace("EXTRA", extra))
+        subprocess.run(["clang-19", "-O1", "-o", str(tmp_path / name), str(src)], check=True)
+        exes.append(tmp_path / name)
+    d = both(*exes)
+    assert [s["name"] for s in d["symbols"] if s["status"] == "added"] == ["extra_fn"]
+
+
+def test_relative_paths_and_a_plan_it_does_not_know_are_handed_back(repo, tmp_path):  # noqa: F811
+    """A plan.json of another shape: the helper hands back before printing; the Python path notes it."""
+    for name, layout_name in (("old", "sorted"), ("new", "random")):
+        (tmp_path / name).mkdir()
+        shutil.copy(image(repo, "base", layout_name), tmp_path / name / "image.elf")
+    (tmp_path / "new" / "plan.json").write_text(json.dumps({"kernel": "minikernel", "surprise": 1}))
+    d = both("old//image.elf", "./new/image.elf", handed_back=True, cwd=tmp_path)
+    assert d["old"]["path"] == "old/image.elf" and any("unreadable plan" in n for n in d["notes"])
+
+
+def test_bad_input_is_one_line_from_python(repo, tmp_path):  # noqa: F811
+    """A file that is not ELF, or cut short: handed back, the Python path's one-line error, exit 2."""
+    a = image(repo, "base", "sorted")
+    notelf = tmp_path / "notes.txt"
+    notelf.write_text("just text\n")
+    short = tmp_path / "short.elf"
+    short.write_bytes(Path(a).read_bytes()[:3000])
+    for bad, words in ((notelf, "not an ELF file"), (short, "truncated")):
+        p = lb("symdiff", str(a), str(bad), "--json", env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+        assert p.returncode == 2 and HANDS_BACK in p.stderr, p.stderr
+        errors = [line for line in p.stderr.splitlines() if not line.startswith("layoutbench-symdiff")]
+        assert len(errors) == 1 and words in errors[0], p.stderr
+        assert p.stdout == ""
+
+
+def test_other_options_stay_on_the_python_path(repo):  # noqa: F811
+    a, b = image(repo, "base", "sorted"), image(repo, "base", "aligned")
+    p = lb("symdiff", str(a), str(b), "--symbols", env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+    assert p.returncode == 1 and "per symbol" in p.stdout and "layoutbench-symdiff" not in p.stderr
+    assert native.supported(["symdiff", str(a), str(b), "--json"]) and native.supported(["symdiff", str(a), str(b)])
+    assert not native.supported(["symdiff", str(a), str(b), "--json", "--symbols"])
+    assert not native.supported(["symdiff", str(a), "minikernel@HEAD:sorted", "--json"])
+
+
+def test_a_stale_or_missing_helper_is_not_used(tmp_path, monkeypatch):
+    """Older than one of its sources (or absent): binary() is None, and the Python path runs."""
+    crate = tmp_path / "crate"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text("")
+    (crate / "src" / "main.rs").write_text("")
+    exe = crate / "target" / "release" / "layoutbench-symdiff"
+    monkeypatch.setattr(native, "CRATE", str(crate))
+    monkeypatch.setattr(native, "BINARY", str(exe))
+    assert native.binary() is None
+    exe.parent.mkdir(parents=True)
+    exe.write_text("")
+    os.utime(crate / "src" / "main.rs", ns=(1, 1))
+    os.utime(crate / "Cargo.toml", ns=(1, 1))
+    assert native.binary() == str(exe)
+    os.utime(crate / "src" / "main.rs")
+    os.utime(exe, ns=(2, 2))
+    assert native.binary() is None
+
+
+def test_a_plan_that_does_not_match_its_image(repo):  # noqa: F811
+    """The sorted image beside the random plan, in the work dir (its objects are found): the
+    replay fails, both paths say so in the same note and fall back to STT_FILE symbols."""
+    a, b = Path(image(repo, "base", "sorted")), Path(image(repo, "base", "random"))
+    fake = a.parent.parent / "mismatch-9"
+    fake.mkdir(exist_ok=True)
+    shutil.copy(a, fake / "image.elf")
+    shutil.copy(b.parent / "plan.json", fake / "plan.json")
+    d = both(b, fake / "image.elf")
+    assert any("does not match its plan" in n and "should be at" in n for n in d["notes"]), d["notes"]
+    assert d["new"]["mapping"] == "file" and d["old"]["mapping"] == "plan"
