@@ -97,6 +97,16 @@ def test_bisection_window_ignores_a_bad_mark_before_the_last_good_one(store):
     assert b.next_probe(COMMITS) == 7
 
 
+def test_a_bisection_names_its_seeded_layout_and_an_older_state_is_random():
+    old = {k: v for k, v in bisect.Settings(kernel="minikernel").to_dict().items() if k != "layout"}
+    assert bisect.Settings.from_dict(old).layout == "random"  # a state written before --layout
+    s = bisect.Settings(kernel="minikernel", layout="shuffled")
+    assert "--layout shuffled" in s.start_line("b", "g")  # so that a replay bisects the same layouts
+    s.check()
+    with pytest.raises(LayoutbenchError, match="--layout sorted takes no seed"):
+        bisect.Settings(kernel="minikernel", layout="sorted").check()
+
+
 # -- the store's filters -------------------------------------------------------------------------
 
 def _objects() -> list[ObjectInfo]:
