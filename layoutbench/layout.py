@@ -306,7 +306,7 @@ class Shuffled(Random):
     def promise(self, plan, objects, starts, addrs):
         order = [obj for _, obj in text_order(plan, starts)]
         if order != self.order(order, plan.seed):
-            return [f"layout {plan.layout}: the objects' code is not in the order of seed {plan.seed} in the image"]
+            return [f"layout shuffled: the objects' code is not in the order of seed {plan.seed} in the image"]
         for path in order:
             obj = objects.get(path)
             if obj is None:
@@ -318,27 +318,10 @@ class Shuffled(Random):
                 if at is None:
                     continue  # a section defining no symbol cannot be seen in the image
                 if at <= prev:
-                    return [f"layout {plan.layout}: {path} {name} is at 0x{at:x}, not after {prev_name} "
+                    return [f"layout shuffled: {path} {name} is at 0x{at:x}, not after {prev_name} "
                             f"(0x{prev:x}) as seed {plan.seed} orders them"]
                 prev, prev_name = at, name
         return []
-
-
-@register
-class ShuffledPadded(Shuffled):
-    """``shuffled`` with ``padded``'s seeded gap before every function: the distances between
-    functions, objects and the code after the plan (a program's libc) vary in steps of 16
-    bytes, not only by reordering."""
-
-    name = "shuffled-padded"
-    description = "shuffled + seeded padding of 0-240 bytes before every function"
-
-    def units(self, kind, name, sections, seed):
-        units = super().units(kind, name, sections, seed)
-        if kind == "text":
-            for u in units:
-                u.gap = draw(seed, f"{name}:{u.sections[0]}", MAX_PAD)
-        return units
 
 
 def _section_address(name: str, sections: list[InputSection], addrs: dict[str, set[int]], after: int) -> int | None:
