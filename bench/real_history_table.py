@@ -44,7 +44,8 @@ def mean_change(vals: dict, prev: str, cur: str, k: int) -> float | None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--kinds", default="random,shuffled,padded")
+    ap.add_argument("--kinds", default="random,shuffled,padded",
+                    help="KIND-K.json of each (shuffled-padded: the experiment of commit 0c1709e, reverted)")
     ap.add_argument("--layouts", default="6,12")
     a = ap.parse_args()
     work = Path(a.workdir)
@@ -73,14 +74,15 @@ def main() -> None:
                     kinds = {truth.get(c, {}).get("kind", "?") for c in b["range"]}
                     return f"range{len(b['range'])}" + ("+code" if "code" in kinds else "")
                 return b["status"]
+            sds = [statistics.stdev(math.log(x) for x in v.values()) for v in vals.values() if len(v) == k]
             rows.append({
-                "kind": kind, "k": k,
+                "kind": kind, "k": k, "sd": 100 * statistics.median(sds),
                 "hist_named": len(named),
                 "hist_wrong": sum(truth.get(c["commit"], {}).get("kind") == "same" for c in named),
                 "hist_code": sum(c["commit"] in code for c in named),
                 "real": ", ".join(f"{c[:8]} {100 * v:+.2f}%" for c, v in real.items() if v is not None),
                 "same_max": 100 * max(steps), "same_1pct": sum(x >= 0.01 for x in steps), "same_n": len(steps),
-                "bisect": " ".join(said(b) for b in bis),
+                "bisect": " ".join(f"{said(b)}/{b['runs']}" for b in bis),
                 "bisect_code": sum(bool(b["culprit"]) and truth.get(b["culprit"], {}).get("kind") == "code"
                                    for b in bis),
                 "bisect_wrong": sum((bool(b["culprit"]) and truth.get(b["culprit"], {}).get("kind") == "same")
@@ -89,20 +91,30 @@ def main() -> None:
                 "bisect_runs": sum(b["runs"] for b in bis), "single_runs": sum(b["single_runs"] or 0 for b in bis),
             })
     print("history (78 first-parent steps of lz4; cg_cost, min effect 1%, Holm over the steps):")
-    print(f"{'layouts':<20} {'named':>5} {'Ir equal':>8} {'real':>4}  {'layout-only steps: |mean paired change|':<44} "
-          f"{'the real change, mean paired change'}")
-    print(f"{'':<20} {'':>5} {'(wrong)':>8} {'':>4}  {'max':>7} {'>= 1%':>7} {'of':>4}")
+    print(f"{'layouts':<20} {'layout':>6} {'named':>5} {'Ir equal':>8} {'real':>4}  "
+          f"{'layout-only steps: |mean paired change|':<40}  the real change")
+    print(f"{'':<20} {'sd':>6} {'':>5} {'(wrong)':>8} {'':>4}  {'max':>7} {'>= 1%':>6} {'of':>3}{'':<22}  "
+          "mean paired change")
     for r in rows:
-        print(f"{r['kind'] + ':' + str(r['k']):<20} {r['hist_named']:>5} {r['hist_wrong']:>8} {r['hist_code']:>4}  "
-              f"{r['same_max']:>6.2f}% {r['same_1pct']:>7} {r['same_n']:>4}{'':<26} {r['real']}")
+        print(f"{r['kind'] + ':' + str(r['k']):<20} {r['sd']:>5.2f}% {r['hist_named']:>5} {r['hist_wrong']:>8} "
+              f"{r['hist_code']:>4}  {r['same_max']:>6.2f}% {r['same_1pct']:>6} {r['same_n']:>3}{'':<22}  {r['real']}")
+    print("(layout sd: the median over the commits of the sd of log cg_cost over the K layouts)")
     print()
     print("bisections over the 8 windows of 10 commits (window 4 holds the real change b26c140a):")
-    print(f"{'layouts':<20} {'culprit right':>13} {'false claim':>11} {'runs':>5}  per window")
+    print(f"{'layouts':<20} {'culprit right':>13} {'false claim':>11} {'runs':>5}  per window: verdict/runs")
     for r in rows:
         print(f"{r['kind'] + ':' + str(r['k']):<20} {r['bisect_code']:>13} {r['bisect_wrong']:>11} "
               f"{r['bisect_runs']:>5}  {r['bisect']}")
     if rows:
         print(f"(single default-link bisection, the same windows: {rows[0]['single_runs']} runs)")
+    kinds = a.kinds.split(",")
+    if "random" in kinds and "shuffled" in kinds:  # the same commit and seed in both
+        k = max(int(x) for x in a.layouts.split(","))
+        r, s = per_layout(db, "random", k), per_layout(db, "shuffled", k)
+        d = sorted(abs(r[c][i] - s[c][i]) for c in r if c in s for i in r[c] if i in s[c])
+        if d:
+            print(f"random vs shuffled, the same commit and seed ({len(d)} pairs): |d cg_cost| at most {d[-1]:.0f}, "
+                  f"median {d[len(d) // 2]:.0f}")
 
 
 if __name__ == "__main__":
