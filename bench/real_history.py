@@ -63,7 +63,7 @@ def main() -> None:
                     help="A..B, walked along first parents (default: v1.9.2 to the dev tip released as v1.9.3)")
     ap.add_argument("--limit", type=int, help="only the first N commits of the range (after A)")
     ap.add_argument("--layouts", type=int, default=6, help="K seeded layouts per commit (and per bisect probe)")
-    ap.add_argument("--kind", choices=["random", "shuffled", "random-gaps", "padded"], default="random",
+    ap.add_argument("--kind", choices=["random", "shuffled", "padded"], default="random",
                     help="the seeded layouts of the history and the bisections: random object order, object and "
                          "function order (shuffled), or padding before every function (padded)")
     ap.add_argument("--window", type=int, default=10, help="commits per bisection window; 0: no bisections")

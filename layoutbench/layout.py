@@ -324,19 +324,6 @@ class Shuffled(Random):
         return []
 
 
-@register
-class RandomGaps(Random):
-    """``random`` with a seeded gap of 0 to a page before every object's code: the distances
-    between objects, and between the plan's code and the code linked after it (a program's
-    libc), vary with the seed, which one lead gap leaves alone."""
-
-    name = "random-gaps"
-    description = "random + a seeded gap of <1 page before every object's code"
-
-    def units(self, kind, name, sections, seed):
-        return [Unit(name, gap=draw(seed, f"{name}:{kind}", PAGE) if kind == "text" else 0)]
-
-
 def _section_address(name: str, sections: list[InputSection], addrs: dict[str, set[int]], after: int) -> int | None:
     """Where the input section ``name`` landed, from a symbol it defines (the address of its
     first one above ``after`` when the name is defined more than once, e.g. a static

@@ -167,9 +167,9 @@ def test_store_filters_select_exactly_the_rows_asked_for(store, tmp_path):
 
 def test_the_registry_lists_every_layout_with_its_seeding_and_label():
     assert list(layout.REGISTRY) == ALL  # the layouts test_build.py builds, boots and checks
-    assert {n for n, s in layout.REGISTRY.items() if s.seeded} == {"random", "padded", "shuffled", "random-gaps"}
+    assert {n for n, s in layout.REGISTRY.items() if s.seeded} == {"random", "padded", "shuffled"}
     assert [layout.label(n, 3) for n in ALL] == [
-        "default", "sorted", "aligned", "random:3", "function-aligned", "padded:3", "shuffled:3", "random-gaps:3"]
+        "default", "sorted", "aligned", "random:3", "function-aligned", "padded:3", "shuffled:3"]
     assert layout.label("retired-layout", 2) == "retired-layout:2"  # a name from an older store
     assert all(s.description for s in layout.REGISTRY.values())
     with pytest.raises(LayoutbenchError, match="unknown layout 'zigzag'; layouts are: default, sorted"):
@@ -179,7 +179,7 @@ def test_the_registry_lists_every_layout_with_its_seeding_and_label():
 def test_parse_specs_expands_seed_counts_only_for_seeded_layouts():
     assert layout.parse_specs(["default,random:3", "padded:2"], seed=5) == [
         ("default", 0), ("random", 5), ("random", 6), ("random", 7), ("padded", 5), ("padded", 6)]
-    with pytest.raises(LayoutbenchError, match="takes no seed count.*only padded, random, random-gaps, shuffled do"):
+    with pytest.raises(LayoutbenchError, match="takes no seed count.*only padded, random, shuffled do"):
         layout.parse_specs(["sorted:2"])
 
 
