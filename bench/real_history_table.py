@@ -81,6 +81,8 @@ def main() -> None:
                 "hist_wrong": sum(truth.get(c["commit"], {}).get("kind") == "same" for c in named),
                 "hist_code": sum(c["commit"] in code for c in named),
                 "real": ", ".join(f"{c[:8]} {100 * v:+.2f}%" for c, v in real.items() if v is not None),
+                "real_ci": ", ".join(f"{c['ratio']:.4f} ({c['ci_low']:.4f}…{c['ci_high']:.4f})" for c in d["changes"]
+                                     if c["metric"] == "cg_cost" and c["commit"] in code),
                 "same_max": 100 * max(steps), "same_1pct": sum(x >= 0.01 for x in steps), "same_n": len(steps),
                 "bisect": " ".join(f"{said(b)}/{b['runs']}" for b in bis),
                 "bisect_code": sum(bool(b["culprit"]) and truth.get(b["culprit"], {}).get("kind") == "code"
@@ -94,10 +96,11 @@ def main() -> None:
     print(f"{'layouts':<20} {'layout':>6} {'named':>5} {'Ir equal':>8} {'real':>4}  "
           f"{'layout-only steps: |mean paired change|':<40}  the real change")
     print(f"{'':<20} {'sd':>6} {'':>5} {'(wrong)':>8} {'':>4}  {'max':>7} {'>= 1%':>6} {'of':>3}{'':<22}  "
-          "mean paired change")
+          "mean paired change; history's ratio (95% CI)")
     for r in rows:
         print(f"{r['kind'] + ':' + str(r['k']):<20} {r['sd']:>5.2f}% {r['hist_named']:>5} {r['hist_wrong']:>8} "
-              f"{r['hist_code']:>4}  {r['same_max']:>6.2f}% {r['same_1pct']:>6} {r['same_n']:>3}{'':<22}  {r['real']}")
+              f"{r['hist_code']:>4}  {r['same_max']:>6.2f}% {r['same_1pct']:>6} {r['same_n']:>3}{'':<22}  {r['real']}; "
+              f"{r['real_ci']}")
     print("(layout sd: the median over the commits of the sd of log cg_cost over the K layouts)")
     print()
     print("bisections over the 8 windows of 10 commits (window 4 holds the real change b26c140a):")

@@ -515,8 +515,8 @@ def _bisect_settings(o: dict):
     """The bisection settings of a command's options (unset ones keep their defaults)."""
     from .bisect import Settings
 
-    names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs", "max_runs",
-             "seed", "confidence", "min_effect", "shadow", "all_changes")
+    names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
+             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
     if o.get("layouts") is not None and o.get("max_layouts") is None:
         s.max_layouts = max(s.max_layouts, o["layouts"])

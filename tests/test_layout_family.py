@@ -76,4 +76,5 @@ def test_bisect_probes_the_layout_family_it_is_given_and_does_not_resume_another
     # a layout without seeds cannot be a bisection's family: one line, before anything is measured
     bad = H.lb(args + ["--layout", "sorted"], e, check=False)
     assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
-        "layoutbench: error: --layout sorted takes no seed; a bisection needs a seeded layout: random, padded, shuffled"]
+        "layoutbench: error: --layout sorted takes no seed; a bisection needs a seeded layout: "
+        "random, padded, shuffled"]
