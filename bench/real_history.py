@@ -3,8 +3,8 @@
 
 It sweeps a first-parent range of the lz4 repository (``bench/real/lz4``: the library's
 lib/*.c and a compress/decompress driver, a static-glibc program relinked per layout) under
-cachegrind with a small I1, every commit, in the default link and K random layouts
-(``layoutbench history``).  Then:
+cachegrind with a small I1, every commit, in the default link and K seeded layouts (``--kind``:
+random, shuffled or padded; ``layoutbench history``).  Then:
 
 * the ground truth: the executed instruction count ``cg_ir`` of each commit's default link
   against its first parent's.  Equal: the commit did not change the code the benchmark runs,
@@ -12,8 +12,8 @@ cachegrind with a small I1, every commit, in the default link and K random layou
   candidate.  In between (a few instructions, e.g. glibc's start-up code seeing .data move):
   neither.
 * ``layoutbench history`` names code changes from ``cg_cost`` (instructions + 20 x I1 misses)
-  over the random layouts; the script counts how many of them changed ``cg_ir``.
-* bisections over consecutive windows of W commits: ``layoutbench bisect`` (K random layouts)
+  over the seeded layouts; the script counts how many of them changed ``cg_ir``.
+* bisections over consecutive windows of W commits: ``layoutbench bisect`` (K layouts of the same kind)
   and, in the same run, the single default-link bisection (one run per probe, nearest value),
   each culprit checked against ``cg_ir``.
 
@@ -63,9 +63,9 @@ def main() -> None:
                     help="A..B, walked along first parents (default: v1.9.2 to the dev tip released as v1.9.3)")
     ap.add_argument("--limit", type=int, help="only the first N commits of the range (after A)")
     ap.add_argument("--layouts", type=int, default=6, help="K seeded layouts per commit (and per bisect probe)")
-    ap.add_argument("--kind", choices=["random", "padded"], default="random",
-                    help="the history's seeded layouts: random object order, or padding before every function "
-                         "(bisect always uses random layouts)")
+    ap.add_argument("--kind", choices=["random", "shuffled", "padded"], default="random",
+                    help="the seeded layouts of the history and the bisections: random object order, object and "
+                         "function order (shuffled), or padding before every function (padded)")
     ap.add_argument("--window", type=int, default=10, help="commits per bisection window; 0: no bisections")
     ap.add_argument("--min-effect", type=float, default=1.0, help="percent; the tools' and the ground truth's")
     ap.add_argument("--json", help="write every number to this file too")
@@ -96,8 +96,9 @@ def main() -> None:
     def say(m: str) -> None:
         print(f"  · {m}", file=sys.stderr, flush=True)
 
-    out = history.sweep(prof, store, commits, spec=spec, repo=str(repo), specs=specs, runs=1, mode="rerun",
-                        target_name="cachegrind", say=say)
+    opts = history.SweepOptions(spec=spec, repo=str(repo), specs=tuple(specs), runs=1, mode="rerun",
+                                target="cachegrind")
+    out = history.sweep(prof, store, commits, opts, say=say)
     h = history.analyse(store, out.series, prof, min_effect=min_eff)
     print(f"sweep: {len(out.measured)} points, {out.ran} runs now, {out.skipped} stored, "
           f"{len(out.build_failed)} did not build; {time.monotonic() - t0:.0f}s", flush=True)
@@ -153,7 +154,8 @@ def main() -> None:
         for i in range(0, len(pts) - 1, a.window):
             good, bad = pts[i], pts[min(i + a.window, len(pts) - 1)]
             s = bisect.Settings(kernel="lz4", repo=str(repo), target="cachegrind", metric="cg_cost",
-                                layouts=min(4, a.layouts), max_layouts=a.layouts, min_effect=min_eff)
+                                layouts=min(4, a.layouts), max_layouts=a.layouts, min_effect=min_eff,
+                                layout=a.kind)
             v = bisect.run(store, prof, s, good, bad, lambda m: None)
             sl = v.get("single_layout", {})
             bis.append({"good": good, "bad": bad, "status": v["status"], "culprit": v.get("culprit"),

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
 from . import decide, fmt, measure, source, stats, targets
+from . import layout as layoutmod
 from .decide import Skip
 from .errors import BuildFailed, LayoutbenchError
 from .profile import Profile
@@ -66,8 +67,11 @@ class Settings:
     #: a bisection started under another one is started again, not resumed
     target_config: str = ""
     all_changes: bool = False  #: find every change point (bisect both sides of a found step)
+    #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
+    #: started with another one is started again, not resumed; its runs are stored apart
+    layout: str = "random"
 
-    OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs",
+    OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
                "max_runs", "seed", "confidence", "min_effect")
 
     def plan(self) -> decide.Plan:
@@ -81,6 +85,9 @@ class Settings:
             raise LayoutbenchError(f"bisect runs in mode {' or '.join(measure.SAME_IMAGE_MODES)}, not {self.mode!r}")
         if self.layouts < 2:
             raise LayoutbenchError("--layouts must be at least 2 (the layout noise needs two layouts)")
+        if not layoutmod.get(self.layout).seeded:
+            seeded = ", ".join(n for n, x in layoutmod.REGISTRY.items() if x.seeded)
+            raise LayoutbenchError(f"--layout {self.layout} takes no seed; a bisection needs a seeded layout: {seeded}")
         if self.runs < 1:
             raise LayoutbenchError("--runs must be at least 1")
         self.max_layouts = max(self.max_layouts, self.layouts)
@@ -207,8 +214,8 @@ class Prober:
         return groups
 
     def groups(self, co: source.Checkout, k: int, r: int) -> dict[str, list[float]]:
-        """The commit's values over the random layouts ``seed .. seed+k-1``, ``r`` runs each."""
-        specs = [("random", self.s.seed + i) for i in range(k)]
+        """The commit's values over the seeded layouts (``--layout``) ``seed .. seed+k-1``, ``r`` runs each."""
+        specs = [(self.s.layout, self.s.seed + i) for i in range(k)]
         return self._measure(co, specs, r, "layouts")
 
     def single(self, co: source.Checkout) -> float:
@@ -614,7 +621,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         g = source.resolve(profile, good, s.repo, s.subdir).commit
         bd = source.resolve(profile, bad, s.repo, s.subdir).commit
         if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
-                and b.s.args == s.args and b.s.target_config == s.target_config:
+                and b.s.args == s.args and b.s.target_config == s.target_config and b.s.layout == s.layout:
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
             s = b.s
         else:

@@ -500,8 +500,11 @@ def bisect_options(f):
                      "round judges up to 3 probes at once, one per machine, each against GOOD and BAD measured there."),
         click.option("--args", "args", help="Extra program arguments / kernel command line words."),
         click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
-        click.option("--layouts", type=int, help="K random layouts per probe, the same seeds on every commit  [default: 4]"),
-        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  [default: 128; spent only while no look decides]"),
+        click.option("--layout", help="The seeded layout of the K layouts: random (object order), shuffled (object "
+                     "and function order) or padded  [default: random]"),
+        click.option("--layouts", type=int, help="K seeded layouts per probe, the same seeds on every commit  [default: 4]"),
+        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
+                     "[default: 128; spent only while no look decides]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
         click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),
@@ -521,8 +524,8 @@ def _bisect_settings(o: dict):
     """The bisection settings of a command's options (unset ones keep their defaults)."""
     from .bisect import Settings
 
-    names = ("repo", "subdir", "metric", "target", "args", "mode", "layouts", "max_layouts", "runs", "max_runs",
-             "seed", "confidence", "min_effect", "shadow", "all_changes")
+    names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
+             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
     if o.get("layouts") is not None and o.get("max_layouts") is None:
         s.max_layouts = max(s.max_layouts, o["layouts"])

@@ -275,6 +275,71 @@ class Padded(Layout):
         return [Unit(name, [s], gap=draw(seed, f"{name}:{s}", MAX_PAD)) for s in function_sections(sections)]
 
 
+@register
+class Shuffled(Random):
+    """``random`` and, inside every object, a seeded order of its function sections.
+
+    A random layout keeps each object's inner order, so code that grows ahead of a hot
+    function in the same object moves it by the same amount in every random layout: that
+    shift is never sampled as layout noise.  Here the functions of an object are shuffled
+    too (a keyed hash of ``object:section``, so that a new function leaves the others'
+    relative order alone for the same seed), and the hot function's offset inside its
+    object differs from layout to layout.  An object compiled without -ffunction-sections
+    has one text section, hence one unit: for such a build this layout varies only the
+    object order and the lead gap, as ``random`` does.
+    """
+
+    name = "shuffled"
+    description = ("seeded object order + a seeded order of each object's functions (-ffunction-sections) "
+                   "+ the lead gap of random")
+
+    @staticmethod
+    def inner(name: str, sections: list[str], seed: int) -> list[str]:
+        """The seeded order of object ``name``'s text sections."""
+        return sorted(sections, key=lambda s: (keyed_rank(seed, f"{name}:{s}", "inner"), s))
+
+    def units(self, kind, name, sections, seed):
+        if kind != "text":
+            return [Unit(name)]
+        return [Unit(name, [s]) for s in self.inner(name, function_sections(sections), seed)]
+
+    def promise(self, plan, objects, starts, addrs):
+        order = [obj for _, obj in text_order(plan, starts)]
+        if order != self.order(order, plan.seed):
+            return [f"layout shuffled: the objects' code is not in the order of seed {plan.seed} in the image"]
+        for path in order:
+            obj = objects.get(path)
+            if obj is None:
+                continue
+            text = [s for s in obj.sections if section_kind(s) == "text" and s.size]
+            prev, prev_name = -1, ""
+            for name in self.inner(path, function_sections(text), plan.seed):
+                at = _section_address(name, text, addrs, prev)
+                if at is None:
+                    continue  # a section defining no symbol cannot be seen in the image
+                if at <= prev:
+                    return [f"layout shuffled: {path} {name} is at 0x{at:x}, not after {prev_name} "
+                            f"(0x{prev:x}) as seed {plan.seed} orders them"]
+                prev, prev_name = at, name
+        return []
+
+
+def _section_address(name: str, sections: list[InputSection], addrs: dict[str, set[int]], after: int) -> int | None:
+    """Where the input section ``name`` landed, from a symbol it defines (the address of its
+    first one above ``after`` when the name is defined more than once, e.g. a static
+    function); None when it defines no symbol the image has."""
+    for sec in sections:
+        if sec.name != name:
+            continue
+        for sym in sec.symbols:
+            if sym.bind == "weak":
+                continue
+            got = sorted(a - sym.value for a in addrs.get(sym.name, ()))
+            if got:
+                return next((a for a in got if a > after), got[-1])
+    return None
+
+
 # -- plans -----------------------------------------------------------------------------------------
 
 def order_objects(names: list[str], layout: str, seed: int, pin_first: tuple[str, ...] = ()) -> list[str]:

@@ -15,7 +15,7 @@ from layoutbench import build, elfinfo, layout, metrics, placement, profile, sou
 from layoutbench.errors import LayoutbenchError
 from layoutbench.targets import qemu as qemu_target
 
-ALL = ["default", "sorted", "aligned", "random", "function-aligned", "padded"]
+ALL = ["default", "sorted", "aligned", "random", "function-aligned", "padded", "shuffled"]
 QEMU_ITER = "iterations=300"
 
 

@@ -20,7 +20,7 @@ import pytest
 from conftest import lb
 from layoutbench import build, elfinfo, layout, metrics, placement, profile, source
 
-ALL = ["default", "sorted", "aligned", "random", "function-aligned", "padded"]
+ALL = ["default", "sorted", "aligned", "random", "function-aligned", "padded", "shuffled"]
 
 MAIN_C = r"""
 #include <stdio.h>

@@ -97,6 +97,16 @@ def test_bisection_window_ignores_a_bad_mark_before_the_last_good_one(store):
     assert b.next_probe(COMMITS) == 7
 
 
+def test_a_bisection_names_its_seeded_layout_and_an_older_state_is_random():
+    old = {k: v for k, v in bisect.Settings(kernel="minikernel").to_dict().items() if k != "layout"}
+    assert bisect.Settings.from_dict(old).layout == "random"  # a state written before --layout
+    s = bisect.Settings(kernel="minikernel", layout="shuffled")
+    assert "--layout shuffled" in s.start_line("b", "g")  # so that a replay bisects the same layouts
+    s.check()
+    with pytest.raises(LayoutbenchError, match="--layout sorted takes no seed"):
+        bisect.Settings(kernel="minikernel", layout="sorted").check()
+
+
 # -- the store's filters -------------------------------------------------------------------------
 
 def _objects() -> list[ObjectInfo]:
@@ -157,9 +167,9 @@ def test_store_filters_select_exactly_the_rows_asked_for(store, tmp_path):
 
 def test_the_registry_lists_every_layout_with_its_seeding_and_label():
     assert list(layout.REGISTRY) == ALL  # the layouts test_build.py builds, boots and checks
-    assert {n for n, s in layout.REGISTRY.items() if s.seeded} == {"random", "padded"}
-    assert [layout.label(n, 3) for n in ALL[:6]] == [
-        "default", "sorted", "aligned", "random:3", "function-aligned", "padded:3"]
+    assert {n for n, s in layout.REGISTRY.items() if s.seeded} == {"random", "padded", "shuffled"}
+    assert [layout.label(n, 3) for n in ALL] == [
+        "default", "sorted", "aligned", "random:3", "function-aligned", "padded:3", "shuffled:3"]
     assert layout.label("retired-layout", 2) == "retired-layout:2"  # a name from an older store
     assert all(s.description for s in layout.REGISTRY.values())
     with pytest.raises(LayoutbenchError, match="unknown layout 'zigzag'; layouts are: default, sorted"):
@@ -169,7 +179,7 @@ def test_the_registry_lists_every_layout_with_its_seeding_and_label():
 def test_parse_specs_expands_seed_counts_only_for_seeded_layouts():
     assert layout.parse_specs(["default,random:3", "padded:2"], seed=5) == [
         ("default", 0), ("random", 5), ("random", 6), ("random", 7), ("padded", 5), ("padded", 6)]
-    with pytest.raises(LayoutbenchError, match="takes no seed count.*only padded, random do"):
+    with pytest.raises(LayoutbenchError, match="takes no seed count.*only padded, random, shuffled do"):
         layout.parse_specs(["sorted:2"])
 
 
@@ -212,6 +222,59 @@ def test_promises_are_checked_from_addresses_alone():
     assert "nic_tx (dev/nic.o) is not on 64 bytes" in layout.get("function-aligned").promise(
         plan, objs, good, {**addrs, "nic_tx": {0x1010}})[0]
     assert layout.get("random").promise(plan, objs, unsorted, {}) == []  # random promises no order
+
+
+def test_shuffled_orders_objects_and_the_functions_inside_them_by_the_seed_alone():
+    objs = _objects()
+    many = objs + [ObjectInfo("lib/big.o", [InputSection(f".text.f{i}", 32, 16, 0x6,
+                                                         [Symbol(f"f{i}", 0, 32, "func", "global", f".text.f{i}")])
+                                            for i in range(12)])]
+
+    def plan(seed, objects=many):
+        return layout.make_plan(objects, "shuffled", seed, pin_first=("boot/start.o",))
+
+    def big(p):
+        return [u.sections[0] for u in p.groups["text"] if u.object == "lib/big.o"]
+
+    # deterministic: the same seed gives the same plan, byte for byte
+    assert plan(5).canonical() == plan(5).canonical()
+    # the object order and lead gap are random's for the same seed; data stays object by object
+    rnd = layout.make_plan(many, "random", 5, pin_first=("boot/start.o",))
+    assert plan(5).object_order() == rnd.object_order()
+    assert plan(5).groups["text"][1].gap == rnd.groups["text"][1].gap > 0
+    assert [u.sections for u in plan(5).groups["data"]] == [None] * 4  # lib/big.o has no data
+    # one unit per function, every function once; the inner order depends on the seed
+    assert sorted(big(plan(5))) == sorted(f".text.f{i}" for i in range(12))
+    orders = {tuple(big(plan(seed))) for seed in range(1, 9)}
+    assert len(orders) == 8
+    assert tuple(f".text.f{i}" for i in range(12)) not in orders  # not the build's order
+    # a new function does not reshuffle the others (neighbouring commits stay paired)
+    grown = many[:-1] + [ObjectInfo("lib/big.o", many[-1].sections + [
+        InputSection(".text.new", 32, 16, 0x6, [Symbol("new", 0, 32, "func", "global", ".text.new")])])]
+    assert [s for s in big(plan(5, grown)) if s != ".text.new"] == big(plan(5))
+    # an object without -ffunction-sections is one unit: only the object order varies
+    flat = objs[:-1] + [ObjectInfo("lib/flat.o", [InputSection(".text", 640, 16, 0x6, [
+        Symbol("a", 0, 32, "func", "global", ".text"), Symbol("b", 32, 32, "func", "global", ".text")])])]
+    assert [u.sections for u in plan(5, flat).groups["text"] if u.object == "lib/flat.o"] == [[".text"]]
+
+
+def test_shuffled_promise_is_checked_from_addresses_alone():
+    objs = {o.path: o for o in _objects()}
+    plan = layout.make_plan(list(objs.values()), "shuffled", 3)
+    starts, addrs, pos = {}, {}, 0x1000
+    for u in plan.groups["text"]:  # lay the plan out as the linker would
+        starts.setdefault(("text", u.object), pos)
+        addrs[u.sections[0].removeprefix(".text.")] = {pos}
+        pos += 32
+    shuffled = layout.get("shuffled")
+    assert shuffled.promise(plan, objs, starts, addrs) == []
+    main, idle = addrs["main"], addrs["idle"]  # kern/main.o's two functions, swapped
+    assert "layout shuffled: kern/main.o .text." in shuffled.promise(plan, objs, starts, {**addrs, "main": idle,
+                                                                                      "idle": main})[0]
+    # the object order is checked too
+    first, second = [o for _, o in layout.text_order(plan, starts)][:2]
+    swapped = {**starts, ("text", first): starts[("text", second)], ("text", second): starts[("text", first)]}
+    assert "not in the order of seed 3" in shuffled.promise(plan, objs, swapped, addrs)[0]
 
 
 def test_a_new_layout_is_one_class():

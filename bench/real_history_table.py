@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Side by side: bench/real_history.py's runs with several seeded layout kinds, on one store.
+
+Reads the ``--json`` files real_history.py wrote (``WORKDIR/KIND-K.json``) and the store
+they share, and prints per kind and K: what ``history`` named (right or wrong by cg_ir),
+what the bisections said per window and what they cost, and how well the layouts sample
+the layout effect of the layout-only steps (cg_ir equal): the mean over the K layouts of
+each such step's paired change, which a layout kind that samples the effect well keeps
+near 0, and the same for the one real change.
+
+    python bench/real_history_table.py --workdir /tmp/lb-inner-1 --kinds random,shuffled,padded --layouts 6,12
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sqlite3
+import statistics
+from pathlib import Path
+
+
+def per_layout(db: sqlite3.Connection, kind: str, k: int) -> dict[str, dict[int, float]]:
+    """commit → seed → cg_cost of the layouts ``kind:1..k`` (the latest run of each image)."""
+    q = """SELECT b.commit_sha, b.seed, s.value FROM samples s JOIN runs r ON r.id = s.run_id
+           JOIN builds b ON b.id = r.build_id
+           WHERE s.metric = 'cg_cost' AND r.status = 'ok' AND b.layout = ? AND b.seed BETWEEN 1 AND ?
+           ORDER BY r.id"""
+    out: dict[str, dict[int, float]] = {}
+    for sha, seed, v in db.execute(q, (kind, k)):
+        out.setdefault(sha, {})[seed] = v  # ordered by run id: the latest wins
+    return out
+
+
+def mean_change(vals: dict, prev: str, cur: str, k: int) -> float | None:
+    a, b = vals.get(prev, {}), vals.get(cur, {})
+    seeds = [s for s in range(1, k + 1) if s in a and s in b]
+    if len(seeds) < k:
+        return None
+    return math.expm1(statistics.fmean(math.log(b[s] / a[s]) for s in seeds))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--kinds", default="random,shuffled,padded",
+                    help="KIND-K.json of each (shuffled-padded: the experiment of commit 0c1709e, reverted)")
+    ap.add_argument("--layouts", default="6,12")
+    a = ap.parse_args()
+    work = Path(a.workdir)
+    db = sqlite3.connect(f"file:{work / 'results.sqlite'}?mode=ro", uri=True, timeout=60)
+    rows = []
+    for kind in a.kinds.split(","):
+        for k in (int(x) for x in a.layouts.split(",")):
+            f = work / f"{kind}-{k}.json"
+            if not f.is_file():
+                continue
+            d = json.loads(f.read_text())
+            truth = d["truth"]
+            vals = per_layout(db, kind, k)
+            code = [c for c, t in truth.items() if t["kind"] == "code"]
+            named = [c for c in d["changes"] if c["metric"] == "cg_cost" and c["kind"] == "code change"]
+            same = [c for c, t in truth.items() if t["kind"] == "same"]
+            steps = [mean_change(vals, truth[c]["prev"], c, k) for c in same]
+            steps = [abs(x) for x in steps if x is not None]
+            real = {c: mean_change(vals, truth[c]["prev"], c, k) for c in code}
+            bis = d["bisections"]
+
+            def said(b):
+                if b["culprit"]:
+                    return b["culprit"][:8] + "(" + truth.get(b["culprit"], {}).get("kind", "?") + ")"
+                if b["status"] == "range":
+                    kinds = {truth.get(c, {}).get("kind", "?") for c in b["range"]}
+                    return f"range{len(b['range'])}" + ("+code" if "code" in kinds else "")
+                return b["status"]
+            sds = [statistics.stdev(math.log(x) for x in v.values()) for v in vals.values() if len(v) == k]
+            rows.append({
+                "kind": kind, "k": k, "sd": 100 * statistics.median(sds),
+                "hist_named": len(named),
+                "hist_wrong": sum(truth.get(c["commit"], {}).get("kind") == "same" for c in named),
+                "hist_code": sum(c["commit"] in code for c in named),
+                "real": ", ".join(f"{c[:8]} {100 * v:+.2f}%" for c, v in real.items() if v is not None),
+                "real_ci": ", ".join(f"{c['ratio']:.4f} ({c['ci_low']:.4f}…{c['ci_high']:.4f})" for c in d["changes"]
+                                     if c["metric"] == "cg_cost" and c["commit"] in code),
+                "same_max": 100 * max(steps), "same_1pct": sum(x >= 0.01 for x in steps), "same_n": len(steps),
+                "bisect": " ".join(f"{said(b)}/{b['runs']}" for b in bis),
+                "bisect_code": sum(bool(b["culprit"]) and truth.get(b["culprit"], {}).get("kind") == "code"
+                                   for b in bis),
+                "bisect_wrong": sum((bool(b["culprit"]) and truth.get(b["culprit"], {}).get("kind") == "same")
+                                    or (b["status"] == "range" and all(truth.get(c, {}).get("kind") == "same"
+                                                                       for c in b["range"])) for b in bis),
+                "bisect_runs": sum(b["runs"] for b in bis), "single_runs": sum(b["single_runs"] or 0 for b in bis),
+            })
+    print("history (78 first-parent steps of lz4; cg_cost, min effect 1%, Holm over the steps):")
+    print(f"{'layouts':<20} {'layout':>6} {'named':>5} {'Ir equal':>8} {'real':>4}  "
+          f"{'layout-only steps: |mean paired change|':<40}  the real change")
+    print(f"{'':<20} {'sd':>6} {'':>5} {'(wrong)':>8} {'':>4}  {'max':>7} {'>= 1%':>6} {'of':>3}{'':<22}  "
+          "mean paired change; history's ratio (95% CI)")
+    for r in rows:
+        print(f"{r['kind'] + ':' + str(r['k']):<20} {r['sd']:>5.2f}% {r['hist_named']:>5} {r['hist_wrong']:>8} "
+              f"{r['hist_code']:>4}  {r['same_max']:>6.2f}% {r['same_1pct']:>6} {r['same_n']:>3}{'':<22}  {r['real']}; "
+              f"{r['real_ci']}")
+    print("(layout sd: the median over the commits of the sd of log cg_cost over the K layouts)")
+    print()
+    print("bisections over the 8 windows of 10 commits (window 4 holds the real change b26c140a):")
+    print(f"{'layouts':<20} {'culprit right':>13} {'false claim':>11} {'runs':>5}  per window: verdict/runs")
+    for r in rows:
+        print(f"{r['kind'] + ':' + str(r['k']):<20} {r['bisect_code']:>13} {r['bisect_wrong']:>11} "
+              f"{r['bisect_runs']:>5}  {r['bisect']}")
+    if rows:
+        print(f"(single default-link bisection, the same windows: {rows[0]['single_runs']} runs)")
+    kinds = a.kinds.split(",")
+    if "random" in kinds and "shuffled" in kinds:  # the same commit and seed in both
+        k = max(int(x) for x in a.layouts.split(","))
+        r, s = per_layout(db, "random", k), per_layout(db, "shuffled", k)
+        d = sorted(abs(r[c][i] - s[c][i]) for c in r if c in s for i in r[c] if i in s[c])
+        if d:
+            print(f"random vs shuffled, the same commit and seed ({len(d)} pairs): |d cg_cost| at most {d[-1]:.0f}, "
+                  f"median {d[len(d) // 2]:.0f}")
+
+
+if __name__ == "__main__":
+    main()
