@@ -103,9 +103,9 @@ def prog(tmp_path_factory, workdir):
 
 def test_static_glibc_program(prog):
     """Found by path only, the profile's objects are not found: STT_FILE mapping (and a note).
-    glibc's TLS data symbols (values are offsets in the TLS block, not addresses) are handed back."""
+    glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too."""
     _, (a, b) = prog
-    d = both(a, b, handed_back=True)
+    d = both(a, b)
     assert d["mapping"] == "file" and d["notes"]
     assert d["counts"]["moved"] > 100  # libc's code moves with the plan's units before it
 
@@ -113,8 +113,38 @@ def test_static_glibc_program(prog):
 def test_static_glibc_program_with_its_profile(prog):
     """With its profile folder on LAYOUTBENCH_PROFILES the objects are found: the plan maps them."""
     root, (a, b) = prog
-    d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)}, handed_back=True)
+    d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)})
     assert d["mapping"] == "plan" and not d["notes"]
+
+
+TLS_C = """
+__thread int tls_counter = INIT;          /* .tdata: its initial value is in the file */
+__thread long tls_zero;                  /* .tbss */
+__thread char tls_name[16] = "layoutbench";
+int main(int argc, char **argv) { (void)argv; tls_zero += argc; return tls_counter + tls_name[argc] + (int)tls_zero; }
+"""
+
+
+@pytest.mark.parametrize("init, status", [("1", "unchanged"), ("2", "changed")])
+def test_static_glibc_tls_initial_values(tmp_path, init, status):
+    """TLS symbols' values are offsets in the TLS block: their bytes (initial values) are read at
+    the TLS segment's start + value, on both paths.  The same initial value is unchanged, another
+    one is changed; glibc's own TLS symbols are unchanged; nothing is handed back."""
+    exes = []
+    for name, value in (("a", "1"), ("b", init)):
+        src = tmp_path / f"{name}.c"
+        src.write_text(TLS_C.replace("INIT", value))
+        subprocess.run(["clang-19", "-O1", "-static", "-o", str(tmp_path / name), str(src)], check=True)
+        exes.append(tmp_path / name)
+    d = both(*exes)
+    by = {s["name"]: s for s in d["symbols"]}
+    assert by["tls_counter"]["status"] == status
+    assert by["tls_name"]["status"] == by["tls_zero"]["status"] == "unchanged"
+    assert by["tls_counter"]["old_addr"] < 0x1000  # nm's value: the offset in the TLS block
+    # glibc's TLS variables (errno's, the locale's...) are all compared, and the same
+    tls = [s for s in d["symbols"] if s["section"] in (".tdata", ".tbss")]
+    assert len(tls) > 5 and all(s["status"] == "unchanged" for s in tls if not s["name"] == "tls_counter")
+    assert d["counts"]["changed"] == (status == "changed")
 
 
 def test_hosted_executable(tmp_path):

@@ -36,12 +36,13 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
         else:
             same: bool | None = True
             if o.size and not o.sec.nobits and not n.sec.nobits:
-                if (o.sec.offset + o.addr - o.sec.addr + o.size <= osize
-                        and n.sec.offset + n.addr - n.sec.addr + n.size <= nsize):
+                if (0 <= old.offset_of(o) and old.offset_of(o) + o.size <= osize
+                        and 0 <= new.offset_of(n) and new.offset_of(n) + n.size <= nsize):
                     bulk_at.append(len(decided))
                     bulk.append((o, n))
                 else:  # bytes cut short by the end of the file: one at a time
-                    same = explain(old, o, new, n, old.bytes_of(o), new.bytes_of(n), st)
+                    ob, nb = old.bytes_of(o), new.bytes_of(n)
+                    same = False if ob is None or nb is None else explain(old, o, new, n, ob, nb, st)
             elif o.size and o.sec.nobits != n.sec.nobits:
                 same = False
             decided.append([k, o, n, same])

@@ -18,6 +18,8 @@ from ..errors import LayoutbenchError
 from ..layout import PAGE, LayoutPlan
 
 MASK64 = (1 << 64) - 1
+SHF_TLS = 0x400
+STT_TLS = 6
 STT = {0: "label", 1: "object", 2: "func", 6: "object", 10: "func"}  # NOTYPE, OBJECT, FUNC, TLS, GNU_IFUNC
 BIND = elfinfo.BIND
 
@@ -61,6 +63,7 @@ class Sym:
     file: str  #: the STT_FILE before it ("" for globals)
     obj: str = ""  #: the object it came from, for display ("" when unknown)
     key: tuple = ()  #: what matches it with its twin in the other image
+    tls: bool = False  #: STT_TLS: addr is its offset in the TLS block, not an address
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Image:
     absolute: dict = field(default_factory=dict)  #: value → name of an absolute symbol (``__lb_plan_id``)
     lo: int = 0
     hi: int = 0
+    tls_base: int = 0  #: where the TLS initialization image starts (the lowest SHF_TLS section, = PT_TLS p_vaddr)
 
     def __post_init__(self):
         alloc = sorted((s for s in self.sections if s.size), key=lambda s: s.addr)
@@ -94,11 +98,17 @@ class Image:
         self._cache: dict[int, frozenset | None] = {}
         self.by_key: dict[tuple, Sym] = {}
 
+    def offset_of(self, s: Sym) -> int:
+        """Where a symbol's bytes start in the file.  A TLS symbol's value is its offset in the TLS
+        block, whose initialization image (.tdata, then .tbss) is laid out from tls_base on, so its
+        bytes (its initial value) are at tls_base + value in its section."""
+        return s.sec.offset + (s.addr + self.tls_base if s.tls else s.addr) - s.sec.addr
+
     def bytes_of(self, s: Sym) -> bytes | None:
         if s.sec.nobits or not s.size:
             return None
-        off = s.sec.offset + (s.addr - s.sec.addr)
-        return self.data[off:off + s.size]
+        off = self.offset_of(s)
+        return self.data[off:off + s.size] if off >= 0 else None
 
     def section_at(self, addr: int) -> Section | None:
         i = bisect.bisect_right(self._sec_starts, addr) - 1
@@ -229,8 +239,11 @@ def read_image(path: Path, label: str | None = None) -> Image:
             markers[n] = (v, by_index[idx].name)
             continue
         bind = BIND.get(inf >> 4, "global")
-        syms.append(Sym(n, v, sz, STT[inf & 0xF], bind, by_index[idx], fnames[f] if bind == "local" else ""))
+        syms.append(Sym(n, v, sz, STT[inf & 0xF], bind, by_index[idx], fnames[f] if bind == "local" else "",
+                        tls=inf & 0xF == STT_TLS))
     img = Image(path, label or str(path), sorted(sections, key=lambda s: (s.addr, s.index)), syms, elf.data)
+    img.tls_base = min((addr[i] for i in range(len(types)) if flags[i] & SHF_ALLOC and flags[i] & SHF_TLS),
+                       default=0)
     img.markers = markers
     img.absolute = {v: min(names) for v, names in absval.items() if len(names) == 1}
     return img

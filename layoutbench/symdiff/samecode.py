@@ -181,7 +181,7 @@ def _bytes(img: Image, syms: list[Sym]) -> np.ndarray:
     end stays in the array)."""
     data, parts = img.data, []
     for s in syms:
-        at = s.sec.offset + s.addr - s.sec.addr
+        at = img.offset_of(s)
         parts.append(data[at:at + s.size])
     parts.append(bytes(8))
     return np.frombuffer(b"".join(parts), np.uint8)

@@ -69,6 +69,7 @@ pub struct Sym {
     pub file: &'static str,
     pub obj: &'static str,
     pub key: u32,
+    pub tls: bool, //: STT_TLS: addr is its offset in the TLS block, not an address
 }
 
 /// Keys are tuples of strings (and a count) in Python; here each distinct tuple gets one id,
@@ -152,6 +153,7 @@ pub struct Image {
     pub absolute: Map<u64, String>,
     pub lo: u64,
     pub hi: u64,
+    pub tls_base: u64, //: where the TLS initialization image starts (image.py `tls_base`)
     alloc: Vec<usize>,
     sec_starts: Vec<u64>,
     pub sized: Vec<usize>,
@@ -211,7 +213,11 @@ pub fn py_path(p: &str) -> String {
 pub fn read_image(path: &str) -> Result<Image, String> {
     let e: Elf = elf::read(path, true)?;
     let mut sections: Vec<Section> = Vec::new();
+    let mut tls_base: Option<u64> = None; // the lowest SHF_TLS section (= PT_TLS p_vaddr)
     for (i, s) in e.sh.iter().enumerate() {
+        if s.flags & SHF_ALLOC != 0 && s.flags & 0x400 != 0 {
+            tls_base = Some(tls_base.map_or(s.addr, |b| b.min(s.addr)));
+        }
         if s.flags & SHF_ALLOC != 0 {
             sections.push(Section {
                 index: i,
@@ -302,6 +308,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
             file: if b == "local" { file } else { "" },
             obj: "",
             key: 0,
+            tls: t == 6,
         });
     }
     let mut absolute = Map::default();
@@ -325,6 +332,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
         absolute,
         lo: 0,
         hi: 0,
+        tls_base: tls_base.unwrap_or(0),
         alloc: Vec::new(),
         sec_starts: Vec::new(),
         sized: Vec::new(),
@@ -375,8 +383,7 @@ impl Image {
 
     /// The bytes of a symbol, or None when they are not all in the file.
     pub fn bytes_of(&self, s: &Sym) -> Option<&'static [u8]> {
-        let sec = self.sec(s);
-        let off = sec.offset as i128 + (s.addr as i128 - sec.addr as i128);
+        let off = self.offset_of(s);
         if off < 0 || off + s.size as i128 > self.data.len() as i128 {
             return None;
         }
@@ -384,8 +391,16 @@ impl Image {
     }
 
     pub fn in_file(&self, s: &Sym) -> bool {
+        let off = self.offset_of(s);
+        off >= 0 && off + s.size as i128 <= self.data.len() as i128
+    }
+
+    /// Where a symbol's bytes start in the file (image.py `offset_of`): a TLS symbol's value is its
+    /// offset in the TLS block, whose initialization image starts at tls_base.
+    pub fn offset_of(&self, s: &Sym) -> i128 {
         let sec = self.sec(s);
-        sec.offset as i128 + s.addr as i128 - sec.addr as i128 + s.size as i128 <= self.data.len() as i128
+        let at = if s.tls { s.addr as i128 + self.tls_base as i128 } else { s.addr as i128 };
+        sec.offset as i128 + at - sec.addr as i128
     }
 
     pub fn section_at(&self, addr: u64) -> Option<usize> {

@@ -196,11 +196,6 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
             if !(old.in_file(o) && new.in_file(n)) {
                 return Err(HandBack(format!("{}: bytes cut short by the end of the file", o.name)));
             }
-            if old.bytes_of(o).is_none() || new.bytes_of(n).is_none() {
-                // a TLS symbol's value is an offset in the TLS block, not an address: its "file
-                // offset" is negative, which the Python path slices from the end of the file
-                return Err(HandBack(format!("{}: no file offset for its value (a TLS symbol?)", o.name)));
-            }
             decs.push((oi, ni, Dec::Explain(work.len())));
             work.push((oi, ni));
         } else if o.size != 0 && os.nobits != ns.nobits {
