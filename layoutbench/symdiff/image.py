@@ -95,6 +95,7 @@ class Image:
         self._sized = sized
         self._sized_addr = [s.addr for s in sized]
         self._at: dict[int, list[tuple]] = defaultdict(list)  #: address → keys of what starts there
+        self._at_addr: list[int] = []  #: the addresses of _at, sorted
         self._cache: dict[int, frozenset | None] = {}
         self.by_key: dict[tuple, Sym] = {}
 
@@ -126,6 +127,7 @@ class Image:
         for n, (a, _) in self.markers.items():
             self._at[a].append(("@marker", n))
         self.by_key = {s.key: s for s in self.syms}
+        self._at_addr = sorted(self._at)
         self._cache.clear()
 
     def resolve(self, addr: int) -> frozenset | None:
@@ -151,9 +153,21 @@ class Image:
                     toks.add(("@sec", sec.name))
                 else:
                     toks.add(("@sec", sec.name, self._content(sec, addr)))
+                    toks |= self._label(sec, addr)
             out = frozenset(toks)
         self._cache[addr] = out
         return out
+
+    def _label(self, sec: Section, addr: int) -> set:
+        """An nm-style name for an address in no symbol: every symbol (or marker) at the nearest
+        address at or before it in its section, + the offset; the section + offset when none is.
+        Code with no symbol of its own (.altinstr_aux's static_cpu_has() stubs, jumped to from
+        functions) is named so, whatever bytes it holds (its own jumps back differ)."""
+        i = bisect.bisect_right(self._at_addr, addr) - 1
+        if i >= 0 and self._at_addr[i] >= sec.addr:
+            a = self._at_addr[i]
+            return {("@label", k, addr - a) for k in self._at[a]}
+        return {("@label", ("@section", sec.name), addr - sec.addr)}
 
     def _content(self, sec: Section, addr: int):
         """Bytes at an unlabelled address (merged strings, constants, jump tables), addresses resolved."""

@@ -130,6 +130,10 @@ pub enum Tok {
     SecNobits(&'static str),
     SecBytes(&'static str, Vec<u8>),
     SecTable(&'static str, Vec<Ent>),
+    /// image.py `_label`: a symbol (or marker) at the nearest address at or before, + offset
+    Label(u32, u64),
+    /// ... or, when no symbol is before it in its section, the section + offset
+    SecLabel(&'static str, u64),
 }
 
 pub type Resolved = Option<Rc<Vec<Tok>>>;
@@ -506,6 +510,7 @@ impl Image {
                             toks.push(Tok::SecNobits(sec.name));
                         } else {
                             toks.push(self.content(p, addr));
+                            self.label(p, addr, &mut toks);
                         }
                     }
                 }
@@ -519,6 +524,24 @@ impl Image {
     }
 
     /// Bytes at an unlabelled address (merged strings, constants, jump tables), addresses resolved.
+    /// image.py `_label`: an nm-style name for an address in no symbol.
+    fn label(&self, p: usize, addr: u64, toks: &mut Vec<Tok>) {
+        let sec = &self.sections[p];
+        let i = self.at.partition_point(|e| e.0 <= addr);
+        if i >= 1 && self.at[i - 1].0 >= sec.addr {
+            let a = self.at[i - 1].0;
+            let from = self.at.partition_point(|e| e.0 < a);
+            for &(_, k) in &self.at[from..i] {
+                let t = Tok::Label(k, addr - a);
+                if !toks.contains(&t) {
+                    toks.push(t);
+                }
+            }
+        } else {
+            toks.push(Tok::SecLabel(sec.name, addr - sec.addr));
+        }
+    }
+
     fn content(&self, p: usize, addr: u64) -> Tok {
         let sec = &self.sections[p];
         let off = (sec.offset + addr - sec.addr) as usize;
