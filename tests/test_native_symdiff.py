@@ -147,6 +147,40 @@ def test_static_glibc_tls_initial_values(tmp_path, init, status):
     assert d["counts"]["changed"] == (status == "changed")
 
 
+STUB_C = r"""
+__attribute__((noinline)) int g(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int f(int x) {   /* jumps into code with no symbol of its own, and back */
+    asm volatile("jmp 1f\n\t.pushsection .stubs,\"ax\",@progbits\n\tPAD\n1:\tjmp 2f\n\tjmp 3f\n"
+                 "\t.fill 40, 1, 0x90\n\t.popsection\n2:\n\tnop\n3:\n" ::: "memory");
+    return g(x) + 1;
+}
+__attribute__((noinline)) int h(int x) { return f(x) ^ g(x + 1); }
+void _start(void) { int r = h(3); asm volatile("mov $60, %%eax\n\tsyscall" :: "D"(r & 1) : "rax"); }
+"""
+
+
+@pytest.mark.parametrize("pad, order, f_status", [("nop", "_start h g f", "moved"), ("nop; nop", "f g h _start", "changed")])
+def test_jump_into_code_without_a_symbol(tmp_path, pad, order, f_status):
+    """f jumps into .stubs (an output section with no symbol, like vmlinux's .altinstr_aux), whose
+    code jumps back into f.  Reordered (the stub's bytes differ, no neighbour moved by the stub's
+    shift), f still jumps to .stubs+1: it moved, explained by masking (the address is named
+    section + offset), not by llvm-objdump.  Jumping to .stubs+2 instead is a change."""
+    exes = []
+    for name, text, fn_order in (("a", STUB_C.replace("PAD", "nop"), "f g h _start"), ("b", STUB_C.replace("PAD", pad), order)):
+        (tmp_path / f"{name}.c").write_text(text)
+        (tmp_path / f"{name}.order").write_text(fn_order.replace(" ", "\n") + "\n")
+        subprocess.run(["clang-19", "-O1", "-ffunction-sections", "-fno-asynchronous-unwind-tables", "-nostdlib",
+                        "-static", "-fuse-ld=lld", f"-Wl,--symbol-ordering-file={tmp_path / name}.order",
+                        "-o", str(tmp_path / name), str(tmp_path / f"{name}.c")], check=True)
+        exes.append(tmp_path / name)
+    d = both(*exes)
+    by = {s["name"]: s for s in d["symbols"]}
+    assert by["f"]["status"] == f_status
+    assert d["compared"]["llvm_objdump"] == (f_status == "changed")
+    if f_status == "moved":
+        assert by["f"]["old_addr"] != by["f"]["new_addr"] and d["counts"]["changed"] == 0
+
+
 def test_hosted_executable(tmp_path):
     """Two dynamically linked programs, one function added: no plan at all."""
     exes = []

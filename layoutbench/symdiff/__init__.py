@@ -35,7 +35,10 @@ per image:
   sign-extended absolute address, or an 8-byte absolute address, names the *same
   target* in both images: the same symbol at the same offset, or for addresses
   outside every symbol (merged strings and constants) the same bytes in the same
-  output section (for a table of addresses, what those addresses name), or -- for
+  output section (for a table of addresses, what those addresses name) or the same
+  nm-style label: the nearest symbol at or before it in its section (the section when
+  there is none) + offset -- code with no symbol of its own, like vmlinux's
+  ``.altinstr_aux``, whose own jumps back differ -- or -- for
   ``sym+addend`` that points past ``sym`` -- an address whose shift equals that of a
   symbol next to it.  When every difference is explained the code is the same.  Any
   function left unexplained is decided by the instruction view: ONE ``llvm-objdump
@@ -43,7 +46,9 @@ per image:
   operand that is an address in the image (and every ``(%rip)`` displacement, through
   llvm-objdump's ``# 0xADDR`` comment) is replaced by the symbol+offset it names, and
   the instruction texts are compared.  Data objects are decided by bytes and masking
-  alone.  The bytes of all same-size pairs are compared at once, and the candidate fields
+  alone.  A TLS symbol's value is its offset in the TLS block: its bytes (initial value)
+  are read at the start of the TLS image (the lowest SHF_TLS section, PT_TLS) + value.
+  The bytes of all same-size pairs are compared at once, and the candidate fields
   of every run are tried in bulk with numpy (:func:`explain_all`); :func:`explain` is
   the same check, one symbol at a time, kept as the reference (and for symbols cut short
   by the end of the file).  Limits: identical bytes are taken as the same code even if an address they
