@@ -91,7 +91,8 @@ class Image:
         self.hi = max((s.addr + s.size for s in alloc), default=0)
         self._sec_starts = [s.addr for s in alloc]
         self._alloc = alloc
-        sized = sorted((s for s in self.syms if s.size), key=lambda s: (s.addr, -s.size, s.name))
+        # a TLS symbol's value is no address: it names none (nor is one of its neighbours)
+        sized = sorted((s for s in self.syms if s.size and not s.tls), key=lambda s: (s.addr, -s.size, s.name))
         self._sized = sized
         self._sized_addr = [s.addr for s in sized]
         self._at: dict[int, list[tuple]] = defaultdict(list)  #: address → keys of what starts there
@@ -123,7 +124,8 @@ class Image:
         """(Re)build the lookups once keys are assigned."""
         self._at.clear()
         for s in self.syms:
-            self._at[s.addr].append(s.key)
+            if not s.tls:
+                self._at[s.addr].append(s.key)
         for n, (a, _) in self.markers.items():
             self._at[a].append(("@marker", n))
         self.by_key = {s.key: s for s in self.syms}

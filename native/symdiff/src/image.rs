@@ -358,7 +358,8 @@ impl Image {
         self.hi = alloc.iter().map(|&i| self.sections[i].addr + self.sections[i].size).max().unwrap_or(0);
         self.sec_starts = alloc.iter().map(|&i| self.sections[i].addr).collect();
         self.alloc = alloc;
-        let mut sized: Vec<usize> = (0..self.syms.len()).filter(|&i| self.syms[i].size != 0).collect();
+        // a TLS symbol's value is no address: it names none (image.py)
+        let mut sized: Vec<usize> = (0..self.syms.len()).filter(|&i| self.syms[i].size != 0 && !self.syms[i].tls).collect();
         let syms = &self.syms;
         sized.sort_unstable_by(|&a, &b| {
             let (x, y) = (&syms[a], &syms[b]);
@@ -422,7 +423,9 @@ impl Image {
     pub fn index(&mut self, keys: &mut Keys) {
         self.at.clear();
         for (i, s) in self.syms.iter().enumerate() {
-            self.at.push((s.addr, s.key));
+            if !s.tls {
+                self.at.push((s.addr, s.key));
+            }
             self.by_key.insert(s.key, i);
         }
         for (n, a, _) in &self.markers {
