@@ -35,9 +35,9 @@ per image:
   sign-extended absolute address, or an 8-byte absolute address, names the *same
   target* in both images: the same symbol at the same offset, or for addresses
   outside every symbol (merged strings and constants) the same bytes in the same
-  output section (for a table of addresses, what those addresses name) or the same
-  nm-style label: the nearest symbol at or before it in its section (the section when
-  there is none) + offset -- code with no symbol of its own, like vmlinux's
+  output section (for a table of addresses, what those addresses name) or, in code, the
+  same nm-style label: the nearest symbol at or before it in its section (the section
+  when there is none) + offset -- code with no symbol of its own, like vmlinux's
   ``.altinstr_aux``, whose own jumps back differ -- or -- for
   ``sym+addend`` that points past ``sym`` -- an address whose shift equals that of a
   symbol next to it.  When every difference is explained the code is the same.  Any

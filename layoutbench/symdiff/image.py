@@ -155,13 +155,14 @@ class Image:
                     toks.add(("@sec", sec.name))
                 else:
                     toks.add(("@sec", sec.name, self._content(sec, addr)))
-                    toks |= self._label(sec, addr)
+                    if sec.executable:  # data in no symbol is named by its bytes only
+                        toks |= self._label(sec, addr)
             out = frozenset(toks)
         self._cache[addr] = out
         return out
 
     def _label(self, sec: Section, addr: int) -> set:
-        """An nm-style name for an address in no symbol: every symbol (or marker) at the nearest
+        """An nm-style name for an address in code in no symbol: every symbol (or marker) at the nearest
         address at or before it in its section, + the offset; the section + offset when none is.
         Code with no symbol of its own (.altinstr_aux's static_cpu_has() stubs, jumped to from
         functions) is named so, whatever bytes it holds (its own jumps back differ)."""

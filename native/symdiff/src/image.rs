@@ -513,7 +513,9 @@ impl Image {
                             toks.push(Tok::SecNobits(sec.name));
                         } else {
                             toks.push(self.content(p, addr));
-                            self.label(p, addr, &mut toks);
+                            if sec.executable {
+                                self.label(p, addr, &mut toks); // data: named by its bytes only
+                            }
                         }
                     }
                 }
