@@ -27,11 +27,18 @@ its looks is at most ``alpha`` (conservative: the looks are positively correlate
 * A named culprit must also pass a confirmation test -- last good commit against
   the culprit on *fresh* layouts (seeds no decision has used) -- so a commit whose
   own step is null is named with probability <= alpha, whatever happened in the
-  probes.  A failed confirmation downgrades the verdict to "uncertain".
+  probes (a misjudged probe leads to a wrong candidate, which its confirmation then
+  rejects).  A failed confirmation downgrades the verdict to "uncertain".
+* "Several changes or a drift" is said of a single step with probability <= alpha:
+  three tests at alpha/3 (a change in either sub-range beside the step, and a step
+  that explains less than ``share_min`` of the endpoints' change, :func:`share_test`).
 
-A *change* is a paired comparison (``stats.compare``) whose interval at the look's
-level excludes 1 **and** whose effect is at least ``min_effect``.  The endpoints stop
-early as "within layout noise" when their 95% interval lies inside +-min_effect.
+A *change* at the endpoints is a paired comparison (``stats.compare``) whose interval
+at the look's level excludes 1 **and** whose effect is at least ``min_effect``.  A probe
+decides a side, not a size (no minimum effect).  The confirmation tests the step on
+fresh layouts and judges its size on every layout measured on the pair.  The endpoints
+stop early as "within layout noise" when their interval at the look's level (two
+one-sided tests) lies inside +-min_effect.
 """
 
 from __future__ import annotations
@@ -200,7 +207,9 @@ def judge_probe(prober, probe, good, bad, plan: Plan) -> Judgement:
     """Like GOOD or like BAD?  At each look two tests at the look's level: the probe
     against GOOD (a change there: *bad*, the first change is at or before the probe) and
     against BAD (a change there and none from GOOD: *good*).  Uncertain when the looks
-    are spent.  (With two steps a probe past a small first step may be called good: the
+    are spent.  The tests have no minimum effect: the endpoints have shown a change of at
+    least ``min_effect``, and a probe only says which side of it it lies on (with a
+    minimum, a probe next to a step of exactly the minimum was a coin flip).  (With two steps a probe past a small first step may be called good: the
     bisection then finds the second, and the residual test of the range before it shows
     the first -- "several changes".)"""
     lk = _Looker()
