@@ -22,7 +22,7 @@ from layoutbench import build, layout, native, profile, source
 from test_program import MAIN_C, MAKEFILE, MIX_C, PROFILE, TABLE_C
 from test_symdiff import HELLO, image, repo  # noqa: F401  (repo: the minikernel fixture)
 
-LAYOUTS = ["default", "sorted", "aligned", "random", "function-aligned", "padded"]
+LAYOUTS = ["default", "sorted", "aligned", "random", "function-aligned", "padded", "shuffled"]
 NATIVE_SAYS = "layoutbench-symdiff: native"
 HANDS_BACK = "layoutbench-symdiff: handing back to Python"
 
