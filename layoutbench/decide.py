@@ -253,7 +253,6 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int) -> tuple[stats.Co
     lk = _Looker()
     shown, k_fresh, size = None, 0, math.nan
     m = math.log1p(plan.min_effect)
-    hib = None
     try:
         old = set(prober.groups(last_good, used, plan.runs)) | set(prober.groups(culprit, used, plan.runs))
         for _, k, r, a in _looks(plan, lk):
