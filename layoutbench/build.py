@@ -266,9 +266,12 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
             and script.read_text() == text:
         old = json.loads(meta.read_text())
         if old.get("sha256") == sha256_file(elf):
+            if not (out / placement.UNITS).is_file():  # linked before units were recorded
+                _record_units(elf, plan, {o.path: o for o in objects})
             return Variant(**{**old, "elf": Path(old["elf"]), "plan_path": Path(old["plan_path"]),
                               "script": Path(old["script"]), "linked_now": False})
     out.mkdir(parents=True, exist_ok=True)
+    (out / placement.UNITS).unlink(missing_ok=True)  # whatever is linked now, the old record is not of it
     plan_path.write_text(plan.to_json())
     script.write_text(text)
     tmp = out / "image.elf.tmp"
@@ -291,14 +294,24 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
             ldflags=img.ldflags, libs=img.libs, static=img.static), out / "link.log")
     else:
         linkscript.link(profile.build.ld, script, [o.path for o in objects], objs.objdir, tmp, img.ldflags)
-    placement.check(plan, {o.path: o for o in objects}, elfinfo.read_image(tmp))
+    info = elfinfo.read_image(tmp)
+    where = placement.check(plan, {o.path: o for o in objects}, info)
     tmp.replace(elf)
+    placement.record(elf, plan, where, info)
     for extra in img.extra_files:
         shutil.copyfile(objs.objdir / extra, out / Path(extra).name)
     v = Variant(profile.name, objs.checkout.commit, image, layout_name, seed, elf, plan_path, script,
                 sha256_file(elf), f"0x{plan.plan_id:07x}", True)
     meta.write_text(json.dumps({k: val for k, val in v.to_dict().items() if k != "linked_now"}, indent=1))
     return v
+
+
+def _record_units(elf: Path, plan, objects: dict) -> None:
+    """Record the units of an image linked (and checked) by an earlier layoutbench: replayed now."""
+    info = elfinfo.read_image(elf)
+    where = placement.replay(plan, objects, info)
+    if not where.problems:
+        placement.record(elf, plan, where, info)
 
 
 def build_variants(profile: Profile, checkout: source.Checkout, specs: list[tuple[str, int]],

@@ -7,11 +7,18 @@ the addresses of the symbols that section defines in the image.  On top of that,
 the promise of the layout itself (its strategy's ``promise`` in layout.py: objects
 sorted, code on page boundaries, functions on 64 bytes) is checked from the image
 alone, so that a wrong plan is caught too.
+
+Once an image has passed the check, where each unit landed is recorded beside it
+(:func:`record`, ``units.json``), so that symdiff can name every symbol's object without
+reading the objects again and replaying the plan (:func:`recorded`).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from .elfinfo import ImageInfo, ObjectInfo
 from .errors import LayoutbenchError
@@ -75,11 +82,67 @@ def promise(plan: LayoutPlan, objects: dict[str, ObjectInfo], placement: Placeme
     return layout.get(plan.layout).promise(plan, objects, placement.starts, image.addresses())
 
 
-def check(plan: LayoutPlan, objects: dict[str, ObjectInfo], image: ImageInfo) -> None:
-    """Raise with every problem found when the image does not obey the plan."""
+def check(plan: LayoutPlan, objects: dict[str, ObjectInfo], image: ImageInfo) -> Placement:
+    """Raise with every problem found when the image does not obey the plan; else where its units are."""
     placement = replay(plan, objects, image)
     problems = placement.problems + promise(plan, objects, placement, image)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise LayoutbenchError(f"placement check failed for {image.path.name} ({plan.layout}, seed {plan.seed}): "
                                f"{problems[0]}{more}")
+    return placement
+
+
+# -- the units of a checked image, recorded beside it ---------------------------------------------
+
+UNITS = "units.json"
+UNITS_FORMAT = 1
+
+
+def markers(plan: LayoutPlan, image: ImageInfo) -> dict[str, int]:
+    """The addresses of the markers the replay starts from (and the text units' end)."""
+    names = [f"__lb_{k}_units" for k in KINDS if plan.groups.get(k)]
+    names += ["__lb_text_units_end"] if plan.groups.get("text") else []
+    return {n: image.symbol(n).value for n in names}
+
+
+def record(elf: Path, plan: LayoutPlan, placement: Placement, image: ImageInfo) -> Path:
+    """Write ``units.json`` beside a checked image: (kind, object, start) of every unit in the
+    replay's order, with what ties the record to this image (the plan id, the markers' addresses,
+    the file's size).  Written to a temporary file and renamed, so it is whole or absent."""
+    assert not placement.problems
+    out = Path(elf).parent / UNITS
+    data = {"format": UNITS_FORMAT, "plan_id": f"0x{plan.plan_id:07x}", "image_size": os.path.getsize(elf),
+            "markers": markers(plan, image), "starts": [[k, o, a] for (k, o), a in placement.starts.items()]}
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    tmp.replace(out)
+    return out
+
+
+def _is_int(v, want=None) -> bool:
+    """An integer (not a bool, not a float), equal to ``want`` when given."""
+    return type(v) is int and (want is None or v == want)
+
+
+def recorded(elf: Path, plan_id: str, marker_at: dict[str, int]) -> dict[tuple[str, str], int] | None:
+    """The unit starts recorded beside ``elf`` when they belong to it: same format, same plan id,
+    same size, every recorded marker at the same address (``marker_at``: name → address in the
+    image).  None otherwise (no record, a stale or unreadable one): replay the plan instead."""
+    path = Path(elf).parent / UNITS
+    try:
+        data = json.loads(path.read_text())
+        if not _is_int(data.get("format"), UNITS_FORMAT) or data.get("plan_id") != plan_id \
+                or not _is_int(data.get("image_size"), os.path.getsize(elf)) or not isinstance(data.get("markers"), dict) \
+                or not all(_is_int(a, marker_at.get(n)) for n, a in data["markers"].items()):
+            return None
+        starts: dict[tuple[str, str], int] = {}
+        for unit in data["starts"]:
+            k, o, a = unit
+            if not (isinstance(unit, list) and isinstance(k, str) and isinstance(o, str) and _is_int(a)) \
+                    or (k, o) in starts:
+                return None
+            starts[(k, o)] = a
+        return starts
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None

@@ -82,10 +82,20 @@ def _check(objs, image: str, plan: layout.LayoutPlan, elf: Path) -> None:
 
 @pytest.mark.parametrize("name", ALL)
 def test_placement_holds_for_every_layout(mini, name):
+    """The check holds; the units recorded beside the image at link time (units.json, what symdiff
+    maps symbols to objects by) are the replay's, in its order, and belong to this image only."""
     _, objs, v = mini
     for image in ("kernel", "hosted"):
         var = v[(image, name)]
-        _check(objs, image, layout.LayoutPlan.from_json(var.plan_path.read_text()), var.elf)
+        plan = layout.LayoutPlan.from_json(var.plan_path.read_text())
+        _check(objs, image, plan, var.elf)
+        info = elfinfo.read_image(var.elf)
+        replayed = placement.replay(plan, {o.path: o for o in objs.objects(image)}, info).starts
+        where = placement.markers(plan, info)
+        rec = placement.recorded(var.elf, f"0x{plan.plan_id:07x}", where)
+        assert rec is not None and list(rec.items()) == list(replayed.items()) and len(rec) > 5
+        assert placement.recorded(var.elf, "0x0000000", where) is None
+        assert placement.recorded(var.elf, f"0x{plan.plan_id:07x}", {n: a + 1 for n, a in where.items()}) is None
 
 
 def test_layout_promises_seen_in_the_image(mini):

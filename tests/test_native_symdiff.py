@@ -13,12 +13,13 @@ import json
 import os
 import shutil
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from conftest import lb
-from layoutbench import build, layout, native, profile, source
+from layoutbench import build, layout, native, placement, profile, source
 from test_program import MAIN_C, MAKEFILE, MIX_C, PROFILE, TABLE_C
 from test_symdiff import HELLO, image, repo  # noqa: F401  (repo: the minikernel fixture)
 
@@ -57,13 +58,65 @@ def both(a, b, env: dict | None = None, handed_back: bool = False, cwd: Path | N
     return json.loads(fast.stdout)
 
 
+@contextmanager
+def without_units(*elfs: Path):
+    """The images as linked by a layoutbench that recorded no units (units.json set aside)."""
+    moved = []
+    try:
+        for elf in elfs:
+            rec = Path(elf).parent / placement.UNITS
+            if rec.is_file() and not any(rec == m for m, _ in moved):
+                rec.rename(rec.with_name("units.json.aside"))
+                moved.append((rec, rec.with_name("units.json.aside")))
+        yield
+    finally:
+        for rec, aside in moved:
+            aside.rename(rec)
+
+
 @pytest.mark.parametrize("i", range(len(LAYOUTS)))
 def test_minikernel_every_layout(repo, i):  # noqa: F811
-    """Each layout against the next one (seeded ones with seed 1, and 2 for the pair of two randoms)."""
-    a, b = LAYOUTS[i], LAYOUTS[(i + 1) % len(LAYOUTS)]
-    d = both(image(repo, "base", a), image(repo, "base", b))
+    """Each layout against the next one (seeded ones with seed 1, and 2 for the pair of two randoms):
+    with the units recorded beside each image at link time, and with the plan replayed over the
+    objects instead (no units.json): the same answer, on both paths."""
+    a, b = image(repo, "base", LAYOUTS[i]), image(repo, "base", LAYOUTS[(i + 1) % len(LAYOUTS)])
+    assert (a.parent / placement.UNITS).is_file() and (b.parent / placement.UNITS).is_file()
+    d = both(a, b)
     assert d["mapping"] == "plan" and d["counts"]["changed"] == 0
     assert d["compared"]["same_after_masking"] > 0
+    with without_units(a, b):
+        assert both(a, b) == d
+
+
+def test_minikernel_units_record_that_is_not_of_the_image(repo, tmp_path):  # noqa: F811
+    """A units.json of another plan or another image size, a broken or odd one, is not used: the
+    plan is replayed instead (same answer); a usable one is used by both paths alike."""
+    a, b = image(repo, "base", "sorted"), image(repo, "base", "random", 3)
+    rec = b.parent / placement.UNITS
+    good = rec.read_text()
+    # an image linked before units were recorded gets them when its build is asked for again
+    rec.unlink()
+    assert image(repo, "base", "random", 3) == b and rec.read_text() == good
+    data = json.loads(good)
+    with without_units(a, b):
+        want = both(a, b)
+    try:
+        for bad in ({**data, "plan_id": "0x0000000"}, {**data, "image_size": data["image_size"] + 1},
+                    {**data, "format": 2}, {**data, "format": 1.0}, {**data, "markers": {"__lb_text_units": 1}},
+                    {**data, "starts": [[k, o, str(a)] for k, o, a in data["starts"]]}, [data], "{"):
+            rec.write_text(bad if isinstance(bad, str) else json.dumps(bad))
+            assert both(a, b) == want, bad
+        # used when it belongs to the image: two text units' objects swapped in the record
+        # (trusted, not checked: the record is written only after the placement check)
+        starts = [list(u) for u in data["starts"]]
+        text = [u for u in starts if u[0] == "text"]
+        text[1][1], text[2][1] = text[2][1], text[1][1]
+        rec.write_text(json.dumps({**data, "starts": starts}))
+        d = both(a, b)
+        objs = {s["name"]: s["object"] for s in d["symbols"]}
+        assert d != want and any(objs[s["name"]] != s["object"] for s in want["symbols"])
+    finally:
+        rec.write_text(good)
 
 
 def test_minikernel_same_layout_two_seeds_and_itself(repo):  # noqa: F811
@@ -102,18 +155,24 @@ def prog(tmp_path_factory, workdir):
 
 
 def test_static_glibc_program(prog):
-    """Found by path only, the profile's objects are not found: STT_FILE mapping (and a note).
+    """Found by path only, the profile's objects are not found, but the units recorded beside
+    each image at link time map its symbols; without them: STT_FILE mapping (and a note).
     glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too."""
     _, (a, b) = prog
     d = both(a, b)
-    assert d["mapping"] == "file" and d["notes"]
+    assert d["mapping"] == "plan" and not d["notes"]
     assert d["counts"]["moved"] > 100  # libc's code moves with the plan's units before it
+    with without_units(a, b):
+        d = both(a, b)
+    assert d["mapping"] == "file" and d["notes"]
+    assert d["counts"]["moved"] > 100
 
 
 def test_static_glibc_program_with_its_profile(prog):
     """With its profile folder on LAYOUTBENCH_PROFILES the objects are found: the plan maps them."""
     root, (a, b) = prog
-    d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)})
+    with without_units(a, b):
+        d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)})
     assert d["mapping"] == "plan" and not d["notes"]
 
 

@@ -76,6 +76,7 @@ class Image:
     syms: list[Sym]
     data: bytes | mmap.mmap
     plan: LayoutPlan | None = None
+    plan_id: str | None = None  #: "0x1234abc": the plan's id (as plan.json records it)
     objects: dict | None = None  #: plan object name → elfinfo.ObjectInfo, when the objects were found
     mapping: str = "file"  #: "plan": objects from the replayed plan; "file": from STT_FILE symbols
     notes: list[str] = field(default_factory=list)

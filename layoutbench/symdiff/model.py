@@ -155,4 +155,4 @@ class SymdiffResult:
 def side_info(img: Image) -> SideInfo:
     return SideInfo(str(img.path), img.label, len(img.syms), img.mapping,
                     f"{img.plan.layout}:{img.plan.seed}" if img.plan else None,
-                    f"0x{img.plan.plan_id:07x}" if img.plan else None)
+                    img.plan_id if img.plan else None)

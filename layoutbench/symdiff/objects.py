@@ -4,10 +4,11 @@ that match a symbol with its twin in the other image."""
 from __future__ import annotations
 
 import bisect
+import json
 from collections import defaultdict
 from pathlib import Path
 
-from .. import elfinfo
+from .. import elfinfo, placement
 from ..errors import LayoutbenchError
 from ..layout import LayoutPlan
 from .image import Image, Sym, read_image, without_gc
@@ -26,15 +27,32 @@ def load_side(side: str | Path, image: str | None = None, repo: str | None = Non
         return specs.symdiff_side(str(side), image, repo, say)
     img = read_image(p)
     plan_path = p.parent / "plan.json"
+    starts = None
     if plan_path.is_file():
         try:
-            img.plan = LayoutPlan.from_json(plan_path.read_text())
+            text = plan_path.read_text()
+            img.plan = LayoutPlan.from_json(text)
+            img.plan_id = _stored_id(text) or f"0x{img.plan.plan_id:07x}"
         except (ValueError, TypeError, KeyError) as e:
             img.notes.append(f"{plan_path}: unreadable plan ({e}); objects from STT_FILE symbols")
         if img.plan is not None:
-            img.objects = find_objects(p, img.plan)
-    map_objects(img)
+            starts = placement.recorded(p, img.plan_id, {n: a for n, (a, _) in img.markers.items()})
+            if starts is None:
+                img.objects = find_objects(p, img.plan)
+    if starts is not None:
+        map_objects(img, starts)
+    else:
+        map_objects(img)
     return img
+
+
+def _stored_id(text: str) -> str | None:
+    """The plan id layoutbench wrote into plan.json (``"0x1234abc"``), if it is there: it was
+    computed from the same plan when the image was linked, and hashing the plan again costs a
+    few ms for a plan that lists every function section."""
+    v = json.loads(text).get("plan_id")
+    return v if isinstance(v, str) and len(v) == 9 and v.startswith("0x") and \
+        all(c in "0123456789abcdef" for c in v[2:]) else None
 
 
 @without_gc
@@ -42,6 +60,7 @@ def built_side(elf: Path, label: str, plan: LayoutPlan, objects: dict) -> Image:
     """A side layoutbench built: the image, its plan and the objects (name → elfinfo.ObjectInfo)."""
     img = read_image(elf, label)
     img.plan = plan
+    img.plan_id = f"0x{plan.plan_id:07x}"
     img.objects = objects
     map_objects(img)
     return img
@@ -74,8 +93,9 @@ def find_objects(elf: Path, plan: LayoutPlan) -> dict | None:
         return None
 
 
-def map_objects(img: Image) -> None:
-    """Set ``obj`` of every symbol: from the replayed plan, else from STT_FILE symbols."""
+def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None) -> None:
+    """Set ``obj`` of every symbol: from the plan's unit starts (as recorded beside the image,
+    ``starts``, else replayed from the plan and its objects), else from STT_FILE symbols."""
     by_sec: dict[int, list[Sym]] = defaultdict(list)
     for s in img.syms:
         by_sec[s.sec.index].append(s)
@@ -93,33 +113,14 @@ def map_objects(img: Image) -> None:
                 s.obj = prev = s.file
             else:
                 pending.append(s)
-    if img.plan is None or img.objects is None:
-        if img.plan is not None:
-            img.notes.append(f"{img.path}: the objects of its plan were not found; objects from STT_FILE symbols")
-        return
-    from .. import placement
-
-    names = [s.name for s in img.syms] + list(img.markers)
-    n = len(names)
-    columns = {"name": names, "value": [s.addr for s in img.syms] + [a for a, _ in img.markers.values()],
-               "size": [s.size for s in img.syms] + [0] * len(img.markers),
-               "kind": [s.kind for s in img.syms] + ["notype"] * len(img.markers),
-               "bind": [s.bind for s in img.syms] + ["global"] * len(img.markers),
-               "section": [s.sec.name for s in img.syms] + [sec for _, sec in img.markers.values()], "file": [""] * n}
-    info = elfinfo.ImageInfo(img.path, {}, columns=columns)  # no Symbol objects: replay needs only the columns
-    try:
-        starts = placement.replay(img.plan, img.objects, info)
-    except LayoutbenchError as e:
-        img.notes.append(f"{img.path}: plan does not replay ({e}); objects from STT_FILE symbols")
-        return
-    if starts.problems:
-        img.notes.append(f"{img.path}: image does not match its plan ({starts.problems[0]}); "
-                         f"objects from STT_FILE symbols")
-        return
+    if starts is None:
+        starts = _replayed(img)
+        if starts is None:
+            return
     end = img.markers.get("__lb_text_units_end", (None,))[0]
     ranges: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
-    order = {name: i for i, name in enumerate(dict.fromkeys(o for _, o in starts.starts))}
-    for (kind, obj), addr in starts.starts.items():
+    order = {name: i for i, name in enumerate(dict.fromkeys(o for _, o in starts))}
+    for (kind, obj), addr in starts.items():
         sec = img.section_at(addr)
         if sec is not None:
             ranges[sec.index].append((addr, order[obj], obj))
@@ -133,6 +134,32 @@ def map_objects(img: Image) -> None:
             if i >= 0:
                 s.obj = lst[i][2]
     img.mapping = "plan"
+
+
+def _replayed(img: Image) -> dict[tuple[str, str], int] | None:
+    """The unit starts by replaying the plan over its objects; None (and a note) when it cannot."""
+    if img.plan is None or img.objects is None:
+        if img.plan is not None:
+            img.notes.append(f"{img.path}: the objects of its plan were not found; objects from STT_FILE symbols")
+        return None
+    names = [s.name for s in img.syms] + list(img.markers)
+    n = len(names)
+    columns = {"name": names, "value": [s.addr for s in img.syms] + [a for a, _ in img.markers.values()],
+               "size": [s.size for s in img.syms] + [0] * len(img.markers),
+               "kind": [s.kind for s in img.syms] + ["notype"] * len(img.markers),
+               "bind": [s.bind for s in img.syms] + ["global"] * len(img.markers),
+               "section": [s.sec.name for s in img.syms] + [sec for _, sec in img.markers.values()], "file": [""] * n}
+    info = elfinfo.ImageInfo(img.path, {}, columns=columns)  # no Symbol objects: replay needs only the columns
+    try:
+        replayed = placement.replay(img.plan, img.objects, info)
+    except LayoutbenchError as e:
+        img.notes.append(f"{img.path}: plan does not replay ({e}); objects from STT_FILE symbols")
+        return None
+    if replayed.problems:
+        img.notes.append(f"{img.path}: image does not match its plan ({replayed.problems[0]}); "
+                         f"objects from STT_FILE symbols")
+        return None
+    return replayed.starts
 
 
 def assign_keys(img: Image, mode: str) -> None:

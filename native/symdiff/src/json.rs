@@ -5,26 +5,27 @@
 pub enum Value {
     Null,
     Bool(bool),
-    Int(i64),
+    Int(i128),
     Float,
-    Str(String),
+    Str(&'static str), //: a slice of the text, or (with escapes) a leaked string
     List(Vec<Value>),
-    Obj(Vec<(String, Value)>),
+    Obj(Vec<(&'static str, Value)>),
 }
 
 impl Value {
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
-            Value::Obj(kv) => kv.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            Value::Obj(kv) => kv.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| v),
             _ => None,
         }
     }
 }
 
-pub fn parse(text: &str) -> Result<Value, String> {
+/// Parse a text that lives as long as the program (leak it first): strings are slices of it.
+pub fn parse(text: &'static str) -> Result<Value, String> {
     let b = text.as_bytes();
     let mut p = 0usize;
-    let v = value(b, &mut p)?;
+    let v = value(text, b, &mut p)?;
     ws(b, &mut p);
     if p != b.len() {
         return Err("trailing data".into());
@@ -38,7 +39,7 @@ fn ws(b: &[u8], p: &mut usize) {
     }
 }
 
-fn value(b: &[u8], p: &mut usize) -> Result<Value, String> {
+fn value(t: &'static str, b: &[u8], p: &mut usize) -> Result<Value, String> {
     ws(b, p);
     if *p >= b.len() {
         return Err("unexpected end".into());
@@ -54,7 +55,7 @@ fn value(b: &[u8], p: &mut usize) -> Result<Value, String> {
             }
             loop {
                 ws(b, p);
-                let k = match value(b, p)? {
+                let k = match value(t, b, p)? {
                     Value::Str(s) => s,
                     _ => return Err("key".into()),
                 };
@@ -63,7 +64,7 @@ fn value(b: &[u8], p: &mut usize) -> Result<Value, String> {
                     return Err("colon".into());
                 }
                 *p += 1;
-                let v = value(b, p)?;
+                let v = value(t, b, p)?;
                 kv.push((k, v));
                 ws(b, p);
                 if *p < b.len() && b[*p] == b',' {
@@ -85,7 +86,7 @@ fn value(b: &[u8], p: &mut usize) -> Result<Value, String> {
                 return Ok(Value::List(out));
             }
             loop {
-                out.push(value(b, p)?);
+                out.push(value(t, b, p)?);
                 ws(b, p);
                 if *p < b.len() && b[*p] == b',' {
                     *p += 1;
@@ -99,6 +100,16 @@ fn value(b: &[u8], p: &mut usize) -> Result<Value, String> {
         }
         b'"' => {
             *p += 1;
+            // most strings have no escape: a slice of the text
+            let start = *p;
+            let mut end = start;
+            while end < b.len() && b[end] != b'"' && b[end] != b'\\' && b[end] >= 0x20 {
+                end += 1;
+            }
+            if end < b.len() && b[end] == b'"' {
+                *p = end + 1;
+                return Ok(Value::Str(&t[start..end]));
+            }
             let mut s: Vec<u16> = Vec::new();
             let mut out = String::new();
             loop {
@@ -146,16 +157,18 @@ fn value(b: &[u8], p: &mut usize) -> Result<Value, String> {
                     return Err("control character".into());
                 }
                 flush(&mut s, &mut out)?;
+                // a run of plain characters at once (the text is a &str: already valid UTF-8,
+                // and a run never ends inside a character, as '"', '\\' and controls are ASCII)
                 let start = *p;
                 let mut end = start + 1;
-                while end < b.len() && (b[end] & 0xC0) == 0x80 {
+                while end < b.len() && b[end] != b'"' && b[end] != b'\\' && b[end] >= 0x20 {
                     end += 1;
                 }
                 out.push_str(std::str::from_utf8(&b[start..end]).map_err(|_| "utf-8")?);
                 *p = end;
             }
             flush(&mut s, &mut out)?;
-            Ok(Value::Str(out))
+            Ok(Value::Str(crate::image::leak(out)))
         }
         b't' if b[*p..].starts_with(b"true") => {
             *p += 4;
@@ -185,7 +198,7 @@ fn value(b: &[u8], p: &mut usize) -> Result<Value, String> {
                 return Ok(Value::Float);
             }
             let t = std::str::from_utf8(&b[start..*p]).unwrap();
-            t.parse::<i64>().map(Value::Int).map_err(|_| "integer".into())
+            t.parse::<i128>().map(Value::Int).map_err(|_| "integer".into())
         }
         _ => Err("value".into()),
     }
@@ -203,6 +216,11 @@ fn flush(s: &mut Vec<u16>, out: &mut String) -> Result<(), String> {
 /// A string as Python's json.dumps writes it (ensure_ascii=True).
 pub fn quote(out: &mut String, s: &str) {
     out.push('"');
+    if s.bytes().all(|c| (b' '..=b'~').contains(&c) && c != b'"' && c != b'\\') {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

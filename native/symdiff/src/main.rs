@@ -14,6 +14,7 @@ mod samecode;
 mod text;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -83,16 +84,26 @@ fn root() -> PathBuf {
 fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, HandBack> {
     let mut img = image::read_image(side).map_err(|e| HandBack(format!("{side}: {e}")))?;
     img.side = which;
+    mark(&format!("{which} image read"));
     let p = Path::new(side);
     let plan_path = p.parent().unwrap_or(Path::new("")).join("plan.json");
     let mut objects = None;
+    let mut starts = None;
     if plan_path.is_file() {
         let text = std::fs::read_to_string(&plan_path).map_err(|e| HandBack(format!("{}: {e}", plan_path.display())))?;
-        let plan = Plan::parse(&text)?;
-        objects = plan::find_objects(side, &plan, root, which == 1)?;
+        let plan = Plan::parse(image::leak(text))?;
+        mark(&format!("{which} plan parsed"));
+        starts = plan::recorded(p, &plan.plan_id_text(), &img.markers);
+        if starts.is_none() {
+            objects = plan::find_objects(side, &plan, root, which == 1)?;
+            mark(&format!("{which} objects read"));
+        } else {
+            mark(&format!("{which} units recorded beside it"));
+        }
         img.plan = Some(plan);
     }
-    plan::map_objects(&mut img, objects.as_ref());
+    plan::map_objects(&mut img, objects.as_ref(), starts);
+    mark(&format!("{which} mapped"));
     Ok(img)
 }
 
@@ -401,7 +412,7 @@ fn layout_cause(old: &Image, new: &Image, section: &str, obj: &str) -> Option<St
     let unit = |p: &Plan| {
         let units = p.group(kind?)?;
         let i = units.iter().position(|u| u.object == obj)?;
-        Some((units[i].clone(), if i > 0 { Some(units[i - 1].object.clone()) } else { None }))
+        Some((units[i].clone(), if i > 0 { Some(units[i - 1].object) } else { None }))
     };
     let (ua, pa) = unit(op)?;
     let (ub, pb) = unit(np)?;
@@ -599,7 +610,9 @@ fn q(o: &mut String, s: &str) {
 
 fn opt_u(o: &mut String, v: Option<u64>) {
     match v {
-        Some(v) => o.push_str(&v.to_string()),
+        Some(v) => {
+            let _ = write!(o, "{v}");
+        }
         None => o.push_str("null"),
     }
 }
@@ -609,14 +622,14 @@ fn side_json(o: &mut String, img: &Image) {
     q(o, &img.path);
     o.push_str(", \"label\": ");
     q(o, &img.label);
-    o.push_str(&format!(", \"symbols\": {}, \"mapping\": ", img.syms.len()));
+    let _ = write!(o, ", \"symbols\": {}, \"mapping\": ", img.syms.len());
     q(o, img.mapping);
     o.push_str(", \"layout\": ");
     match &img.plan {
         Some(p) => {
             q(o, &format!("{}:{}", p.layout, p.seed));
             o.push_str(", \"plan_id\": ");
-            q(o, &format!("0x{:07x}", p.plan_id()));
+            q(o, &p.plan_id_text());
         }
         None => o.push_str("null, \"plan_id\": null"),
     }
@@ -629,7 +642,7 @@ fn by_json(o: &mut String, m: &BTreeMap<i128, u64>) {
         if i > 0 {
             o.push_str(", ");
         }
-        o.push_str(&format!("\"{k}\": {v}"));
+        let _ = write!(o, "\"{k}\": {v}");
     }
     o.push('}');
 }
@@ -637,7 +650,7 @@ fn by_json(o: &mut String, m: &BTreeMap<i128, u64>) {
 fn origin_json(o: &mut String, g: &Origin) {
     o.push_str("{\"section\": ");
     q(o, &g.section);
-    o.push_str(&format!(", \"address\": {}, \"symbol\": ", g.address));
+    let _ = write!(o, ", \"address\": {}, \"symbol\": ", g.address);
     q(o, &g.symbol);
     o.push_str(", \"object\": ");
     q(o, &g.object);
@@ -659,16 +672,16 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
     o.push_str(", \"mapping\": ");
     q(&mut o, r.mapping);
     let identical = r.counts[1] + r.counts[3] + r.counts[4] + r.counts[5] == 0;
-    o.push_str(&format!(", \"placement_identical\": {}, \"counts\": {{", identical));
+    let _ = write!(o, ", \"placement_identical\": {}, \"counts\": {{", identical);
     for (i, k) in STATUSES.iter().enumerate() {
-        o.push_str(&format!("{}\"{}\": {}", if i > 0 { ", " } else { "" }, k, r.counts[i]));
+        let _ = write!(o, "{}\"{}\": {}", if i > 0 { ", " } else { "" }, k, r.counts[i]);
     }
-    o.push_str(&format!("}}, \"moved\": {{\"symbols\": {}, \"by\": ", r.counts[1]));
+    let _ = write!(o, "}}, \"moved\": {{\"symbols\": {}, \"by\": ", r.counts[1]);
     by_json(&mut o, &r.moved_by);
     let mm = |v: Option<&i128>| v.map_or("null".to_string(), |v| v.to_string());
-    o.push_str(&format!(", \"min\": {}, \"max\": {}, \"text_by\": ", mm(r.moved_by.keys().next()), mm(r.moved_by.keys().last())));
+    let _ = write!(o, ", \"min\": {}, \"max\": {}, \"text_by\": ", mm(r.moved_by.keys().next()), mm(r.moved_by.keys().last()));
     by_json(&mut o, &r.text_moved_by);
-    o.push_str(&format!(", \"text_whole_pages\": {}}}, \"shift_origin\": ", r.page_quantized));
+    let _ = write!(o, ", \"text_whole_pages\": {}}}, \"shift_origin\": ", r.page_quantized);
     match r.origins.first() {
         Some(g) => origin_json(&mut o, g),
         None => o.push_str("null"),
@@ -685,8 +698,8 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
         Some(p) => {
             o.push_str("{\"section\": ");
             q(&mut o, &p.section);
-            o.push_str(&format!(", \"moved\": {}, \"stayed\": {}, \"first\": {}, \"last\": {}, \"to_end\": {}, \"absorbed_at\": ",
-                                p.moved, p.stayed, p.first, p.last, p.to_end));
+            let _ = write!(o, ", \"moved\": {}, \"stayed\": {}, \"first\": {}, \"last\": {}, \"to_end\": {}, \"absorbed_at\": ",
+                                p.moved, p.stayed, p.first, p.last, p.to_end);
             match &p.absorbed_at {
                 Some(a) => q(&mut o, a),
                 None => o.push_str("null"),
@@ -696,9 +709,9 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
         None => o.push_str("null"),
     }
     let share = if r.text_bytes > 0 { r.text_unchanged_bytes as f64 / r.text_bytes as f64 } else { 1.0 };
-    o.push_str(&format!(", \"text\": {{\"bytes\": {}, \"unchanged_bytes\": {}, \"unchanged_share\": {}, \"functions\": {}, \"unchanged_functions\": {}}}",
+    let _ = write!(o, ", \"text\": {{\"bytes\": {}, \"unchanged_bytes\": {}, \"unchanged_share\": {}, \"functions\": {}, \"unchanged_functions\": {}}}",
                         r.text_bytes, r.text_unchanged_bytes, json::float_repr(json::round6(share)), r.text_functions,
-                        r.text_unchanged_functions));
+                        r.text_unchanged_functions);
     o.push_str(", \"objects\": [");
     for (i, d) in r.objects.iter().enumerate() {
         if i > 0 {
@@ -706,9 +719,9 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
         }
         o.push_str("{\"object\": ");
         q(&mut o, &d.object);
-        o.push_str(&format!(", \"total\": {}", d.counts.iter().sum::<u64>()));
+        let _ = write!(o, ", \"total\": {}", d.counts.iter().sum::<u64>());
         for (j, k) in STATUSES.iter().enumerate() {
-            o.push_str(&format!(", \"{}\": {}", k, d.counts[j]));
+            let _ = write!(o, ", \"{}\": {}", k, d.counts[j]);
         }
         o.push_str(", \"deltas\": ");
         by_json(&mut o, &d.deltas);
@@ -739,15 +752,17 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
         q(&mut o, &s.section);
         o.push_str(", \"delta\": ");
         match (s.old_addr, s.new_addr) {
-            (Some(a), Some(b)) => o.push_str(&(b as i128 - a as i128).to_string()),
+            (Some(a), Some(b)) => {
+                let _ = write!(o, "{}", b as i128 - a as i128);
+            }
             _ => o.push_str("null"),
         }
         o.push('}');
     }
-    o.push_str(&format!(
+    let _ = write!(o, 
         "], \"compared\": {{\"identical_bytes\": {}, \"same_after_masking\": {}, \"address_fields\": {}, \"llvm_objdump\": {}}}, \"notes\": [",
         r.st.identical, r.st.masked, r.st.fields, r.st.objdump
-    ));
+    );
     for (i, n) in r.notes.iter().enumerate() {
         if i > 0 {
             o.push_str(", ");

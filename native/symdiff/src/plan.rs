@@ -13,8 +13,8 @@ pub const KINDS: [&str; 4] = ["text", "rodata", "data", "bss"];
 
 #[derive(Clone, PartialEq)]
 pub struct Unit {
-    pub object: String,
-    pub sections: Option<Vec<String>>,
+    pub object: &'static str,
+    pub sections: Option<Vec<&'static str>>,
     pub align: i64,
     pub gap: i64,
 }
@@ -28,21 +28,22 @@ pub struct Plan {
     pub groups: Vec<(String, Vec<Unit>)>,
     pub pinned: Vec<String>,
     pub format: i64,
+    pub stored_id: Option<String>, //: the "plan_id" layoutbench wrote into plan.json
 }
 
-fn s(v: Option<&Value>) -> Result<String, HandBack> {
+fn s(v: Option<&Value>) -> Result<&'static str, HandBack> {
     match v {
-        Some(Value::Str(s)) => Ok(s.clone()),
+        Some(Value::Str(s)) => Ok(s),
         _ => Err(HandBack("plan.json: a field is not a string".into())),
     }
 }
 fn i(v: Option<&Value>) -> Result<i64, HandBack> {
     match v {
-        Some(Value::Int(i)) => Ok(*i),
+        Some(Value::Int(i)) => i64::try_from(*i).map_err(|_| HandBack("plan.json: an integer out of range".into())),
         _ => Err(HandBack("plan.json: a field is not an integer".into())),
     }
 }
-fn strs(v: &Value) -> Result<Vec<String>, HandBack> {
+fn strs(v: &Value) -> Result<Vec<&'static str>, HandBack> {
     match v {
         Value::List(l) => l.iter().map(|x| s(Some(x))).collect(),
         _ => Err(HandBack("plan.json: a field is not a list".into())),
@@ -57,7 +58,7 @@ fn keys_are(v: &Value, want: &[&str]) -> bool {
 
 impl Plan {
     /// A plan.json as layoutbench writes it; any other shape is handed back to Python.
-    pub fn parse(text: &str) -> Result<Plan, HandBack> {
+    pub fn parse(text: &'static str) -> Result<Plan, HandBack> {
         let v = json::parse(text).map_err(|e| HandBack(format!("plan.json: {e}")))?;
         let top = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format"];
         let with_id = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format", "plan_id"];
@@ -87,20 +88,28 @@ impl Plan {
                         };
                         out.push(Unit { object: s(u.get("object"))?, sections, align: i(u.get("align"))?, gap: i(u.get("gap"))? });
                     }
-                    groups.push((kind.clone(), out));
+                    groups.push((kind.to_string(), out));
                 }
             }
             _ => return Err(HandBack("plan.json: groups".into())),
         }
         Ok(Plan {
-            kernel: s(v.get("kernel"))?,
-            image: s(v.get("image"))?,
-            commit: s(v.get("commit"))?,
-            layout: s(v.get("layout"))?,
+            kernel: s(v.get("kernel"))?.to_string(),
+            image: s(v.get("image"))?.to_string(),
+            commit: s(v.get("commit"))?.to_string(),
+            layout: s(v.get("layout"))?.to_string(),
             seed: i(v.get("seed"))?,
             groups,
-            pinned: strs(v.get("pinned").unwrap())?,
+            pinned: strs(v.get("pinned").unwrap())?.into_iter().map(str::to_string).collect(),
             format: i(v.get("format"))?,
+            stored_id: match v.get("plan_id") {
+                Some(Value::Str(t))
+                    if t.len() == 9 && t.starts_with("0x") && t[2..].bytes().all(|c| b"0123456789abcdef".contains(&c)) =>
+                {
+                    Some(t.to_string())
+                }
+                _ => None,
+            },
         })
     }
 
@@ -167,6 +176,12 @@ impl Plan {
     pub fn plan_id(&self) -> u32 {
         let h = json::sha256(self.canonical().as_bytes());
         (u32::from_be_bytes([h[0], h[1], h[2], h[3]])) >> 4
+    }
+
+    /// objects._stored_id or the plan id: "0x1234abc" (hashing a plan that lists every
+    /// function section costs more than the rest of reading it)
+    pub fn plan_id_text(&self) -> String {
+        self.stored_id.clone().unwrap_or_else(|| format!("0x{:07x}", self.plan_id()))
     }
 }
 
@@ -388,7 +403,7 @@ fn align(x: i128, a: i128) -> i128 {
 }
 
 /// placement.replay: (kind, object) → start of its first section, in order, and the problems.
-fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, String), i128)>, Vec<String>), String> {
+fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Starts, Vec<String>), String> {
     // name → its addresses: the first in the map, any further ones in `more` (names rarely repeat)
     let mut addrs: Map<&str, (u64, usize)> = Map::default();
     let mut more: Vec<(u64, usize)> = Vec::new(); //: (address, next) chains, usize::MAX ends one
@@ -438,7 +453,7 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
         }
         let mut pos = symbol(&format!("__lb_{kind}_units"))? as i128;
         for (i, u) in units.iter().enumerate() {
-            let obj = match objects.get(&u.object) {
+            let obj = match objects.get(u.object) {
                 Some(o) => o,
                 None => {
                     problems.push(format!("{kind} unit {i}: object {} is not among the linked objects", u.object));
@@ -447,10 +462,10 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
             };
             pos = align(pos, u.align as i128) + u.gap as i128;
             for s in obj.iter().filter(|s| {
-                s.kind == Some(kind) && u.sections.as_ref().map_or(true, |l| l.iter().any(|x| x == s.name))
+                s.kind == Some(kind) && u.sections.as_ref().map_or(true, |l| l.iter().any(|x| *x == s.name))
             }) {
                 pos = align(pos, s.align as i128);
-                let k = (kind.to_string(), u.object.clone());
+                let k = (kind.to_string(), u.object.to_string());
                 if !seen.contains_key(&k) {
                     seen.insert(k.clone(), ());
                     starts.push((k, pos));
@@ -492,8 +507,66 @@ fn replay(img: &Image, plan: &Plan, objects: &Objects) -> Result<(Vec<((String, 
     Ok((starts, problems))
 }
 
-/// map_objects: every symbol's object, from the replayed plan, else from STT_FILE symbols.
-pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
+pub type Starts = Vec<((String, String), i128)>;
+
+/// placement.recorded: the unit starts recorded beside the image (units.json) when they belong
+/// to it (format, plan id, size, every recorded marker where the image has it); None otherwise.
+pub fn recorded(elf: &Path, plan_id: &str, markers: &[(String, u64, usize)]) -> Option<Starts> {
+    let path = elf.parent().unwrap_or(Path::new("")).join("units.json");
+    let text = crate::image::leak(std::fs::read_to_string(&path).ok()?);
+    let size = std::fs::metadata(elf).ok()?.len() as i128;
+    let v = json::parse(&text).ok()?;
+    let int = |v: Option<&Value>| match v {
+        Some(Value::Int(i)) => Some(*i),
+        _ => None,
+    };
+    if int(v.get("format"))? != 1 || !matches!(v.get("plan_id"), Some(Value::Str(t)) if *t == plan_id)
+        || int(v.get("image_size"))? != size
+    {
+        return None;
+    }
+    match v.get("markers")? {
+        Value::Obj(kv) => {
+            for (i, (n, a)) in kv.iter().enumerate() {
+                if kv[i + 1..].iter().any(|(k, _)| k == n) {
+                    continue; // a name twice: Python's dict keeps the last value
+                }
+                let a = int(Some(a))?;
+                if !markers.iter().any(|m| &m.0 == n && m.1 as i128 == a) {
+                    return None;
+                }
+            }
+        }
+        _ => return None,
+    }
+    let mut starts: Starts = Vec::new();
+    let mut seen: Map<(String, String), ()> = Map::default();
+    match v.get("starts")? {
+        Value::List(l) => {
+            for u in l {
+                match u {
+                    Value::List(x) if x.len() == 3 => match (&x[0], &x[1], &x[2]) {
+                        (Value::Str(k), Value::Str(o), Value::Int(a)) => {
+                            let key = (k.to_string(), o.to_string());
+                            if seen.insert(key.clone(), ()).is_some() {
+                                return None;
+                            }
+                            starts.push((key, *a));
+                        }
+                        _ => return None,
+                    },
+                    _ => return None,
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(starts)
+}
+
+/// map_objects: every symbol's object, from the plan's unit starts (recorded beside the image,
+/// else replayed from the plan and its objects), else from STT_FILE symbols.
+pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<Starts>) {
     let mut by_sec: Map<usize, Vec<usize>> = Map::default();
     let mut order: Vec<usize> = Vec::new();
     for (i, s) in img.syms.iter().enumerate() {
@@ -525,29 +598,13 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
             }
         }
     }
-    let (plan, objects) = match (img.plan.as_ref(), objects) {
-        (Some(p), Some(o)) => (p, o),
-        _ => {
-            if img.plan.is_some() {
-                let n = format!("{}: the objects of its plan were not found; objects from STT_FILE symbols", img.path);
-                img.notes.push(n);
-            }
-            return;
-        }
+    let starts = match recorded {
+        Some(s) => s,
+        None => match replayed(img, objects) {
+            Some(s) => s,
+            None => return,
+        },
     };
-    let (starts, problems) = match replay(img, plan, objects) {
-        Ok(r) => r,
-        Err(e) => {
-            let n = format!("{}: plan does not replay ({e}); objects from STT_FILE symbols", img.path);
-            img.notes.push(n);
-            return;
-        }
-    };
-    if !problems.is_empty() {
-        let n = format!("{}: image does not match its plan ({}); objects from STT_FILE symbols", img.path, problems[0]);
-        img.notes.push(n);
-        return;
-    }
     let end = img.markers.iter().find(|m| m.0 == "__lb_text_units_end").map(|m| m.1);
     let mut rank: Map<&str, usize> = Map::default();
     for ((_, o), _) in &starts {
@@ -588,6 +645,35 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>) {
         img.syms[i].obj = o;
     }
     img.mapping = "plan";
+}
+
+/// objects._replayed: the unit starts by replaying the plan over its objects; None (and a note)
+/// when it cannot.
+fn replayed(img: &mut Image, objects: Option<&Objects>) -> Option<Starts> {
+    let (plan, objects) = match (img.plan.as_ref(), objects) {
+        (Some(p), Some(o)) => (p, o),
+        _ => {
+            if img.plan.is_some() {
+                let n = format!("{}: the objects of its plan were not found; objects from STT_FILE symbols", img.path);
+                img.notes.push(n);
+            }
+            return None;
+        }
+    };
+    let (starts, problems) = match replay(img, plan, objects) {
+        Ok(r) => r,
+        Err(e) => {
+            let n = format!("{}: plan does not replay ({e}); objects from STT_FILE symbols", img.path);
+            img.notes.push(n);
+            return None;
+        }
+    };
+    if !problems.is_empty() {
+        let n = format!("{}: image does not match its plan ({}); objects from STT_FILE symbols", img.path, problems[0]);
+        img.notes.push(n);
+        return None;
+    }
+    Some(starts)
 }
 
 /// A symbol's key before its count: a global by name, a local by (file, object, name) when the

@@ -76,7 +76,7 @@ fn has_emoji(text: &str) -> bool {
 fn summary_lines(r: &Result_, old: &Image, new: &Image) -> Vec<String> {
     let c = &r.counts;
     let side = |img: &Image, what: &str| match &img.plan {
-        Some(p) => format!("{what}: {}  [{}:{}, plan 0x{:07x}]", img.label, p.layout, p.seed, p.plan_id()),
+        Some(p) => format!("{what}: {}  [{}:{}, plan {}]", img.label, p.layout, p.seed, p.plan_id_text()),
         None => format!("{what}: {}", img.label),
     };
     let mut lines = vec![side(old, "old"), side(new, "new")];
