@@ -13,8 +13,9 @@ given on the command line are timed instead (e.g. two vmlinux).  --baseline DIR 
 the symdiff of another layoutbench checkout in the same rotation (before/after a change).  Both commands are run as a
 user runs them (a new process each: interpreter start and imports count), alternately, --runs
 times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff), then
-the same for CPU time (user + system), which a loaded machine disturbs less.  Two floor
-lines first: starting Python and importing numpy, and `layoutbench --help` (every import).
+the same for CPU time (user + system), which a loaded machine disturbs less.  Three floor
+lines first: starting Python (what any Python front end costs before its first line runs),
+starting it and importing numpy, and `layoutbench --help` (every import).
 
 `layoutbench symdiff OLD NEW --json` of two ELF files runs the native helper (native/symdiff,
 built by setup.sh); the last two columns time the same command on the Python path
@@ -168,12 +169,11 @@ def main() -> None:
     print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6}   "
           f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}   {'python':>8} {'ratio':>6} {'output':>6}"
           + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
-    floor = side_by_side([([sys.executable, "-c", "import numpy"], False, None),
-                          ([sys.executable, "-m", "layoutbench.cli", "--help"], False, None)], args.runs)
-    label = "(floor) python -c 'import numpy'"
-    print(f"{label:44} {'':>8} {floor[0][0]:>7.2f}s {'':>8} {'':>6}   "
-          f"{floor[0][1]:>11.2f}s")
-    print(f"{'(floor) layoutbench --help':44} {'':>8} {floor[1][0]:>7.2f}s {'':>8} {'':>6}   {floor[1][1]:>11.2f}s")
+    floors = [("(floor) python -c pass", [sys.executable, "-c", "pass"]),
+              ("(floor) python -c 'import numpy'", [sys.executable, "-c", "import numpy"]),
+              ("(floor) layoutbench --help", [sys.executable, "-m", "layoutbench.cli", "--help"])]
+    for (label, _), (wall, cpu, _) in zip(floors, side_by_side([(c, False, None) for _, c in floors], args.runs)):
+        print(f"{label:44} {'':>8} {wall:>7.3f}s {'':>8} {'':>6}   {cpu:>11.3f}s")
     for a, b in pairs:
         cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
         cmds = [(cmd, False, None),
@@ -191,9 +191,9 @@ def main() -> None:
                 for env in (None, {**os.environ, "LAYOUTBENCH_NATIVE": "0"})]
         same = "same" if outs[0] == outs[1] else "DIFFER"
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
-        print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.2f}s {nw:>7.2f}s {sw / nw:>5.2f}x   "
-              f"{sc:>11.2f}s {nc:>7.2f}s {sc / max(nc, 1e-3):>5.2f}x   {pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
-              + (f"   {got[3][0]:>7.2f}s {got[3][1]:>5.2f}s" if args.baseline else ""), flush=True)
+        print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.3f}s {nw:>7.3f}s {sw / nw:>5.2f}x   "
+              f"{sc:>11.3f}s {nc:>7.3f}s {sc / max(nc, 1e-3):>5.2f}x   {pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
+              + (f"   {got[3][0]:>7.3f}s {got[3][1]:>5.3f}s" if args.baseline else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,12 @@ per image:
   though a field holding an absolute symbol's value (``__lb_plan_id``) names that symbol.
 
 * **Which object a symbol came from.**  With a layout plan (``plan.json`` beside the
-  image, or the build spec's variant) and the objects it was linked from, the plan is
-  replayed (:func:`layoutbench.placement.replay`) to find where each object's units
-  start; a symbol belongs to the unit whose range holds its address.  Without one,
+  image, or the build spec's variant), where each object's units start is read from the
+  record the build wrote beside the image after its placement check
+  (``units.json``, :func:`layoutbench.placement.recorded`: used only when its plan id,
+  markers and the image's size are this image's), else found by replaying the plan over
+  the objects it was linked from (:func:`layoutbench.placement.replay`); a symbol belongs
+  to the unit whose range holds its address.  Without one,
   local symbols belong to the ``STT_FILE`` symbol before them (a source file name,
   ``ring.c``); a global belongs to a file only when the nearest local symbols on both
   sides of it (by address, same section) come from that file, else it is shown as
