@@ -103,7 +103,7 @@ def generate(root: Path, functions: int, objects: int = 320) -> Path:
 
 
 def build_pair(toml: Path, work: Path) -> tuple[Path, Path]:
-    env = {**os.environ, "LAYOUTBENCH_DIR": str(work)}
+    env = {**os.environ, "LAYOUTBENCH_DIR": str(work), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     out = subprocess.run([sys.executable, "-m", "layoutbench.cli", "build", str(toml), "--layout",
                           "sorted,random", "--seed", "1", "--json"], env=env, capture_output=True, text=True)
     if out.returncode != 0:
@@ -150,7 +150,7 @@ def main() -> None:
     args = ap.parse_args()
     if len(args.pairs) % 2:
         sys.exit("give ELF files in pairs: OLD NEW [OLD NEW]...")
-    pairs = [(args.pairs[i], args.pairs[i + 1]) for i in range(0, len(args.pairs), 2)]
+    pairs = [(args.pairs[i].resolve(), args.pairs[i + 1].resolve()) for i in range(0, len(args.pairs), 2)]
     base = Path(os.environ.get("LAYOUTBENCH_BENCH_DIR", "/tmp/layoutbench-bench"))
     if not pairs:
         for n in map(int, args.functions.split(",")):
@@ -160,8 +160,14 @@ def main() -> None:
             print(f"  ready in {time.perf_counter() - t0:.1f}s", flush=True)
     tmp = base / "nm"
     tmp.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root))
     from layoutbench import native
+
+    # every command runs outside any checkout (`python -m` puts the working directory first on
+    # sys.path), with PYTHONPATH naming the checkout it times: this one, or --baseline's
+    os.chdir(tmp)
+    ours = {**os.environ, "PYTHONPATH": str(root)}
 
     if native.binary() is None:
         print(f"note: the native helper is not built ({native.BINARY}); run setup.sh (cargo build --release "
@@ -172,13 +178,13 @@ def main() -> None:
     floors = [("(floor) python -c pass", [sys.executable, "-c", "pass"]),
               ("(floor) python -c 'import numpy'", [sys.executable, "-c", "import numpy"]),
               ("(floor) layoutbench --help", [sys.executable, "-m", "layoutbench.cli", "--help"])]
-    for (label, _), (wall, cpu, _) in zip(floors, side_by_side([(c, False, None) for _, c in floors], args.runs)):
+    for (label, _), (wall, cpu, _) in zip(floors, side_by_side([(c, False, ours) for _, c in floors], args.runs)):
         print(f"{label:44} {'':>8} {wall:>7.3f}s {'':>8} {'':>6}   {cpu:>11.3f}s")
     for a, b in pairs:
         cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
-        cmds = [(cmd, False, None),
+        cmds = [(cmd, False, ours),
                 (f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", True, None),
-                (cmd, False, {**os.environ, "LAYOUTBENCH_NATIVE": "0"})]
+                (cmd, False, {**ours, "LAYOUTBENCH_NATIVE": "0"})]
         if args.baseline:
             cmds.append((cmd, False, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}))
         got = side_by_side(cmds, args.runs)
@@ -188,7 +194,7 @@ def main() -> None:
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
         # the fast path and the Python path print the same bytes (the tests check it too)
         outs = [subprocess.run(cmd, capture_output=True, env=env).stdout
-                for env in (None, {**os.environ, "LAYOUTBENCH_NATIVE": "0"})]
+                for env in (ours, {**ours, "LAYOUTBENCH_NATIVE": "0"})]
         same = "same" if outs[0] == outs[1] else "DIFFER"
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
         print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.3f}s {nw:>7.3f}s {sw / nw:>5.2f}x   "

@@ -86,6 +86,18 @@ def test_symdiff_of_two_vmlinux_layouts(linux):
         # every function is explained by address masking (jumps into .altinstr_aux, which has no
         # symbol, are named section + offset): none is left for llvm-objdump
         assert json.loads(fast.stdout)["compared"]["llvm_objdump"] == 0, (a, b)
+        # the unit starts recorded at link time (units.json) map symbols as the replay of the
+        # plan over the objects does
+        recs = [v[x].elf.parent / placement.UNITS for x in (a, b)]
+        assert all(r.is_file() for r in recs)
+        for r in recs:
+            r.rename(r.with_name("units.json.aside"))
+        try:
+            replayed = lb(*args, check=False)
+        finally:
+            for r in recs:
+                r.with_name("units.json.aside").rename(r)
+        assert (replayed.returncode, replayed.stdout) == (fast.returncode, fast.stdout), (a, b)
 
 
 def test_fast_reader_agrees_with_pyelftools_on_vmlinux(linux):
