@@ -39,10 +39,7 @@ def load_side(side: str | Path, image: str | None = None, repo: str | None = Non
             starts = placement.recorded(p, img.plan_id, {n: a for n, (a, _) in img.markers.items()})
             if starts is None:
                 img.objects = find_objects(p, img.plan)
-    if starts is not None:
-        map_objects(img, starts)
-    else:
-        map_objects(img)
+    map_objects(img, starts)
     return img
 
 
