@@ -616,11 +616,32 @@ fn q(o: &mut String, s: &str) {
     json::quote(o, s);
 }
 
+/// The decimal digits of v (what `write!(o, "{v}")` writes, without the formatting machinery:
+/// a vmlinux diff writes ~100k numbers).
+fn push_u(o: &mut String, mut v: u128) {
+    let mut buf = [0u8; 40];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    o.push_str(std::str::from_utf8(&buf[i..]).unwrap());
+}
+
+fn push_i(o: &mut String, v: i128) {
+    if v < 0 {
+        o.push('-');
+    }
+    push_u(o, v.unsigned_abs());
+}
+
 fn opt_u(o: &mut String, v: Option<u64>) {
     match v {
-        Some(v) => {
-            let _ = write!(o, "{v}");
-        }
+        Some(v) => push_u(o, v as u128),
         None => o.push_str("null"),
     }
 }
@@ -760,9 +781,7 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
         q(&mut o, &s.section);
         o.push_str(", \"delta\": ");
         match (s.old_addr, s.new_addr) {
-            (Some(a), Some(b)) => {
-                let _ = write!(o, "{}", b as i128 - a as i128);
-            }
+            (Some(a), Some(b)) => push_i(&mut o, b as i128 - a as i128),
             _ => o.push_str("null"),
         }
         o.push('}');
