@@ -20,7 +20,6 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CRATE = os.path.join(ROOT, "native", "symdiff")
 BINARY = os.path.join(CRATE, "target", "release", "layoutbench-symdiff")
-MALLOC_TUNABLES = "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=268435456"
 
 
 def _sources() -> list[str]:
@@ -54,12 +53,6 @@ def fast_path(args: list[str]) -> None:
     if exe is None:
         return
     env = {**os.environ, "LAYOUTBENCH_PYTHON": sys.executable, "LAYOUTBENCH_ROOT": ROOT}
-    # glibc's malloc for the helper alone (a hand-back restores the caller's value): grow the heap
-    # in large steps on transparent huge pages.  A vmlinux diff touches ~100 MB of fresh memory,
-    # and faulting it in 4 KiB pages was a fifth of the helper's time.
-    was = os.environ.get("GLIBC_TUNABLES")
-    env["LAYOUTBENCH_GLIBC_TUNABLES"] = "-" if was is None else was
-    env["GLIBC_TUNABLES"] = ":".join(filter(None, [was, MALLOC_TUNABLES]))
     sys.stdout.flush()
     os.execve(exe, [exe, *args[1:]], env)
 

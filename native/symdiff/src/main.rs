@@ -55,19 +55,11 @@ fn hand_back(reason: &str, args: &[String]) -> ! {
     }
     match std::env::var("LAYOUTBENCH_PYTHON") {
         Ok(py) if !py.is_empty() => {
-            let mut cmd = std::process::Command::new(&py);
-            cmd.args(["-m", "layoutbench.cli", "symdiff"]).args(args).env("LAYOUTBENCH_NATIVE", "0");
-            // the front end set glibc's malloc tunables for this program only: the caller's again
-            match std::env::var("LAYOUTBENCH_GLIBC_TUNABLES").as_deref() {
-                Ok("-") => {
-                    cmd.env_remove("GLIBC_TUNABLES");
-                }
-                Ok(was) => {
-                    cmd.env("GLIBC_TUNABLES", was);
-                }
-                Err(_) => {}
-            }
-            let err = cmd.env_remove("LAYOUTBENCH_GLIBC_TUNABLES").exec();
+            let err = std::process::Command::new(&py)
+                .args(["-m", "layoutbench.cli", "symdiff"])
+                .args(args)
+                .env("LAYOUTBENCH_NATIVE", "0")
+                .exec();
             eprintln!("layoutbench: error: cannot run {py}: {err}");
             std::process::exit(2);
         }
