@@ -12,7 +12,8 @@ between the two layouts and must be explained by address masking.  Pairs of ELF 
 given on the command line are timed instead (e.g. two vmlinux).  --baseline DIR also times
 the symdiff of another layoutbench checkout in the same rotation (before/after a change).  Both commands are run as a
 user runs them (a new process each: interpreter start and imports count), alternately, --runs
-times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff), then
+times each; the best wall time of each is reported, and the ratio symdiff / (nm + diff) of the
+best times and of the median times, then
 the same for CPU time (user + system), which a loaded machine disturbs less.  Three floor
 lines first: starting Python (what any Python front end costs before its first line runs),
 starting it and importing numpy, and `layoutbench --help` (every import).
@@ -30,6 +31,7 @@ import argparse
 import os
 import random
 import resource
+import statistics
 import shutil
 import subprocess
 import sys
@@ -123,14 +125,17 @@ def timed(cmd, shell: bool = False, env: dict | None = None) -> tuple[float, flo
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), p.returncode
 
 
-def side_by_side(cmds: list[tuple], runs: int) -> list[tuple[float, float, int]]:
-    """Best wall time, best CPU time and the exit status of each (cmd, shell, env), run in turn."""
-    out = [(float("inf"), float("inf"), 0)] * len(cmds)
+def side_by_side(cmds: list[tuple], runs: int) -> list[tuple[float, float, int, float]]:
+    """Best wall time, best CPU time, the exit status and the median wall time of each
+    (cmd, shell, env), run in turn."""
+    walls: list[list[float]] = [[] for _ in cmds]
+    out = [(float("inf"), float("inf"), 0, 0.0)] * len(cmds)
     for _ in range(runs):
         for i, (cmd, shell, env) in enumerate(cmds):
             wall, cpu, rc = timed(cmd, shell, env)
-            out[i] = (min(out[i][0], wall), min(out[i][1], cpu), rc)
-    return out
+            walls[i].append(wall)
+            out[i] = (min(out[i][0], wall), min(out[i][1], cpu), rc, 0.0)
+    return [(w, c, rc, statistics.median(ws)) for (w, c, rc, _), ws in zip(out, walls)]
 
 
 def count_symbols(elf: Path) -> int:
@@ -172,14 +177,14 @@ def main() -> None:
     if native.binary() is None:
         print(f"note: the native helper is not built ({native.BINARY}); run setup.sh (cargo build --release "
               f"in native/symdiff): symdiff is timed on its Python path")
-    print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6}   "
+    print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6} {'median':>6}   "
           f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}   {'python':>8} {'ratio':>6} {'output':>6}"
           + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
     floors = [("(floor) python -c pass", [sys.executable, "-c", "pass"]),
               ("(floor) python -c 'import numpy'", [sys.executable, "-c", "import numpy"]),
               ("(floor) layoutbench --help", [sys.executable, "-m", "layoutbench.cli", "--help"])]
-    for (label, _), (wall, cpu, _) in zip(floors, side_by_side([(c, False, ours) for _, c in floors], args.runs)):
-        print(f"{label:44} {'':>8} {wall:>7.3f}s {'':>8} {'':>6}   {cpu:>11.3f}s")
+    for (label, _), (wall, cpu, _, _) in zip(floors, side_by_side([(c, False, ours) for _, c in floors], args.runs)):
+        print(f"{label:44} {'':>8} {wall:>7.3f}s {'':>8} {'':>6} {'':>6}   {cpu:>11.3f}s")
     for a, b in pairs:
         cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
         cmds = [(cmd, False, ours),
@@ -188,7 +193,7 @@ def main() -> None:
         if args.baseline:
             cmds.append((cmd, False, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}))
         got = side_by_side(cmds, args.runs)
-        (sw, sc, rc), (nw, nc, _), (pw, _, prc) = got[:3]
+        (sw, sc, rc, sm), (nw, nc, _, nm), (pw, _, prc, _) = got[:3]
         if rc not in (0, 1) or prc not in (0, 1):
             subprocess.run(cmd[:-1])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
@@ -197,7 +202,7 @@ def main() -> None:
                 for env in (ours, {**ours, "LAYOUTBENCH_NATIVE": "0"})]
         same = "same" if outs[0] == outs[1] else "DIFFER"
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
-        print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.3f}s {nw:>7.3f}s {sw / nw:>5.2f}x   "
+        print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.3f}s {nw:>7.3f}s {sw / nw:>5.2f}x {sm / nm:>5.2f}x   "
               f"{sc:>11.3f}s {nc:>7.3f}s {sc / max(nc, 1e-3):>5.2f}x   {pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
               + (f"   {got[3][0]:>7.3f}s {got[3][1]:>5.3f}s" if args.baseline else ""), flush=True)
 
