@@ -150,6 +150,7 @@ pub struct Image {
     pub sections: Vec<Section>, //: sorted by (addr, index)
     pub syms: Vec<Sym>,
     pub data: &'static [u8],
+    pub strtab: &'static [u8], //: the symbol names' table (names are slices of it, unless leaked)
     pub plan: Option<Plan>,
     pub mapping: &'static str,
     pub notes: Vec<String>,
@@ -329,6 +330,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
         sections,
         syms,
         data: e.data,
+        strtab,
         plan: None,
         mapping: "file",
         notes: Vec::new(),

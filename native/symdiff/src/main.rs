@@ -165,7 +165,14 @@ pub struct Result_ {
 }
 
 fn sidx(s: &str) -> usize {
-    STATUSES.iter().position(|&x| x == s).unwrap()
+    STATUSES.iter().position(|&x| is(s, x)).unwrap()
+}
+
+/// a == b for the program's own constant strings (statuses, kinds, section names of one image),
+/// which mostly are the same pointer: a length and a pointer compared before any bytes.
+#[inline]
+pub fn is(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
 }
 
 /// classify.diff
@@ -340,7 +347,7 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
         };
         last = (r.object.as_ptr(), r.object.len(), at);
         per_obj[at].counts[si] += 1;
-        if r.status == "moved" {
+        if is(r.status, "moved") {
             let d = r.new_addr.unwrap() as i128 - r.old_addr.unwrap() as i128;
             *moved_by.entry(d).or_default() += 1;
             let od = &mut per_obj[at];
@@ -358,16 +365,16 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
     let mut text_moved: BTreeMap<i128, u64> = BTreeMap::new();
     let (mut tb, mut tub, mut tf, mut tuf) = (0u64, 0u64, 0u64, 0u64);
     for r in &rows {
-        let ex = exec_new.contains(&r.section);
-        if r.kind == "func" && r.new_addr.is_some() && ex {
+        let ex = exec_new.iter().any(|&x| is(x, r.section));
+        if is(r.kind, "func") && r.new_addr.is_some() && ex {
             tf += 1;
             tb += r.new_size.unwrap_or(0);
-            if r.status == "unchanged" {
+            if is(r.status, "unchanged") {
                 tuf += 1;
                 tub += r.new_size.unwrap_or(0);
             }
         }
-        if r.status == "moved" && ex {
+        if is(r.status, "moved") && ex {
             *text_moved.entry(r.new_addr.unwrap() as i128 - r.old_addr.unwrap() as i128).or_default() += 1;
         }
     }
@@ -610,8 +617,26 @@ fn q(o: &mut String, s: &str) {
 
 /// The decimal digits of v (what `write!(o, "{v}")` writes, without the formatting machinery:
 /// a vmlinux diff writes ~100k numbers).
-fn push_u(o: &mut String, mut v: u128) {
+fn push_u(o: &mut String, v: u128) {
+    if let Ok(v) = u64::try_from(v) {
+        return push_u64(o, v); // u128 division is a library call
+    }
+    let mut v = v;
     let mut buf = [0u8; 40];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    o.push_str(std::str::from_utf8(&buf[i..]).unwrap());
+}
+
+fn push_u64(o: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
         i -= 1;

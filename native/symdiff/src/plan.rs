@@ -692,9 +692,33 @@ fn base(s: &Sym, plan_mode: bool) -> (u8, &'static str, &'static str, &'static s
 /// the same objects: lld writes the symbol table in input order), every key is the old one's
 /// (same base, same count so far): the keys are copied, no table lookups.  False: nothing done.
 pub fn copy_keys(old: &Image, new: &mut Image, plan_mode: bool, keys: &mut Keys) -> bool {
-    if old.syms.len() != new.syms.len()
-        || !old.syms.iter().zip(&new.syms).all(|(o, n)| base(o, plan_mode) == base(n, plan_mode))
-    {
+    if old.syms.len() != new.syms.len() {
+        return false;
+    }
+    // two links of the same objects usually write the same string table: then a name (or file)
+    // at the same offset in both is the same string, and offsets are compared, not bytes
+    let same_tab = old.strtab == new.strtab;
+    let (ot, nt) = (old.strtab.as_ptr() as usize, new.strtab.as_ptr() as usize);
+    let in_tab = |x: &str, t: usize, len: usize| {
+        let p = x.as_ptr() as usize;
+        p >= t && p + x.len() <= t + len
+    };
+    let same = |a: &'static str, b: &'static str| {
+        if a.len() != b.len() {
+            return false;
+        }
+        if same_tab && in_tab(a, ot, old.strtab.len()) && in_tab(b, nt, new.strtab.len())
+            && a.as_ptr() as usize - ot == b.as_ptr() as usize - nt
+        {
+            return true;
+        }
+        crate::is(a, b)
+    };
+    let agree = old.syms.iter().zip(&new.syms).all(|(o, n)| {
+        let (a, b) = (base(o, plan_mode), base(n, plan_mode));
+        a.0 == b.0 && a.4 == b.4 && same(a.2, b.2) && same(a.1, b.1) && same(a.3, b.3)
+    });
+    if !agree {
         return false;
     }
     for (o, n) in old.syms.iter().zip(new.syms.iter_mut()) {

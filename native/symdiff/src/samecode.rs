@@ -28,7 +28,7 @@ pub fn explain(old: &Image, o: &Sym, new: &Image, n: &Sym, ob: &[u8], nb: &[u8],
         return Some(true);
     }
     let len = ob.len() as i128;
-    let code = o.kind == "func" || old.sec(o).executable;
+    let code = crate::is(o.kind, "func") || old.sec(o).executable;
     let ends: &[i128] = if code { &[0, 1, 2, 4] } else { &[0] };
     let (lo, hi) = (old.lo as i128, old.hi as i128);
     let mut covered: i128 = 0;
