@@ -617,24 +617,6 @@ fn q(o: &mut String, s: &str) {
 
 /// The decimal digits of v (what `write!(o, "{v}")` writes, without the formatting machinery:
 /// a vmlinux diff writes ~100k numbers).
-fn push_u(o: &mut String, v: u128) {
-    if let Ok(v) = u64::try_from(v) {
-        return push_u64(o, v); // u128 division is a library call
-    }
-    let mut v = v;
-    let mut buf = [0u8; 40];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    o.push_str(std::str::from_utf8(&buf[i..]).unwrap());
-}
-
 fn push_u64(o: &mut String, mut v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
@@ -649,16 +631,17 @@ fn push_u64(o: &mut String, mut v: u64) {
     o.push_str(std::str::from_utf8(&buf[i..]).unwrap());
 }
 
-fn push_i(o: &mut String, v: i128) {
-    if v < 0 {
+/// The difference b - a of two u64 addresses (its magnitude fits a u64).
+fn push_delta(o: &mut String, a: u64, b: u64) {
+    if b < a {
         o.push('-');
     }
-    push_u(o, v.unsigned_abs());
+    push_u64(o, b.abs_diff(a));
 }
 
 fn opt_u(o: &mut String, v: Option<u64>) {
     match v {
-        Some(v) => push_u(o, v as u128),
+        Some(v) => push_u64(o, v),
         None => o.push_str("null"),
     }
 }
@@ -798,7 +781,7 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
         q(&mut o, &s.section);
         o.push_str(", \"delta\": ");
         match (s.old_addr, s.new_addr) {
-            (Some(a), Some(b)) => push_i(&mut o, b as i128 - a as i128),
+            (Some(a), Some(b)) => push_delta(&mut o, a, b),
             _ => o.push_str("null"),
         }
         o.push('}');
