@@ -134,7 +134,7 @@ def recorded(elf: Path, plan_id: str, marker_at: dict[str, int]) -> dict[tuple[s
         data = json.loads(path.read_text())
         if not _is_int(data.get("format"), UNITS_FORMAT) or data.get("plan_id") != plan_id \
                 or not _is_int(data.get("image_size"), os.path.getsize(elf)) or not isinstance(data.get("markers"), dict) \
-                or not all(_is_int(a, marker_at.get(n)) for n, a in data["markers"].items()):
+                or not all(n in marker_at and _is_int(a, marker_at[n]) for n, a in data["markers"].items()):
             return None
         starts: dict[tuple[str, str], int] = {}
         for unit in data["starts"]:

@@ -97,21 +97,24 @@ def test_minikernel_units_record_that_is_not_of_the_image(repo, tmp_path):  # no
     # an image linked before units were recorded gets them when its build is asked for again
     rec.unlink()
     assert image(repo, "base", "random", 3) == b and rec.read_text() == good
-    data = json.loads(good)
     with without_units(a, b):
         want = both(a, b)
+    # a record that would change the answer if used: two text units' objects swapped
+    data = json.loads(good)
+    starts = [list(u) for u in data["starts"]]
+    text = [u for u in starts if u[0] == "text"]
+    text[1][1], text[2][1] = text[2][1], text[1][1]
+    data["starts"] = starts
     try:
         for bad in ({**data, "plan_id": "0x0000000"}, {**data, "image_size": data["image_size"] + 1},
                     {**data, "format": 2}, {**data, "format": 1.0}, {**data, "markers": {"__lb_text_units": 1}},
-                    {**data, "starts": [[k, o, str(a)] for k, o, a in data["starts"]]}, [data], "{"):
+                    {**data, "markers": {**data["markers"], "__lb_nonesuch_units": 4096}},
+                    {**data, "starts": [[k, o, str(a)] for k, o, a in starts]}, [data], "{"):
             rec.write_text(bad if isinstance(bad, str) else json.dumps(bad))
             assert both(a, b) == want, bad
-        # used when it belongs to the image: two text units' objects swapped in the record
-        # (trusted, not checked: the record is written only after the placement check)
-        starts = [list(u) for u in data["starts"]]
-        text = [u for u in starts if u[0] == "text"]
-        text[1][1], text[2][1] = text[2][1], text[1][1]
-        rec.write_text(json.dumps({**data, "starts": starts}))
+        # used when it belongs to the image (trusted, not checked: the record is written only
+        # after the placement check): the swapped objects show
+        rec.write_text(json.dumps(data))
         d = both(a, b)
         objs = {s["name"]: s["object"] for s in d["symbols"]}
         assert d != want and any(objs[s["name"]] != s["object"] for s in want["symbols"])
