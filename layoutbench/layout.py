@@ -87,8 +87,12 @@ class LayoutPlan:
 
     @classmethod
     def from_json(cls, text: str) -> "LayoutPlan":
-        d = json.loads(text)
-        d.pop("plan_id", None)
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LayoutPlan":
+        """A plan from plan.json's parsed object (its recorded ``plan_id`` is not a field)."""
+        d = {k: v for k, v in d.items() if k != "plan_id"}
         d["groups"] = {k: [Unit(**u) for u in v] for k, v in d["groups"].items()}
         return cls(**d)
 

@@ -30,10 +30,10 @@ def load_side(side: str | Path, image: str | None = None, repo: str | None = Non
     starts = None
     if plan_path.is_file():
         try:
-            text = plan_path.read_text()
-            img.plan = LayoutPlan.from_json(text)
-            img.plan_id = _stored_id(text) or f"0x{img.plan.plan_id:07x}"
-        except (ValueError, TypeError, KeyError) as e:
+            d = json.loads(plan_path.read_text())
+            img.plan = LayoutPlan.from_dict(d)
+            img.plan_id = _stored_id(d.get("plan_id")) or f"0x{img.plan.plan_id:07x}"
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
             img.notes.append(f"{plan_path}: unreadable plan ({e}); objects from STT_FILE symbols")
         if img.plan is not None:
             starts = placement.recorded(p, img.plan_id, {n: a for n, (a, _) in img.markers.items()})
@@ -43,11 +43,10 @@ def load_side(side: str | Path, image: str | None = None, repo: str | None = Non
     return img
 
 
-def _stored_id(text: str) -> str | None:
+def _stored_id(v) -> str | None:
     """The plan id layoutbench wrote into plan.json (``"0x1234abc"``), if it is there: it was
     computed from the same plan when the image was linked, and hashing the plan again costs a
     few ms for a plan that lists every function section."""
-    v = json.loads(text).get("plan_id")
     return v if isinstance(v, str) and len(v) == 9 and v.startswith("0x") and \
         all(c in "0123456789abcdef" for c in v[2:]) else None
 
