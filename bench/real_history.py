@@ -1,27 +1,29 @@
 #!/usr/bin/env python3
-"""layoutbench on a real history (lz4), checked against a ground truth it does not use.
+"""layoutbench on a history, checked against a ground truth it does not use.
 
-It sweeps a first-parent range of the lz4 repository (``bench/real/lz4``: the library's
-lib/*.c and a compress/decompress driver, a static-glibc program relinked per layout) under
-cachegrind with a small I1, every commit, in the default link and K seeded layouts (``--kind``:
-random, shuffled or padded; ``layoutbench history``).  Then:
+For any profile and any range of its repository: the range is swept along first parents
+under the profile's target (a deterministic one such as ``cachegrind`` makes the check
+exact), every commit, in the default link and K seeded layouts (``--kind``: random,
+shuffled or padded; ``layoutbench history``).  Then:
 
-* the ground truth: the executed instruction count ``cg_ir`` of each commit's default link
-  against its first parent's.  Equal: the commit did not change the code the benchmark runs,
-  so it must never be named as a code change.  Changed by at least the minimum effect: a
-  candidate.  In between (a few instructions, e.g. glibc's start-up code seeing .data move):
-  neither.
-* ``layoutbench history`` names code changes from ``cg_cost`` (instructions + 20 x I1 misses)
-  over the seeded layouts; the script counts how many of them changed ``cg_ir``.
-* bisections over consecutive windows of W commits: ``layoutbench bisect`` (K layouts of the same kind)
-  and, in the same run, the single default-link bisection (one run per probe, nearest value),
-  each culprit checked against ``cg_ir``.
+* the ground truth: a metric the tools do not judge (``--truth``, default ``cg_ir``: the
+  executed instruction count) of each commit's default link against its first parent's.
+  Equal: the commit did not change the code the benchmark runs, so it must never be named as
+  a code change.  Changed by at least the minimum effect: a candidate.  In between: neither.
+* ``layoutbench history`` names code changes from ``--metric`` (default the profile's
+  default metric, e.g. ``cg_cost`` = instructions + weight x I1 misses) over the seeded
+  layouts; the script counts how many of them changed the truth.
+* bisections over consecutive windows of W commits: ``layoutbench bisect`` (K layouts of the
+  same kind) and, in the same run, the single default-link bisection (one run per probe),
+  each culprit checked against the truth.
 
 The range is walked along first parents (as ``git log --first-parent``): a merge is one step,
-judged against its first parent, and its branch's commits are not probed one by one.
-Resumable: the sweep keeps every run in the store; run the same command again to continue.
+judged against its first parent.  Resumable: the sweep keeps every run in the store; run the
+same command again to continue.
 
-    nice -n 10 python bench/real_history.py --workdir /tmp/lb-real [--range v1.9.2..48d9b741]
+    python kernels/minikernel/make_history.py /tmp/h --commits 12 --seed 5 --regression-at 7
+    nice -n 10 python bench/real_history.py --profile minikernel --repo /tmp/h --range GOOD..BAD \\
+        --target cachegrind --args iterations=300 --workdir /tmp/lb-h --json /tmp/lb-h/random-6.json
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,30 +38,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-#: the lz4 history: $LAYOUTBENCH_LZ4_BUNDLE, else shared/histories/ beside this checkout
-BUNDLE = Path(os.environ.get("LAYOUTBENCH_LZ4_BUNDLE")
-              or Path(__file__).resolve().parents[2] / "shared" / "histories" / "lz4.bundle")
 
-
-def clone(bundle: Path, dest: Path) -> Path:
-    if not (dest / ".git").is_dir():
-        subprocess.run(["git", "clone", "-q", str(bundle), str(dest)], check=True)
-    return dest
-
-
-def kind_of(delta: int, base: int, min_effect: float) -> str:
+def kind_of(delta: float, base: float, min_effect: float) -> str:
+    """What a change of the truth metric says of a commit: ``same``, ``tiny`` or ``code``."""
     if delta == 0:
         return "same"
-    return "code" if abs(delta) / base >= min_effect else "tiny"
+    return "code" if abs(delta) / abs(base) >= min_effect else "tiny"
 
 
-def main() -> None:
+def ground_truth(points, truth_metric: str, min_eff: float) -> tuple[dict, dict]:
+    """The truth metric of each point's default link, and per point (after the first one that has
+    it) its change against the previous point that has it."""
+    val = {p.commit: (p.groups.get(truth_metric, {}).get("default") or [None])[0] for p in points}
+    truth: dict[str, dict] = {}
+    prev = None
+    for p in points:
+        if val.get(p.commit) is None:
+            continue
+        if prev is not None:
+            d = val[p.commit] - val[prev]
+            truth[p.commit] = {"prev": prev, "delta": d, "kind": kind_of(d, val[prev], min_eff),
+                               "subject": p.info.get("subject", "")}
+        prev = p.commit
+    return val, truth
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--workdir", required=True, help="objects, images, the store and the clone live here")
-    ap.add_argument("--repo", help="an lz4 clone (default: clone --bundle into WORKDIR/lz4)")
-    ap.add_argument("--bundle", default=str(BUNDLE))
-    ap.add_argument("--range", dest="range_", default="v1.9.2..48d9b741",
-                    help="A..B, walked along first parents (default: v1.9.2 to the dev tip released as v1.9.3)")
+    ap.add_argument("--profile", required=True, help="a profile name (kernels/, $LAYOUTBENCH_PROFILES) or kernel.toml")
+    ap.add_argument("--repo", required=True, help="the git repository holding the history")
+    ap.add_argument("--range", dest="range_", required=True, help="A..B, walked along first parents")
+    ap.add_argument("--workdir", required=True, help="objects and images live here (and the store, by default)")
+    ap.add_argument("--store", help="the results store (default WORKDIR/results.sqlite)")
+    ap.add_argument("--target", help="the profile's target to run (default: its default target)")
+    ap.add_argument("--args", default=None, help="extra program arguments, e.g. iterations=300")
+    ap.add_argument("--metric", help="the metric the tools judge (default: the profile's default metric)")
+    ap.add_argument("--truth", default="cg_ir", help="the ground-truth metric the tools do not judge (default cg_ir)")
     ap.add_argument("--limit", type=int, help="only the first N commits of the range (after A)")
     ap.add_argument("--layouts", type=int, default=6, help="K seeded layouts per commit (and per bisect probe)")
     ap.add_argument("--kind", choices=["random", "shuffled", "padded"], default="random",
@@ -69,26 +82,35 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=10, help="commits per bisection window; 0: no bisections")
     ap.add_argument("--min-effect", type=float, default=1.0, help="percent; the tools' and the ground truth's")
     ap.add_argument("--json", help="write every number to this file too")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
 
     work = Path(a.workdir).resolve()
     os.environ["LAYOUTBENCH_DIR"] = str(work)
     from layoutbench import bisect, history, layout, profile
+    from layoutbench.errors import LayoutbenchError
     from layoutbench.store import Store
 
-    repo = Path(a.repo).resolve() if a.repo else clone(Path(a.bundle), work / "lz4")
-    prof = profile.load("lz4")
-    store = Store(work / "results.sqlite")
+    try:
+        prof = profile.load(a.profile)
+        repo = str(Path(a.repo).resolve())
+        target = a.target or prof.default_target
+        tgt = prof.target(target)
+        metric = a.metric or prof.default_metric
+        if not metric:
+            raise LayoutbenchError(f"profile {prof.name!r} names no default metric: give --metric")
+        store = Store(Path(a.store) if a.store else work / "results.sqlite")
+        commits = history.full_range(prof, a.range_, repo)
+    except LayoutbenchError as e:
+        print(f"real_history: error: {e}", file=sys.stderr)
+        return 2
     t0 = time.monotonic()
-    commits = history.full_range(prof, a.range_, str(repo))
     if a.limit:
         commits = commits[:a.limit + 1]
     spec = f"{commits[0]}..{commits[-1]}"
-    tgt = prof.target("cachegrind")
     min_eff = a.min_effect / 100
-    print(f"lz4 {a.range_} ({len(commits) - 1} first-parent commits after {commits[0][:12]}), cachegrind "
-          f"I1={tgt.settings.get('i1')} args {' '.join(tgt.settings.get('args', []))}; layouts default + "
-          f"{a.kind}:{a.layouts}; metric cg_cost (Ir + {tgt.settings.get('miss_weight', 20)} x I1 misses); "
+    extra = tuple(a.args.split()) if a.args else None
+    print(f"{prof.name} {a.range_} ({len(commits) - 1} first-parent commits after {commits[0][:12]}), target "
+          f"{target} ({tgt.kind}); layouts default + {a.kind}:{a.layouts}; metric {metric}, truth {a.truth}; "
           f"min effect {a.min_effect:g}%", flush=True)
 
     specs = layout.parse_specs([f"default,{a.kind}:{a.layouts}"], 1)
@@ -96,64 +118,56 @@ def main() -> None:
     def say(m: str) -> None:
         print(f"  · {m}", file=sys.stderr, flush=True)
 
-    opts = history.SweepOptions(spec=spec, repo=str(repo), specs=tuple(specs), runs=1, mode="rerun",
-                                target="cachegrind")
+    opts = history.SweepOptions(spec=spec, repo=repo, specs=tuple(specs), runs=1, mode="rerun", target=target,
+                                extra=extra)
     out = history.sweep(prof, store, commits, opts, say=say)
     h = history.analyse(store, out.series, prof, min_effect=min_eff)
     print(f"sweep: {len(out.measured)} points, {out.ran} runs now, {out.skipped} stored, "
           f"{len(out.build_failed)} did not build; {time.monotonic() - t0:.0f}s", flush=True)
 
-    # -- ground truth: cg_ir of the default link, per measured point, against the previous one
-    ir = {p.commit: p.groups.get("cg_ir", {}).get("default", [None])[0] for p in h.points}
-    truth: dict[str, dict] = {}
-    prev = None
-    for p in h.points:
-        if ir.get(p.commit) is None:
-            continue
-        if prev is not None:
-            d = int(ir[p.commit] - ir[prev])
-            truth[p.commit] = {"prev": prev, "delta": d, "kind": kind_of(d, int(ir[prev]), min_eff),
-                               "subject": p.info.get("subject", "")}
-        prev = p.commit
+    val, truth = ground_truth(h.points, a.truth, min_eff)
+    if not truth:
+        print(f"real_history: error: no two points have the truth metric {a.truth!r} in their default link "
+              f"(does target {target!r} report it?)", file=sys.stderr)
+        return 2
     n = {k: sum(t["kind"] == k for t in truth.values()) for k in ("same", "tiny", "code")}
-    print(f"ground truth over {len(truth)} steps: {n['same']} leave cg_ir equal, {n['tiny']} change it by less "
+    print(f"ground truth over {len(truth)} steps: {n['same']} leave {a.truth} equal, {n['tiny']} change it by less "
           f"than {a.min_effect:g}%, {n['code']} by {a.min_effect:g}% or more (the candidates)")
     print()
-    print(f"{'commit':<12} {'cg_ir':>11} {'d cg_ir':>9} {'truth':<5} {'cg_cost default':>15} {'history':<20} subject")
-    changes = {c.commit: c for c in h.changes if c.metric == "cg_cost"}
+    print(f"{'commit':<12} {a.truth:>13} {'change':>11} {'truth':<5} {metric + ' default':>18} {'history':<20} subject")
+    changes = {c.commit: c for c in h.changes if c.metric == metric}
     for p in h.points:
         t = truth.get(p.commit)
         c = changes.get(p.commit)
-        cost = p.groups.get("cg_cost", {}).get("default", [None])[0]
+        v = p.groups.get(metric, {}).get("default", [None])[0]
         said = "" if c is None else ("CODE " if c.kind == "code change" else "noise ") + f"{100 * c.effect:+.2f}%"
-        print(f"{p.short:<12} {ir.get(p.commit) or 0:>11.0f} {(t['delta'] if t else 0):>+9d} "
-              f"{(t['kind'] if t else '-'):<5} {cost or 0:>15.0f} {said:<20} {p.info.get('subject', '')[:50]}")
+        print(f"{p.short:<12} {val.get(p.commit) or 0:>13.6g} {(t['delta'] if t else 0):>+11.6g} "
+              f"{(t['kind'] if t else '-'):<5} {v or 0:>18.6g} {said:<20} {p.info.get('subject', '')[:50]}")
 
     def tally(name: str, named: list[str]) -> dict:
         kinds = [truth[c]["kind"] if c in truth else "?" for c in named]
-        r = {"named": len(named), "changed_ir": sum(k in ("tiny", "code") for k in kinds),
-             "ir_equal": sum(k == "same" for k in kinds), "candidates": sum(k == "code" for k in kinds)}
-        print(f"{name:<44} {r['named']:>5} {r['changed_ir']:>10} {r['ir_equal']:>14} {r['candidates']:>10}")
+        r = {"named": len(named), "changed_truth": sum(k in ("tiny", "code") for k in kinds),
+             "truth_equal": sum(k == "same" for k in kinds), "candidates": sum(k == "code" for k in kinds)}
+        print(f"{name:<48} {r['named']:>5} {r['changed_truth']:>13} {r['truth_equal']:>17} {r['candidates']:>10}")
         return r
 
+    header = (f"{'':<48} {'named':>5} {'truth changed':>13} {'truth equal (bad)':>17} {'>= min eff':>10}")
     print()
-    print(f"{'named as a code change by':<44} {'named':>5} {'changed Ir':>10} {'Ir equal (bad)':>14} "
-          f"{'>= min eff':>10}")
+    print(f"named as a code change by{header[25:]}")
     res = {"history": tally(f"layoutbench history ({a.kind} layouts, paired)",
                             [c for c, ch in changes.items() if ch.kind == "code change"])}
     noise = [c for c, ch in changes.items() if ch.kind == "within layout noise"]
     res["history_noise"] = tally("  (history: 'within layout noise', not named)", noise)
     res["default_link_steps"] = tally(
-        f"default link alone, any step of >= {a.min_effect:g}% cg_cost",
-        [p.commit for p in h.points if p.commit in truth and _step(h, p, "cg_cost", min_eff)])
+        f"default link alone, any step of >= {a.min_effect:g}% {metric}",
+        [p.commit for p in h.points if p.commit in truth and _step(h, p, metric, min_eff)])
 
-    # -- bisections over windows of the range
     bis = []
     if a.window:
-        pts = [p.commit for p in h.points if ir.get(p.commit) is not None]
+        pts = [p.commit for p in h.points if val.get(p.commit) is not None]
         for i in range(0, len(pts) - 1, a.window):
             good, bad = pts[i], pts[min(i + a.window, len(pts) - 1)]
-            s = bisect.Settings(kernel="lz4", repo=str(repo), target="cachegrind", metric="cg_cost",
+            s = bisect.Settings(kernel=prof.name, repo=repo, target=target, metric=metric, args=a.args or "",
                                 layouts=min(4, a.layouts), max_layouts=a.layouts, min_effect=min_eff,
                                 layout=a.kind)
             v = bisect.run(store, prof, s, good, bad, lambda m: None)
@@ -162,8 +176,8 @@ def main() -> None:
                         "range": v.get("range", []), "single": sl.get("culprit"),
                         "endpoints": v["endpoints"]["ratio"], "runs": v["cost"]["runs"], "single_runs": sl.get("runs")})
         print()
-        print(f"bisections over windows of {a.window} commits (first parent), cg_cost, min effect {a.min_effect:g}%:")
-        print(f"{'good..bad':<27} {'BAD/GOOD':>8}  {'layoutbench':<36} {'single default link':<22}")
+        print(f"bisections over windows of {a.window} commits (first parent), {metric}, min effect {a.min_effect:g}%:")
+        print(f"{'good..bad':<27} {'BAD/GOOD':>8}  {'layoutbench':<36} {'runs':>5}  {'single default link':<22}")
         for b in bis:
             if b["culprit"]:
                 ours = b["culprit"][:12] + f" ({truth.get(b['culprit'], {}).get('kind', '?')})"
@@ -173,24 +187,26 @@ def main() -> None:
             else:
                 ours = b["status"]
             theirs = b["single"][:12] + f" ({truth.get(b['single'], {}).get('kind', '?')})" if b["single"] else "-"
-            print(f"{b['good'][:12]}..{b['bad'][:12]} {b['endpoints']:>8.4f}  {ours:<36} {theirs:<22}")
-        # windows where the endpoints differ in cg_ir by >= min effect have a true culprit to find
+            print(f"{b['good'][:12]}..{b['bad'][:12]} {b['endpoints']:>8.4f}  {ours:<36} {b['runs']:>5}  {theirs:<22}")
         print()
-        print(f"{'named as the culprit by':<44} {'named':>5} {'changed Ir':>10} {'Ir equal (bad)':>14} "
-              f"{'>= min eff':>10}")
+        print(f"named as the culprit by{header[23:]}")
         res["bisect"] = tally("layoutbench bisect", [b["culprit"] for b in bis if b["culprit"]])
         res["bisect_single"] = tally("single default-link bisection", [b["single"] for b in bis if b["single"]])
         windows_with_code = sum(any(truth.get(c, {}).get("kind") == "code"
                                     for c in pts[pts.index(b["good"]) + 1:pts.index(b["bad"]) + 1]) for b in bis)
         in_range = sum(any(truth.get(c, {}).get("kind") == "code" for c in b["range"]) for b in bis)
-        print(f"{len(bis)} windows, {windows_with_code} of them hold a commit that changes cg_ir by >= "
+        print(f"{len(bis)} windows, {windows_with_code} of them hold a commit that changes {a.truth} by >= "
               f"{a.min_effect:g}%; layoutbench said 'noise' (nothing to blame) in "
               f"{sum(b['status'] == 'noise' for b in bis)}, gave a range of candidates in "
-              f"{sum(b['status'] == 'range' for b in bis)} ({in_range} holding such a commit)")
+              f"{sum(b['status'] == 'range' for b in bis)} ({in_range} holding such a commit); runs: layoutbench "
+              f"{sum(b['runs'] for b in bis)}, single default link {sum(b['single_runs'] or 0 for b in bis)}")
     print(f"wall time {time.monotonic() - t0:.0f}s")
     if a.json:
-        Path(a.json).write_text(json.dumps({"truth": truth, "results": res, "bisections": bis,
-                                            "changes": [c.to_dict() for c in h.changes]}, indent=1))
+        Path(a.json).write_text(json.dumps({
+            "profile": prof.name, "range": a.range_, "metric": metric, "truth_metric": a.truth, "kind": a.kind,
+            "layouts": a.layouts, "window": a.window, "min_effect": min_eff, "truth": truth, "results": res,
+            "bisections": bis, "changes": [c.to_dict() for c in h.changes]}, indent=1))
+    return 0
 
 
 def _step(h, p, metric: str, min_eff: float) -> bool:
@@ -204,4 +220,4 @@ def _step(h, p, metric: str, min_eff: float) -> bool:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

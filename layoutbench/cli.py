@@ -96,7 +96,7 @@ def layouts_cmd():
 
 @main.command("kernels")
 def kernels_cmd():
-    """List the profiles ($LAYOUTBENCH_PROFILES, kernels/, bench/real/)."""
+    """List the profiles ($LAYOUTBENCH_PROFILES, kernels/)."""
     for name in profile.available():
         p = profile.load(name)
         out.print(f"{name:12} {p.description}", markup=False)

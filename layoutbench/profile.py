@@ -124,9 +124,9 @@ class Profile:
 
 def profile_dirs() -> list[Path]:
     """Where profiles are looked up by name, in order: the folders of ``$LAYOUTBENCH_PROFILES``
-    (separated by ``:``), then ``kernels/``, then ``bench/real/`` (programs with real histories)."""
+    (separated by ``:``), then ``kernels/``."""
     env = [Path(d).resolve() for d in os.environ.get("LAYOUTBENCH_PROFILES", "").split(os.pathsep) if d]
-    return [*env, paths.KERNELS, paths.ROOT / "bench" / "real"]
+    return [*env, paths.KERNELS]
 
 
 def _named() -> dict[str, Path]:
