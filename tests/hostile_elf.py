@@ -22,7 +22,9 @@ Both run under a memory limit (``RLIMIT_AS``, 1 GiB) and a timeout.  An input's 
     a traceback, a crash (a signal, a panic caught in the helper, an exit that is neither an
     answer nor a refusal), or an error that is not one line naming the file;
 ``wrong-success``
-    the paths disagree, or an answer for a file that must be refused;
+    the paths disagree, or an answer for a file that must be refused (a refusal where an answer
+    is due), or a temporary file left behind (llvm-objdump's response file), or what a file that
+    must not be read holds (a response file named by a symbol) printed;
 ``hang``
     a path did not finish within the timeout.
 
@@ -187,7 +189,7 @@ class Elf:
 # -- running both paths ---------------------------------------------------------------------------
 
 _SERVER = r"""
-import json, os, resource, sys, time, traceback
+import json, os, resource, sys, tempfile, time, traceback
 root, memory = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, root)
 os.environ["LAYOUTBENCH_NATIVE"] = "0"
@@ -208,6 +210,7 @@ for line in sys.stdin:
             err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             os.dup2(out, 1); os.dup2(err, 2)
             os.chdir(req["cwd"])
+            os.environ["TMPDIR"] = tempfile.tempdir = req["tmpdir"]
             sys.argv = ["layoutbench", *req["args"]]
             cli.main(args=req["args"], prog_name="layoutbench")
             code = 0
@@ -248,13 +251,14 @@ class _Server:
     lock = threading.Lock()
 
     @classmethod
-    def run(cls, args: list[str], out: Path, err: Path, cwd: Path, timeout: float) -> int | str:
+    def run(cls, args: list[str], out: Path, err: Path, cwd: Path, timeout: float, tmpdir: Path) -> int | str:
         with cls.lock:
             if cls.proc is None or cls.proc.poll() is not None:
                 env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "COLUMNS": "160"}
                 cls.proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(ROOT), str(MEMORY)],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-            req = {"args": args, "out": str(out), "err": str(err), "cwd": str(cwd), "timeout": timeout}
+            req = {"args": args, "out": str(out), "err": str(err), "cwd": str(cwd), "timeout": timeout,
+                   "tmpdir": str(tmpdir)}
             cls.proc.stdin.write(json.dumps(req) + "\n")
             cls.proc.stdin.flush()
             r, _, _ = select.select([cls.proc.stdout], [], [], timeout + 30)
@@ -268,11 +272,12 @@ def _limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 
 
-def run_native(args: list[str], cwd: Path, timeout: float = TIMEOUT) -> tuple[int | str, bytes, str]:
+def run_native(args: list[str], cwd: Path, timeout: float = TIMEOUT, tmpdir: Path | None = None
+               ) -> tuple[int | str, bytes, str]:
     """The helper on its own (no LAYOUTBENCH_PYTHON: exit 125 where it would hand back), under the
     memory limit: (exit status or "hang"; negative: a signal), stdout, stderr."""
     env = {k: v for k, v in os.environ.items() if k != "LAYOUTBENCH_PYTHON"}
-    env.update(LAYOUTBENCH_NATIVE_TRACE="1", LAYOUTBENCH_ROOT=str(ROOT))
+    env.update(LAYOUTBENCH_NATIVE_TRACE="1", LAYOUTBENCH_ROOT=str(ROOT), TMPDIR=str(tmpdir or _tmpdir(cwd)))
     p = subprocess.Popen([str(HELPER), *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          stdin=subprocess.DEVNULL, preexec_fn=_limit)
     try:
@@ -289,10 +294,17 @@ def run_native(args: list[str], cwd: Path, timeout: float = TIMEOUT) -> tuple[in
             pass
 
 
-def run_python(args: list[str], cwd: Path, timeout: float = TIMEOUT) -> tuple[int | str, bytes, str]:
+def _tmpdir(cwd: Path) -> Path:
+    d = cwd / ".tmp"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+def run_python(args: list[str], cwd: Path, timeout: float = TIMEOUT, tmpdir: Path | None = None
+               ) -> tuple[int | str, bytes, str]:
     """``layoutbench symdiff`` on the Python path (the fork server), under the memory limit."""
     out, err = cwd / ".py.out", cwd / ".py.err"
-    status = _Server.run(["symdiff", *args], out, err, cwd, timeout)
+    status = _Server.run(["symdiff", *args], out, err, cwd, timeout, tmpdir or _tmpdir(cwd))
     return status, out.read_bytes(), err.read_bytes().decode("utf-8", "replace")
 
 
@@ -303,30 +315,41 @@ def refusal_ok(err: str, files: list[str]) -> bool:
             and any(f in lines[0] or Path(f).name in lines[0] for f in files))
 
 
-def judge(old: str, new: str, cwd: Path, refuse: bool = False, timeout: float = TIMEOUT,
-          detail: dict | None = None) -> str:
-    """Diff OLD NEW through both paths; the outcome (see the module's docstring)."""
+def judge(old: str, new: str, cwd: Path, expect: str | None = None, timeout: float = TIMEOUT,
+          detail: dict | None = None, forbid: str | None = None) -> str:
+    """Diff OLD NEW through both paths; the outcome (see the module's docstring).  expect "refuse":
+    an answer is a wrong success; "answer": so is a refusal; forbid: text neither path may print
+    (what a file that must not be read holds)."""
     args = [old, new, "--json"]
     if any(a.startswith("-") for a in (old, new)):
         args = ["--json", "--", old, new]
-    py, py_out, py_err = run_python(args, cwd, timeout)
-    na, na_out, na_err = (run_native([old, new, "--json"], cwd, timeout) if HELPER.is_file()
+    tmpdir = _tmpdir(cwd)
+    for f in tmpdir.iterdir():
+        f.unlink()
+    py, py_out, py_err = run_python(args, cwd, timeout, tmpdir)
+    na, na_out, na_err = (run_native([old, new, "--json"], cwd, timeout, tmpdir) if HELPER.is_file()
                           else (125, b"", "layoutbench-symdiff: handing back to Python: not built"))
+    left = sorted(f.name for f in tmpdir.iterdir())
     if detail is None:
         detail = LAST
     detail.clear()
     detail.update(py=py, py_err=py_err[-2000:], native=na, native_err=na_err[-2000:],
-                      same=py_out == na_out)
+                  same=py_out == na_out, left=left)
     if "hang" in (py, na):
         return "hang"
+    if left:  # a temporary file (llvm-objdump's response file) left behind
+        return "wrong-success"
+    if forbid and any(forbid in t for t in (py_out.decode("utf-8", "replace"), py_err,
+                                             na_out.decode("utf-8", "replace"), na_err)):
+        return "wrong-success"
     if "Traceback" in py_err or "internal error" in na_err or not isinstance(na, int) or na < 0 \
             or na not in (0, 1, 2, 125) or py not in (0, 1, 2):
         return "traceback"
     if py == 2:
         if not refusal_ok(py_err, [old, new]):
             return "traceback"
-        return "clean" if na == 125 else "wrong-success"
-    if refuse:
+        return "clean" if na == 125 and expect != "answer" else "wrong-success"
+    if expect == "refuse":
         return "wrong-success"
     if na == 125:
         return "clean"  # handed back: the command prints the Python path's answer
@@ -480,17 +503,19 @@ def _mutations(old: Path, new: Path, d: Path) -> list[tuple[str, Callable[[Elf],
         ("odd-type-and-binding", every_symbol_odd, False),
         ("truncated-in-header", cut(20), True),
         ("truncated-at-64", cut(64), True),
-        ("truncated-in-sections", cut(0x1100), True),
+        ("truncated-in-section-headers", lambda e: cut(e.shoff + 64 * 3)(e), True),
         ("truncated-in-symtab", cut_symtab, True),
         ("empty", cut(0), True),
+        ("e-machine-unknown", ehdr("<H", 0x12, 0xBEEF), False),  # llvm-objdump fails on it
     ]
 
 
-def _case(tmp: Path, make: Callable[[Path], tuple[str, str]], refuse: bool = False) -> Callable[[], str]:
+def _case(tmp: Path, make: Callable[[Path], tuple[str, str]], expect: str | None = None,
+          forbid: str | None = None) -> Callable[[], str]:
     def run() -> str:
         tmp.mkdir(parents=True, exist_ok=True)
         old, new = make(tmp)
-        return judge(old, new, tmp, refuse)
+        return judge(old, new, tmp, expect, forbid=forbid)
     return run
 
 
@@ -504,7 +529,7 @@ def _mutated(base: Path, name: str, edit: Callable[[Elf], None], refuse: bool, s
     return make
 
 
-def _special(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]], bool]]:
+def _special(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]], str, str | None]]:
     """Inputs that are not a mutated file: the kind of file, its path, a name meant for llvm-objdump."""
 
     def fifo(tmp: Path):
@@ -526,13 +551,13 @@ def _special(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]], b
     def dash(tmp: Path):  # a relative path starting with "-": a file, never an option of llvm-objdump
         old, new = base_images(base)
         shutil.copy(old, tmp / "-old.elf")
-        shutil.copy(new, tmp / "--help")
-        return "-old.elf", "--help"
+        shutil.copy(new, tmp / "-new.elf")
+        return "-old.elf", "-new.elf"
 
     def at(tmp: Path):  # a relative path starting with "@": a file, never a response file
         old, new = base_images(base)
         shutil.copy(new, tmp / "@new.elf")
-        (tmp / "new.elf").write_text("--version\n")
+        (tmp / "new.elf").write_text("--RESPONSE-FILE-READ-22\n")
         return str(old), "@new.elf"
 
     def at_name(tmp: Path):  # a symbol named "helper @FILE": FILE must not be read by llvm-objdump
@@ -565,10 +590,13 @@ def _special(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]], b
         old, new = base_images(base)
         return str(old), str(new)
 
-    return [("fifo", fifo, True), ("directory", directory, True), ("dev-null", devnull, True),
-            ("path-starts-with-dash", dash, False), ("path-starts-with-at", at, False),
-            ("symbol-name-with-@file", at_name, False), ("symbol-name-with-quotes", spaces, False),
-            ("the-real-pair", same, False)]
+    return [("fifo", fifo, "refuse", None), ("directory", directory, "refuse", None),
+            ("dev-null", devnull, "refuse", None),
+            ("path-starts-with-dash", dash, "answer", None),
+            ("path-starts-with-at", at, "answer", "RESPONSE-FILE-READ"),
+            ("symbol-name-with-@file", at_name, "answer", "SECRET-CONTENTS"),
+            ("symbol-name-with-quotes", spaces, "answer", None),
+            ("the-real-pair", same, "answer", None)]
 
 
 def _name(e: Elf, s: list) -> str:
@@ -608,14 +636,16 @@ def cases(tmp: Path, flips: int = FLIPS) -> list[tuple[str, Callable[[], str]]]:
     base = tmp / "images"
     out: list[tuple[str, Callable[[], str]]] = []
     for name, edit, refuse in _mutations(*base_images(base), tmp):
-        out.append((f"crafted/{name}", _case(tmp / "crafted", _mutated(base, name, edit, refuse), refuse)))
+        out.append((f"crafted/{name}", _case(tmp / "crafted", _mutated(base, name, edit, refuse),
+                                             "refuse" if refuse else None)))
     for name in ("strtab-16MB-no-nul-2000-symbols", "name-past-strtab", "name-not-utf8", "size-2**64-1",
-                 "symtab-link-0", "truncated-in-symtab"):
+                 "symtab-link-0", "truncated-in-symtab", "e-machine-unknown"):
         edit, refuse = {n: (e, r) for n, e, r in _mutations(*base_images(base), tmp)}[name]
         out.append((f"crafted/{name}-as-old", _case(tmp / "crafted-old",
-                                                     _mutated(base, name + "-old", edit, refuse, swap=True), refuse)))
-    for name, make, refuse in _special(base):
-        out.append((f"special/{name}", _case(tmp / "special" / name, make, refuse)))
+                                                     _mutated(base, name + "-old", edit, refuse, swap=True),
+                                                     "refuse" if refuse else None)))
+    for name, make, expect, forbid in _special(base):
+        out.append((f"special/{name}", _case(tmp / "special" / name, make, expect, forbid)))
     for k in range(flips):
         out.append((f"flip/{k:04d}", _case(tmp / "flip", lambda t, k=k: flipped(base, k, t))))
     return out
@@ -682,6 +712,6 @@ if __name__ == "__main__":
             if name == sys.argv[2]:
                 print(run())
                 for k, v in LAST.items():
-                    print(f"{k}: {v}")
+                    print(f"{k}: {v if not isinstance(v, str) else chr(10).join(v.splitlines()[-6:])}")
         sys.exit(0)
     main()
