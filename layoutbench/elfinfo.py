@@ -17,6 +17,7 @@ agree on real images.  pyelftools is imported only on those paths.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -137,6 +138,15 @@ def symtab_dtype(elfclass: int, little: bool) -> np.dtype:
                      ("other", "u1"), ("shndx", e + "u2")])
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(s: str) -> str:
+    """A name from a file as text for a terminal: control characters (a terminal's escape
+    sequences, line breaks) shown as ``\\xNN``; anything else as it is."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+
+
 def string_at(tab: bytes, off: int) -> str:
     """The NUL-terminated string at ``off`` of a string table."""
     end = tab.find(b"\0", off)
@@ -222,17 +232,17 @@ class Elf:
                                    f"the file has {len(self.names)}")
         if int(self.sh["type"][link]) != SHT_STRTAB:
             raise LayoutbenchError(f"{self.path}: corrupt ELF: the symbol table's string table, section {link} "
-                                   f"({self.names[link] or 'no name'}), is not a string table "
+                                   f"({printable(self.names[link]) or 'no name'}), is not a string table "
                                    f"(type {int(self.sh['type'][link])})")
         if self.little != NATIVE_LITTLE:  # numpy reads the file's order; convert only when it is not ours
             raw = raw.astype(raw.dtype.newbyteorder("="))
         strtab = self.section(link)
-        check_strings(self.path, f"the symbol names' table {self.names[link] or link}", strtab, raw["name"])
+        check_strings(self.path, f"the symbol names' table {printable(self.names[link]) or link}", strtab, raw["name"])
         value, size = raw["value"].astype(np.uint64), raw["size"].astype(np.uint64)
         wraps = np.flatnonzero(size > np.uint64(MASK64) - value)
         if wraps.size:
             k = int(wraps[0])
-            raise LayoutbenchError(f"{self.path}: corrupt ELF: symbol {k} ({string_at(strtab, int(raw['name'][k]))}) "
+            raise LayoutbenchError(f"{self.path}: corrupt ELF: symbol {k} ({printable(string_at(strtab, int(raw['name'][k])))}) "
                                    f"at {int(value[k]):#x} of {int(size[k])} bytes runs past the end of the "
                                    f"address space")
         return raw, strtab
@@ -297,7 +307,7 @@ def read_elf(path: Path) -> Elf:
             tab = data[o:o + n] if o + n <= size else b""
             at = int(sh["name"][i])
             name = string_at(tab, at) if at < len(tab) else ""
-            raise LayoutbenchError(f"{path}: truncated ELF: section {name or i} ends at byte "
+            raise LayoutbenchError(f"{path}: truncated ELF: section {printable(name) or i} ends at byte "
                                    f"{int(sh['offset'][i]) + int(sh['size'][i])}, the file has {size}")
         wraps = np.flatnonzero(sz > np.uint64(MASK64) - sh["addr"].astype(np.uint64))
         if wraps.size:

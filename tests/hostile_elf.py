@@ -316,18 +316,19 @@ def refusal_ok(err: str, files: list[str]) -> bool:
 
 
 def judge(old: str, new: str, cwd: Path, expect: str | None = None, timeout: float = TIMEOUT,
-          detail: dict | None = None, forbid: str | None = None) -> str:
+          detail: dict | None = None, forbid: str | None = None, text: bool = False) -> str:
     """Diff OLD NEW through both paths; the outcome (see the module's docstring).  expect "refuse":
     an answer is a wrong success; "answer": so is a refusal; forbid: text neither path may print
-    (what a file that must not be read holds)."""
-    args = [old, new, "--json"]
+    (what a file that must not be read holds); text: the text report, not JSON."""
+    flag = [] if text else ["--json"]
+    args = [old, new, *flag]
     if any(a.startswith("-") for a in (old, new)):
-        args = ["--json", "--", old, new]
+        args = [*flag, "--", old, new]
     tmpdir = _tmpdir(cwd)
     for f in tmpdir.iterdir():
         f.unlink()
     py, py_out, py_err = run_python(args, cwd, timeout, tmpdir)
-    na, na_out, na_err = (run_native([old, new, "--json"], cwd, timeout, tmpdir) if HELPER.is_file()
+    na, na_out, na_err = (run_native([old, new, *flag], cwd, timeout, tmpdir) if HELPER.is_file()
                           else (125, b"", "layoutbench-symdiff: handing back to Python: not built"))
     left = sorted(f.name for f in tmpdir.iterdir())
     if detail is None:
@@ -511,11 +512,11 @@ def _mutations(old: Path, new: Path, d: Path) -> list[tuple[str, Callable[[Elf],
 
 
 def _case(tmp: Path, make: Callable[[Path], tuple[str, str]], expect: str | None = None,
-          forbid: str | None = None) -> Callable[[], str]:
+          forbid: str | None = None, text: bool = False) -> Callable[[], str]:
     def run() -> str:
         tmp.mkdir(parents=True, exist_ok=True)
         old, new = make(tmp)
-        return judge(old, new, tmp, expect, forbid=forbid)
+        return judge(old, new, tmp, expect, forbid=forbid, text=text)
     return run
 
 
@@ -586,6 +587,26 @@ def _special(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]], s
             out.append(str(e.write(tmp / f"quoted-{src.name}")))
         return out[0], out[1]
 
+    def markup(tmp: Path):  # what a terminal or rich could take for markup or control: printed as it is
+        old, new = base_images(base)
+        out = []
+        for src in (old, new):
+            e = Elf(src.read_bytes())
+            e.rename_symbol("grow", b"[bold red]grow[/]\x1b[2J\x07\r\n")
+            out.append(str(e.write(tmp / f"markup-{src.name}")))
+        return out[0], out[1]
+
+    def units_fifo(tmp: Path):  # a plan beside the images, and units.json a FIFO: not waited for
+        old, new = base_images(base)
+        shutil.copy(old, tmp / "old.elf")
+        shutil.copy(new, tmp / "new.elf")
+        (tmp / "plan.json").write_text(json.dumps({"kernel": "no-such-kernel", "image": "kernel", "commit": "0" * 40,
+                                                   "layout": "sorted", "seed": 0, "groups": {}, "pinned": [],
+                                                   "format": 1}))
+        if not (tmp / "units.json").exists():
+            os.mkfifo(tmp / "units.json")
+        return str(tmp / "old.elf"), str(tmp / "new.elf")
+
     def same(tmp: Path):
         old, new = base_images(base)
         return str(old), str(new)
@@ -596,6 +617,8 @@ def _special(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]], s
             ("path-starts-with-at", at, "answer", "RESPONSE-FILE-READ"),
             ("symbol-name-with-@file", at_name, "answer", "SECRET-CONTENTS"),
             ("symbol-name-with-quotes", spaces, "answer", None),
+            ("symbol-name-with-markup", markup, "answer", "\x1b[2J"),
+            ("units-json-fifo", units_fifo, "answer", None),
             ("the-real-pair", same, "answer", None)]
 
 
@@ -646,6 +669,7 @@ def cases(tmp: Path, flips: int = FLIPS) -> list[tuple[str, Callable[[], str]]]:
                                                      "refuse" if refuse else None)))
     for name, make, expect, forbid in _special(base):
         out.append((f"special/{name}", _case(tmp / "special" / name, make, expect, forbid)))
+        out.append((f"special/{name}/text", _case(tmp / "special" / name, make, expect, forbid, text=True)))
     for k in range(flips):
         out.append((f"flip/{k:04d}", _case(tmp / "flip", lambda t, k=k: flipped(base, k, t))))
     return out
