@@ -1,9 +1,14 @@
 """ELF facts: the sections and symbols of objects and linked images.
 
 Everything here reads a file once and returns plain data, so the layout, placement
-and symdiff code never parses ELF itself.  :func:`read_elf` is the one reader: it maps the
-file and decodes the section headers and the symbol table with numpy, whole tables at a time
-(a vmlinux has tens of thousands of symbols; a pyelftools symbol object costs ~25 us).
+and symdiff code never parses ELF itself.  :func:`read_elf` is the one reader: it reads the
+file (a regular file only; never mapped, so that a file cut short while it is read is an error,
+not SIGBUS) and decodes the section headers and the symbol table with numpy, whole tables at a
+time (a vmlinux has tens of thousands of symbols; a pyelftools symbol object costs ~25 us).
+Hostile files get one line each: sections past the end of the file or of the address space,
+string tables without a final NUL, names past their table or adding up to more than it holds
+(:func:`check_strings`: a 16 MB table without a NUL would make 2000 names 32 GB), symbols that
+run past 2**64.
 pyelftools stays as the reference: :func:`read_image_reference` and the slow path of
 :func:`read_object` read the same facts one symbol at a time, and the tests check that both
 agree on real images.  pyelftools is imported only on those paths.
@@ -11,8 +16,9 @@ agree on real images.  pyelftools is imported only on those paths.
 
 from __future__ import annotations
 
-import mmap
 import os
+import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +28,8 @@ import numpy as np
 from .errors import LayoutbenchError
 
 SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE = 0x2, 0x4, 0x10
-SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_NOBITS = 0, 1, 2, 8
+SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_NOBITS = 0, 1, 2, 3, 8
+MASK64 = (1 << 64) - 1
 SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFFF
 STT_SECTION, STT_FILE = 3, 4
 NATIVE_LITTLE = sys.byteorder == "little"
@@ -66,15 +73,24 @@ class ObjectInfo:
 
 
 def open_file(path: Path):
-    """``open(path, "rb")`` with the user's errors as one line each."""
+    """``open(path, "rb")`` with the user's errors as one line each.  Only a regular file is opened:
+    a FIFO would block until something writes to it, a device never end."""
     try:
-        return open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise LayoutbenchError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise LayoutbenchError(f"{path}: is a directory, not an ELF file") from None
     except OSError as e:
         raise LayoutbenchError(f"{path}: cannot read ({e.strerror})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+                "not a regular file")
+        raise LayoutbenchError(f"{path}: is {what}, not an ELF file; give the image's file")
+    return os.fdopen(fd, "rb")
 
 
 def _open(path: Path):
@@ -122,6 +138,15 @@ def symtab_dtype(elfclass: int, little: bool) -> np.dtype:
                      ("other", "u1"), ("shndx", e + "u2")])
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(s: str) -> str:
+    """A name from a file as text for a terminal: control characters (a terminal's escape
+    sequences, line breaks) shown as ``\\xNN``; anything else as it is."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+
+
 def string_at(tab: bytes, off: int) -> str:
     """The NUL-terminated string at ``off`` of a string table."""
     end = tab.find(b"\0", off)
@@ -129,40 +154,71 @@ def string_at(tab: bytes, off: int) -> str:
 
 
 def strings(tab: bytes, offsets: list[int]) -> list[str]:
-    """:func:`string_at` of each offset: the table decoded once, its NULs found with numpy."""
+    """:func:`string_at` of each offset: the table decoded once, its NULs found with numpy.  An offset
+    at or past the table's end is "" (:func:`check_strings` refuses such tables first)."""
     if not tab.isascii():
-        return [string_at(tab, off) for off in offsets]
+        return [string_at(tab, off) if off < len(tab) else "" for off in offsets]
     nul = np.append(np.flatnonzero(np.frombuffer(tab, np.uint8) == 0), len(tab))
-    ends = nul[np.searchsorted(nul, offsets)].tolist()
+    ends = nul[np.minimum(np.searchsorted(nul, offsets), len(nul) - 1)].tolist()
     text = tab.decode("ascii")
     return [text[a:b] for a, b in zip(offsets, ends)]
 
 
+#: What the names of one string table may add up to beyond twice its size (names share bytes when
+#: one is the tail of another, or when symbols repeat a name): more is a table built to make its
+#: reader allocate without bound (2000 symbols named into 16 MB without a NUL are 32 GB of names).
+NAME_SLACK = 64 << 20
+
+
+def check_strings(path: Path, what: str, tab: bytes, offsets: np.ndarray) -> None:
+    """Refuse a string table whose names cannot be read as a linker wrote them: one that does not
+    end with a NUL, a name that starts past its end, or names that add up to more than twice its
+    size + :data:`NAME_SLACK`.  The native helper (native/symdiff/src/elf.rs ``check_strings``)
+    refuses the same tables."""
+    n = len(tab)
+    if n and tab[-1] != 0:
+        raise LayoutbenchError(f"{path}: corrupt ELF: {what} does not end with a NUL byte")
+    off = offsets[offsets != 0].astype(np.int64)
+    if not off.size:
+        return
+    past = np.flatnonzero(off >= n)
+    if past.size:
+        raise LayoutbenchError(f"{path}: corrupt ELF: a name starts at byte {int(off[past[0]])} of {what}, "
+                               f"which has {n} bytes")
+    nul = np.flatnonzero(np.frombuffer(tab, np.uint8) == 0)
+    total = int((nul[np.searchsorted(nul, off)] - off).sum())
+    if total > 2 * n + NAME_SLACK:
+        raise LayoutbenchError(f"{path}: corrupt ELF: the names in {what} add up to {total} bytes, "
+                               f"more than a {n}-byte table can hold")
+
+
 @dataclass
 class Elf:
-    """An ELF file read once: its bytes (mapped), section headers and section names.
+    """An ELF file read once: its bytes, section headers and section names.
 
     ``sh`` holds the section headers as a numpy record array (fields name, type, flags, addr,
     offset, size, link, info, align, entsize), converted to native byte order when the file's
-    is not."""
+    is not.  Every section that has bytes in the file (not SHT_NOBITS or SHT_NULL) lies in it."""
 
     path: Path
-    data: bytes | mmap.mmap
+    data: bytes
     elfclass: int  #: 32 or 64
     little: bool
     sh: np.ndarray
     names: list[str]  #: section names, by index
 
     def section(self, i: int) -> bytes:
-        """The bytes of section i (empty for SHT_NOBITS)."""
-        if int(self.sh["type"][i]) == SHT_NOBITS:
+        """The bytes of section i (empty for SHT_NOBITS and SHT_NULL)."""
+        if int(self.sh["type"][i]) in (SHT_NOBITS, SHT_NULL):
             return b""
         o = int(self.sh["offset"][i])
         return self.data[o:o + int(self.sh["size"][i])]
 
     def symtab(self) -> tuple[np.ndarray, bytes] | None:
         """(the .symtab entries as a native-order numpy record array, its string table), or None
-        when the file has no symbol table.  Entry 0 (the null symbol) is included."""
+        when the file has no symbol table.  Entry 0 (the null symbol) is included.  A string
+        table that is not one, names past it and symbols that run past the end of the address
+        space are refused."""
         tabs = np.flatnonzero(self.sh["type"] == SHT_SYMTAB)
         if not tabs.size:
             return None
@@ -174,20 +230,39 @@ class Elf:
         if link >= len(self.names):
             raise LayoutbenchError(f"{self.path}: corrupt ELF: the symbol table's string table is section {link}, "
                                    f"the file has {len(self.names)}")
+        if int(self.sh["type"][link]) != SHT_STRTAB:
+            raise LayoutbenchError(f"{self.path}: corrupt ELF: the symbol table's string table, section {link} "
+                                   f"({printable(self.names[link]) or 'no name'}), is not a string table "
+                                   f"(type {int(self.sh['type'][link])})")
         if self.little != NATIVE_LITTLE:  # numpy reads the file's order; convert only when it is not ours
             raw = raw.astype(raw.dtype.newbyteorder("="))
-        return raw, self.section(link)
+        strtab = self.section(link)
+        check_strings(self.path, f"the symbol names' table {printable(self.names[link]) or link}", strtab, raw["name"])
+        value, size = raw["value"].astype(np.uint64), raw["size"].astype(np.uint64)
+        wraps = np.flatnonzero(size > np.uint64(MASK64) - value)
+        if wraps.size:
+            k = int(wraps[0])
+            raise LayoutbenchError(f"{self.path}: corrupt ELF: symbol {k} ({printable(string_at(strtab, int(raw['name'][k])))}) "
+                                   f"at {int(value[k]):#x} of {int(size[k])} bytes runs past the end of the "
+                                   f"address space")
+        return raw, strtab
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of a regular file, read (not mapped: a mapped file that is cut short while it is
+    read kills the process with SIGBUS), as many as it had when opened."""
+    with open_file(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        return f.read(size)
 
 
 def read_elf(path: Path) -> Elf:
-    """Map an ELF file and decode its section headers.  Bad input is one line naming it."""
+    """Read an ELF file and decode its section headers.  Bad input is one line naming it."""
     path = Path(path)
-    with open_file(path) as f:
-        size = os.fstat(f.fileno()).st_size
-        if f.read(4) != b"\x7fELF":
-            raise LayoutbenchError(f"{path}: not an ELF file (no ELF magic)")
-        f.seek(0)
-        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    data = read_file(path)
+    size = len(data)
+    if data[:4] != b"\x7fELF":
+        raise LayoutbenchError(f"{path}: not an ELF file (no ELF magic)")
     if size < 0x34 or data[4] not in (1, 2) or data[5] not in (1, 2):
         raise LayoutbenchError(f"{path}: truncated or corrupt ELF header ({size} bytes, class {data[4] if size > 4 else '?'})")
     elfclass, little = 64 if data[4] == 2 else 32, data[5] == 1
@@ -222,16 +297,30 @@ def read_elf(path: Path) -> Elf:
         if shstrndx >= shnum:
             raise LayoutbenchError(f"{path}: corrupt ELF: section names are in section {shstrndx}, "
                                    f"the file has {shnum}")
-        ends = sh["offset"] + sh["size"]
-        bad = np.flatnonzero((sh["type"] != SHT_NOBITS) & (sh["type"] != SHT_NULL) & (ends > size))
+        off, sz = sh["offset"].astype(np.uint64), sh["size"].astype(np.uint64)
+        end = np.uint64(size)
+        outside = (off > end) | (sz > end - np.minimum(off, end))  # offset + size > file size, without wrapping
+        bad = np.flatnonzero((sh["type"] != SHT_NOBITS) & (sh["type"] != SHT_NULL) & outside)
         if bad.size:
             i = int(bad[0])
-            tab = data[int(sh["offset"][shstrndx]):int(ends[shstrndx])] if ends[shstrndx] <= size else b""
-            name = string_at(tab, int(sh["name"][i])) if tab and sh["name"][i] < len(tab) else ""
-            raise LayoutbenchError(f"{path}: truncated ELF: section {name or i} ends at byte {int(ends[i])}, "
-                                   f"the file has {size}")
+            o, n = int(sh["offset"][shstrndx]), int(sh["size"][shstrndx])
+            tab = data[o:o + n] if o + n <= size else b""
+            at = int(sh["name"][i])
+            name = string_at(tab, at) if at < len(tab) else ""
+            raise LayoutbenchError(f"{path}: truncated ELF: section {printable(name) or i} ends at byte "
+                                   f"{int(sh['offset'][i]) + int(sh['size'][i])}, the file has {size}")
+        wraps = np.flatnonzero(sz > np.uint64(MASK64) - sh["addr"].astype(np.uint64))
+        if wraps.size:
+            i = int(wraps[0])
+            raise LayoutbenchError(f"{path}: corrupt ELF: section {i} at {int(sh['addr'][i]):#x} of {int(sz[i])} bytes "
+                                   f"runs past the end of the address space")
+        if int(sh["type"][shstrndx]) != SHT_STRTAB:
+            raise LayoutbenchError(f"{path}: corrupt ELF: the section names' table, section {shstrndx}, is not a "
+                                   f"string table (type {int(sh['type'][shstrndx])})")
         o = int(sh["offset"][shstrndx])
-        names = strings(data[o:o + int(sh["size"][shstrndx])], sh["name"].tolist())
+        tab = data[o:o + int(sh["size"][shstrndx])]
+        check_strings(path, "the section names' table", tab, sh["name"])
+        names = strings(tab, sh["name"].tolist())
     return Elf(path, data, elfclass, little, sh, names)
 
 

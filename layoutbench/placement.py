@@ -130,6 +130,8 @@ def recorded(elf: Path, plan_id: str, marker_at: dict[str, int]) -> dict[tuple[s
     same size, every recorded marker at the same address (``marker_at``: name → address in the
     image).  None otherwise (no record, a stale or unreadable one): replay the plan instead."""
     path = Path(elf).parent / UNITS
+    if not path.is_file():  # none, or a FIFO (whose read would wait for a writer forever)
+        return None
     try:
         data = json.loads(path.read_text())
         if not _is_int(data.get("format"), UNITS_FORMAT) or data.get("plan_id") != plan_id \

@@ -7,7 +7,7 @@ A side is an ELF image (a kernel or any linked executable) or a build layoutbenc
 :mod:`.model` the result (and its JSON), :mod:`.render` its text.  Everything is read once
 per image:
 
-* **Symbols.**  :func:`layoutbench.elfinfo.read_elf` maps the file and decodes the section
+* **Symbols.**  :func:`layoutbench.elfinfo.read_elf` reads the file and decodes the section
   headers and the ``.symtab`` entries in bulk with numpy (pyelftools' per-symbol objects
   cost ~25 µs each, too slow for a vmlinux; ``elfinfo.read_image_reference`` keeps that
   path as the reference the tests compare with).  Function, object and untyped

@@ -10,6 +10,7 @@ from .image import Image, Sym, without_gc
 from .model import STATUSES, ObjectDiff, Propagation, ShiftOrigin, SymbolDiff, SymdiffResult, side_info
 from .objects import assign_keys
 from .samecode import Stats, explain, explain_all, instructions, same_instructions
+from .samecode import close as close_objdump
 from .samecode import objdump as run_objdump
 
 
@@ -42,7 +43,7 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
                     bulk.append((o, n))
                 else:  # bytes cut short by the end of the file: one at a time
                     ob, nb = old.bytes_of(o), new.bytes_of(n)
-                    same = False if ob is None or nb is None else explain(old, o, new, n, ob, nb, st)
+                    same = False if ob is None or nb is None or len(ob) != len(nb) else explain(old, o, new, n, ob, nb, st)
             elif o.size and o.sec.nobits != n.sec.nobits:
                 same = False
             decided.append([k, o, n, same])
@@ -59,9 +60,14 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
         if k not in okeys:
             status[k] = "added"
     if pending:  # the instruction view, one llvm-objdump per image, both at once
-        po = run_objdump(old, [o for o, _ in pending], objdump)
-        pn = run_objdump(new, [n for _, n in pending], objdump)
-        ti, tn = instructions(old, [o for o, _ in pending], po), instructions(new, [n for _, n in pending], pn)
+        po = pn = None
+        try:  # whatever fails, neither llvm-objdump is left running nor its response file behind
+            po = run_objdump(old, [o for o, _ in pending], objdump)
+            pn = run_objdump(new, [n for _, n in pending], objdump)
+            ti, tn = instructions(old, [o for o, _ in pending], po), instructions(new, [n for _, n in pending], pn)
+        finally:
+            close_objdump(po)
+            close_objdump(pn)
         for o, n in pending:
             st.objdump += 1
             same = same_instructions(old, ti.get(o.addr), new, tn.get(n.addr))

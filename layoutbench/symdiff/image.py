@@ -5,7 +5,6 @@ from __future__ import annotations
 import bisect
 import functools
 import gc
-import mmap
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +73,7 @@ class Image:
     label: str
     sections: list[Section]
     syms: list[Sym]
-    data: bytes | mmap.mmap
+    data: bytes
     plan: LayoutPlan | None = None
     plan_id: str | None = None  #: "0x1234abc": the plan's id (as plan.json records it)
     objects: dict | None = None  #: plan object name → elfinfo.ObjectInfo, when the objects were found

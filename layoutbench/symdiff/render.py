@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..elfinfo import printable
 from ..layout import PAGE
 from .model import STATUSES, SymdiffResult
 
@@ -58,8 +59,9 @@ def print_text(console, r: SymdiffResult, symbols: bool = False) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    # names come from the files: their control characters (escape sequences) are shown, not sent
     for line in summary_lines(r):
-        console.print(line, markup=False)
+        console.print(printable(line), markup=False)
     t = Table(box=None, pad_edge=False, title="per object", title_justify="left")
     t.add_column("object")
     for k in ("symbols", *STATUSES):
@@ -68,7 +70,7 @@ def print_text(console, r: SymdiffResult, symbols: bool = False) -> None:
     for o in r.objects:
         deltas = sorted(o.deltas.items(), key=lambda kv: -kv[1])
         shift = ", ".join(_hexd(d) for d, _ in deltas[:2]) + (" ..." if len(deltas) > 2 else "")
-        t.add_row(escape(o.object), str(o.total), *[str(o.counts[k] or "") for k in STATUSES], shift)
+        t.add_row(escape(printable(o.object)), str(o.total), *[str(o.counts[k] or "") for k in STATUSES], shift)
     console.print(t)
     if symbols:
         t = Table(box=None, pad_edge=False, title="per symbol (all but unchanged)", title_justify="left")
@@ -81,7 +83,7 @@ def print_text(console, r: SymdiffResult, symbols: bool = False) -> None:
             size = str(s.new_size if s.new_size is not None else s.old_size)
             if s.status == "resized":
                 size = f"{s.old_size} -> {s.new_size}"
-            t.add_row(s.status, escape(s.name), escape(s.object), f"{s.old_addr:#x}" if s.old_addr is not None else "",
+            t.add_row(s.status, escape(printable(s.name)), escape(printable(s.object)), f"{s.old_addr:#x}" if s.old_addr is not None else "",
                       f"{s.new_addr:#x}" if s.new_addr is not None else "",
                       _hexd(s.delta) if s.delta else "", size)
         console.print(t)

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -298,8 +299,25 @@ _HEX = re.compile(r"-?0x[0-9a-f]+")
 _ANNOT = re.compile(r"\s*<[^>]*>")
 
 
+_PLAIN = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,=$-")
+
+
+def rsp_quote(arg: str) -> str:
+    """One argument as a response-file entry llvm-objdump reads back as exactly that argument
+    (GNU quoting: a backslash makes the next character literal): a symbol name with a space or a
+    quote stays one argument, and `` @file`` in it is no response file to read."""
+    return "".join(c if ord(c) >= 128 or ord(c) in _PLAIN else "\\" + c for c in arg)
+
+
+def file_arg(path: Path) -> str:
+    """A path as llvm-objdump's operand: never an option (``-x``) or a response file (``@x``)."""
+    p = str(path)
+    return p if p.startswith("/") else "./" + p
+
+
 def objdump(img: Image, syms: list[Sym], tool: str) -> subprocess.Popen:
-    """Start ONE llvm-objdump over the given functions (and any label inside them)."""
+    """Start ONE llvm-objdump over the given functions (and any label inside them).  Its response
+    file is removed by :func:`instructions` or :func:`close`."""
     ranges = sorted((s.addr, s.addr + s.size) for s in syms)
     starts = [r[0] for r in ranges]
     names = set(s.name for s in syms)
@@ -307,12 +325,16 @@ def objdump(img: Image, syms: list[Sym], tool: str) -> subprocess.Popen:
         i = bisect.bisect_right(starts, s.addr) - 1
         if i >= 0 and s.addr < ranges[i][1]:
             names.add(s.name)
-    rsp = tempfile.NamedTemporaryFile("w", suffix=".rsp", delete=False)
-    rsp.write("--disassemble-symbols=" + ",".join(sorted(names)) + "\n")
-    rsp.close()
+    with tempfile.NamedTemporaryFile("w", suffix=".rsp", delete=False, encoding="utf-8") as rsp:
+        try:
+            rsp.write(rsp_quote("--disassemble-symbols=" + ",".join(sorted(names))) + "\n")
+        except BaseException:
+            os.unlink(rsp.name)
+            raise
     try:
-        p = subprocess.Popen([tool, "-d", "--no-show-raw-insn", f"@{rsp.name}", str(img.path)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen([tool, "-d", "--no-show-raw-insn", f"@{rsp.name}", file_arg(img.path)],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, errors="replace")
     except FileNotFoundError:
         os.unlink(rsp.name)
         raise LayoutbenchError(f"{tool} not found; install llvm-19 (apt-get install llvm-19)") from None
@@ -320,10 +342,28 @@ def objdump(img: Image, syms: list[Sym], tool: str) -> subprocess.Popen:
     return p
 
 
+def close(p: subprocess.Popen | None) -> None:
+    """An llvm-objdump that will not be read: stopped, its response file removed."""
+    if p is None:
+        return
+    if p.poll() is None:
+        p.kill()
+        p.wait()
+    for f in (p.stdout, p.stderr):
+        if f is not None:
+            f.close()
+    try:
+        os.unlink(p.rsp)  # type: ignore[attr-defined]
+    except FileNotFoundError:
+        pass
+
+
 def instructions(img: Image, syms: list[Sym], p: subprocess.Popen) -> dict[int, list[tuple[str, list[int]]]]:
     """Each function's instructions (by address) as (text with addresses taken out, [addresses])."""
-    out, errtext = p.communicate()
-    os.unlink(p.rsp)  # type: ignore[attr-defined]
+    try:
+        out, errtext = p.communicate()
+    finally:
+        close(p)
     if p.returncode != 0:
         first = errtext.strip().splitlines()[0] if errtext.strip() else f"exit {p.returncode}"
         raise LayoutbenchError(f"llvm-objdump failed on {img.path}: {first}")

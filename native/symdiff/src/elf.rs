@@ -1,13 +1,12 @@
-//! ELF64 little-endian files, mapped: section headers, names, the symbol table.  Anything else
-//! (32-bit, big-endian, extended numbering, a truncated or corrupt file) is handed back to the
-//! Python reader, which has the one-line error for it.
+//! ELF64 little-endian files, read (never mapped: a mapped file cut short while it is read kills
+//! the process with SIGBUS): section headers, names, the symbol table.  Anything else (32-bit,
+//! big-endian, extended numbering, a truncated or corrupt file) is handed back to the Python
+//! reader, which has the one-line error for it; what it refuses (elfinfo.py `read_elf`,
+//! `Elf.symtab`, `check_strings`) is refused here too, so that the helper never answers for it.
 
 use std::fs::File;
-use std::os::unix::io::AsRawFd;
-
-extern "C" {
-    fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
-}
+use std::io::Read;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 
 pub const SHF_ALLOC: u64 = 2;
 pub const SHF_EXECINSTR: u64 = 4;
@@ -37,10 +36,17 @@ pub struct RawSym {
 }
 
 pub struct Elf {
+    /// the whole file (read with `whole`), else empty: sections are then read one by one from `file`
     pub data: &'static [u8],
+    file: Option<File>,
+    size: u64,
     pub sh: Vec<Shdr>,
     pub names: Vec<&'static str>,
 }
+
+pub const SHT_STRTAB: u32 = 3;
+/// elfinfo.NAME_SLACK: what a string table's names may add up to beyond twice its size
+const NAME_SLACK: u64 = 64 << 20;
 
 fn u16at(d: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([d[o], d[o + 1]])
@@ -52,23 +58,75 @@ pub fn u64at(d: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(d[o..o + 8].try_into().unwrap())
 }
 
-/// The whole file, mapped read-only for the life of the process.
-pub fn map(path: &str, populate: bool) -> Result<&'static [u8], String> {
-    let f = File::open(path).map_err(|e| format!("{path}: {e}"))?;
-    let len = f.metadata().map_err(|e| format!("{path}: {e}"))?.len() as usize;
-    if len == 0 {
+/// A regular file opened for reading (a FIFO would block, a device never end): the file and its size.
+pub fn open(path: &str) -> Result<(File, u64), String> {
+    const O_NONBLOCK: i32 = 0o4000; // the open itself must not wait for a FIFO's writer
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK).open(path).map_err(|e| format!("{path}: {e}"))?;
+    let m = f.metadata().map_err(|e| format!("{path}: {e}"))?;
+    if !m.is_file() {
+        return Err(format!("{path}: not a regular file"));
+    }
+    Ok((f, m.len()))
+}
+
+extern "C" {
+    fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+    fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;
+}
+
+/// The bytes of a file, as many as it had when opened, kept for the life of the process.  Read
+/// into anonymous memory (which a file cut short cannot take away) asked to be backed by huge
+/// pages: a fault per 2 MiB, not per 4 KiB, which keeps reading near mapping's cost.
+fn read_all(f: File, len: u64) -> Result<&'static [u8], String> {
+    let n = len as usize;
+    if n == 0 {
         return Ok(&[]);
     }
-    // PROT_READ, MAP_PRIVATE | MAP_POPULATE: the file is in the page cache, and mapping it all at
-    // once costs less than a fault per page touched (symbol and string tables, then the code)
-    // (an object is only read for its headers and symbols: no)
-    let flags = if populate { 2 | 0x8000 } else { 2 };
-    let p = unsafe { mmap(std::ptr::null_mut(), len, 1, flags, f.as_raw_fd(), 0) };
+    // PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS
+    let p = unsafe { mmap(std::ptr::null_mut(), n, 3, 0x02 | 0x20, -1, 0) };
     if p as isize == -1 {
-        let v = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+        let mut v = Vec::with_capacity(n);
+        f.take(len).read_to_end(&mut v).map_err(|e| e.to_string())?;
         return Ok(Box::leak(v.into_boxed_slice()));
     }
-    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+    unsafe { madvise(p, n, 14) }; // MADV_HUGEPAGE (advice only)
+    let buf: &'static mut [u8] = unsafe { std::slice::from_raw_parts_mut(p, n) };
+    let mut got = 0;
+    while got < n {
+        match f.read_at(&mut buf[got..], got as u64) {
+            Ok(0) => break, // cut short since it was opened: what was read is the file
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(&buf[..got])
+}
+
+/// elfinfo.check_strings: a table that is not empty ends with a NUL, every name (offset not 0)
+/// starts in it, and the names add up to at most twice its size + NAME_SLACK.
+pub fn check_strings(tab: &[u8], offsets: impl Iterator<Item = u32>) -> Result<(), String> {
+    let n = tab.len();
+    if n > 0 && tab[n - 1] != 0 {
+        return Err("string table without a final NUL".into());
+    }
+    let limit = 2 * n as u64 + NAME_SLACK;
+    let mut total = 0u64;
+    for off in offsets {
+        let off = off as usize;
+        if off == 0 {
+            continue;
+        }
+        if off >= n {
+            return Err("a name past its string table".into());
+        }
+        // the scan stops at the table's final NUL; all scans together stop once past the limit
+        total += tab[off..].iter().position(|&c| c == 0).unwrap_or(0) as u64;
+        if total > limit {
+            return Err("names that add up to more than their table can hold".into());
+        }
+    }
+    Ok(())
 }
 
 /// Python's string_at/strings: the bytes at off up to the next NUL, decoded (invalid UTF-8 replaced).
@@ -92,13 +150,31 @@ pub fn str_at(tab: &'static [u8], off: usize) -> &'static str {
     }
 }
 
-pub fn read(path: &str, populate: bool) -> Result<Elf, String> {
-    let data = map(path, populate)?;
-    let size = data.len();
-    if size < 4 || &data[..4] != b"\x7fELF" {
+/// An ELF file: `whole` reads all of it (an image: its code is compared), else only its headers
+/// now and the sections asked for later (an object: its symbols).
+pub fn read(path: &str, whole: bool) -> Result<Elf, String> {
+    let (f, len) = open(path)?;
+    let (data, file): (&'static [u8], Option<File>) = if whole {
+        (read_all(f, len)?, None)
+    } else {
+        let mut head = vec![0u8; len.min(64) as usize];
+        f.read_exact_at(&mut head, 0).map_err(|e| e.to_string())?;
+        (Box::leak(head.into_boxed_slice()), Some(f))
+    };
+    let len = if whole { data.len() as u64 } else { len }; // a file cut short since: what was read
+    let mut e = parse(data, file, len)?;
+    if !whole {
+        e.data = &[];
+    }
+    Ok(e)
+}
+
+fn parse(data: &'static [u8], file: Option<File>, len: u64) -> Result<Elf, String> {
+    let size = len as usize;
+    if data.len() < 4 || &data[..4] != b"\x7fELF" {
         return Err("not an ELF file".into());
     }
-    if size < 0x40 || data[4] != 2 || data[5] != 1 {
+    if data.len() < 0x40 || data[4] != 2 || data[5] != 1 {
         return Err("unsupported: not a 64-bit little-endian ELF file".into());
     }
     let shoff = u64at(data, 0x28) as usize;
@@ -116,9 +192,17 @@ pub fn read(path: &str, populate: bool) -> Result<Elf, String> {
     if shoff.checked_add(shnum * 64).map_or(true, |e| e > size) {
         return Err("truncated section headers".into());
     }
+    let table: &[u8] = match &file {
+        None => &data[shoff..shoff + shnum * 64],
+        Some(f) => {
+            let mut v = vec![0u8; shnum * 64];
+            f.read_exact_at(&mut v, shoff as u64).map_err(|e| e.to_string())?;
+            Box::leak(v.into_boxed_slice())
+        }
+    };
     let mut sh = Vec::with_capacity(shnum);
     for i in 0..shnum {
-        let o = shoff + 64 * i;
+        let (o, data) = (64 * i, table);
         sh.push(Shdr {
             name: u32at(data, o),
             typ: u32at(data, o + 4),
@@ -130,7 +214,7 @@ pub fn read(path: &str, populate: bool) -> Result<Elf, String> {
             align: u64at(data, o + 48),
         });
     }
-    let mut names: Vec<&'static str> = vec![""; shnum];
+    let names: Vec<&'static str> = vec![""; shnum];
     if shnum > 0 {
         if shstrndx >= shnum {
             return Err("section names index".into());
@@ -139,27 +223,41 @@ pub fn read(path: &str, populate: bool) -> Result<Elf, String> {
             if s.typ != SHT_NOBITS && s.typ != 0 && s.offset.checked_add(s.size).map_or(true, |e| e > size as u64) {
                 return Err("truncated section".into());
             }
+            if s.addr.checked_add(s.size).is_none() {
+                return Err("a section past the end of the address space".into());
+            }
         }
-        let t = &sh[shstrndx];
-        let tab = if t.typ == SHT_NOBITS || t.typ == 0 && t.offset + t.size > size as u64 {
+        if sh[shstrndx].typ != SHT_STRTAB {
             return Err("section names table".into());
-        } else {
-            &data[t.offset as usize..(t.offset + t.size) as usize]
-        };
-        for (i, s) in sh.iter().enumerate() {
-            names[i] = str_at(tab, s.name as usize);
         }
     }
-    Ok(Elf { data, sh, names })
+    let mut e = Elf { data, file, size: len, sh, names };
+    if shnum > 0 {
+        let tab = e.section(shstrndx)?;
+        check_strings(tab, e.sh.iter().map(|s| s.name))?;
+        for i in 0..shnum {
+            e.names[i] = str_at(tab, e.sh[i].name as usize);
+        }
+    }
+    Ok(e)
 }
 
 impl Elf {
-    pub fn section(&self, i: usize) -> &'static [u8] {
+    /// The bytes of section i (empty for SHT_NOBITS and SHT_NULL); in the file (parse checked).
+    pub fn section(&self, i: usize) -> Result<&'static [u8], String> {
         let s = &self.sh[i];
-        if s.typ == SHT_NOBITS {
-            return &[];
+        if s.typ == SHT_NOBITS || s.typ == 0 {
+            return Ok(&[]);
         }
-        &self.data[s.offset as usize..(s.offset + s.size) as usize]
+        debug_assert!(s.offset + s.size <= self.size);
+        match &self.file {
+            None => Ok(&self.data[s.offset as usize..(s.offset + s.size) as usize]),
+            Some(f) => {
+                let mut v = vec![0u8; s.size as usize];
+                f.read_exact_at(&mut v, s.offset).map_err(|e| e.to_string())?;
+                Ok(Box::leak(v.into_boxed_slice()))
+            }
+        }
     }
 
     /// The entries of the last SHT_SYMTAB (entry 0 included) and its string table.
@@ -168,9 +266,9 @@ impl Elf {
             Some(i) => i,
             None => return Ok(None),
         };
-        let raw = self.section(i);
+        let raw = self.section(i)?;
         let link = self.sh[i].link as usize;
-        if link >= self.names.len() {
+        if link >= self.names.len() || self.sh[link].typ != SHT_STRTAB {
             return Err("symbol string table index".into());
         }
         let mut out = Vec::with_capacity(raw.len() / 24);
@@ -183,6 +281,11 @@ impl Elf {
                 size: u64at(e, 16),
             });
         }
-        Ok(Some((out, self.section(link))))
+        let strtab = self.section(link)?;
+        check_strings(strtab, out.iter().map(|r| r.name))?;
+        if out.iter().any(|r| r.value.checked_add(r.size).is_none()) {
+            return Err("a symbol past the end of the address space".into());
+        }
+        Ok(Some((out, strtab)))
     }
 }

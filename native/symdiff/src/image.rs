@@ -91,7 +91,7 @@ impl Keys {
     }
 }
 
-/// A string that lives as long as the process (the images are mapped for all of it).
+/// A string that lives as long as the process (the images are kept for all of it).
 pub fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }

@@ -368,7 +368,7 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
         let ex = exec_new.iter().any(|&x| is(x, r.section));
         if is(r.kind, "func") && r.new_addr.is_some() && ex {
             tf += 1;
-            tb += r.new_size.unwrap_or(0);
+            tb = tb.saturating_add(r.new_size.unwrap_or(0));
             if is(r.status, "unchanged") {
                 tuf += 1;
                 tub += r.new_size.unwrap_or(0);
@@ -377,6 +377,10 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
         if is(r.status, "moved") && ex {
             *text_moved.entry(r.new_addr.unwrap() as i128 - r.old_addr.unwrap() as i128).or_default() += 1;
         }
+    }
+    if tb > 1 << 53 {
+        // the share would not be Python's (its sizes do not wrap, its int division rounds once)
+        return Err(HandBack("text bytes beyond 2**53".into()));
     }
     let (origins, prop) = origins(old, new, &status, &stat_of);
     mark("origins");

@@ -101,8 +101,42 @@ pub fn explain(old: &Image, o: &Sym, new: &Image, n: &Sym, ob: &[u8], nb: &[u8],
 // -- the instruction view ---------------------------------------------------------------------
 
 pub struct Objdump {
-    child: Child,
+    child: Option<Child>,
     rsp: String,
+}
+
+impl Drop for Objdump {
+    /// Whatever happened: llvm-objdump stopped, its response file removed (samecode.py `close`).
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_file(&self.rsp);
+    }
+}
+
+/// samecode.py `rsp_quote`: one argument as a response-file entry llvm-objdump reads back as that
+/// argument (a backslash makes the next character literal): a name with a space or a quote stays
+/// one argument, and ` @file` in it is no response file to read.
+pub fn rsp_quote(arg: &str) -> String {
+    let mut out = String::with_capacity(arg.len() + 16);
+    for c in arg.chars() {
+        if !(c.is_ascii_alphanumeric() || "_.,=$-".contains(c) || !c.is_ascii()) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// samecode.py `file_arg`: a path as llvm-objdump's operand, never an option or a response file.
+pub fn file_arg(path: &str) -> String {
+    if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("./{path}")
+    }
 }
 
 /// Start ONE llvm-objdump over the given functions (and any label inside them).
@@ -119,22 +153,25 @@ pub fn objdump(img: &Image, syms: &[&Sym], tool: &str) -> Result<Objdump, HandBa
     }
     let rsp = format!("{}/layoutbench-symdiff-{}-{}.rsp", std::env::temp_dir().display(), std::process::id(),
                       img.path.len() ^ (img as *const Image as usize));
-    let mut f = std::fs::File::create(&rsp).map_err(|e| HandBack(format!("{rsp}: {e}")))?;
+    // a new file (not one someone placed there), removed when the Objdump is dropped
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&rsp)
+        .map_err(|e| HandBack(format!("{rsp}: {e}")))?;
+    let mut p = Objdump { child: None, rsp };
     let list: Vec<&str> = names.into_iter().collect();
-    writeln!(f, "--disassemble-symbols={}", list.join(",")).map_err(|e| HandBack(e.to_string()))?;
+    writeln!(f, "{}", rsp_quote(&format!("--disassemble-symbols={}", list.join(",")))).map_err(|e| HandBack(e.to_string()))?;
     drop(f);
     let child = Command::new(tool)
-        .args(["-d", "--no-show-raw-insn", &format!("@{rsp}"), &img.path])
+        .args(["-d", "--no-show-raw-insn", &format!("@{}", p.rsp), &file_arg(&img.path)])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
     match child {
-        Ok(child) => Ok(Objdump { child, rsp }),
-        Err(e) => {
-            let _ = std::fs::remove_file(&rsp);
-            Err(HandBack(format!("{tool}: {e}")))
+        Ok(child) => {
+            p.child = Some(child);
+            Ok(p)
         }
+        Err(e) => Err(HandBack(format!("{tool}: {e}"))),
     }
 }
 
@@ -199,9 +236,10 @@ fn strip_annot(s: &str) -> String {
 
 /// Each function's instructions (by address) as (text with addresses taken out, [addresses]).
 pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, HandBack> {
-    let out = p.child.wait_with_output().map_err(|e| HandBack(e.to_string()));
+    let mut p = p;
+    let out = p.child.take().unwrap().wait_with_output().map_err(|e| HandBack(e.to_string()));
     crate::mark("llvm-objdump exited");
-    let _ = std::fs::remove_file(&p.rsp);
+    drop(p);
     let out = out?;
     if !out.status.success() {
         return Err(HandBack(format!("llvm-objdump failed on {}", img.path)));
