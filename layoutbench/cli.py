@@ -17,7 +17,7 @@ import click  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from . import __version__, layout, measure, profile, source  # noqa: E402
+from . import __version__, layout, measure, profile, source, validate  # noqa: E402
 from .errors import LayoutbenchError  # noqa: E402
 
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -28,18 +28,40 @@ class Group(click.Group):
     """Turns a LayoutbenchError anywhere into one line on stderr and a non-zero exit."""
 
     def invoke(self, ctx):
+        import sqlite3
+
+        from . import procs
+        from .safety import redact_text
+
+        procs.install_signal_handlers()
         try:
             return super().invoke(ctx)
         except LayoutbenchError as e:
-            err.print(f"layoutbench: error: {e}", markup=False)
+            err.print(f"layoutbench: error: {redact_text(e)}", markup=False)
             sys.exit(e.exit_code)
-        except OSError as e:  # a file or program the command needed: one line, no traceback
-            where = f": {e.filename}" if getattr(e, "filename", None) else ""
-            err.print(f"layoutbench: error: {e.strerror or e}{where}", markup=False)
+        except sqlite3.Error as e:  # a query of an opened store failed: a damaged page, a full disk...
+            from .store import explain
+            err.print(f"layoutbench: error: {explain(e)}", markup=False)
             sys.exit(2)
-        except KeyboardInterrupt:
+        except OSError as e:  # a file or program the command needed: one line, no traceback
+            import errno
+            where = f": {e.filename}" if getattr(e, "filename", None) else ""
+            hint = "; free some space and run the same command again" if e.errno == errno.ENOSPC else ""
+            err.print(f"layoutbench: error: {e.strerror or e}{where}{hint}", markup=False)
+            sys.exit(2)
+        except (KeyboardInterrupt, procs.Terminated) as e:
+            procs.kill_all()
             err.print("layoutbench: interrupted; what was stored is kept, run the same command to resume")
-            sys.exit(130)
+            sys.exit(143 if isinstance(e, procs.Terminated) else 130)
+        finally:
+            procs.kill_all()
+
+
+def _json(value, **kw) -> str:
+    """Strict JSON for --json: a non-finite number is null, never NaN or Infinity."""
+    from .metrics import json_safe
+
+    return json.dumps(json_safe(value), allow_nan=False, **kw)
 
 
 def say(msg: str) -> None:
@@ -97,9 +119,17 @@ def layouts_cmd():
 @main.command("kernels")
 def kernels_cmd():
     """List the profiles ($LAYOUTBENCH_PROFILES, kernels/, bench/real/)."""
+    broken = 0
     for name in profile.available():
-        p = profile.load(name)
+        try:
+            p = profile.load(name)
+        except LayoutbenchError as e:
+            broken += 1
+            out.print(f"{name:12} BROKEN: {e}", markup=False)
+            continue
         out.print(f"{name:12} {p.description}", markup=False)
+    if broken:
+        say(f"{broken} profile(s) could not be read (marked BROKEN above); the others can be used")
 
 
 @main.command("build")
@@ -118,6 +148,7 @@ def build_cmd(**o):
     """
     from . import build
 
+    validate.options(o)
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])
     prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
     images = o["images"]
@@ -125,7 +156,7 @@ def build_cmd(**o):
         prof.image(i)
     objs, variants = build.build_variants(prof, co, specs, list(images) or None, o["jobs"], say)
     if o["as_json"]:
-        out.print_json(json.dumps({"build": objs.info, "objdir": str(objs.objdir),
+        out.print_json(_json({"build": objs.info, "objdir": str(objs.objdir),
                                    "variants": [v.to_dict() for v in variants]}))
         return
     width = max(len(v.label) for v in variants)
@@ -152,6 +183,9 @@ def run_cmd(**o):
     from . import build, targets
     from .compare import emulation_warning
 
+    validate.options(o)
+    validate.seed("--seed", o["seed"])
+    layout.get(o["layout_name"])
     prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
     target = targets.make(prof, o["target_name"], o["timeout"])
     objs = build.compile_objects(prof, co, None, say)
@@ -257,10 +291,16 @@ def compare_cmd(**o):
 
     if o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
+    validate.options(o)
+    validate.min_effect_percent(o["min_effect"])
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])
+    if o["baseline"] is not None and o["baseline"] not in {n for n, _ in specs} | {layout.label(n, sd) for n, sd in specs}:
+        raise LayoutbenchError(f"--baseline {o['baseline']!r} is not one of the layouts compared: "
+                               f"{', '.join(dict.fromkeys(n for n, _ in specs))}")
     names = [n.strip() for t in o["target_names"] for n in t.split(",") if n.strip()]
     prof = profile.load(o["kernel"])
-    view = compare.View(tuple(o["metrics"]) or None, o["baseline"])
+    _check_targets(prof, names or [None], o)
+    view = compare.View(validate.metric_names(o["metrics"]), o["baseline"])
     store = open_store(o["store_path"])
     if o["commits"]:
         return _compare_commits(o, prof, specs, names, store)
@@ -271,7 +311,7 @@ def compare_cmd(**o):
     if len(names) > 1:
         multi = compare.run_many(request, names, store, view, progress_bar, say)
         if o["as_json"]:
-            out.print_json(json.dumps(multi.to_dict()))
+            out.print_json(_json(multi.to_dict()))
         else:
             report_text.print_multi(out, multi)
         if multi.failed or not any(r.metrics for r in multi.reports):
@@ -280,12 +320,39 @@ def compare_cmd(**o):
         return
     rep = compare.run(request, store, view, progress_bar, say)
     if o["as_json"]:
-        out.print_json(json.dumps(rep.to_dict()))
+        out.print_json(_json(rep.to_dict()))
     else:
         report_text.print_compare(out, rep)
     if not rep.metrics:
         raise LayoutbenchError(f"no run of {prof.name} produced metrics; see the logs above "
                                f"(first: {rep.failures[0]['log'] if rep.failures else 'none'})")
+
+
+def _check_targets(prof, names, o: dict) -> None:
+    """Make every target once before anything is built: unknown names, bad settings, a --pin of a
+    CPU this machine lacks are found now, not after every run failed."""
+    from . import targets
+
+    for n in names:
+        t = targets.make(prof, n, o.get("timeout"), dict(machine_overrides(o)))
+        if t.kind == "local" and t.pin is not None:
+            validate.pin(t.pin, local=True)
+        if t.kind == "local" and t.perf_events:
+            _probe_perf(t.perf_events)
+
+
+def _probe_perf(events) -> None:
+    """Whether ``perf stat`` accepts these events here (one short run of ``true``)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("perf"):
+        raise LayoutbenchError("--perf needs the perf tool: apt-get install linux-perf")
+    p = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(events), "--", "true"], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 0:
+        first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()), f"exit {p.returncode}")
+        raise LayoutbenchError(f"perf stat does not accept the events {','.join(events)}: {first[:200]}")
 
 
 def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
@@ -308,10 +375,10 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
     request = measure.MeasureRequest(prof, a, seeded, o["runs"], o["mode"], names[0] if names else None,
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
                                      o["retry_failed"], o["jobs"])
-    rep = compare.compare_commits(request, b, store, compare.View(tuple(o["metrics"]) or None),
+    rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(o["metrics"])),
                                   o["min_effect"] / 100, say)
     if o["as_json"]:
-        out.print_json(json.dumps(rep.to_dict()))
+        out.print_json(_json(rep.to_dict()))
     else:
         out.print(compare.commits_text(rep), markup=False)
     if not rep.metrics:
@@ -422,6 +489,10 @@ def history_cmd(**o):
     step, every, range_, refine, repo, subdir = (o[k] for k in ("step", "every", "range_", "refine", "repo", "subdir"))
     if o["runs"] is not None and o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
+    validate.options(o)
+    validate.min_effect_percent(o["min_effect"])
+    if every is not None and history.parse_interval(every) <= 0:
+        raise LayoutbenchError(f"--every {every!r} must be longer than 0, e.g. 1d or 12h")
     if sum(bool(x) for x in (step, o["every_commit"], every)) > 1:
         raise LayoutbenchError("give one of --step, --every-commit and --every")
     if range_ and refine:
@@ -444,12 +515,12 @@ def history_cmd(**o):
         outcome = history.sweep(prof, store, points, opts, None, bar, say)
     elif not o["summary"]:
         raise LayoutbenchError("give a range A..B, --refine X..Y or --summary")
-    metrics = o["metrics"]
+    metrics = validate.metric_names(o["metrics"]) or ()
     series = outcome.series if outcome else history.load_series(store, prof.name,
                                                                  source.repo_for(prof, repo, subdir)[0])
     h = history.analyse(store, series, prof, list(metrics) or None, min_effect=o["min_effect"] / 100)
     if o["as_json"]:
-        out.print_json(json.dumps({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
+        out.print_json(_json({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
                                   default=str))
         return
     if outcome:
@@ -473,6 +544,8 @@ def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """
     from . import report
 
+    validate.min_effect_percent(min_effect)
+    metrics = validate.metric_names(metrics) or ()
     store = open_store(store_path)
     index = report.write_report(store, outdir, kernel=kernel, repo=repo, metrics=list(metrics) or None,
                                 min_effect=min_effect / 100, say=say)
@@ -526,6 +599,11 @@ def _bisect_settings(o: dict):
 
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
              "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes")
+    validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
+    validate.seed("--seed", o.get("seed"))
+    validate.min_effect_fraction(o.get("min_effect"))
+    if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
+        raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
     if o.get("layouts") is not None and o.get("max_layouts") is None:
         s.max_layouts = max(s.max_layouts, o["layouts"])
@@ -570,7 +648,7 @@ def bisect_run_cmd(**o):
     prof = profile.load(o["kernel"])
     v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say)
     if o["as_json"]:
-        out.print_json(json.dumps(v, default=str))
+        out.print_json(_json(v, default=str))
     else:
         out.print(bisect.text(v), markup=False)
 
@@ -646,13 +724,19 @@ def bisect_log_cmd(kernel, repo, subdir, store_path):
 
 
 @bisect_grp.command("replay")
-@click.argument("logfile", type=click.File("r"))
+@click.argument("logfile", type=click.File("rb"))
 @store_option
 def bisect_replay_cmd(logfile, store_path):
     """Start again from a log printed by `bisect log` (its start line and marks)."""
     from . import bisect
 
-    b = bisect.replay(open_store(store_path), logfile.read(), profile.load)
+    data = logfile.read()
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as e:
+        raise LayoutbenchError(f"{logfile.name}: not text (byte {e.start} is not UTF-8); give a log printed by "
+                               f"`layoutbench bisect log`") from None
+    b = bisect.replay(open_store(store_path), text, profile.load)
     out.print(f"replayed {sum(1 for e in b.log if e['verb'] != 'start')} mark(s) onto a bisection of {b.s.kernel}; "
               f"run `layoutbench bisect {b.s.kernel}` to continue", markup=False)
 
@@ -694,7 +778,7 @@ def judge_cmd(**o):
     except LayoutbenchError as e:
         raise bisect.Abort(str(e)) from None
     if o["as_json"]:
-        out.print_json(json.dumps(details, default=str))
+        out.print_json(_json(details, default=str))
     else:
         out.print(f"{details['commit'][:12]}: {j.describe()}", markup=False)
     sys.exit(code)
@@ -716,7 +800,7 @@ def quirks_cmd(kernel, repo, subdir, rev, as_json):
         qs = quirks.applicable(prof, source.resolve(prof, rev, repo, subdir))
     rows = [q.to_dict() for q in qs]
     if as_json:
-        out.print_json(json.dumps({"file": str(quirks.quirks_file(prof)), "quirks": rows}))
+        out.print_json(_json({"file": str(quirks.quirks_file(prof)), "quirks": rows}))
         return
     if not rows:
         out.print(f"no quirks for {kernel}" + (f" at {rev}" if rev else "") + f" ({quirks.quirks_file(prof)})",
