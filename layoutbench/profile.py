@@ -210,6 +210,8 @@ def load(kernel: str) -> Profile:
         data = tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as e:
         raise LayoutbenchError(f"{file}: not valid TOML ({e}); fix the file") from None
+    except UnicodeDecodeError as e:
+        raise LayoutbenchError(f"{file}: not UTF-8 text (byte {e.start}); a profile is a TOML file") from None
     top = _Table(data, "", file)
     name = safety.safe_name("profile name", top.get("name", str, file.parent.name), f"{file}: ")
     here = file.parent
@@ -300,6 +302,9 @@ def load(kernel: str) -> Profile:
             raise LayoutbenchError(f"{file}: [targets.{tname}] names image {image!r}, which is not in [images]")
         settings = {k: v for k, v in t.data.items() if k not in ("kind", "image", "timeout")}
         kind = t.get("kind", str, required=True)
+        from .targets import KINDS  # here: the targets package imports this module
+        if kind not in KINDS:
+            raise LayoutbenchError(f"{file}: [targets.{tname}] kind {kind!r} is not one of {', '.join(KINDS)}")
         validate.target_settings(file, tname, kind, settings)
         targets[tname] = Target(
             name=tname,

@@ -37,9 +37,25 @@ def redact_url(url: str) -> str:
     return head + sep + rest
 
 
-def redact_text(text: str) -> str:
-    """``text`` with every URL in it redacted (and ``password=...`` words masked)."""
-    return _SECRET_PARAM.sub(lambda m: m.group(1) + MASK, _URL.sub(lambda m: redact_url(m.group(0)), str(text)))
+def secrets_of(url: str) -> list[str]:
+    """The secret parts of a URL: its password, the pieces of it around each ``@`` (a driver that
+    splits at the first ``@`` quotes the rest as a host name) and ``password=`` values."""
+    head, sep, rest = str(url).partition("://")
+    found = [m.group(0).split("=", 1)[1].strip("'") for m in _SECRET_PARAM.finditer(rest if sep else head)]
+    at = rest.rfind("@")
+    if sep and at >= 0 and ":" in rest[:at]:
+        pw = rest[:at].split(":", 1)[1]
+        found += [pw, *pw.split("@")]
+    return sorted({f for f in found if len(f) >= 2}, key=len, reverse=True)
+
+
+def redact_text(text: str, url: str | None = None) -> str:
+    """``text`` with every URL in it redacted, ``password=...`` words masked and, with ``url``,
+    every secret part of that URL masked wherever it appears (a driver's error quoting it)."""
+    text = _SECRET_PARAM.sub(lambda m: m.group(1) + MASK, _URL.sub(lambda m: redact_url(m.group(0)), str(text)))
+    for secret in secrets_of(url) if url else []:
+        text = text.replace(secret, MASK)
+    return text
 
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")

@@ -27,6 +27,7 @@ import hashlib
 import contextlib
 import json
 import math
+import os
 import re
 import sqlite3
 import time
@@ -110,6 +111,15 @@ def explain(e: Exception, path=None) -> str:
     path = path or _opened or "the store"
     why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     low = why.lower()
+    try:  # what the file system says beats what SQLite guesses ("unable to open", "I/O error")
+        st = os.statvfs(Path(path).parent)
+        if st.f_flag & os.ST_RDONLY:
+            return f"{path}: the store is on a read-only file system ({why}); remount it read-write " \
+                   f"or use --store elsewhere"
+        if st.f_bavail * st.f_frsize < (1 << 20) and ("full" in low or "i/o" in low or "unable to open" in low):
+            return f"{path}: the disk is full ({why}); free some space and run the same command again"
+    except (OSError, TypeError):
+        pass
     if "full" in low:
         return f"{path}: the disk is full ({why}); free some space and run the same command again"
     if "readonly" in low or "read-only" in low:
@@ -151,7 +161,7 @@ class _Postgres:
             self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=15)
         except psycopg.Error as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise LayoutbenchError(f"cannot connect to the store {redact_url(url)}: {redact_text(first)}") from None
+            raise LayoutbenchError(f"cannot connect to the store {redact_url(url)}: {redact_text(first, url)}") from None
 
     def execute(self, sql: str, params=()):
         return self.conn.execute(sql.replace("?", "%s"), params)
@@ -201,6 +211,9 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
             self._migrate()
+            bad = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]  # a damaged page: said now, once
+            if bad != "ok":
+                raise sqlite3.DatabaseError(f"database disk image is malformed: {bad}")
         except sqlite3.Error as e:
             raise LayoutbenchError(explain(e, self.path)) from None
 

@@ -108,7 +108,7 @@ def perf_events(value) -> tuple[str, ...] | None:
 
 def metric_names(values) -> tuple[str, ...] | None:
     """``--metric``, repeated or comma-separated: names, ``all``; an empty name is refused."""
-    if not values:
+    if values is None or (not isinstance(values, str) and len(values) == 0):
         return None
     if isinstance(values, str):
         values = (values,)
@@ -134,6 +134,8 @@ def options(o: dict) -> None:
     """Check a command's options (those present in ``o``) before anything is built or run."""
     if o.get("timeout") is not None:
         timeout("--timeout", o["timeout"])
+    if o.get("seed") is not None:
+        seed("--seed", o["seed"])
     for key in ("runs", "max_runs", "layouts_k", "max_layouts"):
         if o.get(key) is not None:
             integer(f"--{key.replace('_k', '').replace('_', '-')}", o[key], 1, MAX_LAYOUTS)
