@@ -132,15 +132,17 @@ class Step:
     more: dict = field(default_factory=dict)  #: more placeholders
 
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(\w+)\}")
 
 
 def fill_placeholders(template: str, values: dict) -> str:
     """``template`` with each ``{name}`` of ``values`` replaced; any other brace is the shell's
     (``awk '{print $1}'``, ``${VAR}``) and stays as written.  ``{{``/``}}`` still mean ``{``/``}``."""
-    out = _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0),
-                           template.replace("{{", "\0").replace("}}", "\1"))
-    return out.replace("\0", "{").replace("\1", "}")
+    def one(m: re.Match) -> str:
+        if m.group(1) is None:
+            return m.group(0)[0]
+        return str(values[m.group(1)]) if m.group(1) in values else m.group(0)
+    return _PLACEHOLDER.sub(one, template)
 
 
 def _shell(profile: Profile, step: Step, lock_fd: int | None = None) -> None:

@@ -15,7 +15,7 @@ from .errors import LayoutbenchError
 
 MASK = "***"
 #: query or DSN parameters whose values are secrets
-_SECRET_PARAM = re.compile(r"(?i)((?:^|[?&;\s])(?:password|sslpassword|passfile|sslkey)=)(?:'[^']*'|[^&\s#]*)")
+_SECRET_PARAM = re.compile(r"(?i)((?:^|[?&;\s])(?:password|sslpassword|passfile|sslkey)=)(?:'[^']*'|[^&\s]*)")
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://\S+")
 
 

@@ -86,7 +86,8 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: i
                 _stdin(stdin):
             import warnings
             with warnings.catch_warnings():
-                warnings.simplefilter("always")
+                warnings.simplefilter("always")  # what a user sees (numpy's RuntimeWarning...)
+                warnings.simplefilter("ignore", ResourceWarning)  # as a process does by default
                 try:
                     lbcli.main.main(args=list(args), prog_name="layoutbench", standalone_mode=True)
                     code = 0

@@ -519,7 +519,7 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
         for cmd in (("results",), ("history", "tiny", "--summary")):
             err(f"secret in store URL ({label}): {cmd[0]}", *cmd, "--store", url,
                 check=lambda o, e: secret not in e + o and "Tail99" not in e + o and "***" in e)
-    return out + process_cases(tmp, w)
+    return out + process_cases(tmp, w) + server_cases(tmp, w)
 
 
 # -- cases that need real processes: signals, kill -9, mounts ------------------------------------------
@@ -653,4 +653,81 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
     mounted("store on a full disk: compare", full, ("compare", "tinyp", "--layouts", "default", "--runs", "1",
                                                     "--no-machine-check", "--store", "{d}/s.sqlite"),
             lambda o, e: "not a layoutbench store" not in e and ("full" in e or "space" in e))
+    return out
+
+
+# -- cases against real servers: an OpenSSH server (injection), a PostgreSQL server (secrets) ----------
+
+def server_cases(tmp: Path, w: World) -> list[tuple[str, object]]:
+    out: list[tuple[str, object]] = []
+
+    def ssh_remote_dir():
+        """remote_dir is the user's text: pasted into a remote shell command, `;touch` must not run."""
+        import _sshd
+
+        if _sshd.available() is not None:
+            return "traceback"
+        lab = _sshd.Lab(tmp / "lab", 1)
+        try:
+            pwned = tmp / "PWNED"
+            rdir = f"{tmp}/remote;touch {pwned};x"
+            targets = f"""
+[targets.s]
+kind = "ssh"
+image = "tiny"
+timeout = 60
+host = "bench0"
+ssh_config = "{lab.config}"
+remote_dir = {json.dumps(rdir)}
+install = "test -x {{image}} && echo installed {{image}}"
+"""
+            write_tiny(w.profiles / "tinyssh", name="tinyssh", targets=targets)
+            o = H.cli("compare", "tinyssh", "--target", "s", "--layouts", "default", "--runs", "1",
+                      "--no-machine-check", "--store", str(tmp / "ssh.sqlite"), env=w.env, expect_ok=True)
+            return "wrong-success" if pwned.exists() else o
+        finally:
+            lab.stop()
+    out.append(("ssh remote_dir with ;touch runs nothing", ssh_remote_dir))
+
+    def postgres_secrets():
+        """The password of a PostgreSQL store URL in no error, no report page (the server trusts any)."""
+        import _postgres
+
+        if _postgres.bindir() is None:
+            return "traceback"
+        srv = _postgres.Server()
+        base = srv.start()  # postgresql://lb@/layoutbench?host=DIR
+        try:
+            secret = "Pg5ecret@Half99"
+            urls = [base.replace("lb@", f"lb:{secret}@"), base + f"&password={secret}"]
+            repo = tmp / "pgrepo"
+            write_tiny(repo)
+            git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e"]
+            subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+            subprocess.run([*git, "add", "-A"], check=True)
+            subprocess.run([*git, "commit", "-qm", "one"], check=True)
+            (repo / "src" / "hot.c").write_text(HOT_C + "unsigned long colder(unsigned long x) { return x; }\n")
+            subprocess.run([*git, "commit", "-qam", "two"], check=True)
+            prof = str(repo / "kernel.toml")
+            leaks = lambda o, e: all(p not in o + e for p in (secret, "Half99", "Pg5ecret"))  # noqa: E731
+            for url in urls:
+                if H.cli("history", prof, "--summary", "--store", url, env=w.env,
+                         check=lambda o, e: leaks(o, e) and "***" in e) != "clean":
+                    return "wrong-success"
+            r = H.cli("history", prof, "HEAD~1..HEAD", "--repo", str(repo), "--layouts", "sorted,random:2",
+                      "--runs", "1", "--target", "echo", "--args", "5", "--store", urls[0], env=w.env,
+                      expect_ok=True, check=leaks)
+            if r != "clean":
+                return r
+            for i, url in enumerate(urls):
+                site = tmp / f"pgsite{i}"
+                r = H.cli("report", "tiny", "-o", str(site), "--store", url, env=w.env, expect_ok=True, check=leaks)
+                pages = [f.read_text(errors="replace") for f in site.rglob("*.html")]
+                if r != "clean" or not pages or any(secret in t or "Half99" in t for t in pages) \
+                        or not all("***" in t for t in pages):
+                    return r if r != "clean" else "wrong-success"
+            return "clean"
+        finally:
+            srv.stop()
+    out.append(("PostgreSQL password in no error and no report page", postgres_secrets))
     return out
