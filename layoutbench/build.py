@@ -273,7 +273,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         objdir.mkdir(parents=True, exist_ok=True)
         log = base / "build.log"
         log.write_text("")
-        env_extra = quirks.prepare(applied, src, log)
+        env_extra = quirks.prepare(applied, src, log, profile.build.timeout)
         say(f"compiling {profile.name} at {checkout.short}")
         t0 = time.monotonic()
         _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs), lock_fd)

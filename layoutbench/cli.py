@@ -136,8 +136,9 @@ def kernels_cmd():
 @click.argument("kernel")
 @source_options
 @click.option("--layout", "layouts", multiple=True, default=["default"], show_default=True,
-              help="Layout name, or NAME:COUNT for COUNT seeds of a seeded layout; repeat or comma-separate.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed (first seed for NAME:COUNT).")
+              help="Layout name, or NAME:COUNT for COUNT (1 to 10000) seeds of a seeded layout; repeat or "
+                   "comma-separate.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed (first seed for NAME:COUNT), 0 to 2^63-1.")
 @click.option("--image", "images", multiple=True, help="Which image(s) of the kernel to link (default: all).")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the variants as JSON.")
@@ -174,7 +175,7 @@ def build_cmd(**o):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of a seeded layout.")
 @click.option("--target", "target_name", help="Where to run it (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before the run is killed.")
+@click.option("--timeout", type=float, help="Seconds before the run is killed (> 0, at most a week).")
 def run_cmd(**o):
     """Link one variant, run (boot) it once, show its console and metrics. Nothing is stored.
 
@@ -212,7 +213,8 @@ def open_store(path):
 
 def store_option(f):
     return click.option("--store", "store_path", type=click.Path(dir_okay=False),
-                        help="The results database  [env LAYOUTBENCH_STORE; default WORKDIR/results.sqlite]")(f)
+                        help="The results database: an SQLite file or a postgresql:// URL (its password is never shown)  "
+                             "[env LAYOUTBENCH_STORE; default WORKDIR/results.sqlite]")(f)
 
 
 def machine_options(f):
@@ -221,8 +223,10 @@ def machine_options(f):
         click.option("--perf", is_flag=True, help="Run the benchmark under `perf stat` and store each counter as a "
                      "metric perf.<event> (local and ssh targets); events this machine cannot count are named once."),
         click.option("--perf-events", metavar="LIST", help="The events for --perf (default: cycles, instructions, "
-                     "L1-icache-load-misses, iTLB-load-misses, branch-misses, task-clock, page-faults, context-switches)."),
-        click.option("--pin", metavar="CPU", help="Run the benchmark pinned to CPU (taskset -c CPU)."),
+                     "L1-icache-load-misses, iTLB-load-misses, branch-misses, task-clock, page-faults, context-switches); "
+                     "a local target checks that perf accepts them before any run."),
+        click.option("--pin", metavar="CPU", help="Run the benchmark pinned to CPU (taskset -c CPU): a CPU list such "
+                     "as 2, 0-3 or 1,3; checked against this machine's CPUs for a local target before any run."),
         click.option("--no-machine-check", is_flag=True, help="Do not check that the machine is quiet first."),
     ]):
         f = opt(f)
@@ -255,8 +259,9 @@ def progress_bar(total: int, what: str):
 @click.argument("kernel")
 @source_options
 @click.option("--layouts", "layouts", multiple=True, default=["default,sorted,aligned,random:8"], show_default=True,
-              help="Layouts to compare: NAME or NAME:COUNT (COUNT seeds), comma-separated.")
-@click.option("--seed", type=int, default=1, show_default=True, help="First seed of the seeded layouts.")
+              help="Layouts to compare: NAME or NAME:COUNT (COUNT seeds, at most 10000), comma-separated.")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="First seed of the seeded layouts (every seed 0 to 2^63-1).")
 @click.option("--runs", type=int, default=3, show_default=True, help="Repetitions per variant.")
 @click.option("--mode", type=click.Choice(measure.MODES), default="rerun", show_default=True,
               help="rerun: same image again; reboot: fresh boot each time; relink: a new seed per repetition.")
@@ -264,16 +269,18 @@ def progress_bar(total: int, what: str):
               help="Where to run (a [targets] entry of the profile; default: its default). Repeat or "
                    "comma-separate to run on several targets in parallel, each host's samples kept apart.")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True,
-              help="Metric(s) to show; 'all' for every one (default: the profile's, else all the runs printed).")
-@click.option("--baseline", help="Layout the others are compared with (default: the first).")
+              help="Metric(s) to show, repeated or comma-separated; 'all' for every one (default: the profile's, else "
+                   "all the runs printed); a name no run printed is an error.")
+@click.option("--baseline", help="Layout the others are compared with, one of --layouts (default: the first).")
 @click.option("--retry-failed", is_flag=True, help="Run again the repetitions stored as failed.")
 @click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "
               "--layouts (the same seeds on both sides, paired), the effect of B against A with its interval, the "
               "layout noise, the verdict, and what one run of the default link per side would have said.")
 @click.option("--min-effect", type=float, default=0.5, show_default=True,
-              help="With --commits: the smallest change (percent) a single default-link A/B is taken to report.")
+              help="With --commits: the smallest change (percent, 0 to 1000) a single default-link A/B is taken to "
+                   "report.")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -451,9 +458,9 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
 @main.command("history")
 @click.argument("kernel")
 @click.argument("range_", metavar="[A..B]", required=False)
-@click.option("--step", type=int, default=None, help="Measure every N-th commit of the range (always A and B).")
+@click.option("--step", type=int, default=None, help="Measure every N-th commit of the range, N >= 1 (always A and B).")
 @click.option("--every-commit", is_flag=True, help="Measure every commit of the range (same as --step 1).")
-@click.option("--every", "every", metavar="INTERVAL", help="One commit per INTERVAL of commit date (e.g. 1d, 12h, 1w).")
+@click.option("--every", "every", metavar="INTERVAL", help="One commit per INTERVAL of commit date, longer than 0 (e.g. 1d, 12h, 1w).")
 @click.option("--refine", metavar="X..Y", help="Measure the commits between two points of the stored history "
               "that it does not hold yet (drill-down); stored runs are reused.")
 @click.option("--summary", is_flag=True, help="Print the stored history as plain text (no measuring without A..B).")
@@ -461,14 +468,16 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
 @click.option("--subdir", help="The kernel tree inside --repo (default: its top).")
 @click.option("--layouts", "layouts", multiple=True, help="Layouts per commit  [default: sorted,aligned,random:4; "
               "a refine uses the history's]")
-@click.option("--seed", type=int, default=1, show_default=True, help="First seed of the seeded layouts.")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="First seed of the seeded layouts (every seed 0 to 2^63-1).")
 @click.option("--runs", type=int, help="Repetitions per layout  [default: 2]")
 @click.option("--mode", type=click.Choice(measure.MODES), help="As in compare  [default: rerun]")
 @click.option("--target", "target_name", help="Where to run (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all).")
-@click.option("--min-effect", type=float, default=1.0, show_default=True, help="Smallest change (percent) reported.")
+@click.option("--min-effect", type=float, default=1.0, show_default=True,
+              help="Smallest change (percent, 0 to 1000) reported.")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
 @store_option
@@ -536,7 +545,8 @@ def history_cmd(**o):
               show_default=True, help="The directory to write the site into.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
-@click.option("--min-effect", type=float, default=1.0, show_default=True, help="Smallest change (percent) reported.")
+@click.option("--min-effect", type=float, default=1.0, show_default=True,
+              help="Smallest change (percent, 0 to 1000) reported.")
 @store_option
 def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """Write the stored history as a static HTML site (SVG plots, a page per commit, the detected
@@ -580,10 +590,10 @@ def bisect_options(f):
                      "[default: 128; spent only while no look decides]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
-        click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),
+        click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
         click.option("--confidence", type=float, help="1 - the error budget of every test, spent over its looks  [default: 0.95]"),
-        click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01  "
-                     "[default: 0.005]"),
+        click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01 "
+                     "(above 0, at most 10)  [default: 0.005]"),
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
                      help="Find every change point in the range (bisect both sides of a found step)."),
         store_option,
