@@ -355,6 +355,14 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
                          check=lambda o, e: "failed:" in e and "metric t printed" in e)
         fn(f"benchmark prints {v}", gate)
 
+    for v in ("0", "1e-300", "1e17", "5e-324"):  # odd but allowed values: a table, no warning, no crash
+        def odd(v=v):
+            s = tmp / f"odd-{v}.sqlite"
+            return H.cli("compare", "tiny", "--layouts", "default,sorted,random:2", "--runs", "2", "--args", v,
+                         "--store", str(s), "--no-machine-check", "--json", env=env, expect_ok=True,
+                         check=lambda o, e: _strict_json(o))
+        fn(f"benchmark prints {v} (allowed)", odd)
+
     def gate_then_good():  # the refused run is stored as failed; the session and the next command go on
         s = tmp / "gate-mixed.sqlite"
         H.cli("compare", "tiny", "--layouts", "default,sorted", "--runs", "1", "--args", "nan", "--store", str(s),
@@ -382,6 +390,21 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
          "--json")))
     fn("store with inf: results --format json is strict JSON", inf_store(("results", "--format", "json")))
     fn("store with inf: results csv", inf_store(("results", "--format", "csv")))
+
+    def on_good_store(*args, expect_ok=False, check=None):
+        def case():
+            s = tmp / f"copy-{abs(hash(args))}.sqlite"
+            shutil.copyfile(w.good_store(), s)
+            return H.cli("compare", "tiny", "--layouts", "default,sorted", "--runs", "1", "--args", "5",
+                         "--no-machine-check", "--store", str(s), *args, env=env, expect_ok=expect_ok, check=check)
+        return case
+    for v in ("nosuch", "t,nosuch", "cg_cost,cg_ir", "T"):
+        fn(f"compare --metric {v} (measured)", on_good_store("--metric", v, check=lambda o, e: "they printed: t" in e))
+    fn("compare --metric t,t (measured)", on_good_store("--metric", "t,t", expect_ok=True,
+                                                        check=lambda o, e: o.count("t (x)") == 1))
+    fn("compare --metric all (measured)", on_good_store("--metric", "all", expect_ok=True))
+    fn("compare --baseline sorted (measured)", on_good_store("--baseline", "sorted", expect_ok=True,
+                                                             check=lambda o, e: "sorted" in o))
 
     # -- braces in a build command: built, not a KeyError ----------------------------------------
     fn("braces in the build command build", lambda: H.cli(
@@ -653,6 +676,10 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
     mounted("store on a full disk: compare", full, ("compare", "tinyp", "--layouts", "default", "--runs", "1",
                                                     "--no-machine-check", "--store", "{d}/s.sqlite"),
             lambda o, e: "not a layoutbench store" not in e and ("full" in e or "space" in e))
+    for size in ("40k", "400k"):  # the objects do not fit / the linked program does not fit
+        mounted(f"work folder on a full disk ({size}): build", f"mount -t tmpfs -o size={size} tmpfs {{d}} && "
+                f"export LAYOUTBENCH_DIR={{d}}/w", ("build", "tinyp", "--layout", "default"),
+                lambda o, e: "full" in e or "No space left" in e)
     return out
 
 
