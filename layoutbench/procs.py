@@ -20,14 +20,25 @@ class Terminated(BaseException):
     """SIGTERM reached layoutbench: unwinds like Ctrl-C (not an Exception: nothing swallows it)."""
 
 
-def _on_term(signum, frame):
-    raise Terminated()
+_starting = False  #: the main thread is between fork and registering the new group
+_pending: type[BaseException] | None = None  #: an interrupt that arrived meanwhile
+
+
+def _on_signal(signum, frame):
+    global _pending
+    exc = KeyboardInterrupt if signum == signal.SIGINT else Terminated
+    if _starting:  # raised once the child's group is registered, so that it is killed too
+        _pending = exc
+        return
+    raise exc()
 
 
 def install_signal_handlers() -> None:
-    """SIGTERM unwinds the command like Ctrl-C does (only in the main thread)."""
+    """Ctrl-C and SIGTERM unwind the command (only in the main thread); one that arrives while a
+    child is being started waits until its process group is registered (and so is killed)."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_term)
+        signal.signal(signal.SIGTERM, _on_signal)
+        signal.signal(signal.SIGINT, _on_signal)
 
 
 def killpg(pgid: int) -> None:
@@ -49,9 +60,20 @@ def kill_all() -> None:
 
 def start(cmd, **kw) -> subprocess.Popen:
     """``subprocess.Popen`` in a new session (its own process group), registered until :func:`finish`."""
-    p = subprocess.Popen(cmd, start_new_session=True, **kw)
-    with _lock:
-        _groups.add(p.pid)
+    global _starting, _pending
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        _starting = True
+    try:
+        p = subprocess.Popen(cmd, start_new_session=True, **kw)
+        with _lock:
+            _groups.add(p.pid)
+    finally:
+        if main:
+            _starting = False
+    if main and _pending is not None:
+        exc, _pending = _pending, None
+        raise exc()
     return p
 
 

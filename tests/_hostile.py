@@ -68,7 +68,7 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: i
 
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
-    saved = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGTERM)}
+    saved = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT)}
     out, err = io.StringIO(), io.StringIO()
     code: int | None = None
     outcome = None

@@ -607,8 +607,11 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 return "hang"
+            H.last_detail.update(cmd=f"compare --target hang, then signal {sig}", code=str(p.returncode),
+                                 stdout=o[-1500:], stderr=er[-3000:])
             if H.survives(pid):
                 os.kill(pid, signal.SIGKILL)
+                H.last_detail["stderr"] += f"\n(benchmark {pid} still runs)"
                 return "wrong-success"
             if "Traceback" in er:
                 return "traceback"
