@@ -49,6 +49,13 @@ class Group(click.Group):
             hint = "; free some space and run the same command again" if e.errno == errno.ENOSPC else ""
             err.print(f"layoutbench: error: {e.strerror or e}{where}{hint}", markup=False)
             sys.exit(2)
+        except Exception as e:
+            if not type(e).__module__.startswith("psycopg"):
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            err.print(f"layoutbench: error: the PostgreSQL store failed: {redact_text(first)}; run the same "
+                      f"command again when the server is back (what was stored is kept)", markup=False)
+            sys.exit(2)
         except (KeyboardInterrupt, procs.Terminated) as e:
             procs.kill_all()
             err.print("layoutbench: interrupted; what was stored is kept, run the same command to resume")
