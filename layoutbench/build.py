@@ -193,27 +193,27 @@ def _write_owner(fd: int, pgid: int) -> None:
     os.pwrite(fd, json.dumps({"pid": os.getpid(), "pgid": pgid}).encode(), 0)
 
 
-def _orphan_of(lock: Path) -> int | None:
-    """The process group of a build left running by a layoutbench that was killed (its owner pid is
-    gone, the group still runs and carries this lock in its environment), or None."""
+def _orphans_of(lock: Path) -> set[int]:
+    """The process groups of a build left running by a layoutbench that was killed: its owner pid
+    (written when the lock was taken, before the build started) is gone, and processes that carry
+    this lock in their environment still run.  Empty when the owner lives (then it is not orphaned)."""
     try:
-        owner = json.loads(lock.read_text() or "{}")
-        pid, pgid = int(owner["pid"]), int(owner["pgid"])
+        pid = int(json.loads(lock.read_text() or "{}")["pid"])
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return set()
     if procs.alive(pid):
-        return None
+        return set()
     mark = f"{LOCK_ENV}={lock.resolve()}".encode()
+    groups = set()
     for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
             continue
         try:
-            stat = (d / "stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[2]) == pgid and mark in (d / "environ").read_bytes().split(b"\0"):
-                return pgid
-        except (OSError, ValueError, IndexError):
+            if mark in (d / "environ").read_bytes().split(b"\0"):
+                groups.add(os.getpgid(int(d.name)))
+        except (OSError, ValueError):
             continue
-    return None
+    return groups
 
 
 @contextmanager
@@ -227,11 +227,12 @@ def _build_lock(path: Path, say):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            orphan = _orphan_of(path)
-            if orphan is not None:
-                say(f"killing the build left running by a killed layoutbench (process group {orphan}) "
-                    f"in {path.with_suffix('')}")
-                procs.killpg(orphan)
+            orphans = _orphans_of(path)
+            if orphans:
+                say(f"killing the build left running by a killed layoutbench (process group "
+                    f"{', '.join(map(str, sorted(orphans)))}) in {path.with_suffix('')}")
+                for g in orphans:
+                    procs.killpg(g)
             else:
                 say(f"waiting for another layoutbench building into {path.with_suffix('')}")
             fcntl.flock(fd, fcntl.LOCK_EX)

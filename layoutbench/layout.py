@@ -400,7 +400,9 @@ def parse_specs(specs: list[str], seed: int = 1) -> list[tuple[str, int]]:
         spec = spec.strip()
         if not spec:
             continue
-        name, _, count = spec.partition(":")
+        name, colon, count = spec.partition(":")
+        if not name or (colon and not count):
+            raise LayoutbenchError(f"bad layout spec {spec!r}: write NAME or NAME:COUNT, e.g. random:8")
         strategy = get(name)
         if count and not strategy.seeded:
             seeded = ", ".join(sorted(n for n, s in REGISTRY.items() if s.seeded))

@@ -281,6 +281,17 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
 
     def err(label: str, *args: str, **kw):
+        """A refused input: the error line must name the last option given or its value (an error
+        about something else, e.g. every run failing later, is not this input refused)."""
+        words = label.split()
+        opts = [i for i, a in enumerate(words) if a.startswith("-")]
+        if "check" not in kw and opts and not kw.get("expect_ok"):
+            i = opts[0]  # the option the label is about, as given on the command line
+            values = [args[j + 1] for j, a in enumerate(args[:-1]) if a == words[i]]
+            names = [words[i]] + [p for v in values[:1] for p in [v, *v.split(",")] if p.strip()]
+            kw["check"] = lambda o, e, names=names: any(n in ln for ln in e.splitlines()
+                                                        if ln.startswith(("layoutbench: error", "Error"))
+                                                        for n in names)
         out.append((label, functools.partial(H.cli, *args, env=env, **kw)))
 
     def fn(label: str, f):
@@ -426,7 +437,8 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     err("history --step and --every", *h, "A..B", "--step", "2", "--every", "1d")
     err("history range and --refine", *h, "A..B", "--refine", "X..Y")
     err("history nothing to do", *h)
-    err("history --summary empty store", *h, "--summary", "--store", str(tmp / "empty-h.sqlite"))
+    err("history --summary on an empty store", *h, "--summary", "--store", str(tmp / "empty-h.sqlite"),
+        check=lambda o, e: "no history" in e)
     err("history --metric ''", *h, "--summary", "--metric", "")
 
     # -- report ----------------------------------------------------------------------------------
