@@ -288,7 +288,7 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
         if "check" not in kw and opts and not kw.get("expect_ok"):
             i = opts[0]  # the option the label is about, as given on the command line
             values = [args[j + 1] for j, a in enumerate(args[:-1]) if a == words[i]]
-            names = [words[i]] + [p for v in values[:1] for p in [v, *v.split(",")] if p.strip()]
+            names = [words[i]] + [repr(p) for v in values[:1] for p in [v, *v.split(",")] if p.strip()]
             kw["check"] = lambda o, e, names=names: any(n in ln for ln in e.splitlines()
                                                         if ln.startswith(("layoutbench: error", "Error"))
                                                         for n in names)
