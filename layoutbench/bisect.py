@@ -33,7 +33,7 @@ import threading
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import decide, fmt, measure, source, stats, targets
+from . import decide, fmt, measure, source, stats, targets, validate
 from . import layout as layoutmod
 from .decide import Skip
 from .errors import BuildFailed, LayoutbenchError
@@ -90,6 +90,10 @@ class Settings:
             raise LayoutbenchError(f"--layout {self.layout} takes no seed; a bisection needs a seeded layout: {seeded}")
         if self.runs < 1:
             raise LayoutbenchError("--runs must be at least 1")
+        validate.options({"runs": self.runs, "max_runs": self.max_runs, "layouts_k": self.layouts,
+                          "max_layouts": self.max_layouts, "confidence": self.confidence})
+        validate.seed("--seed", self.seed, max(self.max_layouts, self.layouts) * 4)
+        validate.min_effect_fraction(self.min_effect)
         self.max_layouts = max(self.max_layouts, self.layouts)
         self.max_runs = max(self.max_runs, self.runs)
         if not 0.5 < self.confidence < 1:
@@ -518,7 +522,10 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        words = shlex.split(line)
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            raise LayoutbenchError(f"replay line {n}: {e}; is this a log printed by `bisect log`?") from None
         if words[:2] == ["git", "bisect"] or words[:2] == ["layoutbench", "bisect"]:
             words = words[2:]
         if not words:
@@ -546,12 +553,15 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             prof = load_profile(pos[0])
             kw = {}
             for k, v in opts.items():
-                if k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
-                    kw[k] = int(v)
-                elif k in ("confidence", "min_effect"):
-                    kw[k] = float(v)
-                elif k in Settings.OPTIONS or k in ("shadow", "all_changes"):
-                    kw[k] = v
+                try:
+                    if k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
+                        kw[k] = int(v)
+                    elif k in ("confidence", "min_effect"):
+                        kw[k] = float(v)
+                    elif k in Settings.OPTIONS or k in ("shadow", "all_changes"):
+                        kw[k] = v
+                except ValueError:
+                    raise LayoutbenchError(f"replay line {n}: --{k.replace('_', '-')} {v!r} is not a number") from None
             b = start(store, prof, Settings(kernel=pos[0], **kw), *(pos[1:3] + [None, None])[:2])
         elif verb in ("good", "bad", "skip"):
             if b is None:
@@ -640,7 +650,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     names = s.targets
     lock = threading.Lock() if len(names) > 1 else None
     p = stack.enter_context(Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock))
-    probers = [p] + [stack.enter_context(Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.path),
+    probers = [p] + [stack.enter_context(Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.location),
                                                 say, lock)) for n in names[1:]]
     commits = b.commits(profile)
     if len(commits) < 2:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import elfinfo, layout, linkscript, placement, quirks, source
+from . import elfinfo, layout, linkscript, placement, procs, quirks, source
 from .errors import BuildFailed, LayoutbenchError
 from .paths import LINKER_SCRIPTS, workdir
 from .profile import Profile
@@ -132,26 +132,115 @@ class Step:
     more: dict = field(default_factory=dict)  #: more placeholders
 
 
-def _shell(profile: Profile, step: Step) -> None:
-    """Run one of the profile's shell commands with its placeholders filled in, into ``step.log``."""
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(\w+)\}")
+
+
+def fill_placeholders(template: str, values: dict) -> str:
+    """``template`` with each ``{name}`` of ``values`` replaced; any other brace is the shell's
+    (``awk '{print $1}'``, ``${VAR}``) and stays as written.  ``{{``/``}}`` still mean ``{``/``}``."""
+    def one(m: re.Match) -> str:
+        if m.group(1) is None:
+            return m.group(0)[0]
+        return str(values[m.group(1)]) if m.group(1) in values else m.group(0)
+    return _PLACEHOLDER.sub(one, template)
+
+
+def _shell(profile: Profile, step: Step, lock_fd: int | None = None) -> None:
+    """Run one of the profile's shell commands with its placeholders filled in, into ``step.log``,
+    in its own process group (killed whole on timeout, interrupt, and when the command ends).
+    ``lock_fd``: the folder's lock, held by the command's processes too, so that a build left
+    running by a killed layoutbench still holds it."""
     b = profile.build
     what, src, log, error, timeout = step.what, step.src, step.log, step.error, b.timeout
     fill = {"src": src, "objdir": step.objdir, "cc": b.cc, "ld": b.ld, "profile_dir": profile.path.parent,
             "linker_scripts": LINKER_SCRIPTS, **step.more}
-    cmd = step.template.format(jobs=step.jobs, **{k: shlex.quote(str(v)) for k, v in fill.items()})
+    cmd = fill_placeholders(step.template, {"jobs": step.jobs, **{k: shlex.quote(str(v)) for k, v in fill.items()}})
     env = {**os.environ, **b.env, **step.env}
+    if lock_fd is not None:
+        env[LOCK_ENV] = os.readlink(f"/proc/self/fd/{lock_fd}")
     with open(log, "a") as out:
         out.write(f"$ {cmd}\n")
         out.flush()
-        try:
-            p = subprocess.run(cmd, shell=True, cwd=src, env=env, stdout=out, stderr=subprocess.STDOUT,
-                               timeout=timeout)
-        except subprocess.TimeoutExpired:
+        p = procs.start(cmd, shell=True, cwd=src, env=env, stdout=out, stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL, pass_fds=(lock_fd,) if lock_fd is not None else ())
+        if lock_fd is not None:
+            _write_owner(lock_fd, p.pid)
+        if procs.finish(p, timeout):
             raise error(f"{what} of {profile.name} timed out after {timeout:.0f}s; log: {log}") from None
     if p.returncode != 0:
         lines = log.read_text(errors="replace").splitlines()
         first = next((ln for ln in lines if re.search(r"\berror\b:|\bError\b", ln)), lines[-1] if lines else "")
+        if _disk_full(step.objdir):
+            raise error(f"{what} of {profile.name} failed (exit {p.returncode}): the disk holding {step.objdir} "
+                        f"is full; free some space and run the same command again -- log: {log}")
         raise error(f"{what} of {profile.name} failed (exit {p.returncode}): {first.strip()[:200]} -- log: {log}")
+
+
+def _disk_full(path: Path) -> bool:
+    """Less than 1 MB left where ``path`` is (what a failed compile or link blames first)."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < (1 << 20)
+
+
+LOCK_ENV = "LAYOUTBENCH_BUILD_LOCK"  #: set in a build's environment: the lock it holds (how an orphan is recognised)
+
+
+def _write_owner(fd: int, pgid: int) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"pid": os.getpid(), "pgid": pgid}).encode(), 0)
+
+
+def _orphans_of(lock: Path) -> set[int]:
+    """The process groups of a build left running by a layoutbench that was killed: its owner pid
+    (written when the lock was taken, before the build started) is gone, and processes that carry
+    this lock in their environment still run.  Empty when the owner lives (then it is not orphaned)."""
+    try:
+        pid = int(json.loads(lock.read_text() or "{}")["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+    if procs.alive(pid):
+        return set()
+    mark = f"{LOCK_ENV}={lock.resolve()}".encode()
+    groups = set()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if mark in (d / "environ").read_bytes().split(b"\0"):
+                groups.add(os.getpgid(int(d.name)))
+        except (OSError, ValueError):
+            continue
+    return groups
+
+
+@contextmanager
+def _build_lock(path: Path, say):
+    """The object folder's lock (``flock``; the build's processes inherit it).  Held by a build whose
+    layoutbench was killed (an orphaned make): that build is killed first; held by a live
+    layoutbench: wait for it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            orphans = _orphans_of(path)
+            if orphans:
+                say(f"killing the build left running by a killed layoutbench (process group "
+                    f"{', '.join(map(str, sorted(orphans)))}) in {path.with_suffix('')}")
+                for g in orphans:
+                    procs.killpg(g)
+            else:
+                say(f"waiting for another layoutbench building into {path.with_suffix('')}")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "pgid": None}).encode(), 0)
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | None = None,
@@ -169,7 +258,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
     cfg = _config_hash(profile, applied)
     base = workdir() / "objects" / profile.name / f"{checkout.key}-{cfg}"
     record = base / "build.json"
-    with _locked(base.with_suffix(".lock")):
+    with _build_lock(base.with_suffix(".lock"), say) as lock_fd:
         if checkout.commit != source.WORKTREE and record.is_file():
             return ObjectSet(profile, checkout, base / "obj", json.loads(record.read_text()), False)
         if checkout.commit == source.WORKTREE:
@@ -185,10 +274,10 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         objdir.mkdir(parents=True, exist_ok=True)
         log = base / "build.log"
         log.write_text("")
-        env_extra = quirks.prepare(applied, src, log)
+        env_extra = quirks.prepare(applied, src, log, profile.build.timeout)
         say(f"compiling {profile.name} at {checkout.short}")
         t0 = time.monotonic()
-        _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs))
+        _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs), lock_fd)
         info = {
             "kernel": profile.name,
             "commit": checkout.commit,

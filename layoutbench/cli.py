@@ -17,7 +17,7 @@ import click  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from . import __version__, layout, measure, profile, source  # noqa: E402
+from . import __version__, layout, measure, profile, source, validate  # noqa: E402
 from .errors import LayoutbenchError  # noqa: E402
 
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -28,18 +28,47 @@ class Group(click.Group):
     """Turns a LayoutbenchError anywhere into one line on stderr and a non-zero exit."""
 
     def invoke(self, ctx):
+        import sqlite3
+
+        from . import procs
+        from .safety import redact_text
+
+        procs.install_signal_handlers()
         try:
             return super().invoke(ctx)
         except LayoutbenchError as e:
-            err.print(f"layoutbench: error: {e}", markup=False)
+            err.print(f"layoutbench: error: {redact_text(e)}", markup=False)
             sys.exit(e.exit_code)
-        except OSError as e:  # a file or program the command needed: one line, no traceback
-            where = f": {e.filename}" if getattr(e, "filename", None) else ""
-            err.print(f"layoutbench: error: {e.strerror or e}{where}", markup=False)
+        except sqlite3.Error as e:  # a query of an opened store failed: a damaged page, a full disk...
+            from .store import explain
+            err.print(f"layoutbench: error: {explain(e)}", markup=False)
             sys.exit(2)
-        except KeyboardInterrupt:
+        except OSError as e:  # a file or program the command needed: one line, no traceback
+            import errno
+            where = f": {e.filename}" if getattr(e, "filename", None) else ""
+            hint = "; free some space and run the same command again" if e.errno == errno.ENOSPC else ""
+            err.print(f"layoutbench: error: {e.strerror or e}{where}{hint}", markup=False)
+            sys.exit(2)
+        except Exception as e:
+            if not type(e).__module__.startswith("psycopg"):
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            err.print(f"layoutbench: error: the PostgreSQL store failed: {redact_text(first)}; run the same "
+                      f"command again when the server is back (what was stored is kept)", markup=False)
+            sys.exit(2)
+        except (KeyboardInterrupt, procs.Terminated) as e:
+            procs.kill_all()
             err.print("layoutbench: interrupted; what was stored is kept, run the same command to resume")
-            sys.exit(130)
+            sys.exit(143 if isinstance(e, procs.Terminated) else 130)
+        finally:
+            procs.kill_all()
+
+
+def _json(value, **kw) -> str:
+    """Strict JSON for --json: a non-finite number is null, never NaN or Infinity."""
+    from .metrics import json_safe
+
+    return json.dumps(json_safe(value), allow_nan=False, **kw)
 
 
 def say(msg: str) -> None:
@@ -97,17 +126,26 @@ def layouts_cmd():
 @main.command("kernels")
 def kernels_cmd():
     """List the profiles ($LAYOUTBENCH_PROFILES, kernels/)."""
+    broken = 0
     for name in profile.available():
-        p = profile.load(name)
+        try:
+            p = profile.load(name)
+        except LayoutbenchError as e:
+            broken += 1
+            out.print(f"{name:12} BROKEN: {e}", markup=False)
+            continue
         out.print(f"{name:12} {p.description}", markup=False)
+    if broken:
+        say(f"{broken} profile(s) could not be read (marked BROKEN above); the others can be used")
 
 
 @main.command("build")
 @click.argument("kernel")
 @source_options
 @click.option("--layout", "layouts", multiple=True, default=["default"], show_default=True,
-              help="Layout name, or NAME:COUNT for COUNT seeds of a seeded layout; repeat or comma-separate.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed (first seed for NAME:COUNT).")
+              help="Layout name, or NAME:COUNT for COUNT (1 to 10000) seeds of a seeded layout; repeat or "
+                   "comma-separate.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed (first seed for NAME:COUNT), 0 to 2^63-1.")
 @click.option("--image", "images", multiple=True, help="Which image(s) of the kernel to link (default: all).")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the variants as JSON.")
@@ -118,6 +156,7 @@ def build_cmd(**o):
     """
     from . import build
 
+    validate.options(o)
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])
     prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
     images = o["images"]
@@ -125,7 +164,7 @@ def build_cmd(**o):
         prof.image(i)
     objs, variants = build.build_variants(prof, co, specs, list(images) or None, o["jobs"], say)
     if o["as_json"]:
-        out.print_json(json.dumps({"build": objs.info, "objdir": str(objs.objdir),
+        out.print_json(_json({"build": objs.info, "objdir": str(objs.objdir),
                                    "variants": [v.to_dict() for v in variants]}))
         return
     width = max(len(v.label) for v in variants)
@@ -143,7 +182,7 @@ def build_cmd(**o):
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of a seeded layout.")
 @click.option("--target", "target_name", help="Where to run it (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before the run is killed.")
+@click.option("--timeout", type=float, help="Seconds before the run is killed (> 0, at most a week).")
 def run_cmd(**o):
     """Link one variant, run (boot) it once, show its console and metrics. Nothing is stored.
 
@@ -152,6 +191,9 @@ def run_cmd(**o):
     from . import build, targets
     from .compare import emulation_warning
 
+    validate.options(o)
+    validate.seed("--seed", o["seed"])
+    layout.get(o["layout_name"])
     prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
     target = targets.make(prof, o["target_name"], o["timeout"])
     objs = build.compile_objects(prof, co, None, say)
@@ -178,7 +220,8 @@ def open_store(path):
 
 def store_option(f):
     return click.option("--store", "store_path", type=click.Path(dir_okay=False),
-                        help="The results database  [env LAYOUTBENCH_STORE; default WORKDIR/results.sqlite]")(f)
+                        help="The results database: an SQLite file or a postgresql:// URL (its password is never shown)  "
+                             "[env LAYOUTBENCH_STORE; default WORKDIR/results.sqlite]")(f)
 
 
 def machine_options(f):
@@ -187,8 +230,10 @@ def machine_options(f):
         click.option("--perf", is_flag=True, help="Run the benchmark under `perf stat` and store each counter as a "
                      "metric perf.<event> (local and ssh targets); events this machine cannot count are named once."),
         click.option("--perf-events", metavar="LIST", help="The events for --perf (default: cycles, instructions, "
-                     "L1-icache-load-misses, iTLB-load-misses, branch-misses, task-clock, page-faults, context-switches)."),
-        click.option("--pin", metavar="CPU", help="Run the benchmark pinned to CPU (taskset -c CPU)."),
+                     "L1-icache-load-misses, iTLB-load-misses, branch-misses, task-clock, page-faults, context-switches); "
+                     "a local target checks that perf accepts them before any run."),
+        click.option("--pin", metavar="CPU", help="Run the benchmark pinned to CPU (taskset -c CPU): a CPU list such "
+                     "as 2, 0-3 or 1,3; checked against this machine's CPUs for a local target before any run."),
         click.option("--no-machine-check", is_flag=True, help="Do not check that the machine is quiet first."),
     ]):
         f = opt(f)
@@ -221,8 +266,9 @@ def progress_bar(total: int, what: str):
 @click.argument("kernel")
 @source_options
 @click.option("--layouts", "layouts", multiple=True, default=["default,sorted,aligned,random:8"], show_default=True,
-              help="Layouts to compare: NAME or NAME:COUNT (COUNT seeds), comma-separated.")
-@click.option("--seed", type=int, default=1, show_default=True, help="First seed of the seeded layouts.")
+              help="Layouts to compare: NAME or NAME:COUNT (COUNT seeds, at most 10000), comma-separated.")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="First seed of the seeded layouts (every seed 0 to 2^63-1).")
 @click.option("--runs", type=int, default=3, show_default=True, help="Repetitions per variant.")
 @click.option("--mode", type=click.Choice(measure.MODES), default="rerun", show_default=True,
               help="rerun: same image again; reboot: fresh boot each time; relink: a new seed per repetition.")
@@ -230,16 +276,18 @@ def progress_bar(total: int, what: str):
               help="Where to run (a [targets] entry of the profile; default: its default). Repeat or "
                    "comma-separate to run on several targets in parallel, each host's samples kept apart.")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True,
-              help="Metric(s) to show; 'all' for every one (default: the profile's, else all the runs printed).")
-@click.option("--baseline", help="Layout the others are compared with (default: the first).")
+              help="Metric(s) to show, repeated or comma-separated; 'all' for every one (default: the profile's, else "
+                   "all the runs printed); a name no run printed is an error.")
+@click.option("--baseline", help="Layout the others are compared with, one of --layouts (default: the first).")
 @click.option("--retry-failed", is_flag=True, help="Run again the repetitions stored as failed.")
 @click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "
               "--layouts (the same seeds on both sides, paired), the effect of B against A with its interval, the "
               "layout noise, the verdict, and what one run of the default link per side would have said.")
 @click.option("--min-effect", type=float, default=0.5, show_default=True,
-              help="With --commits: the smallest change (percent) a single default-link A/B is taken to report.")
+              help="With --commits: the smallest change (percent, 0 to 1000) a single default-link A/B is taken to "
+                   "report.")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -257,10 +305,16 @@ def compare_cmd(**o):
 
     if o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
+    validate.options(o)
+    validate.min_effect_percent(o["min_effect"])
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])
+    if o["baseline"] is not None and o["baseline"] not in {n for n, _ in specs} | {layout.label(n, sd) for n, sd in specs}:
+        raise LayoutbenchError(f"--baseline {o['baseline']!r} is not one of the layouts compared: "
+                               f"{', '.join(dict.fromkeys(n for n, _ in specs))}")
     names = [n.strip() for t in o["target_names"] for n in t.split(",") if n.strip()]
     prof = profile.load(o["kernel"])
-    view = compare.View(tuple(o["metrics"]) or None, o["baseline"])
+    _check_targets(prof, names or [None], o)
+    view = compare.View(validate.metric_names(o["metrics"]), o["baseline"])
     store = open_store(o["store_path"])
     if o["commits"]:
         return _compare_commits(o, prof, specs, names, store)
@@ -271,7 +325,7 @@ def compare_cmd(**o):
     if len(names) > 1:
         multi = compare.run_many(request, names, store, view, progress_bar, say)
         if o["as_json"]:
-            out.print_json(json.dumps(multi.to_dict()))
+            out.print_json(_json(multi.to_dict()))
         else:
             report_text.print_multi(out, multi)
         if multi.failed or not any(r.metrics for r in multi.reports):
@@ -280,12 +334,39 @@ def compare_cmd(**o):
         return
     rep = compare.run(request, store, view, progress_bar, say)
     if o["as_json"]:
-        out.print_json(json.dumps(rep.to_dict()))
+        out.print_json(_json(rep.to_dict()))
     else:
         report_text.print_compare(out, rep)
     if not rep.metrics:
         raise LayoutbenchError(f"no run of {prof.name} produced metrics; see the logs above "
                                f"(first: {rep.failures[0]['log'] if rep.failures else 'none'})")
+
+
+def _check_targets(prof, names, o: dict) -> None:
+    """Make every target once before anything is built: unknown names, bad settings, a --pin of a
+    CPU this machine lacks are found now, not after every run failed."""
+    from . import targets
+
+    for n in names:
+        t = targets.make(prof, n, o.get("timeout"), dict(machine_overrides(o)))
+        if t.kind == "local" and t.pin is not None:
+            validate.pin(t.pin, local=True)
+        if t.kind == "local" and t.perf_events:
+            _probe_perf(t.perf_events)
+
+
+def _probe_perf(events) -> None:
+    """Whether ``perf stat`` accepts these events here (one short run of ``true``)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("perf"):
+        raise LayoutbenchError("--perf needs the perf tool: apt-get install linux-perf")
+    p = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(events), "--", "true"], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 0:
+        first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()), f"exit {p.returncode}")
+        raise LayoutbenchError(f"perf stat does not accept the events {','.join(events)}: {first[:200]}")
 
 
 def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
@@ -308,10 +389,10 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
     request = measure.MeasureRequest(prof, a, seeded, o["runs"], o["mode"], names[0] if names else None,
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
                                      o["retry_failed"], o["jobs"])
-    rep = compare.compare_commits(request, b, store, compare.View(tuple(o["metrics"]) or None),
+    rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(o["metrics"])),
                                   o["min_effect"] / 100, say)
     if o["as_json"]:
-        out.print_json(json.dumps(rep.to_dict()))
+        out.print_json(_json(rep.to_dict()))
     else:
         out.print(compare.commits_text(rep), markup=False)
     if not rep.metrics:
@@ -384,9 +465,9 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
 @main.command("history")
 @click.argument("kernel")
 @click.argument("range_", metavar="[A..B]", required=False)
-@click.option("--step", type=int, default=None, help="Measure every N-th commit of the range (always A and B).")
+@click.option("--step", type=int, default=None, help="Measure every N-th commit of the range, N >= 1 (always A and B).")
 @click.option("--every-commit", is_flag=True, help="Measure every commit of the range (same as --step 1).")
-@click.option("--every", "every", metavar="INTERVAL", help="One commit per INTERVAL of commit date (e.g. 1d, 12h, 1w).")
+@click.option("--every", "every", metavar="INTERVAL", help="One commit per INTERVAL of commit date, longer than 0 (e.g. 1d, 12h, 1w).")
 @click.option("--refine", metavar="X..Y", help="Measure the commits between two points of the stored history "
               "that it does not hold yet (drill-down); stored runs are reused.")
 @click.option("--summary", is_flag=True, help="Print the stored history as plain text (no measuring without A..B).")
@@ -394,14 +475,16 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json):
 @click.option("--subdir", help="The kernel tree inside --repo (default: its top).")
 @click.option("--layouts", "layouts", multiple=True, help="Layouts per commit  [default: sorted,aligned,random:4; "
               "a refine uses the history's]")
-@click.option("--seed", type=int, default=1, show_default=True, help="First seed of the seeded layouts.")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="First seed of the seeded layouts (every seed 0 to 2^63-1).")
 @click.option("--runs", type=int, help="Repetitions per layout  [default: 2]")
 @click.option("--mode", type=click.Choice(measure.MODES), help="As in compare  [default: rerun]")
 @click.option("--target", "target_name", help="Where to run (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before a run is killed (default: the target's).")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all).")
-@click.option("--min-effect", type=float, default=1.0, show_default=True, help="Smallest change (percent) reported.")
+@click.option("--min-effect", type=float, default=1.0, show_default=True,
+              help="Smallest change (percent, 0 to 1000) reported.")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
 @store_option
@@ -422,6 +505,10 @@ def history_cmd(**o):
     step, every, range_, refine, repo, subdir = (o[k] for k in ("step", "every", "range_", "refine", "repo", "subdir"))
     if o["runs"] is not None and o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
+    validate.options(o)
+    validate.min_effect_percent(o["min_effect"])
+    if every is not None and history.parse_interval(every) <= 0:
+        raise LayoutbenchError(f"--every {every!r} must be longer than 0, e.g. 1d or 12h")
     if sum(bool(x) for x in (step, o["every_commit"], every)) > 1:
         raise LayoutbenchError("give one of --step, --every-commit and --every")
     if range_ and refine:
@@ -444,12 +531,12 @@ def history_cmd(**o):
         outcome = history.sweep(prof, store, points, opts, None, bar, say)
     elif not o["summary"]:
         raise LayoutbenchError("give a range A..B, --refine X..Y or --summary")
-    metrics = o["metrics"]
+    metrics = validate.metric_names(o["metrics"]) or ()
     series = outcome.series if outcome else history.load_series(store, prof.name,
                                                                  source.repo_for(prof, repo, subdir)[0])
     h = history.analyse(store, series, prof, list(metrics) or None, min_effect=o["min_effect"] / 100)
     if o["as_json"]:
-        out.print_json(json.dumps({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
+        out.print_json(_json({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
                                   default=str))
         return
     if outcome:
@@ -465,7 +552,8 @@ def history_cmd(**o):
               show_default=True, help="The directory to write the site into.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
-@click.option("--min-effect", type=float, default=1.0, show_default=True, help="Smallest change (percent) reported.")
+@click.option("--min-effect", type=float, default=1.0, show_default=True,
+              help="Smallest change (percent, 0 to 1000) reported.")
 @store_option
 def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """Write the stored history as a static HTML site (SVG plots, a page per commit, the detected
@@ -473,6 +561,8 @@ def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """
     from . import report
 
+    validate.min_effect_percent(min_effect)
+    metrics = validate.metric_names(metrics) or ()
     store = open_store(store_path)
     index = report.write_report(store, outdir, kernel=kernel, repo=repo, metrics=list(metrics) or None,
                                 min_effect=min_effect / 100, say=say)
@@ -507,10 +597,10 @@ def bisect_options(f):
                      "[default: 128; spent only while no look decides]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
-        click.option("--seed", type=int, help="First seed of the K layouts  [default: 1]"),
+        click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
         click.option("--confidence", type=float, help="1 - the error budget of every test, spent over its looks  [default: 0.95]"),
-        click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01  "
-                     "[default: 0.005]"),
+        click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01 "
+                     "(above 0, at most 10)  [default: 0.005]"),
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
                      help="Find every change point in the range (bisect both sides of a found step)."),
         store_option,
@@ -526,6 +616,11 @@ def _bisect_settings(o: dict):
 
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
              "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes")
+    validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
+    validate.seed("--seed", o.get("seed"))
+    validate.min_effect_fraction(o.get("min_effect"))
+    if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
+        raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
     if o.get("layouts") is not None and o.get("max_layouts") is None:
         s.max_layouts = max(s.max_layouts, o["layouts"])
@@ -570,7 +665,7 @@ def bisect_run_cmd(**o):
     prof = profile.load(o["kernel"])
     v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say)
     if o["as_json"]:
-        out.print_json(json.dumps(v, default=str))
+        out.print_json(_json(v, default=str))
     else:
         out.print(bisect.text(v), markup=False)
 
@@ -646,13 +741,19 @@ def bisect_log_cmd(kernel, repo, subdir, store_path):
 
 
 @bisect_grp.command("replay")
-@click.argument("logfile", type=click.File("r"))
+@click.argument("logfile", type=click.File("rb"))
 @store_option
 def bisect_replay_cmd(logfile, store_path):
     """Start again from a log printed by `bisect log` (its start line and marks)."""
     from . import bisect
 
-    b = bisect.replay(open_store(store_path), logfile.read(), profile.load)
+    data = logfile.read()
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as e:
+        raise LayoutbenchError(f"{logfile.name}: not text (byte {e.start} is not UTF-8); give a log printed by "
+                               f"`layoutbench bisect log`") from None
+    b = bisect.replay(open_store(store_path), text, profile.load)
     out.print(f"replayed {sum(1 for e in b.log if e['verb'] != 'start')} mark(s) onto a bisection of {b.s.kernel}; "
               f"run `layoutbench bisect {b.s.kernel}` to continue", markup=False)
 
@@ -694,7 +795,7 @@ def judge_cmd(**o):
     except LayoutbenchError as e:
         raise bisect.Abort(str(e)) from None
     if o["as_json"]:
-        out.print_json(json.dumps(details, default=str))
+        out.print_json(_json(details, default=str))
     else:
         out.print(f"{details['commit'][:12]}: {j.describe()}", markup=False)
     sys.exit(code)
@@ -716,7 +817,7 @@ def quirks_cmd(kernel, repo, subdir, rev, as_json):
         qs = quirks.applicable(prof, source.resolve(prof, rev, repo, subdir))
     rows = [q.to_dict() for q in qs]
     if as_json:
-        out.print_json(json.dumps({"file": str(quirks.quirks_file(prof)), "quirks": rows}))
+        out.print_json(_json({"file": str(quirks.quirks_file(prof)), "quirks": rows}))
         return
     if not rows:
         out.print(f"no quirks for {kernel}" + (f" at {rev}" if rev else "") + f" ({quirks.quirks_file(prof)})",

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
 from . import build as buildmod
-from . import fmt, layout, machine, measure, perfstat, stats, targets
+from . import fmt, layout, machine, measure, perfstat, stats, targets, validate
 from .errors import LayoutbenchError
 from .source import Checkout
 from .store import Store
@@ -88,6 +88,7 @@ class View:
 
 def wanted_metrics(present: list[str], view: View, default_metric: str | None) -> list[str]:
     """The metrics to show: the asked ones (default: the profile's); all when none of those was printed."""
+    validate.known_metrics(view.metrics, present)
     if view.metrics and "all" in view.metrics:
         return present
     return [m for m in (view.metrics or [default_metric]) if m in present] or present
@@ -207,7 +208,7 @@ def run_many(request: measure.MeasureRequest, target_names: list[str], store: St
     linked = {img: measure.link_all(objs, img, store, jobs) for img in {t.spec.image for t in tgts}}
 
     def work(t: targets.Target, tick) -> measure.Measurement:
-        st = Store(store.path)  # sqlite connections are not shared between threads
+        st = Store(store.location)  # sqlite connections are not shared between threads
         try:
             with t:
                 return measure.measure_commit(replace(request, target=t.spec.name), st, t, objs=objs,

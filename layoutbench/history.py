@@ -50,7 +50,7 @@ def parse_interval(text: str) -> float:
     """``12h``, ``1d``, ``2w`` → seconds."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text or "")
     if not m:
-        raise LayoutbenchError(f"bad interval {text!r}: write a number and a unit s/m/h/d/w, e.g. 1d or 12h")
+        raise LayoutbenchError(f"--every {text!r} is not an interval: write a number and a unit s/m/h/d/w, e.g. 1d or 12h")
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 

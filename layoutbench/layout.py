@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
 from .elfinfo import InputSection, ObjectInfo
+from . import validate
 from .errors import LayoutbenchError
 
 PAGE = 4096
@@ -104,9 +105,17 @@ class LayoutPlan:
         return seen
 
 
+def _key(text: str) -> bytes:
+    """BLAKE2b's key (at most 64 bytes) for ``text``, one to one: a text that fits is the key as
+    before; a longer one (a seed of 46+ digits) is hashed to 64 bytes instead of cut, so that two
+    seeds never share a layout."""
+    raw = text.encode()
+    return raw if len(raw) <= 64 else hashlib.blake2b(raw, digest_size=64).digest()
+
+
 def keyed_rank(seed: int, name: str, salt: str = "order") -> int:
     """A keyed hash of a name: the sort key of seeded orders (stable under insertions)."""
-    h = hashlib.blake2b(name.encode(), key=f"layoutbench:{salt}:{seed}".encode()[:64], digest_size=8)
+    h = hashlib.blake2b(name.encode(), key=_key(f"layoutbench:{salt}:{seed}"), digest_size=8)
     return int.from_bytes(h.digest(), "big")
 
 
@@ -391,7 +400,9 @@ def parse_specs(specs: list[str], seed: int = 1) -> list[tuple[str, int]]:
         spec = spec.strip()
         if not spec:
             continue
-        name, _, count = spec.partition(":")
+        name, colon, count = spec.partition(":")
+        if not name or (colon and not count):
+            raise LayoutbenchError(f"bad layout spec {spec!r}: write NAME or NAME:COUNT, e.g. random:8")
         strategy = get(name)
         if count and not strategy.seeded:
             seeded = ", ".join(sorted(n for n, s in REGISTRY.items() if s.seeded))
@@ -400,7 +411,11 @@ def parse_specs(specs: list[str], seed: int = 1) -> list[tuple[str, int]]:
             n = int(count) if count else 1
         except ValueError:
             raise LayoutbenchError(f"bad layout spec {spec!r}: write NAME or NAME:COUNT, e.g. random:8") from None
+        if not 1 <= n <= validate.MAX_LAYOUTS:
+            raise LayoutbenchError(f"layout spec {spec!r}: COUNT must be from 1 to {validate.MAX_LAYOUTS} "
+                                   f"(each seed is one link and one image on disk)")
         if strategy.seeded:
+            validate.seed("--seed", seed, n)
             out.extend((name, seed + i) for i in range(n))
         else:
             out.append((name, 0))

@@ -68,8 +68,23 @@ def link(ld: str, script: Path, objects: list[str], objdir: Path, output: Path,
     except FileNotFoundError:
         raise LayoutbenchError(f"linker {ld!r} not found; install lld-19 (apt-get install lld-19)") from None
     if p.returncode != 0:
+        _disk_full(output)
         first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
         raise LayoutbenchError(f"linking {output.name} with {script.name} failed: {first}")
+
+
+def _disk_full(output: Path) -> None:
+    """A link that failed where the disk is (nearly) full: say that, not the linker's crash banner."""
+    import os
+
+    try:
+        st = os.statvfs(output.parent)
+    except OSError:
+        return
+    if st.f_bavail * st.f_frsize < (4 << 20):
+        raise LayoutbenchError(f"linking {output.name} failed: the disk holding {output.parent} is full "
+                               f"({st.f_bavail * st.f_frsize // 1024} KiB left); free some space and run the "
+                               f"same command again")
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,7 @@ def link_program(p: ProgramLink, log: Path) -> None:
                                f"driver in the image's table") from None
     log.write_text(f"$ {shlex.join(cmd)}\n{r.stdout}{r.stderr}")
     if r.returncode != 0:
+        _disk_full(p.output)
         first = next((line for line in r.stderr.splitlines() if "error" in line), r.stderr.strip()[:300])
         raise LayoutbenchError(f"linking {p.output.name} with {p.template.name} failed: {first.strip()[:300]} "
                                f"-- log: {log}")

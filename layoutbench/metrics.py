@@ -13,6 +13,7 @@ Everything else on the console is kept in the run's log but not parsed.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass, field
 
@@ -71,3 +72,36 @@ def parse(output: str, prefix: str = "LAYOUTBENCH") -> Parsed:
         elif kind == "end":
             p.end = f.get("status", "")
     return p
+
+
+#: the largest magnitude a sample may have: beyond it sums of squares overflow and ratios mean nothing
+MAX_ABS = 1e18
+
+
+def refuse(samples) -> str | None:
+    """The sample gate before the store: why these samples cannot be stored (one line), or None.
+
+    A value that is not finite (nan, inf), negative (every ratio, median ratio and interval of
+    layoutbench assumes values > 0 or 0) or beyond ``MAX_ABS`` makes the whole run failed with
+    this reason; the session goes on."""
+    for s in samples:
+        v = s.value
+        if not math.isfinite(v):
+            return f"metric {s.metric} printed a non-finite value ({v}); fix the benchmark's output"
+        if v < 0:
+            return (f"metric {s.metric} printed a negative value ({v:g}); layoutbench compares ratios of "
+                    f"values >= 0: print a positive quantity (e.g. a time, a count)")
+        if v > MAX_ABS:
+            return f"metric {s.metric} printed {v:g}, beyond {MAX_ABS:g}; print it in a larger unit"
+    return None
+
+
+def json_safe(value):
+    """``value`` with every non-finite float replaced by None (strict JSON has no NaN/Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

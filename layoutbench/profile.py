@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import paths, safety, validate
 from .errors import LayoutbenchError
 
 
@@ -196,6 +196,13 @@ class _Table:
         return _Table(value or {}, f"{self.path}.{key}" if self.path else key, self.file)
 
 
+def _timeout(file: Path, key: str, value) -> float:
+    try:
+        return validate.timeout(key, value)
+    except LayoutbenchError as e:
+        raise LayoutbenchError(f"{file}: {e}") from None
+
+
 def load(kernel: str) -> Profile:
     """Load and validate a profile; every problem is one line naming file and key."""
     file = find(kernel)
@@ -203,8 +210,10 @@ def load(kernel: str) -> Profile:
         data = tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as e:
         raise LayoutbenchError(f"{file}: not valid TOML ({e}); fix the file") from None
+    except UnicodeDecodeError as e:
+        raise LayoutbenchError(f"{file}: not UTF-8 text (byte {e.start}); a profile is a TOML file") from None
     top = _Table(data, "", file)
-    name = top.get("name", str, file.parent.name)
+    name = safety.safe_name("profile name", top.get("name", str, file.parent.name), f"{file}: ")
     here = file.parent
 
     src = top.table("source")
@@ -227,7 +236,7 @@ def load(kernel: str) -> Profile:
         cc=_tool(b.get("cc", str, "clang-19")),
         ld=_tool(b.get("ld", str, "ld.lld-19")),
         env={k: str(v) for k, v in b.get("env", dict, {}).items()},
-        timeout=float(b.get("timeout", (int, float), 3600)),
+        timeout=_timeout(file, "[build] timeout", b.get("timeout", (int, float), 3600)),
         inputs=tuple((here / f).resolve() for f in b.get("inputs", list, [])),
     )
     for f in build.inputs:
@@ -239,6 +248,7 @@ def load(kernel: str) -> Profile:
     if not imgs.data:
         raise LayoutbenchError(f"{file}: [images] must define at least one image")
     for iname in imgs.data:
+        safety.safe_name("image name", iname, f"{file}: [images.{iname}] ")
         t = imgs.table(iname)
         link_command = t.get("link_command", str, None)
         ikind = t.get("kind", str, "command" if link_command is not None else "script")
@@ -285,16 +295,22 @@ def load(kernel: str) -> Profile:
     targets: dict[str, Target] = {}
     tg = top.table("targets")
     for tname in tg.data:
+        safety.safe_name("target name", tname, f"{file}: [targets.{tname}] ")
         t = tg.table(tname)
         image = t.get("image", str, next(iter(images)))
         if image not in images:
             raise LayoutbenchError(f"{file}: [targets.{tname}] names image {image!r}, which is not in [images]")
         settings = {k: v for k, v in t.data.items() if k not in ("kind", "image", "timeout")}
+        kind = t.get("kind", str, required=True)
+        from .targets import KINDS  # here: the targets package imports this module
+        if kind not in KINDS:
+            raise LayoutbenchError(f"{file}: [targets.{tname}] kind {kind!r} is not one of {', '.join(KINDS)}")
+        validate.target_settings(file, tname, kind, settings)
         targets[tname] = Target(
             name=tname,
-            kind=t.get("kind", str, required=True),
+            kind=kind,
             image=image,
-            timeout=float(t.get("timeout", (int, float), 300)),
+            timeout=_timeout(file, f"[targets.{tname}] timeout", t.get("timeout", (int, float), 300)),
             settings=settings,
         )
     default_target = top.get("default_target", str, next(iter(targets), ""))
@@ -302,6 +318,12 @@ def load(kernel: str) -> Profile:
         raise LayoutbenchError(f"{file}: default_target {default_target!r} is not in [targets]")
 
     m = top.table("metrics")
+    quirks_file = None
+    if "quirks" in data:
+        quirks_file = (here / top.get("quirks", str)).resolve()
+        if not quirks_file.is_file():
+            raise LayoutbenchError(f"{file}: quirks = {data['quirks']!r} names {quirks_file}, which does not exist; "
+                                   f"fix the path or remove the key")
     return Profile(
         name=name,
         path=file,
@@ -313,5 +335,5 @@ def load(kernel: str) -> Profile:
         default_target=default_target,
         metric_prefix=m.get("prefix", str, "LAYOUTBENCH"),
         default_metric=m.get("default", str, None),
-        quirks=(here / top.get("quirks", str)).resolve() if "quirks" in data else None,
+        quirks=quirks_file,
     )

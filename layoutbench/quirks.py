@@ -27,7 +27,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from . import paths, procs
 from .errors import BuildFailed, LayoutbenchError
 from .source import git  # GitPython, imported on first use
 
@@ -138,8 +138,9 @@ def applicable(profile, checkout) -> list[Quirk]:
     return [q for q in qs if matches(q, repo, checkout.commit)]
 
 
-def prepare(applied: list[Quirk], src: Path, log: Path) -> dict[str, str]:
-    """Apply patches and commands to an exported tree; return the environment to build with."""
+def prepare(applied: list[Quirk], src: Path, log: Path, timeout: float | None = None) -> dict[str, str]:
+    """Apply patches and commands to an exported tree; return the environment to build with.
+    A command runs in its own process group, killed whole after ``timeout`` seconds."""
     env: dict[str, str] = {}
     with open(log, "a") as out:
         for q in applied:
@@ -154,7 +155,10 @@ def prepare(applied: list[Quirk], src: Path, log: Path) -> dict[str, str]:
                 if p.returncode != 0:
                     raise BuildFailed(f"quirk {q.name}: patch {q.patch} does not apply; see {log}")
             if q.run:
-                p = subprocess.run(q.run, shell=True, cwd=src, stdout=out, stderr=subprocess.STDOUT)
+                p = procs.start(q.run, shell=True, cwd=src, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+                if procs.finish(p, timeout):
+                    raise BuildFailed(f"quirk {q.name}: command {q.run!r} timed out after {timeout:.0f}s; see {log}")
                 if p.returncode != 0:
                     raise BuildFailed(f"quirk {q.name}: command {q.run!r} failed (exit {p.returncode}); see {log}")
             env.update(dict(q.env))

@@ -9,7 +9,7 @@ import json
 from rich.markup import escape
 from rich.table import Table
 
-from . import fmt, machine
+from . import fmt, machine, metrics
 from .compare import Report, noise_line
 
 
@@ -49,8 +49,8 @@ def print_compare(console, rep: Report) -> None:
 
 
 def print_rows(console, rows: list[dict], fmt_: str) -> None:
-    if fmt_ == "json":
-        console.print_json(json.dumps(rows))
+    if fmt_ == "json":  # strict JSON: a non-finite number (a store written before the sample gate) is null
+        console.print_json(json.dumps(metrics.json_safe(rows), allow_nan=False))
         return
     if fmt_ == "csv":
         buf = io.StringIO()

@@ -26,6 +26,8 @@ from __future__ import annotations
 import hashlib
 import contextlib
 import json
+import math
+import os
 import re
 import sqlite3
 import time
@@ -33,6 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import LayoutbenchError
+from .metrics import refuse
+from .safety import redact_text, redact_url
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS builds (
@@ -96,6 +100,47 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(config_text(config).encode()).hexdigest()[:12]
 
 
+_opened: Path | None = None  #: the SQLite store opened last (what an error of a later query is about)
+
+
+def explain(e: Exception, path=None) -> str:
+    """One line for an SQLite error of the store at ``path``: what is wrong and what to do.
+
+    Only a file that is not a database is "not a layoutbench store"; a healthy store on a full or
+    read-only disk, or one with a damaged page, gets its own advice."""
+    path = path or _opened or "the store"
+    why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    low = why.lower()
+    try:  # what the file system says beats what SQLite guesses ("unable to open", "I/O error")
+        st = os.statvfs(Path(path).parent)
+        if st.f_flag & os.ST_RDONLY:
+            return f"{path}: the store is on a read-only file system ({why}); remount it read-write " \
+                   f"or use --store elsewhere"
+        if st.f_bavail * st.f_frsize < (1 << 20) and ("full" in low or "i/o" in low or "unable to open" in low):
+            return f"{path}: the disk is full ({why}); free some space and run the same command again"
+    except (OSError, TypeError):
+        pass
+    if "full" in low:
+        return f"{path}: the disk is full ({why}); free some space and run the same command again"
+    if "readonly" in low or "read-only" in low:
+        return f"{path}: the store cannot be written ({why}): a read-only disk or file; make it writable " \
+               f"or use --store elsewhere"
+    if "unable to open" in low:
+        return f"{path}: the store cannot be opened ({why}); check that its folder is writable and has space, " \
+               f"or use --store elsewhere"
+    if "malformed" in low or "corrupt" in low:
+        return f"{path}: the store is damaged ({why}); restore it from a copy, or salvage it with " \
+               f"`sqlite3 {path} .recover | sqlite3 new.sqlite` and use --store new.sqlite"
+    if "not a database" in low or "file is encrypted" in low:
+        return f"{path}: not a layoutbench store ({why}); move it away or use --store"
+    if "i/o error" in low:
+        return f"{path}: the store could not be read or written ({why}): a full or failing disk? " \
+               f"check free space and the disk, then run the same command again"
+    if "locked" in low or "busy" in low:
+        return f"{path}: the store is locked by another process ({why}); run again when it is done"
+    return f"{path}: store error ({why})"
+
+
 def is_url(path) -> bool:
     """A PostgreSQL URL rather than an SQLite file."""
     return str(path).startswith(("postgresql://", "postgres://"))
@@ -116,7 +161,7 @@ class _Postgres:
             self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=15)
         except psycopg.Error as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise LayoutbenchError(f"cannot connect to the store {_safe_url(url)}: {first}") from None
+            raise LayoutbenchError(f"cannot connect to the store {redact_url(url)}: {redact_text(first, url)}") from None
 
     def execute(self, sql: str, params=()):
         return self.conn.execute(sql.replace("?", "%s"), params)
@@ -129,18 +174,20 @@ class _Postgres:
         self.conn.close()
 
 
-def _safe_url(url: str) -> str:
-    """The URL without its password."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
-
-
 class Store:
     """The results database: an SQLite file (the default) or, for a farm of workers that share
     one store, a PostgreSQL URL (``postgresql://user@host/db``): same schema, same resume rule."""
 
     def __init__(self, path):
-        self.url = str(path) if is_url(path) else None
-        self.path = Path(path) if self.url is None else self.url
+        text = str(path)
+        self.url = text if is_url(path) else None
+        if self.url is None and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
+            raise LayoutbenchError(f"--store {redact_url(text)}: only SQLite files and postgresql:// URLs are "
+                                   f"supported; give a file path or a postgresql://user@host/db URL")
+        #: what opens this store again (the URL with its password); never shown: ``path`` is
+        self.location = self.url if self.url is not None else Path(path)
+        #: the store as shown in messages and reports (a URL's password masked)
+        self.path = Path(path) if self.url is None else redact_url(self.url)
         if self.url is not None:
             self.db = _Postgres(self.url)
             with self._tx():
@@ -150,7 +197,13 @@ class Store:
                     if stmt.strip():
                         self.db.execute(stmt)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        global _opened
+        _opened = self.path
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise LayoutbenchError(f"{self.path}: cannot create its folder ({e.strerror}); "
+                                   f"use --store elsewhere") from None
         try:
             self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             self.db.row_factory = sqlite3.Row
@@ -158,8 +211,11 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
             self._migrate()
-        except sqlite3.DatabaseError as e:
-            raise LayoutbenchError(f"{self.path}: not a layoutbench store ({e}); move it away or use --store") from None
+            bad = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]  # a damaged page: said now, once
+            if bad != "ok":
+                raise sqlite3.DatabaseError(f"database disk image is malformed: {bad}")
+        except sqlite3.Error as e:
+            raise LayoutbenchError(explain(e, self.path)) from None
 
     def close(self) -> None:
         self.db.close()
@@ -259,6 +315,9 @@ class Store:
     def add_run(self, build_id: int, key: RunKey, rep: int, result, log: Path, started: float) -> int:
         """Store a finished run with its samples in one transaction (under the host it ran on)."""
         key = replace(key, host=result.host)
+        why = refuse(result.samples) if result.status == "ok" else None
+        if why:  # the sample gate: the run is stored as failed with the reason, without its samples
+            result.status, result.message, result.samples = "failed", why, []
         where = (build_id, key.target, key.host, key.mode, rep, key.args, key.config)
         with self._tx():
             if self.url is not None:  # workers storing the same run wait for each other (SQLite: BEGIN IMMEDIATE)
@@ -294,7 +353,8 @@ class Store:
             "runs.id AS run_id, runs.target, runs.host, runs.accelerator, runs.mode, runs.rep, runs.args, "
             "runs.config, runs.status, runs.started, builds.kernel, builds.commit_sha, builds.image, builds.layout, "
             "builds.seed, builds.plan_id, builds.id AS build_id FROM samples JOIN runs ON runs.id = samples.run_id "
-            "JOIN builds ON builds.id = runs.build_id" + sql + " ORDER BY samples.id", params)]
+            "JOIN builds ON builds.id = runs.build_id" + sql + " ORDER BY samples.id", params)
+            if math.isfinite(r["value"])]  # a store written before the sample gate may hold inf
 
     def builds(self, **where) -> list[dict]:
         """Build rows (plan, image hash, toolchain, quirks...), e.g. ``builds(build_id=[1, 2])``."""

@@ -11,15 +11,13 @@ with its console log kept.
 from __future__ import annotations
 
 import importlib
-import os
-import signal
 import socket
 import subprocess
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import machine, metrics, perfstat
+from .. import machine, metrics, perfstat, procs
 from ..errors import LayoutbenchError
 from ..profile import Profile, Target as TargetSpec
 
@@ -50,20 +48,10 @@ def run_command(cmd: list[str], timeout: float, log: Path, env: dict | None = No
     t0 = time.monotonic()
     with open(log, "wb") as f:
         try:
-            p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True, env=env, cwd=cwd)
+            p = procs.start(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
         except (FileNotFoundError, PermissionError) as e:
             raise LayoutbenchError(f"cannot run {cmd[0]}: {e.strerror}; is it installed?") from None
-        timed_out = False
-        try:
-            p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait()
+        timed_out = procs.finish(p, timeout)
     output = log.read_bytes().decode(errors="replace")
     return (None if timed_out else p.returncode), output, time.monotonic() - t0, timed_out
 

@@ -304,7 +304,7 @@ class SshTarget(Target):
                 remote = self.copy(image)
                 note(f"# copied {image} to {remote}\n")
                 if s.get("install"):
-                    cmd = str(s["install"]).replace("{image}", remote)
+                    cmd = str(s["install"]).replace("{image}", shlex.quote(remote))  # remote_dir is the user's text
                     note(f"# install: {cmd}\n")
                     code, out, timed_out = self._run(self._exec(f"sh -c {shlex.quote(cmd)}", self.timeout))
                     note(out)

@@ -1,0 +1,192 @@
+"""How a hostile input is run and judged (shared by every ``tests/hostile_*.py``).
+
+A case is a callable that runs one input and returns one of :data:`OUTCOMES`:
+
+- ``clean``: the command refused it with exactly one error line (``layoutbench: error: ...`` or
+  click's ``Error: ...``), a non-zero exit and no traceback or warning, or it did the right thing
+  (a case that expects success checks what it produced);
+- ``traceback``: a Python traceback, a warning, or an unclean refusal (no error line, several);
+- ``wrong-success``: exit 0 (or a wrong result) where the input had to be refused;
+- ``hang``: still running after the case's timeout (killed).
+
+:func:`cli` runs the command in this process (``layoutbench.cli.main`` as ``python -m
+layoutbench.cli`` would, with its own environment and folder; a SIGALRM ends a hang), so that
+hundreds of inputs take seconds; :func:`proc` runs it as a real process where signals, kill -9
+or mounts are part of the case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+OUTCOMES = ("clean", "traceback", "wrong-success", "hang")
+ROOT = Path(__file__).resolve().parent.parent
+_ERROR_LINE = re.compile(r"^(layoutbench: error: |Error: )")
+#: the last unclean outcome's details (command, exit, stderr), for the test's failure message
+last_detail: dict[str, str] = {}
+
+
+class _Hang(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Hang()
+
+
+def judge(code: int | None, out: str, err: str, expect_ok: bool = False, check=None) -> str:
+    """The outcome of a finished command (see the module's docstring)."""
+    if "Traceback (most recent call last)" in err or "Traceback (most recent call last)" in out:
+        return "traceback"
+    if re.search(r"\b(\w+Warning|RuntimeWarning)\b:", err):
+        return "traceback"
+    if expect_ok:
+        if code != 0:
+            return "traceback"
+        return "clean" if check is None or check(out, err) else "wrong-success"
+    if code == 0:
+        return "wrong-success"
+    errors = [ln for ln in err.splitlines() if _ERROR_LINE.match(ln)]
+    if len(errors) != 1:
+        return "traceback"
+    return "clean" if check is None or check(out, err) else "wrong-success"
+
+
+def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: int = 60, expect_ok: bool = False,
+        check=None, stdin: str = "") -> str:
+    """Run ``layoutbench ARGS`` in this process and judge it."""
+    from layoutbench import cli as lbcli
+    from layoutbench import procs
+
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT)}
+    out, err = io.StringIO(), io.StringIO()
+    code: int | None = None
+    outcome = None
+    try:
+        for k, v in (env or {}).items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = str(v)
+        if cwd is not None:
+            os.chdir(cwd)
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(timeout)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                _stdin(stdin):
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("always")  # what a user sees (numpy's RuntimeWarning...)
+                warnings.simplefilter("ignore", ResourceWarning)  # as a process does by default
+                try:
+                    lbcli.main.main(args=list(args), prog_name="layoutbench", standalone_mode=True)
+                    code = 0
+                except SystemExit as e:
+                    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except _Hang:
+        outcome = "hang"
+    except BaseException:  # noqa: BLE001 - anything else is a traceback the user would have seen
+        err.write(traceback.format_exc())
+        outcome = "traceback"
+    finally:
+        signal.alarm(0)
+        procs.kill_all()
+        for s, h in saved.items():
+            signal.signal(s, h)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    outcome = outcome or judge(code, out.getvalue(), err.getvalue(), expect_ok, check)
+    if outcome != "clean" or os.environ.get("HOSTILE_VERBOSE"):
+        last_detail.update(cmd=" ".join(args), code=str(code), stdout=out.getvalue()[-1500:],
+                           stderr=err.getvalue()[-3000:])
+    return outcome
+
+
+@contextlib.contextmanager
+def _stdin(text: str):
+    saved = sys.stdin
+    sys.stdin = io.StringIO(text)
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
+def proc(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: float = 120,
+         expect_ok: bool = False, check=None, prefix: tuple[str, ...] = (), raw: bool = False) -> str:
+    """Run ``layoutbench ARGS`` as a process (``prefix``: e.g. ``unshare -m ...``; ``raw``: ARGS is the
+    whole command after the prefix) and judge it."""
+    e = {**os.environ, **(env or {})}
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    cmd = [*prefix, *args] if raw else [*prefix, sys.executable, "-m", "layoutbench.cli", *args]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e, cwd=cwd or ROOT,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return "hang"
+    outcome = judge(p.returncode, out, err, expect_ok, check)
+    if outcome != "clean" or os.environ.get("HOSTILE_VERBOSE"):
+        last_detail.update(cmd=" ".join(cmd), code=str(p.returncode), stdout=out[-1500:], stderr=err[-3000:])
+    return outcome
+
+
+def alive(pid: int) -> bool:
+    """A process that still runs (a zombie waiting for its parent does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def survives(pid: int, wait: float = 3.0) -> bool:
+    """``pid`` still runs ``wait`` seconds from now (a SIGKILL takes a moment to land)."""
+    import time
+
+    t0 = time.monotonic()
+    while alive(pid):
+        if time.monotonic() - t0 > wait:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def run_all(modules, tmp: Path) -> dict[str, dict]:
+    """Run every case of every module: module name → counts and the unclean cases."""
+    report: dict[str, dict] = {}
+    for mod in modules:
+        name = mod.__name__
+        d = tmp / name
+        d.mkdir(parents=True, exist_ok=True)
+        counts = {k: 0 for k in OUTCOMES}
+        bad = []
+        for label, case in mod.cases(d):
+            last_detail.clear()
+            try:
+                outcome = case()
+            except BaseException as e:  # noqa: BLE001 - the case itself broke: count it, show why
+                outcome = "traceback"
+                last_detail.update(cmd=label, stderr=traceback.format_exc()[-2000:])
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+            if outcome not in OUTCOMES:
+                outcome = "traceback"
+            counts[outcome] += 1
+            if outcome != "clean":
+                bad.append({"case": label, "outcome": outcome, **last_detail})
+        report[name] = {"tried": sum(counts.values()), **counts, "bad": bad}
+    return report
