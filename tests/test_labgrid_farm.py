@@ -2,9 +2,9 @@
 
 A real ``labgrid-coordinator`` and three ``labgrid-exporter`` processes on 127.0.0.1 (each
 exporting a NetworkService that points to its own throw-away sshd), three places tagged
-``pool=bench``, one PostgreSQL store.  A ``compare`` on the pool holds a place while a
-k-ary bisection over the pool starts; in the middle of the bisection one exporter is
-killed.  The bisection names the planted culprit; every mark names its place, and that
+``pool=bench``, one PostgreSQL store.  A k-ary bisection runs over the pool; in its middle
+one exporter is killed, and a ``compare`` on the same pool and store starts and needs a
+place.  The bisection names the planted culprit; every mark names its place, and that
 place measured the probe, GOOD and BAD itself; the lost place is in the log and verdict
 and judges nothing after its loss; what it stored before is still stored, no failed run
 was kept for it; and no place ever ran two runs at once (the compare and the bisection
@@ -77,14 +77,6 @@ def test_a_bisection_over_labgrid_places_survives_a_lost_exporter_and_shares_the
         tmp_path / "repo", 8, seed=11, regression_at=3, regression_pct=3.0, layout_only=[1, 5, 7])
     toml = profile(tmp_path / "prof", lab.target_table("lab", tmp_path, command=COMMAND))
 
-    # a compare on the pool takes a place (the first free one: p0) ...
-    cmp = start("compare", str(toml), "--layouts", "random:4", "--runs", "2", "--target", "lab", "--args", ARGS,
-                "--metric", "cg_cost", "--store", pg, "--json")
-    deadline = time.monotonic() + 120
-    while not query(pg, "SELECT id FROM runs LIMIT 1"):
-        assert cmp.poll() is None and time.monotonic() < deadline, cmp.communicate()
-        time.sleep(0.2)
-    # ... while a bisection over the same pool and store starts
     bis = start("bisect", str(toml), f"{m['good']}..{m['bad']}", "--repo", m["repo"], "--target", "lab",
                 "--metric", "cg_cost", "--args", ARGS, "--no-shadow", "--store", pg, "--json")
     # in the middle of it the exporter of p1 dies
@@ -94,11 +86,14 @@ def test_a_bisection_over_labgrid_places_survives_a_lost_exporter_and_shares_the
         time.sleep(0.1)
     lab.kill_exporter("p1")
     before = query(pg, "SELECT id FROM runs WHERE host = 'labgrid:p1'")
+    # and a compare on the same pool and store wants a place while the bisection holds them all
+    cmp = start("compare", str(toml), "--layouts", "random:2", "--runs", "2", "--target", "lab", "--args", ARGS,
+                "--metric", "cg_cost", "--store", pg, "--json")
 
     rep = json.loads(finish(cmp, "compare"))
     v = json.loads(finish(bis, "bisect"))
 
-    assert rep["host"] == "labgrid:p0", rep["host"]
+    assert rep["host"] in ("labgrid:p0", "labgrid:p2"), rep["host"]
     assert v["status"] == "found" and v["culprit"] == m["regression"], v["message"]
     assert v["targets"] == ["lab"] and v["rounds"] >= 1 and v["probes"] > v["rounds"]
     assert set(v["places"]["lost"]) == {"p1"}, v["places"]
@@ -131,10 +126,14 @@ def test_a_bisection_over_labgrid_places_survives_a_lost_exporter_and_shares_the
     assert query(pg, "SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM samples s WHERE s.run_id = r.id)"
                  ) == [(0,)]
 
-    # never two runs at once on one place: the compare and the bisection took turns
+    # the compare got a place while the bisection was still running (the bisection gives its places
+    # back between rounds), and never two runs at once on one place: they took turns
     runs = query(pg, "SELECT host, started, duration, log_path FROM runs ORDER BY host, started")
-    workers = {Path(lp).suffixes[-2] for _, _, _, lp in runs}
-    assert len(workers) == 2, workers  # the two processes (their pid is in each log's name)
+    pid = {Path(lp).suffixes[-2][1:] for _, _, _, lp in runs}
+    assert pid == {str(bis.pid), str(cmp.pid)}, pid  # the two processes (their pid is in each log's name)
+    mine = [r for r in runs if Path(r[3]).suffixes[-2][1:] == str(bis.pid)]
+    theirs = [r for r in runs if Path(r[3]).suffixes[-2][1:] == str(cmp.pid)]
+    assert min(r[1] for r in theirs) < max(r[1] + r[2] for r in mine), "the compare waited for the whole bisection"
     for a, b in zip(runs, runs[1:]):
         if a[0] == b[0]:
             assert b[1] >= a[1] + a[2], (a, b)
