@@ -650,7 +650,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
     names = s.targets
     if farmmod.pool(profile, names):  # a labgrid-places target: one slot per usable place
-        names = names * targets.make(profile, names[0]).slots()
+        with contextlib.closing(targets.make(profile, names[0])) as pool:
+            names = names * pool.slots()
     lock = threading.Lock() if len(names) > 1 else None
     p = Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock)
     probers = [p] + [Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.path), say, lock)

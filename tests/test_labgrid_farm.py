@@ -145,3 +145,19 @@ def test_a_bisection_over_labgrid_places_survives_a_lost_exporter_and_shares_the
     lg = subprocess.run([sys.executable, "-m", "layoutbench.cli", "bisect", "log", "--store", pg],
                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "# place: labgrid place p1 lost" in lg and "# bad on p" in lg, lg
+
+
+def test_an_unreachable_coordinator_is_one_line(workdir, tmp_path):
+    import _sshd
+
+    port = _sshd.free_port()  # nothing listens there
+    toml = profile(tmp_path / "prof", f'[targets.lab]\nkind = "labgrid-places"\nimage = "hosted"\n'
+                                      f'coordinator = "127.0.0.1:{port}"\ncommand = ["true"]\n')
+    p = subprocess.run([sys.executable, "-m", "layoutbench.cli", "compare", str(toml), "--layouts", "default",
+                        "--runs", "1", "--target", "lab", "--store", str(tmp_path / "s.sqlite")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode != 0
+    err = [ln for ln in p.stderr.splitlines() if not ln.startswith("·")]
+    assert err == [f"layoutbench: error: cannot reach the labgrid coordinator at 127.0.0.1:{port}: connection "
+                   "refused; is labgrid-coordinator running there (LG_COORDINATOR, or the target's coordinator "
+                   "setting)?"], p.stderr

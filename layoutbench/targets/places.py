@@ -38,6 +38,7 @@ import contextlib
 import dataclasses
 import fnmatch
 import getpass
+import logging
 import os
 import random
 import socket
@@ -100,7 +101,8 @@ class Coordinator:
             self.session = self._call(start(), timeout + 5)
         except Exception as e:  # noqa: BLE001 -- grpc, timeouts: one line
             self._stop_loop()
-            raise LayoutbenchError(f"cannot reach the labgrid coordinator at {address}: {_why(e)}; is "
+            why = _QUIET.last.rsplit(": ", 1)[-1].lower() if _QUIET.last else _why(e)
+            raise LayoutbenchError(f"cannot reach the labgrid coordinator at {address}: {why}; is "
                                    f"labgrid-coordinator running there (LG_COORDINATOR, or the target's "
                                    f"coordinator setting)?") from None
         self.owner = f"{self.session.gethostname()}/{user}"
@@ -224,6 +226,23 @@ class Coordinator:
     def _stop_loop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+
+
+class _Quiet(logging.Filter):
+    """labgrid's client logs to the root logger (``coordinator is unavailable: ...``); we say it
+    in one line of our own instead, so its records are kept here, not printed."""
+
+    last = ""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "labgrid" in record.pathname:
+            self.last = record.getMessage().splitlines()[0] if record.getMessage() else self.last
+            return False
+        return True
+
+
+_QUIET = _Quiet()
+logging.getLogger().addFilter(_QUIET)
 
 
 def _why(e: BaseException) -> str:
