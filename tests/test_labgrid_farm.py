@@ -61,9 +61,25 @@ def query(url: str, sql: str, *params) -> list[tuple]:
         st.close()
 
 
+STARTED: list[subprocess.Popen] = []
+
+
 def start(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "layoutbench.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    p = subprocess.Popen([sys.executable, "-m", "layoutbench.cli", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    STARTED.append(p)
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers():
+    """A failed test leaves no layoutbench process behind (one waiting for a place, say)."""
+    yield
+    while STARTED:
+        p = STARTED.pop()
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
 
 
 def finish(p: subprocess.Popen, what: str, timeout: float = 600) -> str:
