@@ -71,8 +71,8 @@ def start(*args: str) -> subprocess.Popen:
     return p
 
 
-@pytest.fixture(autouse=True)
-def _no_leftovers():
+@pytest.fixture
+def no_leftovers():
     """A failed test leaves no layoutbench process behind (one waiting for a place, say)."""
     yield
     while STARTED:
@@ -88,7 +88,8 @@ def finish(p: subprocess.Popen, what: str, timeout: float = 600) -> str:
     return out
 
 
-def test_a_bisection_over_labgrid_places_survives_a_lost_exporter_and_shares_the_places(workdir, tmp_path, lab, pg):
+def test_a_bisection_over_labgrid_places_survives_a_lost_exporter_and_shares_the_places(workdir, tmp_path, lab, pg,
+                                                                                        no_leftovers):
     m = script("kernels/minikernel/make_history.py").make_history(
         tmp_path / "repo", 8, seed=11, regression_at=3, regression_pct=3.0, layout_only=[1, 5, 7])
     toml = profile(tmp_path / "prof", lab.target_table("lab", tmp_path, command=COMMAND))
