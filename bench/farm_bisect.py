@@ -1,4 +1,4 @@
-"""A bisection over 1 and over 3 machines, side by side (issue 15 item 3).
+"""A bisection over 1 and over 3 machines, or over 1, 2 and 3 labgrid places, side by side.
 
 Starts three throw-away sshd servers on 127.0.0.1 (tests/_sshd.py; needs root and
 openssh-server), each an ssh target running the hosted minikernel under valgrind's
@@ -10,12 +10,18 @@ every commit once (so neither run pays for compiling), then runs
 
 each in a fresh store, and prints rounds, probes, runs and wall time side by side.
 
+With ``--kind labgrid`` (issue 25) the machines are places of a real labgrid coordinator on
+127.0.0.1 (tests/_labgrid_lab.py: ``labgrid-coordinator``, one ``labgrid-exporter`` per place
+exporting a NetworkService to its sshd, places tagged ``pool=bench``), and the bisection
+runs over a ``labgrid-places`` target limited to 1, 2 and 3 places (``places = [...]``):
+each probe reserves and acquires its place through the coordinator.
+
 The three "machines" here share this machine's cores: with 2 cores the wall time cannot
 fall as the rounds do (three valgrind runs compete for two cores, and every machine
 measures GOOD and BAD itself).  On a farm of real machines a round costs about one probe's
 time, so the rounds are the number that carries over.
 
-    python3 bench/farm_bisect.py [--commits 16] [--regression-at 11]
+    python3 bench/farm_bisect.py [--kind ssh|labgrid] [--commits 16] [--regression-at 11]
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ def main() -> int:
     ap.add_argument("--regression-at", type=int, default=11)
     ap.add_argument("--regression-pct", type=float, default=3.0)
     ap.add_argument("--args", default="iterations=300")
+    ap.add_argument("--kind", choices=("ssh", "labgrid"), default="ssh",
+                    help="three ssh targets (1 vs 3 machines) or a labgrid pool (1, 2, 3 places)")
     a = ap.parse_args()
 
     import importlib.util
@@ -46,9 +54,11 @@ def main() -> int:
     import _sshd
     from layoutbench import build, profile as profmod, source
 
-    why = _sshd.available()
+    import _labgrid_lab
+
+    why = _sshd.available() if a.kind == "ssh" else _labgrid_lab.available()
     if why:
-        print(f"farm_bisect: cannot start sshd here: {why}", file=sys.stderr)
+        print(f"farm_bisect: cannot start the lab here: {why}", file=sys.stderr)
         return 2
     spec = importlib.util.spec_from_file_location("make_history", ROOT / "kernels/minikernel/make_history.py")
     mh = importlib.util.module_from_spec(spec)
@@ -57,13 +67,22 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lb-farm-"))
     os.environ.setdefault("LAYOUTBENCH_DIR", str(tmp / "work"))
     import test_farm  # the cachegrind-over-ssh target tables
-    from _remote import profile  # noqa: F401  (test_farm uses it)
+    from _remote import profile
 
-    lab = _sshd.Lab(tmp / "lab", 3)
+    if a.kind == "ssh":
+        lab = _sshd.Lab(tmp / "lab", 3)
+        runs = ["m0", "m0,m1,m2"]
+    else:
+        lab = _labgrid_lab.LabgridLab(tmp / "lab", 3)
+        runs = ["lab1", "lab2", "lab3"]
     try:
         m = mh.make_history(tmp / "repo", a.commits, seed=11, regression_at=a.regression_at,
                             regression_pct=a.regression_pct)
-        toml = test_farm.farm_profile(lab, tmp)
+        if a.kind == "ssh":
+            toml = test_farm.farm_profile(lab, tmp)
+        else:
+            toml = profile(tmp / "prof", "".join(lab.target_table(f"lab{k}", tmp, command=test_farm.COMMAND,
+                                                                   places=lab.places[:k]) for k in (1, 2, 3)))
         prof = profmod.load(str(toml))
         shas = [m["good"]] + [c["sha"] for c in m["commits"]]
         for sha in shas:  # compile every commit once: neither bisection pays for it
@@ -72,7 +91,7 @@ def main() -> int:
             except Exception:  # noqa: BLE001 -- a commit that does not build is skipped by both
                 pass
         rows = []
-        for targets in ("m0", "m0,m1,m2"):
+        for targets in runs:
             t0 = time.monotonic()
             p = subprocess.run([sys.executable, "-m", "layoutbench.cli", "bisect", str(toml),
                                 f"{m['good']}..{m['bad']}", "--repo", m["repo"], "--target", targets,
@@ -84,18 +103,23 @@ def main() -> int:
                 print(p.stderr, file=sys.stderr)
                 return 1
             v = json.loads(p.stdout)
-            rows.append((len(v["targets"]), v["rounds"], v["probes"], v["cost"]["runs"], wall,
+            k = len(v["targets"]) if a.kind == "ssh" else v["places"]["slots"]
+            rows.append((k, v["rounds"], v["probes"], v["cost"]["runs"], wall,
                          (v.get("culprit") or "-")[:12], v["status"]))
     finally:
         lab.stop()
+    what = "ssh targets" if a.kind == "ssh" else "labgrid places (coordinator + exporters)"
+    word = "machines" if a.kind == "ssh" else "places"
     print(f"history: {a.commits} commits, a {a.regression_pct:g}% regression planted at "
-          f"{m['regression'][:12]}; cachegrind over ssh on 127.0.0.1; {os.cpu_count()} cores")
-    print(f"{'machines':>8} {'rounds':>6} {'probes':>6} {'runs':>5} {'wall s':>7}  verdict")
-    for k, rnd, pr, runs, wall, cul, st in rows:
-        print(f"{k:>8} {rnd:>6} {pr:>6} {runs:>5} {wall:>7.1f}  {st} {cul}")
-    (k1, r1, _, _, w1, c1, _), (k3, r3, _, _, w3, c3, _) = rows
-    print(f"rounds 3 vs 1 machine: {r3 / r1:.2f}x; wall time: {w3 / w1:.2f}x (the 3 'machines' share "
-          f"{os.cpu_count()} cores here); same culprit: {c1 == c3}")
+          f"{m['regression'][:12]}; cachegrind over ssh on 127.0.0.1, {what}; {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{word:>8} {'rounds':>6} {'probes':>6} {'runs':>5} {'wall s':>7}  verdict")
+    for k, rnd, pr, runs_, wall, cul, st in rows:
+        print(f"{k:>8} {rnd:>6} {pr:>6} {runs_:>5} {wall:>7.1f}  {st} {cul}")
+    k1, r1, _, _, w1, c1, _ = rows[0]
+    for k, r, _, _, w, c, _ in rows[1:]:
+        print(f"{k} vs {k1} {word}: rounds {r / r1:.2f}x, wall time {w / w1:.2f}x (the {k} '{word}' share "
+              f"{os.cpu_count()} cores here); same culprit: {c1 == c}")
     return 0
 
 

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
 from . import decide, fmt, measure, source, stats, targets, validate
+from . import farm as farmmod
 from . import layout as layoutmod
 from .decide import Skip
 from .errors import BuildFailed, LayoutbenchError
@@ -199,6 +200,8 @@ class Prober:
                 raise
             if self.lock is not None:  # link before the runs, one thread at a time (same files)
                 linked = measure.link_all(objs, self.target.spec.image, self.store, request.jobs_planned())
+        if getattr(self.target, "per_probe", False):
+            self.target.hold()  # a slot of a labgrid-places farm: a place while it measures (farm.py)
         m = measure.measure_commit(request, self.store, self.target, objs=objs, linked=linked, say=self.say)
         self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
@@ -294,18 +297,23 @@ def judge_probe(p: Prober, probe: source.Checkout, good: source.Checkout, bad: s
 class Journal:
     """The engine's marks, kept in the bisection's log (so that a killed bisection resumes)."""
 
-    def __init__(self, b: "Bisection", profile: Profile):
-        self.b, self.profile = b, profile
+    def __init__(self, b: "Bisection", profile: Profile, places: "farmmod.Farm | None" = None):
+        self.b, self.profile, self.places = b, profile, places
 
     def marks(self, segment: str | None) -> dict[str, dict]:
-        return {e["commit"]: e for e in self.b.log
-                if e["verb"] in ("good", "bad", "skip") and (e.get("segment") or None) == segment}
+        out = {e["commit"]: e for e in self.b.log
+               if e["verb"] in ("good", "bad", "skip") and (e.get("segment") or None) == segment}
+        if self.places is not None:  # a round starts: the places change hands (farm.py)
+            self.places.round(segment, out)
+        return out
 
     def record(self, segment: str | None, commit: str, j: Judgement, target: str | None = None) -> None:
         subj = _subject(self.profile, self.b.s, commit)
         extra = {"segment": segment} if segment else {}
         if target:
             extra["target"] = target  # the machine that judged it (GOOD and BAD measured there too)
+        if self.places is not None:
+            extra.update(self.places.place_of(target))  # the labgrid place of that slot
         if j.verdict in ("good", "bad"):
             self.b.mark(j.verdict, commit, j.describe(), "measured", subject=subj, layouts=j.layouts, runs=j.runs,
                         **extra)
@@ -414,9 +422,12 @@ class Bisection:
                 lines.append(f"# endpoints: {e['note']}")
             elif v in ("good", "bad", "skip") and e.get("segment"):  # --all-changes: a sub-range's mark
                 lines.append(f"# {v} in {e['segment']}: [{e['commit']}] {e.get('subject', '')} -- {e.get('note', '')}")
+            elif v == "place":
+                lines.append(f"# place: {e['note']}")
             elif v in ("good", "bad", "skip"):
                 subj = e.get("subject", "")
-                lines.append(f"# {v}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
+                where = f" on {e['place']}" if e.get("place") else ""
+                lines.append(f"# {v}{where}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
                 words = ["layoutbench", "bisect", v, e["commit"], "--kernel", self.s.kernel] + opt
                 if v == "skip" and e.get("why"):
                     words += ["--why", e["why"]]
@@ -648,15 +659,24 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
     names = s.targets
+    if farmmod.pool(profile, names):  # a labgrid-places target: one slot per usable place
+        with contextlib.closing(targets.make(profile, names[0])) as pool:
+            names = names * pool.slots()
     lock = threading.Lock() if len(names) > 1 else None
-    p = stack.enter_context(Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock))
-    probers = [p] + [stack.enter_context(Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.location),
-                                                say, lock)) for n in names[1:]]
+    p = Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock)
+    probers = [p] + [Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.location), say, lock)
+                     for n in names[1:]]
+    places = farmmod.Farm(probers, b, say) if farmmod.pool(profile, s.targets) else None
+    for q in probers:
+        stack.enter_context(q)
     commits = b.commits(profile)
     if len(commits) < 2:
         raise LayoutbenchError(f"{b.good[:12]}..{b.bad[:12]} holds no commit; is GOOD an ancestor of BAD?")
-    for q in probers[1:]:
+    for q in probers[1:] if places is None else []:
         say(f"also target {q.target.describe()}: {len(probers)} probes per round, one per machine")
+    if places is not None:
+        places.commits = commits
+        say(f"labgrid places: {len(probers)} probes per round, each on a place reserved for it")
     say(f"target {p.target.describe()}; {len(commits) - 1} commit(s) in range; "
         f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
     cos = {c: p.checkout(c) for c in commits}
@@ -665,8 +685,11 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     plan = s.plan()
     eng = decide.Tracked(Engine(p, cos))
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos))) for q in probers[1:]]
+    retrying = places.retrying if places is not None else (lambda what, fn: fn())
     try:
-        ends = decide.endpoints(eng, b.good, b.bad, plan)
+        ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan))
+        if places is not None:
+            places.release_all()
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
     k, r = ends.layouts, ends.runs
@@ -687,8 +710,12 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             f"({100 * s.confidence:g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}) over {k} layouts x {r} run(s), "
             f"{e.noise_text()}: {why} (minimum effect {fmt.pct(plan.min_effect)}); the change is within layout noise"))
     else:
-        out = decide.bisect_range(engines if len(engines) > 1 else eng, commits, plan, Journal(b, profile), None,
-                                  say, ends=ends)
+        journal = Journal(b, profile, places)
+        out = retrying("the bisection", lambda: decide.bisect_range(
+            places.engines(engines) if places is not None else engines if len(engines) > 1 else eng, commits, plan,
+            journal, None, say, ends=ends))
+        if places is not None:
+            places.release_all()
         verdict["rounds"], verdict["probes"] = out.rounds, out.probes
         first = out.steps[0]
         verdict["skipped"] = first.skipped
@@ -716,21 +743,28 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     for e in b.log:
         if e.get("by") != "measured" or e["verb"] not in ("good", "bad", "skip"):
             continue
-        q = by_name.get(e.get("target"), p)  # on the machine that judged it (stored: nothing runs again)
+        q = by_name.get(e.get("slot") or e.get("target"), p)  # on the machine that judged it (stored: nothing runs)
         if e.get("why") == "build":
             q.failed.add(("layouts", e["commit"]))
         elif ("layouts", e["commit"]) not in q.used:
+            view = q.target.viewing(e["place"]) if e.get("place") else contextlib.nullcontext()
             try:
-                q.groups(cos[e["commit"]], e.get("layouts", s.layouts), e.get("runs", s.runs))
+                with view:
+                    q.groups(cos[e["commit"]], e.get("layouts", s.layouts), e.get("runs", s.runs))
             except Skip:
                 pass
+            except LayoutbenchError:  # a place's stored runs, read without holding it: some are missing
+                if not e.get("place"):
+                    raise
     verdict["cost"] = p.cost("layouts") if len(probers) == 1 else farm_cost(probers)
     verdict["cost"]["compiled_now"] = sum(q.compiled_now for q in probers)
     verdict["cost"]["ran_now"] = sum(q.ran_now for q in probers)
     # 5. what a single-layout bisection would have said
     if s.shadow:
         before = (p.compiled_now, p.ran_now)
-        sl = single_layout(p, commits)
+        sl = retrying("the single-layout bisection", lambda: single_layout(p, commits))
+        if places is not None:
+            places.release_all()
         sl["compiled_now"] = p.compiled_now - before[0]
         sl["ran_now"] = p.ran_now - before[1]
         ours = verdict.get("culprit")
@@ -741,6 +775,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         if sl["culprit"]:
             sl["culprit_subject"] = _subject(profile, s, sl["culprit"])
         verdict["single_layout"] = sl
+    if places is not None:
+        verdict["targets"] = s.targets
+        verdict["places"] = places.summary([e for e in b.log if e["verb"] in ("good", "bad", "skip")])
     verdict["message"] = verdict.get("message") or summary_line(verdict)
     b.result = verdict
     b.save()
@@ -844,6 +881,7 @@ def text(v: dict) -> str:
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
                  f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")
+    lines.extend(farmmod.text_lines(v))
     if len(v.get("targets") or []) > 1:
         lines.append(f"farm:    {v.get('probes', 0)} probes in {v.get('rounds', 0)} rounds over {len(v['targets'])} "
                      f"machines ({', '.join(v['targets'])}); each probe judged against GOOD and BAD on its own machine")

@@ -587,7 +587,8 @@ def bisect_options(f):
         click.option("--subdir", help="The kernel tree inside --repo (default: its top)."),
         click.option("--metric", help="The metric to bisect (default: cg_cost on cachegrind, else the profile's)."),
         click.option("--target", "target", help="Where to run (a [targets] entry of the profile); a,b,c: a farm: each "
-                     "round judges up to 3 probes at once, one per machine, each against GOOD and BAD measured there."),
+                     "round judges up to 3 probes at once, one per machine, each against GOOD and BAD measured there; "
+                     "a labgrid-places target: one probe per place, each place reserved through the coordinator."),
         click.option("--args", "args", help="Extra program arguments / kernel command line words."),
         click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
         click.option("--layout", help="The seeded layout of the K layouts: random (object order), shuffled (object "

@@ -157,6 +157,7 @@ KINDS: dict[str, tuple[str, str, str | None]] = {
     "cachegrind": ("cachegrind", "CachegrindTarget", None),
     "ssh": ("ssh", "SshTarget", "asyncssh"),
     "labgrid": ("labgrid", "LabgridTarget", "labgrid"),
+    "labgrid-places": ("places", "PlaceTarget", "labgrid"),
 }
 
 
