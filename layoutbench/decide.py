@@ -659,8 +659,8 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
     out.probes += probes
     out.rounds += rounds
     out.steps.append(st)
-    if st.status != "found" or plan.first_only:
-        return
+    if st.culprit is None or (plan.first_only and st.status == "found"):
+        return  # skipped commits in the way; or --first-only  (an unconfirmed step: look beside it too)
     lo, hi = sub.index(st.last_good), sub.index(st.culprit)
     pool = prober.pool
     # how much of the range's change the steps found so far leave unexplained: while that is
