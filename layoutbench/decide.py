@@ -676,7 +676,7 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         return abs(u) > UNEXPLAINED_Z * se_u and abs(u) >= math.log1p(plan.min_effect)
 
     for side in (sub[:lo + 1], sub[hi:]):
-        if len(side) < 2:
+        if len(side) < 2 or (plan.first_only and any(s.status == "found" for s in out.steps)):
             continue
         a, b = side[0], side[-1]
         have = max(pool.y[a].size if a in pool.y else 0, pool.y[b].size if b in pool.y else 0)
