@@ -512,7 +512,14 @@ def bisect_options(f):
         click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01  "
                      "[default: 0.005]"),
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
-                     help="Find every change point in the range (bisect both sides of a found step)."),
+                     help="Kept for old scripts: every change point is found by default now."),
+        click.option("--first-only", "first_only", is_flag=True, default=None,
+                     help="Stop after the first confirmed change point (default: every change point)."),
+        click.option("--prove-null", "prove_null", is_flag=True, default=None,
+                     help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
+                     "is ruled out: 'within layout noise' is said only then.  Expensive."),
+        click.option("--budget", type=int, help="The most runs the bisection may spend; at the end the best verdict "
+                     "it has (candidates with probabilities, or 'not decided at this budget')."),
         store_option,
     ]
     for o in reversed(opts):
@@ -525,7 +532,8 @@ def _bisect_settings(o: dict):
     from .bisect import Settings
 
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
-             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes")
+             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
+             "budget")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
     if o.get("layouts") is not None and o.get("max_layouts") is None:
         s.max_layouts = max(s.max_layouts, o["layouts"])
@@ -539,12 +547,13 @@ def bisect_grp():
     \b
       layoutbench bisect KERNEL GOOD..BAD --metric NAME [--target T --layouts K --runs R]
     measures GOOD and BAD over K random layouts (the same seeds on every commit), stops
-    with "within layout noise" when they do not differ by --min-effect, else bisects: each
-    probe is compared with GOOD and BAD, adding layouts in planned looks (alpha spent over
-    them) while undecided, and skipped when it does not build.  The culprit is confirmed
-    on fresh layouts; the verdict states its error bound, the share of the change it
-    explains ("several changes or a drift"; --all-changes finds every step) and what
-    symdiff says its code did.  The state lives in the store: run the same command again
+    with "no change shown" when they do not differ by --min-effect (--prove-null: goes on
+    until "within layout noise" is shown), else bisects: each probe is compared with GOOD
+    and BAD (a sequential test, the layout noise pooled over every commit measured), and
+    skipped when it does not build.  Each culprit is confirmed on fresh layouts, then the
+    ranges beside it are tested and searched in turn: every change point is reported
+    (--first-only: one); the verdict states the error bound and what symdiff says the
+    code did.  --budget RUNS caps the cost.  The state lives in the store: run the same command again
     to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
     the same state.
     """

@@ -90,18 +90,17 @@ def test_without_the_quirk_the_broken_commits_are_skipped_and_the_range_reported
     assert f"layoutbench bisect skip {sha(hist, 3)}" in log and "--why build" in log
 
 
-def test_a_history_of_layout_only_commits_is_within_layout_noise(tmp_path, workdir):
+def test_a_history_of_layout_only_commits_blames_nobody_and_claims_no_equivalence(tmp_path, workdir):
     m = make_history(tmp_path / "repo", 8, seed=5, regression=False, layout_only=[1, 2, 3, 5, 6, 8])
     assert m["regression"] is None
     v = bisect_json(m, tmp_path / "r.sqlite")
-    assert v["status"] == "noise" and v["culprit"] is None, v
-    assert "within layout noise" in v["message"]
+    assert v["culprit"] is None, v
     ends = v["endpoints"]
     assert ends["ci_low"] <= 1.0 <= ends["ci_high"]
-    # it stopped at the endpoints -- their interval lies within +-min_effect (0.5%), or the
-    # looks were spent -- and probed nothing else
-    assert ends["status"] in ("noise", "no-change") and v["cost"]["builds"] == 2
-    assert (1 / 1.005 < ends["ci_low"] and ends["ci_high"] < 1.005) or ends["layouts"] == v["settings"]["max_layouts"], ends
+    # it stopped at the endpoints and probed nothing else; without --prove-null it says what was
+    # not shown, never "within layout noise"
+    assert v["status"] == "not-shown" and ends["status"] == "not-shown" and v["cost"]["builds"] == 2, v
+    assert "no change of at least 0.5% shown" in v["message"] and "within layout noise" not in v["message"]
     # a single-layout bisection always blames somebody: here a commit that only moved code
     sl = v["single_layout"]
     assert sl["culprit"] in m["layout_only"] + [c["sha"] for c in m["commits"] if c["kind"] == "ordinary"]
