@@ -37,8 +37,8 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   ``min_effect``.  When the test has looked ``plan.test_layouts`` layouts far without
   showing a change the status is ``not-shown``: "no change of at least X shown; about N
   more layouts would rule it out" -- *not* "within layout noise".  That equivalence claim
-  is made only with ``plan.prove_null``: status ``noise`` when the always-valid interval
-  lies inside +-min_effect (looks up to ``max_layouts``).
+  is made only when the always-valid interval lies inside +-min_effect (status ``noise``);
+  the endpoints look further for it (up to ``max_layouts``) only with ``plan.prove_null``.
 * **Probes**: probe j of the whole bisection (every probe counts, an uncertain one too) gets
   level alpha_j, sum over all j <= alpha (:func:`probe_level`).  It runs a sequential
   probability ratio test (Wald) of "like GOOD" against "like BAD" (the two endpoint levels,
@@ -357,7 +357,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         t = ztest(pool, good, bad)
         if t.crosses(ns, a) and abs(t.est) >= m:
             return Ends("differs", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a)
-        if plan.prove_null and abs(t.est) + t.half_width(a) < m:
+        if abs(t.est) + t.half_width(a) < m:  # an equivalence shown on the way: say it (cheap at low noise)
             return Ends("noise", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a,
                         f"its always-valid {100 * (1 - a):.3g}% interval lies within ±{100 * plan.min_effect:g}%: "
                         f"a change of {100 * plan.min_effect:g}% or more is ruled out")
