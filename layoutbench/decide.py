@@ -861,6 +861,10 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
                 probes += 1
                 journal.record(segment, commits[i], j, pr.name)
                 say(f"{commits[i][:12]}: {j.describe()}" + (f" [{pr.name}]" if k > 1 and pr.name else ""))
+            if any(j.verdict == "uncertain" for j in judged):
+                # a probe undecided at 2x the test cap: its neighbours share most of its layouts and
+                # would be as undecided; the window is the answer (a range), not more probes
+                break
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
