@@ -87,6 +87,7 @@ SPENDING = ("pocock", "obrien-fleming", "bonferroni")  #: kept for the settings;
 RESIDUAL_MIN = 0  #: the residual tests beside a found step look at least this far (8: 5σL steps cost 77 runs instead of 50, two 1+3σL steps found 45% -> 55%)
 RESIDUAL_LAYOUTS = 32  #: the residual tests may look this far while the found step leaves change unexplained
 MIN_LAYOUTS = 3  #: no test with fewer layouts on a side
+LOOKS_DIFFERENT = 1.96  #: a probe with |z| this large against an endpoint is not put on its side by the SPRT
 GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 UNEXPLAINED_Z = 1.0  #: the residual tests go on while the change left unexplained is this many se from 0
 
@@ -426,10 +427,13 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
                 if db:
                     jd.note = "differs from both GOOD and BAD: a change on either side"
                 return jd
-            if db or llr <= -bound:
+            # the SPRT's side only while the probe does not look different from that side's
+            # endpoint (|z| < LOOKS_DIFFERENT, no correction): a probe that differs from GOOD is
+            # measured further, never called good on the SPRT's word
+            if (db or llr <= -bound) and abs(tg.z) < LOOKS_DIFFERENT:
                 jd.verdict = "good"
                 return jd
-            if llr >= bound:
+            if llr >= bound and abs(tb.z) < LOOKS_DIFFERENT:  # (bad needs no guard: differs from GOOD is bad)
                 jd.verdict = "bad"
                 return jd
             if k >= cap:

@@ -92,6 +92,32 @@ def test_group_sequential_boundary_keeps_its_level():
     assert np.mean(np.abs(z).max(axis=1) >= c) <= 0.055
 
 
+def test_endpoints_differ_on_null_pairs_at_most_alpha():
+    """The endpoints' group-sequential pooled test alone: on 400 pairs without a change (layouts
+    redrawn between them) "differs" <= 6% (the confirmation is not part of this bound)."""
+    differs = 0
+    for i in range(400):
+        p = sim.SimProber(sim.Scenario("n", "null", commits=1, sigma_r=0.003), np.random.default_rng(5_000 + i))
+        p.epoch[1] = 1  # GOOD and BAD in different layout epochs: nothing cancels
+        differs += decide.endpoints(p, "c0", "c1", decide.Plan(min_effect=0.0)).status == "differs"
+    assert differs / 400 <= 0.06, differs / 400
+
+
+def test_a_probe_that_differs_from_good_is_never_called_good():
+    """GOOD at 0, the probe at 6 sigma_L, BAD at 30 sigma_L: nearer GOOD (the SPRT's side) but
+    shown to differ from it: bad or between, never good."""
+    class Three:
+        higher_is_better = False
+
+        def groups(self, commit, k, r):
+            lvl = {"g": 0.0, "p": 0.06, "b": 0.30}[commit]
+            rng = np.random.default_rng({"g": 1, "p": 2, "b": 3}[commit])
+            x = rng.normal(0.0, 0.01, 200)
+            return {f"random:{s}": [math.exp(lvl + x[s])] for s in range(k)}
+    j = decide.judge_probe(Three(), "p", "g", "b", decide.Plan(), level=0.01)
+    assert j.verdict in ("bad", "between"), j
+
+
 def test_whole_bisection_false_blame_on_null_histories():
     """>= 400 simulated histories without a code change (layout-only commits redraw the layout
     effects; half of them also shift the mean by 0.1%), default plan: blame <= 5%; and the
