@@ -94,13 +94,13 @@ def test_group_sequential_boundary_keeps_its_level():
 
 def test_endpoints_differ_on_null_pairs_at_most_alpha():
     """The endpoints' group-sequential pooled test alone: on 400 pairs without a change (layouts
-    redrawn between them) "differs" <= 6% (the confirmation is not part of this bound)."""
+    redrawn between them) "differs" about 5% (the confirmation is not part of this bound)."""
     differs = 0
     for i in range(400):
         p = sim.SimProber(sim.Scenario("n", "null", commits=1, sigma_r=0.003), np.random.default_rng(5_000 + i))
         p.epoch[1] = 1  # GOOD and BAD in different layout epochs: nothing cancels
         differs += decide.endpoints(p, "c0", "c1", decide.Plan(min_effect=0.0)).status == "differs"
-    assert differs / 400 <= 0.06, differs / 400
+    assert differs / 400 <= 0.075, differs / 400  # 5% + 2.3 sd of 400 draws (2,000 other pairs: 5.15%)
 
 
 def test_a_probe_that_differs_from_good_is_never_called_good():
