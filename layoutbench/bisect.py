@@ -626,14 +626,16 @@ def _decision_flags(b, s: Settings, say) -> Settings:
 
 
 def run(store: Store, profile: Profile, s: Settings, good: str | None = None, bad: str | None = None,
-        say=lambda m: None) -> dict:
-    """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict."""
+        say=lambda m: None, plan_only: bool = False) -> dict:
+    """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict.  With
+    ``plan_only``: measure the endpoints' first look only and return what the bisection will
+    likely cost (status ``plan``)."""
     with contextlib.ExitStack() as stack:  # closes the prober's target however the bisection ends
-        return _run(stack, store, profile, s, good, bad, say)
+        return _run(stack, store, profile, s, good, bad, say, plan_only)
 
 
 def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, good: str | None,
-         bad: str | None, say) -> dict:
+         bad: str | None, say, plan_only: bool = False) -> dict:
     s = normalize(profile, s)
     key = state_key(s.kernel, s.repo, s.subdir)
     b = Bisection.load(store, key)
@@ -676,6 +678,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     eng = decide.Tracked(Engine(p, cos))
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos))) for q in probers[1:]]
     eng.ledger.budget = plan.budget
+    if plan_only:
+        return _plan_only(eng, b, s, plan, commits, say)
     try:
         ends = decide.endpoints(eng, b.good, b.bad, plan)
     except Skip as e:
@@ -771,6 +775,28 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     b.result = verdict
     b.save()
     return verdict
+
+
+def _plan_only(eng, b, s: Settings, plan, commits: list, say) -> dict:
+    """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
+    noise and the change it measured (decide.expected_cost)."""
+    try:
+        for c in (b.good, b.bad):
+            eng.pool.add(c, eng.groups(c, max(decide.MIN_LAYOUTS, s.layouts), s.runs))
+    except Skip as e:
+        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    s2, _ = eng.pool.var()
+    d = float(eng.pool.y[b.bad].mean() - eng.pool.y[b.good].mean())
+    noise = math.sqrt(s2) if math.isfinite(s2) else math.nan
+    cost = decide.expected_cost(len(commits), math.exp(d), noise, plan)
+    msg = (f"plan: BAD/GOOD = {math.exp(d):.4f} at the first look ({s.layouts} layouts a side), layout noise "
+           f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost: endpoints "
+           f"{cost['endpoint_layouts']} layouts a side, {cost['probes']} probes of about {cost['probe_layouts']} "
+           f"layouts, a confirmation of {cost['confirm_layouts']} fresh layouts a side: about {cost['runs']} runs "
+           f"x {s.runs} run(s) per layout" + (f" (budget {plan.budget})" if plan.budget else "")
+           + "; every further change point costs about as much again")
+    return {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
+            "plan": cost, "ratio": math.exp(d), "noise": noise, "message": msg, "settings": s.to_dict()}
 
 
 def _cmp(c: stats.Comparison) -> dict:

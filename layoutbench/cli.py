@@ -566,6 +566,8 @@ def bisect_grp():
 @click.option("--shadow/--no-shadow", default=None,
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--plan", "plan_only", is_flag=True,
+              help="Measure the endpoints' first look only and print what the bisection will likely cost.")
 def bisect_run_cmd(**o):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
@@ -577,9 +579,11 @@ def bisect_run_cmd(**o):
             raise LayoutbenchError(f"range {span!r} must look like GOOD..BAD")
         good, bad = span.split("..", 1)
     prof = profile.load(o["kernel"])
-    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say)
+    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say, plan_only=o["plan_only"])
     if o["as_json"]:
         out.print_json(json.dumps(v, default=str))
+    elif v.get("status") == "plan":
+        out.print(v["message"], markup=False)
     else:
         out.print(bisect.text(v), markup=False)
 

@@ -749,19 +749,22 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dic
     measured them): layouts per test from the always-valid boundaries, runs in all."""
     d = abs(math.log(ratio)) / noise if noise > 0 else math.inf
 
-    def n_for(z_gap: float, level: float, floor: int = MIN_LAYOUTS, cap: int = plan.cap) -> int:
-        for n in range(floor, cap + 1):
-            t = ZTest(z_gap * math.sqrt(2.0 / n), 1.0, 1000, n, n)
-            if t.rejects(level):
-                return n
-        return cap
+    def n_for(z_gap: float, level: float, first: int, sign: int = 0) -> int:
+        """The first look of the test's schedule at which it rejects with probability ~80%."""
+        ns = tuple(schedule(max(MIN_LAYOUTS, first), plan.cap))
+        c = gs_boundary(ns, level, one_sided=bool(sign)) + 0.84
+        return next((n for n in ns if z_gap * math.sqrt(n / 2.0) >= c), ns[-1])
 
-    ends = n_for(d, plan.alpha)
+    ends = n_for(d, plan.alpha, plan.layouts)
     probes = planned_probes(n_commits)
-    bound = math.log((1 - plan.alpha / (2 * probes)) / (plan.alpha / (2 * probes)))
-    per_probe = min(plan.cap, max(MIN_LAYOUTS, math.ceil(2 * bound / (d * d)) if d > 0 else plan.cap))
-    conf = n_for(d, family_level(plan.alpha, 1))
-    runs = plan.runs * (2 * ends + probes * per_probe + 2 * conf)
+    a = probe_level(plan.alpha, 1, probes)
+    bound = math.log((1 - a) / a)
+    # Wald's expected sample size, with the overshoot of the looks and the endpoints' own noise
+    per_probe = min(2 * plan.cap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
+    conf = n_for(d, family_level(plan.alpha, 1), plan.layouts, sign=1)
+    refs = max(ends, per_probe)  # GOOD and BAD follow the probes
+    used = refs  # the confirmation's fresh seeds start beyond every seed a decision used
+    runs = plan.runs * (2 * refs + probes * per_probe + 2 * (used + conf - per_probe))
     return {"endpoint_layouts": ends, "probes": probes, "probe_layouts": per_probe, "confirm_layouts": conf,
             "runs": runs, "step_in_noise_units": d}
 

@@ -214,3 +214,13 @@ def test_judge_exit_codes(hist, tmp_path):
     p = lb("judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["bad"], "--target",
            "cachegrind,local", "--args", ARGS, "--commit", sha(hist, 2), env=env, check=False)
     assert p.returncode == 128 and "give one --target" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_plan_prints_the_likely_cost_before_any_probe(hist, tmp_path):
+    """`bisect run --plan`: the endpoints' first look only (2 commits built), then the likely
+    cost at the noise and change it measured; nothing is probed."""
+    v = bisect_json(hist, tmp_path / "p.sqlite", "--plan")
+    assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["plan"]["probes"] >= 1, v
+    assert "likely cost" in v["message"] and v["ratio"] > 1.0
+    with sqlite3.connect(tmp_path / "p.sqlite") as c:
+        assert c.execute("select count(distinct commit_sha) from builds").fetchone()[0] == 2

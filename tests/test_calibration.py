@@ -222,6 +222,15 @@ def test_a_step_of_the_minimum_effect_is_named_no_less_often_than_by_a_single_la
     assert sum(r["sl_wrong"] for r in rows) > 12
 
 
+def test_the_plan_foretells_the_cost_within_a_factor_of_two():
+    """decide.expected_cost (what `bisect run --plan` prints) against the runs simulated
+    bisections of 2 and 5 sigma_L steps took (16 commits)."""
+    for size in (2.0, 5.0):
+        r = sim.rates(sim.Scenario("s", "step", size, sigma_r=0.003), decide.Plan(), 20, seed0=95_000)
+        cost = decide.expected_cost(17, math.exp(size * 0.01), math.sqrt(0.01 ** 2 + 0.003 ** 2), decide.Plan())
+        assert r["runs"] / 2 <= cost["runs"] <= 2 * r["runs"], (size, cost, r["runs"])
+
+
 def test_an_outlier_run_does_not_move_a_layout():
     """The layout's value is the median of its runs' logs: one run 10x slower changes nothing."""
     y = decide.layout_values({"a": [1.0, 1.01, 10.0], "b": [2.0, 2.0, 2.0]})
