@@ -254,6 +254,7 @@ def main() -> None:
     ap.add_argument("--no-today", action="store_true", help="skip today's engine (slow)")
     ap.add_argument("--two", action="store_true", help="also the two-step rows (every change point)")
     ap.add_argument("--only-two", action="store_true", help="only the two-step rows")
+    ap.add_argument("--rows", help="only these rows of the table(s), e.g. 2,3 (0-based; to run rows side by side)")
     a = ap.parse_args()
     t0 = time.time()
     print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: {a.histories} histories per row (the same for every "
@@ -274,7 +275,9 @@ def main() -> None:
         sub = f"{'blame/right':>13s} {'wrong':>6s} {'runs':>6s} {'p90':>5s}"
         print(f"{'scenario':30s} | {sub[6:]:>26s} | {sub[6:]:>26s} | {sub[6:]:>26s} | "
               f"{'bl/right':>8s} {'wrong':>6s} {'runs':>4s}")
-        for sc in headline(a.commits):
+        for ri, sc in enumerate(headline(a.commits)):
+            if a.rows and str(ri) not in a.rows.split(","):
+                continue
             null = sc.kind == "null"
             plan_old = _engine("today").Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
             plan_new = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
@@ -292,7 +295,9 @@ def main() -> None:
         print(f"{'two steps (every change point)':30s} | {'today --all-changes':^27s} | {'new (default)':^27s}")
         print(f"{'':30s} | {'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s} | "
               f"{'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s}")
-        for sc in twos(a.commits):
+        for ri, sc in enumerate(twos(a.commits)):
+            if a.rows and str(ri) not in a.rows.split(","):
+                continue
             import dataclasses as _dc
             rt = None
             if not a.no_today:
