@@ -86,8 +86,8 @@ def main() -> None:
         sl = v["single_layout"]
 
         def call(culprit, status):
-            if status == "noise":
-                return "noise"
+            if status in ("noise", "not-shown"):
+                return status
             if culprit is None:
                 return status
             return f"#{idx[culprit]}" + ("" if culprit == m["regression"] else " WRONG" if planted else " (blame)")
@@ -97,7 +97,7 @@ def main() -> None:
         e = v.get("effect") or v["endpoints"]
         row = {"seed": seed, "planted": planted, "pct": pct, "regression": m["regression_index"],
                "layout_only": m["layout_only_indices"], "ours": v.get("culprit"), "status": v["status"],
-               "ours_ok": (v.get("culprit") == m["regression"]) if planted else v["status"] == "noise",
+               "ours_ok": (v.get("culprit") == m["regression"]) if planted else v["status"] in ("noise", "not-shown"),
                "theirs": sl.get("culprit"),
                "theirs_ok": (sl.get("culprit") == m["regression"]) if planted else sl.get("culprit") is None,
                "cost": v["cost"], "single": sl, "effect": e["ratio"], "noise": e["layout_noise"]}

@@ -196,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                                     for c in pts[pts.index(b["good"]) + 1:pts.index(b["bad"]) + 1]) for b in bis)
         in_range = sum(any(truth.get(c, {}).get("kind") == "code" for c in b["range"]) for b in bis)
         print(f"{len(bis)} windows, {windows_with_code} of them hold a commit that changes {a.truth} by >= "
-              f"{a.min_effect:g}%; layoutbench said 'noise' (nothing to blame) in "
-              f"{sum(b['status'] == 'noise' for b in bis)}, gave a range of candidates in "
+              f"{a.min_effect:g}%; layoutbench said 'noise' or 'not-shown' (nothing to blame) in "
+              f"{sum(b['status'] in ('noise', 'not-shown') for b in bis)}, gave a range of candidates in "
               f"{sum(b['status'] == 'range' for b in bis)} ({in_range} holding such a commit); runs: layoutbench "
               f"{sum(b['runs'] for b in bis)}, single default link {sum(b['single_runs'] or 0 for b in bis)}")
     print(f"wall time {time.monotonic() - t0:.0f}s")

@@ -5,18 +5,27 @@ layout ``seed``, run ``j`` is, on the log scale::
 
     code[i] + L[epoch(i), seed] + e[i, seed, j],   L ~ N(0, sigma_L),  e ~ N(0, sigma_R)
 
-Layout-only commits (a seeded ~40%) and every commit that changes code start a new layout
-epoch: the layout effect of every seed is drawn again (code moved).  Layout-only commits may
-also shift the mean by ``shift`` (random sign; cold code can do that) -- this is *not* a code
-change: blaming one is a false blame.  Scenarios: null, one step of ``size * sigma_L``, two
-steps, a drift (every commit ``size * sigma_L / n``).  The default link (what a single-layout
-bisection measures) is seed 0.
+(with ``outliers`` > 0 a run is, with that probability, 10 sigma_R too slow).  Layout-only
+commits (a seeded ~40%) and every commit that changes code start a new layout epoch: the
+layout effect of every seed is drawn again (code moved).  Layout-only commits may also shift
+the mean by ``shift`` (random sign; cold code can do that) -- this is *not* a code change:
+blaming one is a false blame.  Scenarios: null, one step of ``size * sigma_L``, two steps
+(``sizes``, the first in the first half of the range), a drift.  The default link (what a
+single-layout bisection measures) is seed 0.
 
-    python bench/simulate.py [--histories 200] [--quick]
+    python bench/simulate.py [--histories 200] [--commits 16] [--two]
 
-prints, per scenario, for layoutbench (decide.bisect_range at the given plan) and for the
-single-layout baseline (default link, 1 run, endpoint threshold = min_effect): false blame,
-right culprit, wrong culprit, and builds and runs used per history.
+prints, on the SAME histories (every value is drawn from a generator keyed by the history and
+its place, so the order of asking does not matter):
+
+* today -- the engine before issue 21 (bench/decide_before.py, a frozen copy, only here);
+* new -- layoutbench.decide as it is;
+* oracle -- knows sigma_L and sigma_R, fixed-size z tests sized for 90% power at the row's step
+  (null rows: at 1 sigma_L), probes classified by the midpoint at alpha / probes, no
+  confirmation: the floor of this design;
+* single -- one value per commit, the default link, 1 run (asv find);
+
+false blame (null rows) / right / wrong culprit, mean and p90 runs per bisection.
 """
 
 from __future__ import annotations
@@ -29,9 +38,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from scipy.special import ndtri
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from layoutbench import decide
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from layoutbench import decide  # noqa: E402
+
+BLOCK = 64  #: seeds drawn per generator call
 
 
 @dataclass(frozen=True)
@@ -39,11 +52,13 @@ class Scenario:
     name: str
     kind: str = "null"  #: null, step, two, drift
     size: float = 0.0  #: step size in units of sigma_L (two: the second step; the first is half of it)
-    commits: int = 8
+    commits: int = 16
     sigma_l: float = 0.01
     sigma_r: float = 0.0
     shift: float = 0.0  #: mean shift of each layout-only commit (relative)
     runs: int = 1  #: R of the plan
+    sizes: tuple = ()  #: two: (first, second) in sigma_L (default: size / 2, size)
+    outliers: float = 0.0  #: probability that a run is an outlier (10 sigma_R slower)
 
 
 class SimProber:
@@ -65,10 +80,11 @@ class SimProber:
             code[at:] += step
             self.steps = [at]
         elif sc.kind == "two":
+            s1, s2 = sc.sizes or (sc.size / 2, sc.size)
             a = int(rng.integers(1, n // 2))
             b = int(rng.integers(n // 2 + 1, n + 1))
-            code[a:] += step / 2
-            code[b:] += step
+            code[a:] += s1 * sc.sigma_l
+            code[b:] += s2 * sc.sigma_l
             self.steps = [a, b]
         elif sc.kind == "drift":
             code += step * np.arange(n + 1) / n
@@ -83,45 +99,64 @@ class SimProber:
         self.code, self.epoch, self.kinds = code, epoch, kinds
         self._layout: dict = {}
         self._noise: dict = {}
+        self.asked: dict = {}  #: commit -> (layouts, runs) most asked
         self.builds: set = set()
         self.single_builds: set = set()
 
-    # Each draw comes from its own generator keyed by (history, what, ...): the history is the
-    # same whatever order the two bisections ask for values in, so layoutbench and the
-    # single-layout baseline are judged on exactly the same histories.
+    # Each block of draws comes from its own generator keyed by (history, what, where, block):
+    # the history is the same whatever order the engines ask for values in.
     def _L(self, e: int, seed: int) -> float:
-        if (e, seed) not in self._layout:
-            g = np.random.default_rng((self.key, 0, e, seed))
-            self._layout[(e, seed)] = g.normal(0.0, self.sc.sigma_l)
-        return self._layout[(e, seed)]
+        b = seed // BLOCK
+        if (e, b) not in self._layout:
+            self._layout[(e, b)] = np.random.default_rng((self.key, 0, e, b)).normal(0.0, self.sc.sigma_l, BLOCK)
+        return self._layout[(e, b)][seed % BLOCK]
 
-    def _e(self, i: int, seed: int, j: int) -> float:
-        if (i, seed, j) not in self._noise:
-            g = np.random.default_rng((self.key, 1, i, seed, j))
-            self._noise[(i, seed, j)] = g.normal(0.0, self.sc.sigma_r) if self.sc.sigma_r else 0.0
-        return self._noise[(i, seed, j)]
+    def _e(self, i: int, seed: int, r: int) -> np.ndarray:
+        b = seed // BLOCK
+        if (i, b) not in self._noise:
+            g = np.random.default_rng((self.key, 1, i, b))
+            x = g.normal(0.0, self.sc.sigma_r, (BLOCK, 8)) if self.sc.sigma_r else np.zeros((BLOCK, 8))
+            if self.sc.outliers:
+                x = x + 10 * self.sc.sigma_r * (g.random((BLOCK, 8)) < self.sc.outliers)
+            self._noise[(i, b)] = x
+        return self._noise[(i, b)][seed % BLOCK, :r]
+
+    def logs(self, i: int, k: int, r: int) -> np.ndarray:
+        """(k, r) log values of commit i, seeds 1..k."""
+        return np.array([self.code[i] + self._L(self.epoch[i], s) + self._e(i, s, r) for s in range(1, k + 1)])
 
     def groups(self, commit: str, k: int, r: int) -> dict:
         i = int(commit[1:])
         self.builds.add(i)
-        return {f"random:{s}": [math.exp(self.code[i] + self._L(self.epoch[i], s) + self._e(i, s, j))
-                                for j in range(r)] for s in range(1, k + 1)}
+        ok, orr = self.asked.get(i, (0, 0))
+        self.asked[i] = (max(ok, k), max(orr, r))
+        v = np.exp(self.logs(i, k, r))
+        return {f"random:{s}": list(v[s - 1]) for s in range(1, k + 1)}
 
     def single(self, commit: str) -> float:
         i = int(commit[1:])
         self.single_builds.add(i)
-        return math.exp(self.code[i] + self._L(self.epoch[i], 0) + self._e(i, 0, 0))
+        return math.exp(self.code[i] + self._L(self.epoch[i], 0) + self._e(i, 0, 1)[0])
 
     @property
     def runs(self) -> int:
-        return sum(1 for (i, s, j) in self._noise if s > 0)
+        """Values measured: layouts x runs, the most asked of each commit."""
+        return sum(k * r for k, r in self.asked.values())
 
 
-def one(sc: Scenario, plan: decide.Plan, seed: int) -> dict:
-    """One history: what layoutbench and the baseline said."""
+def _engine(which: str):
+    if which == "today":
+        import decide_before
+        return decide_before
+    return decide
+
+
+def one(sc: Scenario, plan, seed: int, which: str = "new") -> dict:
+    """One history: what an engine (today / new) and the single-layout baseline said."""
+    eng = _engine(which)
     rng = np.random.default_rng(seed)
     p = SimProber(sc, rng)
-    out = decide.bisect_range(p, p.names, plan, decide.MemoryJournal())
+    out = eng.bisect_range(p, p.names, plan, eng.MemoryJournal())
     truth = {p.names[i] for i in p.steps}
     named = [s.culprit for s in out.steps if s.status == "found"]
     culprit = out.culprit
@@ -130,90 +165,156 @@ def one(sc: Scenario, plan: decide.Plan, seed: int) -> dict:
     return {
         "blame": culprit is not None,
         "right": culprit is not None and culprit == first if sc.kind != "two" else culprit in truth,
-        "wrong": culprit is not None and culprit not in truth,
+        "wrong": any(c not in truth for c in named),
         "several": out.several,
         "both": truth <= set(named) if sc.kind == "two" else False,
         "uncertain": out.status == "uncertain",
+        "notshown": out.status in ("not-shown", "no-change", "noise") and not named,
         "builds": len(p.builds), "runs": p.runs,
         "sl_blame": sl["culprit"] is not None,
         "sl_right": sl["culprit"] is not None and (sl["culprit"] == first if sc.kind != "two"
                                                   else sl["culprit"] in truth),
         "sl_wrong": sl["culprit"] is not None and sl["culprit"] not in truth,
         "sl_builds": len(p.single_builds),
+        "sl_runs": len(p.single_builds),
     }
 
 
-def rates(sc: Scenario, plan: decide.Plan, n: int, seed0: int = 0) -> dict:
-    rows = [one(sc, plan, seed0 + i) for i in range(n)]
-    return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]} | {"n": n}
+def oracle(sc: Scenario, seed: int, alpha: float = 0.05, min_effect: float = decide.DEFAULT_MIN_EFFECT) -> dict:
+    """A bisection that knows sigma_L and sigma_R: fixed-size z tests sized for 90% power at the
+    row's step (null: 1 sigma_L); probes by the midpoint at alpha / probes; no confirmation."""
+    p = SimProber(sc, np.random.default_rng(seed))
+    n = len(p.names)
+    sd = math.sqrt(sc.sigma_l ** 2 + sc.sigma_r ** 2 / sc.runs)  # a layout's value (mean of runs)
+    delta = (sc.size if sc.kind == "step" else (min(sc.sizes) if sc.sizes else 1.0)) * sc.sigma_l
+    za, zb = float(ndtri(1 - alpha / 2)), float(ndtri(0.9))
+    ne = max(2, math.ceil(2 * (sd * (za + zb) / delta) ** 2))
+    probes = decide.planned_probes(n)
+    zp = float(ndtri(1 - alpha / probes))
+    npb = 1
+    while (delta / 2) / (sd * math.sqrt(1 / npb + 1 / (2 * ne))) < zp and npb < 10_000:
+        npb += 1
+
+    def mean(i: int, k: int) -> float:
+        p.groups(p.names[i], k, sc.runs)
+        return float(p.logs(i, k, sc.runs).mean(axis=1).mean())
+
+    g, b = mean(0, ne), mean(n - 1, ne)
+    z = (b - g) / (sd * math.sqrt(2 / ne))
+    culprit = None
+    if abs(z) >= za and abs(b - g) >= math.log1p(min_effect):
+        lo, hi = 0, n - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if abs(mean(mid, npb) - g) < abs(mean(mid, npb) - b):
+                lo = mid
+            else:
+                hi = mid
+        culprit = p.names[hi]
+    truth = {p.names[i] for i in p.steps}
+    first = p.names[p.steps[0]] if p.steps else None
+    return {"blame": culprit is not None, "right": culprit is not None and culprit == first,
+            "wrong": culprit is not None and culprit not in truth, "runs": p.runs}
 
 
-def scenarios(quick: bool = False, runs_list=(1, 3)) -> list[Scenario]:
-    out = []
-    sizes = (0.5, 1, 2, 3, 5) if not quick else (1, 2, 5)
-    for runs, sr in ((1, 0.0), (3, 0.005)):
-        if runs not in runs_list:
-            continue
-        out.append(Scenario(f"null R={runs}", "null", 0.0, sigma_r=sr, runs=runs))
-        for sh in (0.001, 0.003):
-            out.append(Scenario(f"null, layout-only shift {100 * sh:g}% R={runs}", "null", 0.0, sigma_r=sr,
-                                shift=sh, runs=runs))
-        for s in sizes:
-            out.append(Scenario(f"step {s:g}σL R={runs}", "step", s, sigma_r=sr, runs=runs))
-        out.append(Scenario(f"two steps 1.5σL+3σL R={runs}", "two", 3.0, sigma_r=sr, runs=runs))
-        out.append(Scenario(f"drift 3σL over the range R={runs}", "drift", 3.0, sigma_r=sr, runs=runs))
-        if quick:
-            break
+def rates(sc: Scenario, plan, n: int, seed0: int = 0, which: str = "new") -> dict:
+    rows = [one(sc, plan, seed0 + i, which) for i in range(n)]
+    out = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]} | {"n": n}
+    out["p90"] = float(np.percentile([r["runs"] for r in rows], 90))
     return out
+
+
+def oracle_rates(sc: Scenario, n: int, seed0: int = 0, **kw) -> dict:
+    rows = [oracle(sc, seed0 + i, **kw) for i in range(n)]
+    out = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+    out["p90"] = float(np.percentile([r["runs"] for r in rows], 90))
+    return out
+
+
+def headline(commits: int = 16) -> list[Scenario]:
+    out = [Scenario("null", "null", sigma_r=0.003, commits=commits)]
+    for s in (1, 2, 5):
+        out.append(Scenario(f"step {s}σL", "step", s, sigma_r=0.003, commits=commits))
+    out.append(Scenario("null, shift 0.3%", "null", sigma_r=0.003, shift=0.003, commits=commits))
+    out.append(Scenario("step 1σL σR 2% R=3 1% outl.", "step", 1, sigma_r=0.02, runs=3, outliers=0.01,
+                        commits=commits))
+    return out
+
+
+def twos(commits: int = 16) -> list[Scenario]:
+    return [Scenario(f"two steps {a:g}+{b:g}σL", "two", sizes=(a, b), sigma_r=0.003, commits=commits)
+            for a, b in ((2, 2), (1, 3), (3, 1))]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--histories", type=int, default=200)
-    ap.add_argument("--commits", type=int, default=8)
-    ap.add_argument("--layouts", type=int, default=4, help="K at the first look (try 2..16)")
-    ap.add_argument("--max-layouts", type=int, default=decide.Plan.max_layouts)
+    ap.add_argument("--commits", type=int, default=16)
     ap.add_argument("--min-effect", type=float, default=decide.DEFAULT_MIN_EFFECT)
-    ap.add_argument("--quick", action="store_true", help="fewer scenarios")
-    ap.add_argument("--k-sweep", action="store_true", help="also: null and 2σL step rows for a first look of K=2..16")
-    ap.add_argument("--part", choices=("all", "r1", "r3", "none"), default="all",
-                    help="which main rows (R=1, R=3; none: only the K sweep), to run parts side by side")
+    ap.add_argument("--no-today", action="store_true", help="skip today's engine (slow)")
+    ap.add_argument("--two", action="store_true", help="also the two-step rows (every change point)")
+    ap.add_argument("--only-two", action="store_true", help="only the two-step rows")
+    ap.add_argument("--rows", help="only these rows of the table(s), e.g. 2,3 (0-based; to run rows side by side)")
     a = ap.parse_args()
     t0 = time.time()
-    print(f"simulated bisections: {a.histories} histories per row, {a.commits} commits, σL 1% "
-          f"(R=3 rows: σR 0.5%), ~40% layout-only commits; layoutbench plan: K={a.layouts}..{a.max_layouts} "
-          f"layouts (looks K, 1.5K, ...), R runs, 95%, min effect {100 * a.min_effect:g}%, Pocock spending; "
-          f"single layout: default link, 1 run, says 'no change' below {100 * a.min_effect:g}%")
-    head = (f"{'scenario':38s} {'blame':>6s} {'right':>6s} {'wrong':>6s} {'sev.':>5s} {'unc.':>5s} {'builds':>6s} "
-            f"{'runs':>6s} | {'blame':>6s} {'right':>6s} {'wrong':>6s} {'builds':>6s}")
-    print(f"{'':38s} {'layoutbench':^47s} | {'single layout (1 run/probe)':^28s}")
-    print(head)
+    print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: {a.histories} histories per row (the same for every "
+          f"engine), {a.commits} commits, σL 1%, σR 0.3% R=1 unless named, ~40% layout-only commits; 95%, "
+          f"min effect {100 * a.min_effect:g}%; today = the engine before issue 21 (default plan), new = "
+          "layoutbench.decide (default plan), oracle = knows σ, fixed-size z tests, single = one layout, 1 run")
+
     def pc(x: float) -> str:
         return f"{100 * x:5.1f}%"
 
-    for sc in scenarios(a.quick, {"all": (1, 3), "r1": (1,), "r3": (3,), "none": ()}[a.part]):
-        sc = replace(sc, commits=a.commits)
-        plan = decide.Plan(layouts=a.layouts, max_layouts=max(a.max_layouts, a.layouts), runs=sc.runs,
-                           max_runs=sc.runs, min_effect=a.min_effect)
-        r = rates(sc, plan, a.histories)
-        print(f"{sc.name:38s} {pc(r['blame'])} {pc(r['right'])} {pc(r['wrong'])} {100 * r['several']:4.0f}% "
-              f"{100 * r['uncertain']:4.0f}% {r['builds']:6.1f} {r['runs']:6.1f} | {pc(r['sl_blame'])} "
-              f"{pc(r['sl_right'])} {pc(r['sl_wrong'])} {r['sl_builds']:6.1f}", flush=True)
-    if a.k_sweep:
-        print(f"first-look K sweep (max layouts max({decide.Plan.max_layouts}, 2K)), R=1, σR 0:")
-        for k in (2, 4, 8, 16):
-            for sc in (Scenario(f"K={k} null", "null"), Scenario(f"K={k} null, shift 0.3%", "null", shift=0.003),
-                       Scenario(f"K={k} step 2σL", "step", 2.0)):
-                sc = replace(sc, commits=a.commits)
-                plan = decide.Plan(layouts=k, max_layouts=max(decide.Plan.max_layouts, 2 * k), min_effect=a.min_effect)
-                r = rates(sc, plan, a.histories)
-                print(f"{sc.name:38s} {pc(r['blame'])} {pc(r['right'])} {pc(r['wrong'])} {100 * r['several']:4.0f}% "
-                      f"{100 * r['uncertain']:4.0f}% {r['builds']:6.1f} {r['runs']:6.1f} | {pc(r['sl_blame'])} "
-                      f"{pc(r['sl_right'])} {pc(r['sl_wrong'])} {r['sl_builds']:6.1f}", flush=True)
-    print(f"blame: a commit named (null rows: false blame); right: the named commit is the first step (two steps: "
-          f"a true step); wrong: a named commit that changed no code; sev.: verdict says several changes or a drift; "
-          f"unc.: culprit not confirmed; builds: commits measured; runs: values measured. {time.time() - t0:.0f}s")
+    def cell(r: dict | None) -> str:
+        if r is None:
+            return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
+        return f"{pc(r['blame'] if r.get('null') else r['right'])} {pc(r['wrong'])} {r['runs']:6.1f} {r['p90']:5.0f}"
+
+    if not a.only_two:
+        print(f"{'':30s} | {'today':^26s} | {'new':^26s} | {'oracle':^26s} | {'single layout':^20s}")
+        sub = f"{'blame/right':>13s} {'wrong':>6s} {'runs':>6s} {'p90':>5s}"
+        print(f"{'scenario':30s} | {sub[6:]:>26s} | {sub[6:]:>26s} | {sub[6:]:>26s} | "
+              f"{'bl/right':>8s} {'wrong':>6s} {'runs':>4s}")
+        for ri, sc in enumerate(headline(a.commits)):
+            if a.rows and str(ri) not in a.rows.split(","):
+                continue
+            null = sc.kind == "null"
+            plan_old = _engine("today").Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
+            plan_new = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
+            rt = None if a.no_today else rates(sc, plan_old, a.histories, which="today") | {"null": null}
+            rn = rates(sc, plan_new, a.histories) | {"null": null}
+            ro = oracle_rates(sc, a.histories, min_effect=a.min_effect) | {"null": null}
+            sl = rn["sl_blame"] if null else rn["sl_right"]
+            print(f"{sc.name:30s} | {cell(rt)} | {cell(rn)} | {cell(ro)} | {pc(sl):>8s} {pc(rn['sl_wrong'])} "
+                  f"{rn['sl_runs']:4.1f}", flush=True)
+            if not a.no_today:
+                print(f"{'':30s}   new/today runs: {rn['runs'] / rt['runs']:.2f}", flush=True)
+        print("null rows: blame = false blame (a commit named); step rows: right = the named first bad commit is the "
+              "step; wrong = a named commit that changed no code; runs = values measured per bisection (mean, p90)")
+    if a.two or a.only_two:
+        print(f"{'two steps (every change point)':30s} | {'today --all-changes':^27s} | {'new (default)':^27s}")
+        print(f"{'':30s} | {'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s} | "
+              f"{'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s}")
+        for ri, sc in enumerate(twos(a.commits)):
+            if a.rows and str(ri) not in a.rows.split(","):
+                continue
+            import dataclasses as _dc
+            rt = None
+            if not a.no_today:
+                po = _engine("today").Plan(all_changes=True, min_effect=a.min_effect)
+                rt = rates(sc, po, a.histories, which="today")
+            rn = rates(sc, _dc.replace(decide.Plan(), min_effect=a.min_effect), a.histories)
+
+            def c2(r):
+                if r is None:
+                    return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>6s}"
+                return f"{pc(r['both'])} {pc(r['right'])} {pc(r['wrong'])} {r['runs']:6.1f}"
+            print(f"{sc.name:30s} | {c2(rt)} | {c2(rn)}", flush=True)
+        print("both: both steps named (confirmed); first: the first bad commit reported is a true step; wrong: a "
+              "named commit without a step")
+    print(f"{time.time() - t0:.0f}s")
 
 
 if __name__ == "__main__":
+    replace  # noqa: B018 (kept for callers that build scenarios with dataclasses.replace)
     main()

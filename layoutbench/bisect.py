@@ -67,7 +67,10 @@ class Settings:
     #: hash of the target's configuration (``measure.target_config``, filled in by ``normalize``):
     #: a bisection started under another one is started again, not resumed
     target_config: str = ""
-    all_changes: bool = False  #: find every change point (bisect both sides of a found step)
+    all_changes: bool = False  #: kept for old logs: every change point is now the default
+    first_only: bool = False  #: stop after the first confirmed change point
+    prove_null: bool = False  #: prove "no change of min_effect" at the endpoints when none is shown (expensive)
+    budget: int | None = None  #: runs the bisection may spend (None: no cap)
     #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
     #: started with another one is started again, not resumed; its runs are stored apart
     layout: str = "random"
@@ -79,7 +82,8 @@ class Settings:
         return decide.Plan(layouts=self.layouts, max_layouts=self.max_layouts, runs=self.runs,
                            max_runs=self.max_runs, confidence=self.confidence,
                            min_effect=decide.DEFAULT_MIN_EFFECT if self.min_effect is None else self.min_effect,
-                           all_changes=self.all_changes)
+                           first_only=self.first_only, prove_null=self.prove_null,
+                           budget=None if self.budget is None else int(self.budget))
 
     def check(self) -> None:
         if self.mode not in measure.SAME_IMAGE_MODES:
@@ -127,8 +131,11 @@ class Settings:
             words += [f"--{name.replace('_', '-')}", str(v)]
         if not self.shadow:
             words.append("--no-shadow")
-        if self.all_changes:
-            words.append("--all-changes")
+        for flag in ("first_only", "prove_null"):
+            if getattr(self, flag):
+                words.append("--" + flag.replace("_", "-"))
+        if self.budget is not None:
+            words += ["--budget", str(self.budget)]
         return shlex.join(words)
 
 
@@ -548,8 +555,8 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             w = rest[i]
             if w == "--no-shadow":
                 opts["shadow"] = False
-            elif w == "--all-changes":
-                opts["all_changes"] = True
+            elif w in ("--all-changes", "--first-only", "--prove-null"):
+                opts[w[2:].replace("-", "_")] = True
             elif w.startswith("--"):
                 if i + 1 >= len(rest):
                     raise LayoutbenchError(f"replay line {n}: option {w} has no value")
@@ -565,11 +572,11 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             kw = {}
             for k, v in opts.items():
                 try:
-                    if k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
+                    if k in ("layouts", "max_layouts", "runs", "max_runs", "seed", "budget"):
                         kw[k] = int(v)
                     elif k in ("confidence", "min_effect"):
                         kw[k] = float(v)
-                    elif k in Settings.OPTIONS or k in ("shadow", "all_changes"):
+                    elif k in Settings.OPTIONS or k in ("shadow", "all_changes", "first_only", "prove_null"):
                         kw[k] = v
                 except ValueError:
                     raise LayoutbenchError(f"replay line {n}: --{k.replace('_', '-')} {v!r} is not a number") from None
@@ -626,15 +633,30 @@ def code_evidence(profile: Profile, s: Settings, parent: str, culprit: str, say=
                      "new_size": x.new_size} for x in funcs[:top]]}
 
 
+def _decision_flags(b, s: Settings, say) -> Settings:
+    """A resumed bisection keeps its measurement settings; the decision flags given now
+    (--first-only, --prove-null, --budget) apply to it, and it says so in one line."""
+    now = {k: getattr(s, k) for k in ("first_only", "prove_null", "budget") if getattr(s, k)}
+    changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
+    if changed:
+        b.s = dataclasses.replace(b.s, **changed)
+        b.save()
+        say("applying " + ", ".join(f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
+                                    for k, v in changed.items()) + " to the resumed bisection")
+    return b.s
+
+
 def run(store: Store, profile: Profile, s: Settings, good: str | None = None, bad: str | None = None,
-        say=lambda m: None) -> dict:
-    """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict."""
+        say=lambda m: None, plan_only: bool = False) -> dict:
+    """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict.  With
+    ``plan_only``: measure the endpoints' first look only and return what the bisection will
+    likely cost (status ``plan``)."""
     with contextlib.ExitStack() as stack:  # closes the prober's target however the bisection ends
-        return _run(stack, store, profile, s, good, bad, say)
+        return _run(stack, store, profile, s, good, bad, say, plan_only)
 
 
 def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, good: str | None,
-         bad: str | None, say) -> dict:
+         bad: str | None, say, plan_only: bool = False) -> dict:
     s = normalize(profile, s)
     key = state_key(s.kernel, s.repo, s.subdir)
     b = Bisection.load(store, key)
@@ -644,7 +666,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
                 and b.s.args == s.args and b.s.target_config == s.target_config and b.s.layout == s.layout:
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
-            s = b.s
+            s = _decision_flags(b, s, say)
         else:
             if b is not None:
                 say(f"replacing the earlier bisection of {profile.name} "
@@ -653,7 +675,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     elif b is None:
         raise LayoutbenchError(f"no bisection of {profile.name} in progress; give GOOD..BAD")
     else:
-        s = b.s
+        s = _decision_flags(b, s, say)
         say(f"continuing the bisection of {profile.name} {b.good and b.good[:12]}..{b.bad and b.bad[:12]}")
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
@@ -686,12 +708,18 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     eng = decide.Tracked(Engine(p, cos))
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos))) for q in probers[1:]]
     retrying = places.retrying if places is not None else (lambda what, fn: fn())
+    eng.ledger.budget = plan.budget
+    if plan_only:
+        return _plan_only(eng, b, s, plan, commits, say)
     try:
         ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan))
         if places is not None:
             places.release_all()
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    except decide.OutOfBudget:
+        raise LayoutbenchError(f"not decided at this budget ({plan.budget} runs): the endpoints have not shown a "
+                               "change yet; give a larger --budget") from None
     k, r = ends.layouts, ends.runs
     if b.entry("endpoints") is None:
         b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
@@ -702,13 +730,18 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                "args": s.args, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
                "settings": s.to_dict(), "endpoints": {**_cmp(ends.comparison), "status": ends.status,
                                                        "look_level": ends.level}}
-    if ends.status != "differs":
-        why = ends.note or "its interval includes 1"
+    if ends.status == "noise":
         e = ends.comparison
         verdict.update(status="noise", culprit=None, range=[], message=(
-            f"GOOD and BAD do not differ beyond layout noise: BAD/GOOD = {e.ratio:.4f} "
-            f"({100 * s.confidence:g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}) over {k} layouts x {r} run(s), "
-            f"{e.noise_text()}: {why} (minimum effect {fmt.pct(plan.min_effect)}); the change is within layout noise"))
+            f"within layout noise (a change of {fmt.pct(plan.min_effect)} or more is ruled out): BAD/GOOD = "
+            f"{e.ratio:.4f} ({100 * s.confidence:g}% always-valid CI {e.ci_low:.4f}…{e.ci_high:.4f}) over {k} layouts "
+            f"x {r} run(s), {e.noise_text()}; no commit is blamed"))
+    elif ends.status != "differs":
+        e = ends.comparison
+        verdict["endpoints"]["more_layouts"] = ends.more_layouts
+        verdict.update(status="not-shown", culprit=None, range=[], message=(
+            f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({100 * s.confidence:g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}), "
+            f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
     else:
         journal = Journal(b, profile, places)
         out = retrying("the bisection", lambda: decide.bisect_range(
@@ -717,7 +750,11 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         if places is not None:
             places.release_all()
         verdict["rounds"], verdict["probes"] = out.rounds, out.probes
-        first = out.steps[0]
+        verdict["runs_spent"] = out.runs
+        found = [st for st in out.steps if st.status == "found"]
+        if not out.steps:  # the budget ended before any step was searched out
+            out.steps.append(decide.Step("range", b.good, None, commits[1:]))
+        first = found[0] if found else out.steps[0]  # the first bad commit: the earliest confirmed step
         verdict["skipped"] = first.skipped
         verdict["several"] = out.several
         verdict["share"] = first.share
@@ -738,6 +775,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                                      "step_ratio": math.exp(first.effect) if math.isfinite(first.effect) else None}
             i = commits.index(first.culprit)
             verdict["code"] = code_evidence(profile, s, commits[i - 1], first.culprit, say)
+        if out.status == "budget":
+            verdict.update(status="budget", budget_note=out.note,
+                           candidates=[{"commit": c, "probability": q} for c, q in out.candidates])
     # 4. the cost, including the probes of earlier (interrupted) sessions: all from the store
     by_name = {q.name: q for q in probers}
     for e in b.log:
@@ -771,7 +811,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         if verdict["status"] == "uncertain":
             ours = verdict.get("candidate")
         sl["agrees"] = (sl["culprit"] == ours) if verdict["status"] in ("found", "uncertain") else (
-            sl["culprit"] is None if verdict["status"] == "noise" else sl["culprit"] in verdict.get("range", []))
+            sl["culprit"] is None if verdict["status"] in ("noise", "not-shown") else sl["culprit"] in verdict.get("range", []))
         if sl["culprit"]:
             sl["culprit_subject"] = _subject(profile, s, sl["culprit"])
         verdict["single_layout"] = sl
@@ -782,6 +822,28 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     b.result = verdict
     b.save()
     return verdict
+
+
+def _plan_only(eng, b, s: Settings, plan, commits: list, say) -> dict:
+    """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
+    noise and the change it measured (decide.expected_cost)."""
+    try:
+        for c in (b.good, b.bad):
+            eng.pool.add(c, eng.groups(c, max(decide.MIN_LAYOUTS, s.layouts), s.runs))
+    except Skip as e:
+        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    s2, _ = eng.pool.var()
+    d = float(eng.pool.y[b.bad].mean() - eng.pool.y[b.good].mean())
+    noise = math.sqrt(s2) if math.isfinite(s2) else math.nan
+    cost = decide.expected_cost(len(commits), math.exp(d), noise, plan)
+    msg = (f"plan: BAD/GOOD = {math.exp(d):.4f} at the first look ({s.layouts} layouts a side), layout noise "
+           f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost: endpoints "
+           f"{cost['endpoint_layouts']} layouts a side, {cost['probes']} probes of about {cost['probe_layouts']} "
+           f"layouts, a confirmation of {cost['confirm_layouts']} fresh layouts a side: about {cost['runs']} runs "
+           f"x {s.runs} run(s) per layout" + (f" (budget {plan.budget})" if plan.budget else "")
+           + "; every further change point costs about as much again")
+    return {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
+            "plan": cost, "ratio": math.exp(d), "noise": noise, "message": msg, "settings": s.to_dict()}
 
 
 def _cmp(c: stats.Comparison) -> dict:
@@ -805,21 +867,23 @@ def _several(v: dict) -> list[str]:
                        f"x{e.get('ratio', math.nan):.4f}, share {fmt.pct(st.get('share'))})")
     for rs in v.get("residual", []):
         out.append(f"  another change between {rs['good'][:12]} and {rs['bad'][:12]} (x{rs['ratio']:.4f})")
-    if not v["settings"].get("all_changes"):
-        out.append("  (bisect with --all-changes to find every change point)")
+    if v["settings"].get("first_only"):
+        out.append("  (--first-only: stopped after one; without it every change point is searched)")
     return out
 
 
 def summary_line(v: dict) -> str:
-    if v["status"] == "noise":
+    if v["status"] in ("noise", "not-shown"):
         return v["message"]
+    if v["status"] == "budget" and not v.get("culprit"):
+        return v.get("budget_note") or "not decided at this budget"
     e = v.get("effect")
     eff = ""
     if e:
         eff = (f": {v['metric']} x{e['ratio']:.4f} ({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f},"
                f" {e['verdict']}, fresh layouts), {e['noise']}")
     more = "; several changes or a drift" if v.get("several") else ""
-    if v["status"] == "found":
+    if v["status"] in ("found", "budget") and v.get("culprit"):
         return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}{more}"
     if v["status"] == "uncertain":
         return (f"uncertain: the bisection points at {v['candidate'][:12]} {v.get('culprit_subject', '')} but the "
@@ -837,9 +901,16 @@ def text(v: dict) -> str:
     lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({100 * ends['confidence']:g}% CI "
                  f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), {ends['noise']}")
     if v["status"] == "noise":
-        lines.append("verdict: the change is within layout noise; no commit is blamed")
+        lines.append("verdict: within layout noise (an equivalence test passed); no commit is blamed")
         lines.append(f"         {v['message']}")
-    elif v["status"] == "found":
+    elif v["status"] == "not-shown":
+        lines.append("verdict: no change shown; no commit is blamed (and none is cleared)")
+        lines.append(f"         {v['message']}")
+    elif v["status"] == "budget" and not v.get("candidate"):
+        lines.append(f"verdict: {v.get('budget_note', 'not decided at this budget')}")
+    elif v["status"] in ("found", "budget") and v.get("culprit"):
+        if v["status"] == "budget":
+            lines.append(f"budget spent: {v.get('budget_note', '')}")
         lines.append(f"verdict: first bad commit {v['culprit']}")
         lines.append(f"         {v.get('culprit_subject', '')}")
     elif v["status"] == "uncertain":

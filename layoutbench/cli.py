@@ -603,7 +603,14 @@ def bisect_options(f):
         click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01 "
                      "(above 0, at most 10)  [default: 0.005]"),
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
-                     help="Find every change point in the range (bisect both sides of a found step)."),
+                     help="Kept for old scripts: every change point is found by default now."),
+        click.option("--first-only", "first_only", is_flag=True, default=None,
+                     help="Stop after the first confirmed change point (default: every change point)."),
+        click.option("--prove-null", "prove_null", is_flag=True, default=None,
+                     help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
+                     "is ruled out: 'within layout noise' is said only then.  Expensive."),
+        click.option("--budget", type=int, help="The most runs the bisection may spend; at the end the best verdict "
+                     "it has (candidates with probabilities, or 'not decided at this budget')."),
         store_option,
     ]
     for o in reversed(opts):
@@ -616,7 +623,8 @@ def _bisect_settings(o: dict):
     from .bisect import Settings
 
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
-             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes")
+             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
+             "budget")
     validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
     validate.seed("--seed", o.get("seed"))
     validate.min_effect_fraction(o.get("min_effect"))
@@ -635,12 +643,13 @@ def bisect_grp():
     \b
       layoutbench bisect KERNEL GOOD..BAD --metric NAME [--target T --layouts K --runs R]
     measures GOOD and BAD over K random layouts (the same seeds on every commit), stops
-    with "within layout noise" when they do not differ by --min-effect, else bisects: each
-    probe is compared with GOOD and BAD, adding layouts in planned looks (alpha spent over
-    them) while undecided, and skipped when it does not build.  The culprit is confirmed
-    on fresh layouts; the verdict states its error bound, the share of the change it
-    explains ("several changes or a drift"; --all-changes finds every step) and what
-    symdiff says its code did.  The state lives in the store: run the same command again
+    with "no change shown" when they do not differ by --min-effect (--prove-null: goes on
+    until "within layout noise" is shown), else bisects: each probe is compared with GOOD
+    and BAD (a sequential test, the layout noise pooled over every commit measured), and
+    skipped when it does not build.  Each culprit is confirmed on fresh layouts, then the
+    ranges beside it are tested and searched in turn: every change point is reported
+    (--first-only: one); the verdict states the error bound and what symdiff says the
+    code did.  --budget RUNS caps the cost.  The state lives in the store: run the same command again
     to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
     the same state.
     """
@@ -653,6 +662,8 @@ def bisect_grp():
 @click.option("--shadow/--no-shadow", default=None,
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--plan", "plan_only", is_flag=True,
+              help="Measure the endpoints' first look only and print what the bisection will likely cost.")
 def bisect_run_cmd(**o):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
@@ -664,9 +675,11 @@ def bisect_run_cmd(**o):
             raise LayoutbenchError(f"range {span!r} must look like GOOD..BAD")
         good, bad = span.split("..", 1)
     prof = profile.load(o["kernel"])
-    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say)
+    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say, plan_only=o["plan_only"])
     if o["as_json"]:
         out.print_json(_json(v, default=str))
+    elif v.get("status") == "plan":
+        out.print(v["message"], markup=False)
     else:
         out.print(bisect.text(v), markup=False)
 

@@ -12,33 +12,53 @@ Everything here works against an abstract *prober*:
 so that the same code runs on real builds (``bisect.py``) and in simulation
 (``bench/simulate.py``, ``tests/test_calibration.py``).
 
-Error control
--------------
-Every *test* (the endpoints, each probe, the confirmation at the culprit) has a
-planned sequence of looks (:meth:`Plan.looks`: more layouts, then more runs) and
-spends its error budget ``alpha = 1 - confidence`` over them with a Pocock-type
-Lan-DeMets spending function ``alpha(t) = alpha * ln(1 + (e - 1) t)``, ``t = j/J``
-for look j of J; look j is a t test at level ``alpha(t_j) - alpha(t_{j-1})``.
-By the union bound the chance that a test ever rejects a true "no change" over all
-its looks is at most ``alpha`` (conservative: the looks are positively correlated).
+The model
+---------
+A layout's value is the **median of the logs of its runs** (one outlier run does not
+move it).  The spread of these per-layout values around their commit's mean is the layout
+noise (plus run noise / R); it is a property of the benchmark and the build, so it is
+**pooled over every commit measured** (:class:`Pool`: sum of (n_c - 1) s_c^2 over
+commits, as many degrees of freedom as layouts measured minus commits) instead of being
+estimated afresh from K-1 degrees of freedom in each test.  A difference of two commits'
+means has variance s^2 (1/n_a + 1/n_b) (the unpaired form: with the same seeds on both
+sides the layouts are positively correlated or independent, so this is conservative).
 
-* A range without any code change is blamed only if the endpoints test rejects:
-  probability <= alpha.
-* A named culprit must also pass a confirmation test -- last good commit against
-  the culprit on *fresh* layouts (seeds no decision has used) -- so a commit whose
-  own step is null is named with probability <= alpha, whatever happened in the
-  probes (a misjudged probe leads to a wrong candidate, which its confirmation then
-  rejects).  A failed confirmation downgrades the verdict to "uncertain".
-* "Several changes or a drift" is said of a single step with probability <= alpha:
-  three tests at alpha/3 (a change in either sub-range beside the step, and a step
-  that explains less than ``share_min`` of the endpoints' change, :func:`share_test`).
+Error control: tests built for optional stopping
+------------------------------------------------
+Each test is an **always-valid** one: a normal-mixture sequential probability ratio test
+(mSPRT; Robbins; Johari, Pekelis and Walsh) on z = difference / se (through the t
+distribution while the pooled variance has few degrees of freedom), mixing the effect over
+N(0, s^2).  Its chance of ever rejecting a true "no change", however often it looks and
+however the decision to go on is taken, is at most its level.  So no looks are planned and
+no alpha is spent per look: a test stops as soon as its evidence suffices.
 
-A *change* at the endpoints is a paired comparison (``stats.compare``) whose interval
-at the look's level excludes 1 **and** whose effect is at least ``min_effect``.  A probe
-decides a side, not a size (no minimum effect).  The confirmation tests the step on
-fresh layouts and judges its size on every layout measured on the pair.  The endpoints
-stop early as "within layout noise" when their interval at the look's level (two
-one-sided tests) lies inside +-min_effect.
+* **Endpoints** (level alpha): a range without a code change is blamed only if this test
+  rejects (probability <= alpha).  A change also needs an estimate of at least
+  ``min_effect``.  When the test has looked ``plan.test_layouts`` layouts far without
+  showing a change the status is ``not-shown``: "no change of at least X shown; about N
+  more layouts would rule it out" -- *not* "within layout noise".  That equivalence claim
+  is made only when the always-valid interval lies inside +-min_effect (status ``noise``);
+  the endpoints look further for it (up to ``max_layouts``) only with ``plan.prove_null``.
+* **Probes**: probe j of the whole bisection (every probe counts, an uncertain one too) gets
+  level alpha_j, sum over all j <= alpha (:func:`probe_level`).  It runs a sequential
+  probability ratio test (Wald) of "like GOOD" against "like BAD" (the two endpoint levels,
+  pooled variance) beside two mSPRTs "differs from GOOD" and "differs from BAD".  A probe
+  shown to differ from GOOD is *bad* (never good); one that also differs from BAD holds a
+  change on both sides (*between*: marked bad, the range after it is searched again).
+* **Confirmation** of each named commit: last good against culprit on **fresh** layouts
+  (seeds no decision used), a one-sided mSPRT in the direction of the range's change at
+  level alpha_i for the i-th confirmation (sum <= alpha): a commit whose own step is null
+  is named with probability <= alpha over the whole bisection.  Its size (at least
+  ``min_effect``) is judged on those fresh layouts only -- evidence the decisions did not
+  select.
+* **Every change point**: after a confirmed step, the sub-ranges before and after it are
+  tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
+  bisected in turn.  They look further while the step found leaves part of the endpoints'
+  change unexplained (the always-valid tests allow that choice).  ``plan.first_only``
+  stops after the first step.
+* ``plan.budget``: a cap on the runs; when it is reached the bisection stops with the best
+  verdict it has (status ``budget``: the candidates left and the probability that the step
+  is in each, from the probes' evidence).
 """
 
 from __future__ import annotations
@@ -48,7 +68,8 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from scipy.special import ndtr, ndtri
+import numpy as np
+from scipy.special import log_ndtr, ndtr, ndtri, stdtr, stdtrit
 
 from . import stats
 
@@ -57,224 +78,410 @@ class Skip(Exception):
     """This commit cannot be judged (does not build, or every run failed)."""
 
 
+class OutOfBudget(Exception):
+    """The runs the user allowed are spent."""
+
+
 DEFAULT_MIN_EFFECT = stats.DEFAULT_MIN_EFFECT
-SPENDING = ("pocock", "obrien-fleming", "bonferroni")
-RESIDUAL_LAYOUTS = 32  #: the residual tests beside a found step look at least this far (or max_layouts)
+SPENDING = ("pocock", "obrien-fleming", "bonferroni")  #: kept for the settings; the tests are always-valid
+RESIDUAL_MIN = 0  #: the residual tests beside a found step look at least this far (8: 5σL steps cost 77 runs instead of 50, two 1+3σL steps found 45% -> 55%)
+RESIDUAL_LAYOUTS = 32  #: the residual tests may look this far while the found step leaves change unexplained
+MIN_LAYOUTS = 3  #: no test with fewer layouts on a side
+LOOKS_DIFFERENT = 1.96  #: a probe with |z| this large against an endpoint is not put on its side by the SPRT
+GROWTH = 1.5  #: layouts per side grow by this factor from look to look
+UNEXPLAINED_Z = 1.0  #: the residual tests go on while the change left unexplained is this many se from 0
 
 
 @dataclass(frozen=True)
 class Plan:
-    """How much a test may spend and how it spends its error budget."""
+    """How far the tests may look and at what levels."""
 
-    layouts: int = 4  #: K at the first look
-    max_layouts: int = 128  #: the last look (looks 4, 6, 9, 14, 21, 32, 48, 72, 108, 128)
-    runs: int = 1  #: R: runs per layout (the layout is the unit: more layouts, not more runs)
-    max_runs: int = 1  #: > runs: after the last layout look, looks with the runs doubled
+    layouts: int = 4  #: K at the first look of the endpoints
+    max_layouts: int = 128  #: the furthest any test looks (an equivalence proof, --prove-null)
+    runs: int = 1  #: R: runs per layout (their median is the layout's value)
+    max_runs: int = 1  #: kept for the settings (the layout is the unit: more layouts, not more runs)
     confidence: float = 0.95
     min_effect: float = DEFAULT_MIN_EFFECT
     spending: str = "pocock"
-    share_min: float = 0.7  #: below this share of the endpoints' change: "several changes or a drift"
-    all_changes: bool = False
+    share_min: float = 0.7
+    all_changes: bool = True  #: every change point (the default; ``first_only`` stops after one)
+    first_only: bool = False
+    prove_null: bool = False  #: prove "no change of min_effect" at the endpoints (expensive)
+    test_layouts: int = 40  #: the furthest a test looks without --prove-null
+    budget: int | None = None  #: runs the whole bisection may spend (None: no cap)
 
     @property
     def alpha(self) -> float:
         return 1.0 - self.confidence
 
+    @property
+    def cap(self) -> int:
+        return max(MIN_LAYOUTS, min(self.max_layouts, self.test_layouts))
+
     def looks(self) -> list[tuple[int, int]]:
-        """The planned (layouts, runs) of each look: K, 1.5K, ... up to max_layouts, then the
-        runs doubled up to max_runs."""
-        k, r = self.layouts, self.runs
-        out = [(k, r)]
-        while k < self.max_layouts:
-            k = min(self.max_layouts, max(k + 1, math.ceil(k * 1.5)))
-            out.append((k, r))
-        while r < self.max_runs:
-            r = min(self.max_runs, r * 2)
-            out.append((k, r))
-        return out
+        """The (layouts, runs) of each look of the endpoints: K, 1.5K, ... up to the cap
+        (``max_layouts`` when proving a null)."""
+        top = self.max_layouts if self.prove_null else self.cap
+        return [(k, self.runs) for k in schedule(max(MIN_LAYOUTS, self.layouts), top)]
 
     def levels(self, n_looks: int | None = None) -> list[float]:
-        """The test level of each look (they sum to at most alpha)."""
-        J = n_looks or len(self.looks())
-        a = self.alpha
-
-        def spent(t: float) -> float:
-            if t <= 0:
-                return 0.0
-            if self.spending == "pocock":
-                return a * math.log(1.0 + (math.e - 1.0) * t)
-            if self.spending == "obrien-fleming":
-                z = float(ndtri(1.0 - a / 2.0))
-                return float(2.0 * ndtr(-z / math.sqrt(t)))
-            return a * t  # bonferroni: an equal split
-        cum = [spent(j / J) for j in range(J + 1)]
-        return [max(cum[j + 1] - cum[j], 1e-12) for j in range(J)]
+        """Kept for the old interface: an always-valid test needs no per-look levels; each
+        look is judged at alpha (the levels sum to at most alpha only in the sense that the
+        test's overall error is at most alpha)."""
+        n = n_looks or len(self.looks())
+        return [self.alpha / n] * n
 
     def check(self) -> None:
         if self.spending not in SPENDING:
             raise ValueError(f"spending must be one of {', '.join(SPENDING)}")
 
 
-def _deterministic(*groups: dict) -> bool:
-    """Repeated runs exist and are all identical: more runs cannot help."""
-    rep = [v for g in groups for v in g.values() if len(v) >= 2]
-    return bool(rep) and all(min(v) == max(v) for v in rep)
+def schedule(first: int, top: int) -> list[int]:
+    """Layouts per side at each look: first, then GROWTH times the last, ... up to top."""
+    first = min(first, top)
+    out = [first]
+    while out[-1] < top:
+        out.append(min(top, max(out[-1] + 1, math.ceil(GROWTH * out[-1]))))
+    return out
 
 
-class _Looker:
-    """What the caller saw at the last look: whether the metric is deterministic."""
-
-    deterministic = False
+_GS: dict = {}
 
 
-def _looks(plan: Plan, seen: _Looker):
-    """(index, layouts, runs, test level) of each planned look; the looks that add runs are
-    skipped once ``seen.deterministic`` (repeated runs identical: more runs cannot help;
-    their share of alpha is then left unspent)."""
-    looks = plan.looks()
-    levels = plan.levels(len(looks))
-    for j, ((k, r), a) in enumerate(zip(looks, levels)):
-        if j > 0 and r > looks[j - 1][1] and seen.deterministic:
-            return
-        yield j, k, r, a
+def gs_boundary(ns: tuple, level: float, one_sided: bool = False) -> float:
+    """The constant (Pocock-type) z boundary of a group-sequential test with looks at ``ns``
+    layouts per side (information proportional to n): P(some look's |z| >= c) = level under no
+    change.  Computed once per design by 400,000 simulated Brownian paths (fixed seed)."""
+    key = (tuple(ns), round(level, 12), one_sided)
+    if key not in _GS:
+        rng = np.random.default_rng(20261125)
+        ns_a = np.asarray(ns, dtype=float)
+        inc = np.diff(np.concatenate(([0.0], ns_a)))
+        w = np.cumsum(rng.standard_normal((400_000, len(ns))) * np.sqrt(inc), axis=1) / np.sqrt(ns_a)
+        m = w.max(axis=1) if one_sided else np.abs(w).max(axis=1)
+        _GS[key] = float(np.quantile(m, 1.0 - level))
+    return _GS[key]
+
+
+def family_level(alpha: float, i: int) -> float:
+    """alpha_i = alpha * 6 / (pi^2 i^2), i = 1, 2, ...: sums to alpha over any number of tests."""
+    return alpha * 6.0 / (math.pi ** 2 * i * i)
+
+
+def probe_level(alpha: float, j: int, planned: int) -> float:
+    """The level of the j-th probe (1-based) of a bisection: 3/4 alpha / planned for the
+    planned probes, then a quarter of alpha spread as alpha_i over the ones beyond: every probe
+    counts, and all of them together are misjudged with probability <= alpha."""
+    if j <= planned:
+        return 0.75 * alpha / planned
+    return family_level(alpha / 4.0, j - planned)
+
+
+# -- the pooled model ------------------------------------------------------------------------------
+
+def layout_values(groups: dict) -> np.ndarray:
+    """Each layout's value: the median of the logs of its runs, in the order of the groups."""
+    return np.array([float(np.median(np.log(np.asarray(v, dtype=float)))) for v in groups.values() if len(v)])
+
+
+class Pool:
+    """Per-layout values of every commit measured, and the layout variance pooled over them."""
+
+    def __init__(self):
+        self.y: dict = {}
+
+    def add(self, commit, groups: dict) -> np.ndarray:
+        y = layout_values(groups)
+        if commit not in self.y or y.size >= self.y[commit].size:
+            self.y[commit] = y
+        return y
+
+    def var(self) -> tuple[float, int]:
+        """(pooled variance of a layout's value around its commit's mean, degrees of freedom)."""
+        ss = df = 0.0
+        for y in self.y.values():
+            if y.size >= 2:
+                ss += float(np.sum((y - y.mean()) ** 2))
+                df += y.size - 1
+        return (ss / df if df else math.nan), int(df)
+
+
+@dataclass
+class ZTest:
+    """B against A through the pooled variance: est = mean(B) - mean(A) on the log scale."""
+
+    est: float
+    se: float
+    df: int
+    na: int
+    nb: int
+
+    @property
+    def z(self) -> float:
+        """est / se as a standard normal quantile (through t with df degrees of freedom)."""
+        if not self.se > 0:
+            return 0.0 if self.est == 0 else math.copysign(40.0, self.est)
+        t = self.est / self.se
+        if self.df <= 0:
+            return 0.0
+        return math.copysign(float(-ndtri(stdtr(self.df, -abs(t)))), t) if self.df < 1000 else t
+
+    @property
+    def neff(self) -> float:
+        """Effective layouts: the mixture's prior variance over the estimate's, 1/(1/na + 1/nb)."""
+        return 1.0 / (1.0 / self.na + 1.0 / self.nb)
+
+    def log_lr(self, sign: int = 0) -> float:
+        """log of the normal-mixture likelihood ratio (effect ~ N(0, s^2); ``sign`` +-1: half-normal
+        on that side, a one-sided test)."""
+        x, z = self.neff, self.z
+        base = -0.5 * math.log1p(x)
+        if sign == 0:
+            return base + z * z * x / (2.0 * (1.0 + x))
+        b = sign * z * math.sqrt(x / (1.0 + x))
+        return math.log(2.0) + base + b * b / 2.0 + float(log_ndtr(b))
+
+    def rejects(self, level: float, sign: int = 0) -> bool:
+        return self.df >= 2 and self.log_lr(sign) >= math.log(1.0 / level)
+
+    def crosses(self, ns: tuple, level: float, sign: int = 0) -> bool:
+        """Beyond the group-sequential boundary of the looks ``ns`` at ``level`` (one-sided in the
+        direction ``sign`` when given)."""
+        if self.df < 2:
+            return False
+        c = gs_boundary(tuple(ns), level, one_sided=bool(sign))
+        return (sign * self.z if sign else abs(self.z)) >= c
+
+    def half_width(self, level: float) -> float:
+        """Half width of the always-valid interval at ``level`` (log scale)."""
+        if not self.se > 0 or self.df < 2:
+            return math.inf if self.df < 2 else 0.0
+        x = self.neff
+        zb = math.sqrt((1.0 + x) / x * (2.0 * math.log(1.0 / level) + math.log1p(x)))
+        q = float(stdtrit(self.df, ndtr(zb))) if self.df < 1000 else zb
+        return q * self.se
+
+    def p_value(self) -> float:
+        """Always-valid p-value: min(1, 1 / likelihood ratio)."""
+        return float(min(1.0, math.exp(-self.log_lr()))) if self.df >= 2 else 1.0
+
+
+def ztest(pool: Pool, a, b, a_sel: slice = slice(None), b_sel: slice = slice(None)) -> ZTest:
+    ya, yb = pool.y[a][a_sel], pool.y[b][b_sel]
+    s2, df = pool.var()
+    if ya.size == 0 or yb.size == 0 or not math.isfinite(s2):
+        return ZTest(0.0, math.nan, 0, max(1, ya.size), max(1, yb.size))
+    return ZTest(float(yb.mean() - ya.mean()), math.sqrt(s2 * (1.0 / ya.size + 1.0 / yb.size)), df,
+                 ya.size, yb.size)
+
+
+def _display(prober, a, b, k: int, r: int, t: ZTest, level: float, min_effect: float, used: int = 0) -> stats.Comparison:
+    """A stats.Comparison for people (the layouts' groups, paired t), its estimate, interval and p
+    replaced by the pooled test's (always-valid interval at ``level``)."""
+    ga, gb = prober.groups(a, used + k, r), prober.groups(b, used + k, r)
+    if used:
+        ga = dict(list(ga.items())[used:])
+        gb = dict(list(gb.items())[used:])
+    c = change(ga, gb, bool(prober.higher_is_better), 0.05, min_effect)
+    if not math.isfinite(t.se):
+        return c
+    h = t.half_width(level)
+    lo, hi = t.est - h, t.est + h
+    verdict, reason = stats._verdict(lo, hi, t.est, min_effect, bool(prober.higher_is_better))
+    return dataclasses.replace(c, ratio=math.exp(t.est), ci_low=math.exp(lo), ci_high=math.exp(hi),
+                               p_value=t.p_value(), verdict=verdict, reason=reason, confidence=1.0 - level,
+                               log_ratio=t.est, se=t.se, df=float(t.df),
+                               method=f"pooled-variance mSPRT ({t.df} df), {t.na} vs {t.nb} layouts")
 
 
 def change(ga: dict, gb: dict, hib: bool, level: float, min_effect: float, rank: bool = False) -> stats.Comparison:
-    """B against A, paired over their common layouts, tested at ``level``."""
+    """B against A, paired over their common layouts, tested at ``level`` (a t test: for display)."""
     return stats.compare(ga, gb, hib, confidence=1.0 - level, paired=True, min_effect=min_effect, rank_test=rank)
+
+
+def _pool_of(prober) -> tuple[Tracked, Pool]:
+    tr = prober if isinstance(prober, Tracked) else Tracked(prober)
+    return tr, tr.pool
+
+
+def _measure(tr, commit, k: int, r: int) -> np.ndarray:
+    """The commit at (at least) k layouts, into the pool."""
+    return tr.pool.add(commit, tr.groups(commit, k, r))
+
+
+def layouts_to_rule_out(t: ZTest, m: float, level: float) -> int | None:
+    """About how many layouts per side an equivalence test at ``level`` would need to put the
+    interval inside +-m at the present estimate (None: not at this estimate)."""
+    if not math.isfinite(t.se) or abs(t.est) >= m:
+        return None
+    s = t.se / math.sqrt(1.0 / t.na + 1.0 / t.nb)
+    for n in range(max(t.na, t.nb), 100_000):
+        tt = ZTest(t.est, s * math.sqrt(2.0 / n), max(t.df, 30), n, n)
+        if abs(t.est) + tt.half_width(level) < m:
+            return n
+    return None
 
 
 # -- the endpoints ---------------------------------------------------------------------------------
 
 @dataclass
 class Ends:
-    status: str  #: differs, noise (within layout noise), no-change (budget spent)
-    comparison: stats.Comparison  #: at the plan's confidence, for display
+    status: str  #: differs, noise (an equivalence shown, --prove-null), not-shown (looks spent)
+    comparison: stats.Comparison  #: for display (pooled estimate, always-valid interval)
     layouts: int
     runs: int
     look: int
-    level: float  #: the test level of the deciding (or last) look
+    level: float  #: the test's level
     note: str = ""
+    more_layouts: int | None = None  #: not-shown: layouts per side that would rule the change out
 
 
-def endpoints(prober, good, bad, plan: Plan) -> Ends:
-    """Do GOOD and BAD differ by a change of at least min_effect?  Group-sequential."""
-    lk = _Looker()
-    last = None
-    for j, k, r, a in _looks(plan, lk):
-        gg, gb = prober.groups(good, k, r), prober.groups(bad, k, r)
-        lk.deterministic = _deterministic(gg, gb)
-        hib = bool(prober.higher_is_better)
-        c = change(gg, gb, hib, a, plan.min_effect, rank=True)
-        shown = c.at_alpha(plan.alpha)
-        last = (shown, k, r, j, a)
-        if c.significant:
-            return Ends("differs", shown, k, r, j, a)
-        # within layout noise: an equivalence test (two one-sided tests) at the look's level, so that
-        # over all looks the claim "no change of min_effect" is wrong with probability <= alpha too
-        eq = c.at_alpha(min(1.0, 2.0 * a))
-        m = math.log1p(plan.min_effect)
-        if eq.verdict != "n/a" and -m < math.log(eq.ci_low) and math.log(eq.ci_high) < m:
-            return Ends("noise", shown, k, r, j, a,
-                        f"its {100 * (1 - 2 * a):.3g}% interval (the look's level) lies within "
-                        f"±{100 * plan.min_effect:g}%")
-    shown, k, r, j, a = last
-    return Ends("no-change", shown, k, r, j, a, "no change of at least "
-                f"{100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s)")
+def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
+              go_on=None) -> Ends:
+    """Do GOOD and BAD differ by a change of at least min_effect?  An always-valid test at
+    ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` (the plan's); ``go_on(k)``,
+    when given, may end it earlier (an always-valid test keeps its level whatever decides
+    when it stops)."""
+    tr, pool = _pool_of(prober)
+    a = plan.alpha if level is None else level
+    m = math.log1p(plan.min_effect)
+    looks = plan.looks()
+    if cap is not None:
+        looks = [(k, r) for k, r in looks if k < cap] + [(cap, plan.runs)]
+        looks = [lk for i, lk in enumerate(looks) if i == 0 or lk[0] > looks[i - 1][0]]
+    t = None
+    ns = tuple(k for k, _ in looks)
+    for j, (k, r) in enumerate(looks):
+        k = max(k, min(pool.y[good].size if good in pool.y else 0, pool.y[bad].size if bad in pool.y else 0))
+        _measure(tr, good, k, r)
+        _measure(tr, bad, k, r)
+        t = ztest(pool, good, bad)
+        if t.crosses(ns, a) and abs(t.est) >= m:
+            return Ends("differs", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a)
+        if abs(t.est) + t.half_width(a) < m:  # an equivalence shown on the way: say it (cheap at low noise)
+            return Ends("noise", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a,
+                        f"its always-valid {100 * (1 - a):.3g}% interval lies within ±{100 * plan.min_effect:g}%: "
+                        f"a change of {100 * plan.min_effect:g}% or more is ruled out")
+        if k >= looks[-1][0] or (go_on is not None and not go_on(k)):
+            break
+    more = layouts_to_rule_out(t, m, a)
+    need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
+            "at this estimate more layouts would not rule it out")
+    return Ends("not-shown", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a,
+                f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
+                more_layouts=None if more is None else more - k)
 
 
 # -- one probe ------------------------------------------------------------------------------------
 
 @dataclass
 class Judgement:
-    verdict: str  #: good, bad, uncertain, skip
+    verdict: str  #: good, bad, between (differs from both: bad, and a change after it), uncertain, skip
     layouts: int = 0
     runs: int = 0
-    p_good: float = math.nan  #: p-value of "the probe equals GOOD" at the deciding look
-    p_bad: float = math.nan  #: p-value of "the probe equals BAD"
+    p_good: float = math.nan  #: always-valid p-value of "the probe equals GOOD"
+    p_bad: float = math.nan  #: always-valid p-value of "the probe equals BAD"
     position: float = math.nan  #: log(probe/GOOD) / log(BAD/GOOD): 0 like GOOD, 1 like BAD
     note: str = ""
+    level: float = math.nan
 
     def describe(self) -> str:
         if self.verdict == "skip":
             return f"skip: {self.note}"
         return (f"{self.verdict} (p vs GOOD={self.p_good:.3g}, p vs BAD={self.p_bad:.3g}, position "
-                f"{self.position:.2f} between good=0 and bad=1; {self.layouts} layouts x {self.runs} run(s))"
-                + (f"; {self.note}" if self.note else ""))
+                f"{self.position:.2f} between good=0 and bad=1; {self.layouts} layouts x {self.runs} run(s); "
+                f"level {self.level:.2g})" + (f"; {self.note}" if self.note else ""))
 
 
-def judge_probe(prober, probe, good, bad, plan: Plan) -> Judgement:
-    """Like GOOD or like BAD?  At each look two tests at the look's level: the probe
-    against GOOD (a change there: *bad*, the first change is at or before the probe) and
-    against BAD (a change there and none from GOOD: *good*).  Uncertain when the looks
-    are spent.  The tests have no minimum effect: the endpoints have shown a change of at
-    least ``min_effect``, and a probe only says which side of it it lies on (with a
-    minimum, a probe next to a step of exactly the minimum was a coin flip).  (With two steps a probe past a small first step may be called good: the
-    bisection then finds the second, and the residual test of the range before it shows
-    the first -- "several changes".)"""
-    lk = _Looker()
-    j = Judgement("uncertain")
+def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None) -> Judgement:
+    """Like GOOD or like BAD, at ``level``?  At each look (3, 4, 6, 9, ... layouts up to the cap):
+    Wald's SPRT of "the probe's mean is GOOD's" against "BAD's" (the two means and the pooled
+    variance plugged in), beside two always-valid tests "differs from GOOD" and "differs from
+    BAD".  Differs from GOOD: *bad* (both: *between*); else the SPRT's side, *good* only when
+    not shown to differ from GOOD.  Uncertain when the cap is reached."""
+    tr, pool = _pool_of(prober)
+    a = plan.alpha / 2 if level is None else level
+    bound = math.log((1.0 - a) / a)
+    r = plan.runs
+    k = MIN_LAYOUTS
+    jd = Judgement("uncertain", level=a)
+    cap = min(plan.max_layouts, 2 * plan.cap)  # in a range with a shown change a probe may look further
     try:
-        for _, k, r, a in _looks(plan, lk):
-            gp = prober.groups(probe, k, r)
-            gg, gb = prober.groups(good, k, r), prober.groups(bad, k, r)
-            lk.deterministic = _deterministic(gp, gg, gb)
-            hib = bool(prober.higher_is_better)
-            cg = change(gg, gp, hib, a, 0.0)  # a side, not a size: see the docstring
-            cb = change(gp, gb, hib, a, 0.0)
-            ends = cg.log_ratio + cb.log_ratio
-            pos = cg.log_ratio / ends if ends else math.nan
-            j = Judgement("uncertain", k, r, cg.p_value, cb.p_value, pos)
-            if cg.significant:
-                j.verdict = "bad"
-                if cb.significant:
-                    j.note = "differs from both GOOD and BAD: several changes"
-                return j
-            if cb.significant:
-                j.verdict = "good"
-                return j
-        j.note = "budget spent"
-        return j
+        while True:
+            for c in (good, bad):
+                if pool.y.get(c, np.empty(0)).size < k:
+                    _measure(tr, c, k, r)
+            yp = _measure(tr, probe, k, r)
+            tg, tb = ztest(pool, good, probe), ztest(pool, probe, bad)
+            yg, yb = pool.y[good], pool.y[bad]
+            s2, _ = pool.var()
+            d = float(yb.mean() - yg.mean())
+            tmid = float(yp.mean() - (yg.mean() + yb.mean()) / 2.0)
+            v = s2 * (1.0 / yp.size + (1.0 / yg.size + 1.0 / yb.size) / 4.0)
+            llr = d * tmid / v if v > 0 else 0.0
+            pos = (float(yp.mean() - yg.mean()) / d) if d else math.nan
+            jd = Judgement("uncertain", yp.size, r, tg.p_value(), tb.p_value(), pos, level=a)
+            dg, db = tg.rejects(a), tb.rejects(a)
+            if dg:
+                jd.verdict = "between" if db else "bad"
+                if db:
+                    jd.note = "differs from both GOOD and BAD: a change on either side"
+                return jd
+            # the SPRT's side only while the probe does not look different from that side's
+            # endpoint (|z| < LOOKS_DIFFERENT, no correction): a probe that differs from GOOD is
+            # measured further, never called good on the SPRT's word
+            if (db or llr <= -bound) and abs(tg.z) < LOOKS_DIFFERENT:
+                jd.verdict = "good"
+                return jd
+            if llr >= bound and abs(tb.z) < LOOKS_DIFFERENT:  # (bad needs no guard: differs from GOOD is bad)
+                jd.verdict = "bad"
+                return jd
+            if k >= cap:
+                jd.note = "looks spent"
+                return jd
+            k = min(cap, max(k + 1, math.ceil(k * 1.25)))
     except Skip as e:
-        return Judgement("skip", note=str(e))
+        return Judgement("skip", note=str(e), level=a)
 
 
 # -- the confirmation at the culprit -----------------------------------------------------------------
 
-def confirm(prober, last_good, culprit, plan: Plan, used: int) -> tuple[stats.Comparison | None, int, float]:
-    """Last good against culprit, group-sequential like every test.  *Whether* the step is
-    real is tested on fresh layouts only (the seeds after the first ``used``, which no decision
-    saw): that is what bounds the chance of naming a commit whose step is null.  *How large*
-    it is (at least ``min_effect``) is judged on the enlarged sample, every layout measured on
-    the pair (decisions + fresh): a better estimate than the fresh layouts alone.  Returns
-    (the fresh comparison at the deciding or last look, shown at the plan's confidence, or
-    None when nothing could be measured; fresh layouts; the log ratio over the enlarged
-    sample)."""
-    lk = _Looker()
-    shown, k_fresh, size = None, 0, math.nan
+def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
+            sign: int = 0) -> tuple[stats.Comparison | None, int, float]:
+    """Last good against culprit on *fresh* layouts only (the seeds after the first ``used``,
+    which no decision saw): an always-valid test at ``level`` (one-sided in the direction
+    ``sign`` of the range's change when given).  That bounds the chance of naming a commit
+    whose step is null.  Its size (at least ``min_effect``) is judged on the same fresh
+    layouts: evidence the decisions did not select.  Returns (the fresh comparison, shown
+    with its always-valid interval -- verdict "no difference" when not confirmed -- or None
+    when nothing could be measured; fresh layouts; the fresh log ratio)."""
+    tr, pool = _pool_of(prober)
+    a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
+    shown, k, size = None, 0, math.nan
+    r = plan.runs
+    ns = tuple(schedule(plan.layouts, plan.cap))
     try:
-        old = set(prober.groups(last_good, used, plan.runs)) | set(prober.groups(culprit, used, plan.runs))
-        for _, k, r, a in _looks(plan, lk):
-            all_a, all_b = prober.groups(last_good, used + k, r), prober.groups(culprit, used + k, r)
-            ga = {i: v for i, v in all_a.items() if i not in old}
-            gb = {i: v for i, v in all_b.items() if i not in old}
-            lk.deterministic = _deterministic(ga, gb)
-            hib = bool(prober.higher_is_better)
-            c = change(ga, gb, hib, a, 0.0, rank=True)
-            size = change(all_a, all_b, hib, a, 0.0).log_ratio
-            shown, k_fresh = c.at_alpha(plan.alpha), k
-            if c.significant and abs(size) >= m:
-                return shown, k, size  # significant at the look's level, so at 95% too
-        if shown is not None and shown.significant:  # not at the spent level, or too small a step
-            why = ("not at the spent level" if abs(size) >= m else
-                   f"the step over every layout measured on the pair is smaller than the {100 * plan.min_effect:g}% "
-                   "minimum effect")
-            shown = dataclasses.replace(shown, verdict="no difference", reason=why)
-        return shown, k_fresh, size
-    except Skip:
-        return shown, k_fresh, size
-
+        for k in ns:
+            _measure(tr, last_good, used + k, r)
+            _measure(tr, culprit, used + k, r)
+            sel = slice(used, used + k)
+            t = ztest(pool, last_good, culprit, sel, sel)
+            size = t.est
+            ok = t.crosses(ns, a, sign) and abs(size) >= m
+            if ok or k >= ns[-1]:
+                shown = _display(tr, last_good, culprit, k, r, t, a, plan.min_effect, used)
+                if ok:
+                    v, _ = stats._verdict(size, size, size, plan.min_effect, bool(tr.higher_is_better))
+                    shown = dataclasses.replace(shown, verdict=v, reason="")
+                else:
+                    why = ("not shown on the fresh layouts" if abs(size) >= m else
+                           f"the step on the fresh layouts is smaller than the {100 * plan.min_effect:g}% minimum effect")
+                    shown = dataclasses.replace(shown, verdict="no difference", reason=why)
+                return shown, k, size
+        return shown, k, size
+    except Skip:  # nothing confirmed: never the last look's comparison without its downgrade
+        return None, k, size
 
 # -- the bisection ---------------------------------------------------------------------------------
 
@@ -288,7 +495,7 @@ class MemoryJournal:
         return {e["commit"]: e for e in self.log if e.get("segment") == segment}
 
     def record(self, segment: str | None, commit: str, j: Judgement, target: str | None = None) -> None:
-        verb = j.verdict if j.verdict in ("good", "bad") else "skip"
+        verb = {"good": "good", "bad": "bad", "between": "bad"}.get(j.verdict, "skip")
         why = "" if verb != "skip" else ("uncertain" if j.verdict == "uncertain" else "build")
         self.log.append({"verb": verb, "commit": commit, "segment": segment, "layouts": j.layouts,
                          "runs": j.runs, "why": why, "note": j.describe(),
@@ -306,38 +513,40 @@ class Step:
     skipped: list[dict] = field(default_factory=list)
     confirmation: stats.Comparison | None = None
     confirm_layouts: int = 0
-    effect: float = math.nan  #: log ratio culprit/last good over every layout measured on both
+    effect: float = math.nan  #: log ratio culprit/last good on the fresh layouts of the confirmation
     share: float = math.nan  #: effect / log(BAD/GOOD) of the whole range
-    share_p: float = math.nan  #: one-sided p of "the step explains at least share_min of the change"
+    share_p: float = math.nan  #: kept for the JSON (the share test is no longer a decision)
 
 
 @dataclass
 class Outcome:
-    status: str  #: noise, found, uncertain, range
+    status: str  #: noise (equivalence shown), not-shown, found, uncertain, range, budget
     ends: Ends
-    steps: list[Step] = field(default_factory=list)
-    several: bool = False  #: another change shown beside the found step, or it explains < share_min
-    residual: list[dict] = field(default_factory=list)  #: sub-ranges beside a found step that differ too
+    steps: list[Step] = field(default_factory=list)  #: every step looked at, in commit order
+    several: bool = False  #: more than one change point confirmed, or a change shown but not located
+    residual: list[dict] = field(default_factory=list)  #: sub-ranges beside a found step shown to differ
     share: float = math.nan
     probes: int = 0
     alpha: float = 0.05
     rounds: int = 0  #: rounds of probes (one probe per round with one prober, up to k with k)
     k: int = 1  #: probers (machines) measuring probes in parallel
+    runs: int = 0  #: runs measured (values), all probers
+    candidates: list[tuple[str, float]] = field(default_factory=list)  #: budget: (commit, P(step here))
+    note: str = ""
 
     @property
     def culprit(self) -> str | None:
-        return self.steps[0].culprit if self.steps and self.status == "found" else None
+        """The first bad commit: the earliest confirmed change point."""
+        found = [s for s in self.steps if s.status == "found"]
+        return found[0].culprit if found and self.status == "found" else None
 
     def bound(self) -> str:
         a = f"{100 * self.alpha:g}%"
-        farm = ""
-        if self.k > 1:
-            farm = (f"; {self.k} probes per round, each judged at alpha / (k * ceil(log_(k+1)(n-1))) "
-                    "planned probes against GOOD and BAD measured on its own machine")
-        return (f"a range without a code change is blamed with probability <= {a} (endpoints, "
-                f"alpha spent over their looks); a named commit whose own step is null passes its confirmation "
-                f"on fresh layouts with probability <= {a}; a single step is called several changes with "
-                f"probability <= {a}" + farm)
+        farm = f"; {self.k} probes per round, each against GOOD and BAD measured on its own machine" if self.k > 1 else ""
+        return (f"a range without a code change is blamed with probability <= {a} (the endpoints' always-valid "
+                f"test); any named commit whose own step is null passes its confirmation on fresh layouts with "
+                f"probability <= {a} (all confirmations together); any probe misjudged with probability <= {a} "
+                f"(every probe counted)" + farm)
 
 
 def _window(commits: list[str], marks: dict[str, dict]) -> tuple[int, int, list[int]]:
@@ -347,13 +556,25 @@ def _window(commits: list[str], marks: dict[str, dict]) -> tuple[int, int, list[
     return lo, hi, [i for i in range(lo + 1, hi) if commits[i] not in marks]
 
 
+class _Ledger:
+    """Runs measured by all probers of one bisection, against the budget."""
+
+    def __init__(self, budget: int | None = None):
+        self.budget, self.spent = budget, 0
+        self.probes = self.confirmations = self.residuals = 0
+
+
 class Tracked:
     """A prober that remembers the most layouts asked of each commit (to know which seeds
-    are still fresh for a confirmation)."""
+    are still fresh for a confirmation), keeps the pooled model of what it measured, and
+    counts the runs against the budget."""
 
-    def __init__(self, prober):
+    def __init__(self, prober, ledger: _Ledger | None = None):
         self.prober = prober
         self.kmax: dict = {}
+        self.have: dict = {}  #: commit -> runs measured (k * r at the largest call)
+        self.pool = Pool()
+        self.ledger = ledger or _Ledger()
         self.name = getattr(prober, "name", None)  #: the machine (target) it measures on, if it says
 
     @property
@@ -361,72 +582,191 @@ class Tracked:
         return self.prober.higher_is_better
 
     def groups(self, commit, k: int, r: int) -> dict:
+        new = max(0, k * r - self.have.get(commit, 0))
+        lg = self.ledger
+        if new and lg.budget is not None and lg.spent + new > lg.budget:
+            raise OutOfBudget(f"{lg.spent} of {lg.budget} runs spent")
+        out = self.prober.groups(commit, k, r)
         self.kmax[commit] = max(k, self.kmax.get(commit, 0))
-        return self.prober.groups(commit, k, r)
+        if new:
+            lg.spent += new
+            self.have[commit] = k * r
+        return out
+
+
+class _Search:
+    """What one bisection carries through its segments: the plan, the probers, the journal."""
+
+    def __init__(self, probers, commits, plan, journal, say, out):
+        self.probers, self.commits, self.plan, self.journal, self.say, self.out = \
+            probers, commits, plan, journal, say, out
+        self.planned = planned_probes(len(commits), len(probers))
+        self.window: tuple | None = None  #: (segment commits, lo, hi) being searched
 
 
 def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str | None = None,
                  say=lambda m: None, ends: Ends | None = None) -> Outcome:
-    """Bisect ``commits`` (GOOD first, BAD last); with ``plan.all_changes`` every change
-    point is looked for by bisecting both sides of each found step.
+    """Bisect ``commits`` (GOOD first, BAD last) for every change point of at least the
+    minimum effect (``plan.first_only``: the first one found): a step is searched, confirmed,
+    then the sub-ranges before and after it are tested and, when they differ, searched too.
 
     ``prober`` may be a list of k probers (one per machine): each round then judges up to k
-    probes in parallel (:func:`_k_step`); the endpoints, the confirmation and the residual
-    tests run on the first."""
+    probes in parallel (:func:`_k_step`); the endpoints, the confirmations and the residual
+    tests run on the first.  ``plan.budget`` caps the runs: the outcome is then ``budget``
+    with the candidates left and their probabilities."""
     probers = [p if isinstance(p, Tracked) else Tracked(p)
                for p in (prober if isinstance(prober, (list, tuple)) else [prober])]
     prober = probers[0]
-    if ends is None:
-        ends = endpoints(prober, commits[0], commits[-1], plan)
-    out = Outcome("noise", ends, alpha=plan.alpha, k=len(probers))
-    if ends.status != "differs":
+    if plan.budget is not None and prober.ledger.budget is None:
+        prober.ledger.budget = plan.budget
+    for p in probers[1:]:
+        p.ledger = prober.ledger
+    try:
+        if ends is None:
+            ends = endpoints(prober, commits[0], commits[-1], plan)
+    except OutOfBudget:
+        out = Outcome("budget", None, alpha=plan.alpha, k=len(probers), runs=prober.ledger.spent)
+        out.note = "not decided at this budget: the endpoints' test has not shown a change yet"
         return out
-    st, probes, rounds = _k_step(probers, commits, plan, journal, segment, say)
+    out = Outcome(ends.status, ends, alpha=plan.alpha, k=len(probers))
+    if ends.status != "differs":
+        out.runs = prober.ledger.spent
+        return out
+    ctx = _Search(probers, commits, plan, journal, say, out)
+    try:
+        _search(ctx, commits, segment)
+    except OutOfBudget:
+        out.status = "budget"
+        if ctx.window is not None:
+            sub, lo, hi = ctx.window
+            out.candidates = posterior(prober.pool, sub, lo, hi)
+            out.note = ("not decided at this budget: the step is among " + ", ".join(
+                f"{c[:12]} ({100 * p:.0f}%)" for c, p in out.candidates) + f"; about {_more_runs(ctx, sub, lo, hi)} "
+                "more runs would decide")
+    total = float(prober.pool.y[commits[-1]].mean() - prober.pool.y[commits[0]].mean())
+    for s in out.steps:
+        s.share = s.effect / total if total and math.isfinite(s.effect) else math.nan
+    out.steps.sort(key=lambda s: commits.index(s.culprit) if s.culprit in commits else len(commits))
+    found = [s for s in out.steps if s.status == "found"]
+    if out.status != "budget":
+        out.status = "found" if found else (out.steps[0].status if out.steps else "uncertain")
+    out.share = sum(s.share for s in found if math.isfinite(s.share)) if found else math.nan
+    located = {(s.last_good, s.culprit) for s in found}
+    out.several = len(found) > 1 or any((r["good"], r["bad"]) not in located and r.get("unlocated")
+                                        for r in out.residual)
+    out.runs = prober.ledger.spent
+    return out
+
+
+def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
+    """Find the step of ``sub`` (its ends differ), then test the sub-ranges beside it."""
+    plan, prober, out = ctx.plan, ctx.probers[0], ctx.out
+    st, probes, rounds = _k_step(ctx.probers, sub, plan, ctx.journal, segment, ctx.say, ctx)
     out.probes += probes
     out.rounds += rounds
-    total = _total(prober, commits[0], commits[-1], plan, ends)
-    st.share = st.effect / total if total and math.isfinite(st.effect) else math.nan
     out.steps.append(st)
-    out.status = st.status
-    if st.culprit is not None:
-        lo, hi = commits.index(st.last_good), commits.index(st.culprit)
-        # "several changes or a drift" is a claim too: three tests share alpha -- the step explains
-        # less than share_min of the endpoints' change, and a change on either side of it
-        st.share_p = share_test(prober, (commits[0], st.last_good, st.culprit, commits[-1]), plan.share_min,
-                                ends.runs)
-        # the residual tests look twice as far as the step's own decisions did (the layouts measured
-        # on the pair, decisions and confirmation), at least RESIDUAL_LAYOUTS: a change of half the
-        # found step's size is seen, and a big step is not followed by ~4 x max_layouts runs
-        # proving that nothing else changed
-        reach = min(prober.kmax.get(st.last_good, 0), prober.kmax.get(st.culprit, 0))
-        rplan = dataclasses.replace(plan, confidence=1.0 - plan.alpha / 3,
-                                    max_layouts=max(plan.layouts, min(plan.max_layouts, max(RESIDUAL_LAYOUTS, 2 * reach))))
-        for sub in (commits[:lo + 1], commits[hi:]):
-            if len(sub) < 2:
+    if st.culprit is None or (plan.first_only and st.status == "found"):
+        return  # skipped commits in the way; or --first-only  (an unconfirmed step: look beside it too)
+    lo, hi = sub.index(st.last_good), sub.index(st.culprit)
+    pool = prober.pool
+    # how much of the range's change the steps found so far leave unexplained: while that is
+    # plausibly more than noise, the residual tests look further (an always-valid test may)
+    c0, c1 = ctx.commits[0], ctx.commits[-1]
+
+    def unexplained(k: int) -> bool:
+        """Where to look, not a claim: the range's change minus the found steps' (every layout of
+        each pair), more than UNEXPLAINED_Z standard errors and at least the minimum effect."""
+        found = [s for s in out.steps if s.status == "found"]
+        s2, _ = pool.var()
+        y = pool.y
+        u = float(y[c1].mean() - y[c0].mean()) - sum(float(y[s.culprit].mean() - y[s.last_good].mean())
+                                                     for s in found)
+        se_u = math.sqrt(s2 * (1 / y[c0].size + 1 / y[c1].size
+                               + sum(1 / y[s.culprit].size + 1 / y[s.last_good].size for s in found)))
+        return abs(u) > UNEXPLAINED_Z * se_u and abs(u) >= math.log1p(plan.min_effect)
+
+    for side in (sub[:lo + 1], sub[hi:]):
+        if len(side) < 2 or (plan.first_only and any(s.status == "found" for s in out.steps)):
+            continue
+        a, b = side[0], side[-1]
+        have = min(pool.y[a].size if a in pool.y else 0, pool.y[b].size if b in pool.y else 0)
+        cap = max(MIN_LAYOUTS, min(plan.max_layouts, max(have, RESIDUAL_LAYOUTS)))
+        prober.ledger.residuals += 1
+        level = family_level(plan.alpha, prober.ledger.residuals)
+        try:
+            e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap) or plan.layouts,
+                                                            prove_null=False), level=level, cap=cap,
+                          go_on=lambda k: k < max(have, RESIDUAL_MIN) or unexplained(k))
+        except Skip:
+            continue
+        if e.status != "differs":
+            continue
+        rec = {"good": a, "bad": b, "ratio": e.comparison.ratio, "level": level}
+        out.residual.append(rec)
+        n0 = len([s for s in out.steps if s.status == "found"])
+        _search(ctx, side, f"{a}..{b}")
+        rec["unlocated"] = len([s for s in out.steps if s.status == "found"]) == n0
+
+
+def posterior(pool: Pool, sub: list[str], lo: int, hi: int) -> list[tuple[str, float]]:
+    """P(the step is at commit i) for i in lo+1..hi of ``sub``: a single step between the levels
+    of sub[lo] and sub[hi], a uniform prior, every measured commit of the window as evidence
+    (normal, pooled variance)."""
+    s2, _ = pool.var()
+    g, b = sub[lo], sub[hi]
+    if g not in pool.y or b not in pool.y or not s2 > 0:
+        n = hi - lo
+        return [(sub[i], 1.0 / n) for i in range(lo + 1, hi + 1)]
+    mg, mb = pool.y[g].mean(), pool.y[b].mean()
+    ll = []
+    for i in range(lo + 1, hi + 1):
+        x = 0.0
+        for j in range(lo + 1, hi):
+            y = pool.y.get(sub[j])
+            if y is None or y.size == 0:
                 continue
-            seg = f"{sub[0]}..{sub[-1]}"
-            try:
-                sub_ends = endpoints(prober, sub[0], sub[-1], rplan)
-            except Skip:
-                continue
-            if sub_ends.status != "differs":
-                continue
-            out.residual.append({"good": sub[0], "bad": sub[-1], "ratio": sub_ends.comparison.ratio})
-            if not plan.all_changes:
-                continue
-            inner = bisect_range(probers, sub, plan, journal, seg, say, ends=sub_ends)
-            out.probes += inner.probes
-            out.rounds += inner.rounds
-            out.residual.extend(inner.residual)
-            for s in inner.steps:
-                s.share = s.effect / total if total and math.isfinite(s.effect) else math.nan
-                out.steps.append(s)
-        out.steps.sort(key=lambda s: commits.index(s.culprit) if s.culprit in commits else len(commits))
-    found = [s for s in out.steps if s.status == "found"]
-    out.share = sum(s.share for s in found if math.isfinite(s.share)) if found else math.nan
-    out.several = (len(found) > 1 or bool(out.residual)
-                   or any(s.share_p < plan.alpha / 3 for s in found if s is out.steps[0]))
-    return out
+            mu = mg if j < i else mb
+            x -= float(np.sum((y - mu) ** 2)) / (2 * s2)
+        ll.append(x)
+    ll = np.array(ll)
+    p = np.exp(ll - ll.max())
+    p /= p.sum()
+    return [(sub[i], float(q)) for i, q in zip(range(lo + 1, hi + 1), p)]
+
+
+def _more_runs(ctx: _Search, sub, lo, hi) -> int:
+    """About how many runs the rest of the search would take: the probes left at the layouts
+    the last probes took, and a confirmation."""
+    marks = [e for e in ctx.journal.log] if hasattr(ctx.journal, "log") else []
+    k = max([e.get("layouts", 0) for e in marks] + [ctx.plan.layouts])
+    left = max(1, math.ceil(math.log2(max(2, hi - lo))))
+    return (left + 2) * k * ctx.plan.runs
+
+
+def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dict:
+    """What a bisection of ``n_commits`` (GOOD and BAD included) will likely cost when BAD/GOOD
+    = ``ratio`` and a layout's value has relative sd ``noise`` (as the endpoints' first look
+    measured them): layouts per test from the always-valid boundaries, runs in all."""
+    d = abs(math.log(ratio)) / noise if noise > 0 else math.inf
+
+    def n_for(z_gap: float, level: float, first: int, sign: int = 0) -> int:
+        """The first look of the test's schedule at which it rejects with probability ~80%."""
+        ns = tuple(schedule(max(MIN_LAYOUTS, first), plan.cap))
+        c = gs_boundary(ns, level, one_sided=bool(sign)) + 0.84
+        return next((n for n in ns if z_gap * math.sqrt(n / 2.0) >= c), ns[-1])
+
+    ends = n_for(d, plan.alpha, plan.layouts)
+    probes = planned_probes(n_commits)
+    a = probe_level(plan.alpha, 1, probes)
+    bound = math.log((1 - a) / a)
+    # Wald's expected sample size, with the overshoot of the looks and the endpoints' own noise
+    per_probe = min(2 * plan.cap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
+    conf = n_for(d, family_level(plan.alpha, 1), plan.layouts, sign=1)
+    refs = max(ends, per_probe)  # GOOD and BAD follow the probes
+    used = refs  # the confirmation's fresh seeds start beyond every seed a decision used
+    runs = plan.runs * (2 * refs + probes * per_probe + 2 * (used + conf - per_probe))
+    return {"endpoint_layouts": ends, "probes": probes, "probe_layouts": per_probe, "confirm_layouts": conf,
+            "runs": runs, "step_in_noise_units": d}
 
 
 def share_test(prober, four: tuple, share_min: float, runs: int) -> float:
@@ -470,10 +810,6 @@ def rounds_needed(n_commits: int, k: int) -> int:
     return max(1, r)
 
 
-def probe_plan(plan: Plan, n_commits: int, k: int = 1) -> Plan:
-    """Each probe gets alpha / (planned probes) (Bonferroni): the chance that *any* probe of the
-    bisection is misjudged stays <= alpha."""
-    return dataclasses.replace(plan, confidence=1.0 - plan.alpha / planned_probes(n_commits, k))
 
 
 def split(lo: int, hi: int, cand: list[int], k: int) -> list[int]:
@@ -490,59 +826,52 @@ def split(lo: int, hi: int, cand: list[int], k: int) -> list[int]:
     return sorted(picks)
 
 
-def _total(prober, good, bad, plan: Plan, ends: Ends) -> float:
-    """log(BAD/GOOD) over the most layouts both were measured at by the end (less biased by
-    the early stop of the endpoints than the deciding look)."""
-    k = min(prober.kmax.get(good, 0), prober.kmax.get(bad, 0))
-    if k <= ends.layouts:
-        return ends.comparison.log_ratio
-    try:
-        c = change(prober.groups(good, k, ends.runs), prober.groups(bad, k, ends.runs),
-                   bool(prober.higher_is_better), plan.alpha, plan.min_effect)
-    except Skip:
-        return ends.comparison.log_ratio
-    return c.log_ratio
-
-
-def _one_step(prober, commits: list[str], plan: Plan, journal, segment, say) -> tuple[Step, int]:
-    """One change point with one prober (a plain bisection)."""
-    st, probes, _ = _k_step([prober], commits, plan, journal, segment, say)
-    return st, probes
-
-
-def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say) -> tuple[Step, int, int]:
+def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
+            ctx: _Search | None = None) -> tuple[Step, int, int]:
     """One change point with k probers: each round splits the window lo..hi (k+1)-ary
     (:func:`split`), probe j judged by prober j against GOOD and BAD measured by the same
     prober (never two machines in one comparison), the k judgements in parallel threads;
     then the marks are recorded in probe order (with the name of the prober that judged it)
-    and the window narrows to the last good / first bad mark.  Each probe is judged at
-    alpha / :func:`planned_probes` (n, k).  The confirmation runs on the first prober.
-    Returns (step, probes, rounds)."""
+    and the window narrows to the last good / first bad mark.  Each probe is judged at its
+    own level (:func:`probe_level`: every probe of the bisection counts).  The confirmation
+    runs on the first prober.  Returns (step, probes, rounds)."""
     probes = rounds = 0
     good, bad = commits[0], commits[-1]
     k = len(probers)
-    pplan = probe_plan(plan, len(commits), k)
     prober = probers[0]
+    ledger = prober.ledger
+    planned = ctx.planned if ctx is not None else planned_probes(len(commits), k)
     pool = ThreadPoolExecutor(max_workers=k - 1, thread_name_prefix="probe") if k > 1 else None
     try:
         while True:
             marks = journal.marks(segment)
             lo, hi, cand = _window(commits, marks)
+            if ctx is not None:
+                ctx.window = (commits, lo, hi)
             if not cand:
                 break
             picks = split(lo, hi, cand, k)
             rounds += 1
+            levels = []
+            for _ in picks:
+                ledger.probes += 1
+                levels.append(probe_level(plan.alpha, ledger.probes, planned))
             for i, pr in zip(picks, probers):
                 where = f" on {pr.name}" if k > 1 and pr.name else ""
-                say(f"probe {commits[i][:12]}{where} ({len(cand)} commit(s) left to test)")
-            futs = [pool.submit(judge_probe, pr, commits[i], good, bad, pplan)
-                    for i, pr in zip(picks[1:], probers[1:])] if pool else []
-            first = judge_probe(prober, commits[picks[0]], good, bad, pplan)  # the first prober: this thread
+                say(f"probe {commits[i][:12]}{where} ({len(cand)} commit(s) left to test; "
+                    f"{ledger.spent} runs spent" + (f" of {ledger.budget}" if ledger.budget else "") + ")")
+            futs = [pool.submit(judge_probe, pr, commits[i], good, bad, plan, lv)
+                    for i, pr, lv in zip(picks[1:], probers[1:], levels[1:])] if pool else []
+            first = judge_probe(prober, commits[picks[0]], good, bad, plan, levels[0])  # this thread
             judged = [first] + [f.result() for f in futs]
             for i, pr, j in zip(picks, probers, judged):
                 probes += 1
                 journal.record(segment, commits[i], j, pr.name)
                 say(f"{commits[i][:12]}: {j.describe()}" + (f" [{pr.name}]" if k > 1 and pr.name else ""))
+            if any(j.verdict == "uncertain" for j in judged):
+                # a probe undecided at 2x the test cap: its neighbours share most of its layouts and
+                # would be as undecided; the window is the answer (a range), not more probes
+                break
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -554,12 +883,16 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     if skipped:
         return Step("range", commits[lo], None, commits[lo + 1:hi + 1], skipped), probes, rounds
     culprit = commits[hi]
-    # the seeds any decision of this bisection (this session or an earlier one) used on the pair
-    ref = max([e.get("layouts", 0) for e in marks.values()] + [0])
-    used = max([plan.layouts] + [p.kmax.get(c, 0) for p in probers for c in (commits[lo], culprit)]
-               + [marks.get(c, {}).get("layouts", 0) for c in (commits[lo], culprit)]
-               + [ref for c in (commits[lo], culprit) if c in (good, bad)])
-    c, kc, effect = confirm(prober, commits[lo], culprit, plan, used)
+    # fresh seeds: beyond every seed any decision of this bisection (this session or an earlier
+    # one) used on *any* commit -- neighbouring commits share much of their layouts, so a seed
+    # selected on one is not fresh on the next
+    used = max([plan.layouts] + [p.kmax.get(c, 0) for p in probers for c in commits]
+               + [e.get("layouts", 0) for e in marks.values()])
+    ledger.confirmations += 1
+    y = prober.pool.y
+    sign = int(np.sign(y[bad].mean() - y[good].mean())) if good in y and bad in y else 0
+    c, kc, effect = confirm(prober, commits[lo], culprit, plan, used,
+                            level=family_level(plan.alpha, ledger.confirmations), sign=sign)
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes, rounds

@@ -90,18 +90,21 @@ def test_without_the_quirk_the_broken_commits_are_skipped_and_the_range_reported
     assert f"layoutbench bisect skip {sha(hist, 3)}" in log and "--why build" in log
 
 
-def test_a_history_of_layout_only_commits_is_within_layout_noise(tmp_path, workdir):
+def test_a_history_of_layout_only_commits_blames_nobody_and_claims_no_equivalence(tmp_path, workdir):
     m = make_history(tmp_path / "repo", 8, seed=5, regression=False, layout_only=[1, 2, 3, 5, 6, 8])
     assert m["regression"] is None
     v = bisect_json(m, tmp_path / "r.sqlite")
-    assert v["status"] == "noise" and v["culprit"] is None, v
-    assert "within layout noise" in v["message"]
+    assert v["culprit"] is None, v
     ends = v["endpoints"]
     assert ends["ci_low"] <= 1.0 <= ends["ci_high"]
-    # it stopped at the endpoints -- their interval lies within +-min_effect (0.5%), or the
-    # looks were spent -- and probed nothing else
-    assert ends["status"] in ("noise", "no-change") and v["cost"]["builds"] == 2
-    assert (1 / 1.005 < ends["ci_low"] and ends["ci_high"] < 1.005) or ends["layouts"] == v["settings"]["max_layouts"], ends
+    # it stopped at the endpoints and probed nothing else; without --prove-null it says what was
+    # not shown, never "within layout noise"
+    assert v["status"] == ends["status"] and v["status"] in ("noise", "not-shown") and v["cost"]["builds"] == 2, v
+    if v["status"] == "noise":  # an equivalence test passed on the way: its interval is inside +-0.5%
+        assert "within layout noise (a change of 0.5" in v["message"] and "or more is ruled out)" in v["message"]
+        assert 1 / 1.005 < ends["ci_low"] and ends["ci_high"] < 1.005, ends
+    else:
+        assert "no change of at least 0.5% shown" in v["message"] and "within layout noise" not in v["message"]
     # a single-layout bisection always blames somebody: here a commit that only moved code
     sl = v["single_layout"]
     assert sl["culprit"] in m["layout_only"] + [c["sha"] for c in m["commits"] if c["kind"] == "ordinary"]
@@ -211,3 +214,13 @@ def test_judge_exit_codes(hist, tmp_path):
     p = lb("judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["bad"], "--target",
            "cachegrind,local", "--args", ARGS, "--commit", sha(hist, 2), env=env, check=False)
     assert p.returncode == 128 and "give one --target" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_plan_prints_the_likely_cost_before_any_probe(hist, tmp_path):
+    """`bisect run --plan`: the endpoints' first look only (2 commits built), then the likely
+    cost at the noise and change it measured; nothing is probed."""
+    v = bisect_json(hist, tmp_path / "p.sqlite", "--plan")
+    assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["plan"]["probes"] >= 1, v
+    assert "likely cost" in v["message"] and v["ratio"] > 1.0
+    with sqlite3.connect(tmp_path / "p.sqlite") as c:
+        assert c.execute("select count(distinct commit_sha) from builds").fetchone()[0] == 2
