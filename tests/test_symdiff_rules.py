@@ -1,0 +1,199 @@
+"""symdiff's classification rules, one pair of small real images per rule: clang-19 compiles two
+freestanding C files, ld.lld-19 links them, and the pair differs by exactly what the rule is
+about (a function grown, one added before another, a variable moved from .bss to .data, a
+function placed in a data section whose code refers to moved symbols, an object added...)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from layoutbench import symdiff
+from layoutbench.symdiff.samecode import Stats, explain, explain_all
+
+A_C = """
+int counter = COUNTER_INIT;
+long table[4];
+PAD
+__attribute__((noinline, used)) static int helper(int x) { return x * HELPER_MUL + 1; }
+__attribute__((noinline, used)) int after(int x) { return helper(x) ^ 0x1234; }
+__attribute__((section(".data.code"), noinline, used)) int in_data(int x) { counter = 5; return helper(x) + 5; }
+long (*const ptrs[2])(int) = { (long (*)(int))helper, (long (*)(int))after };
+void _start(void) { for (;;) table[0] = in_data((int)table[1]) + ptrs[0](1) ; }
+"""
+B_C = """
+__attribute__((noinline, used)) static int b_local(int x) { return x - 7; }
+__attribute__((noinline, used)) int b_global(int x) { return b_local(x) * 9; }
+"""
+C_C = """
+__attribute__((noinline, used)) static int c_local(int x) { return x + 11; }
+__attribute__((noinline, used)) int c_global(int x) { return c_local(x) * 13; }
+"""
+BASE = {"COUNTER_INIT": "0", "PAD": "", "HELPER_MUL": "3"}
+VARIANTS = {
+    "base": {},
+    "pad": {"PAD": "__attribute__((noinline, used)) int pad(int x) { return x ^ 0x55; }"},
+    "data": {"COUNTER_INIT": "1"},
+    "grow": {"HELPER_MUL": "(x >> 3) * 11 + (x << 2) * 13 + x * 7 + (x ^ 0x5a5a) * 19 + 3"},
+    "const": {"HELPER_MUL": "5"},
+    "newobj": {},
+}
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sdrules")
+    (d / "a.c").write_text(A_C)
+    (d / "b.c").write_text(B_C)
+    (d / "c.c").write_text(C_C)
+    cc = ["clang-19", "-O1", "-fno-pic", "-ffreestanding", "-fno-asynchronous-unwind-tables", "-ffunction-sections",
+          "-fdata-sections", "-c"]
+    subprocess.run([*cc, "b.c", "-o", "b.o"], cwd=d, check=True)
+    subprocess.run([*cc, "c.c", "-o", "c.o"], cwd=d, check=True)
+    out = {}
+    for name, change in VARIANTS.items():
+        defs = [f"-D{k}={v}" for k, v in {**BASE, **change}.items()]
+        subprocess.run([*cc, *defs, "a.c", "-o", f"a-{name}.o"], cwd=d, check=True)
+        objs = [f"a-{name}.o", *(["c.o"] if name == "newobj" else []), "b.o"]
+        subprocess.run(["ld.lld-19", "-static", "-e", "_start", "-o", f"{name}.elf", *objs], cwd=d, check=True)
+        out[name] = d / f"{name}.elf"
+    return out
+
+
+def diff(images, a, b):
+    return symdiff.diff(symdiff.load_side(images[a]), symdiff.load_side(images[b]))
+
+
+def status(r) -> dict[str, str]:
+    return {s.name: s.status for s in r.symbols}
+
+
+def origin(r, section=".text"):
+    return next(o for o in r.origins if o.section == section)
+
+
+def test_the_same_image_is_placement_identical(images):
+    r = diff(images, "base", "base")
+    assert r.placement_identical and r.counts == {"unchanged": 9, "moved": 0, "changed": 0, "resized": 0, "added": 0,
+                                                  "removed": 0}
+    assert r.origins == [] and r.propagation is None and r.moved_by == {}
+    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (6, 6, 1.0)
+    assert r.compared == {"identical_bytes": 7, "same_after_masking": 0, "address_fields": 0, "llvm_objdump": 0}
+    d = r.to_dict()
+    assert d["placement_identical"] is True and d["shift_origin"] is None and d["moved"]["min"] is None
+    assert r.to_dict(all_symbols=False)["symbols"] == []
+
+
+def test_a_function_added_before_others_moves_them_and_is_the_origin(images):
+    r = diff(images, "base", "pad")
+    st = status(r)
+    assert st.pop("pad") == "added" and st.pop("ptrs") == "unchanged"
+    assert set(st.values()) == {"moved"}, st  # the code after it, and the data after the code
+    assert r.moved_by == {16: 8} and r.text_moved_by == {16: 6} and not r.page_quantized
+    o = origin(r)
+    assert (o.cause, o.symbol, o.responsible, o.detail) == ("added-symbol", "pad", "pad", "new func pad (6 bytes)")
+    assert [g.section for g in r.origins] == [".text", ".data", ".bss"]  # code first, then by address
+    assert origin(r, ".bss").cause == "section" and origin(r, ".bss").detail.startswith(".bss starts at 0x")
+    p = r.propagation
+    assert (p.section, p.moved, p.stayed, p.to_end, p.absorbed_at) == (".text", 5, 0, True, None)
+    assert p.first == o.address and p.last == max(s.new_addr for s in r.symbols if s.status == "moved"
+                                                  and s.section == ".text")
+    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (7, 0, 0.0)
+    helper = next(s for s in r.symbols if s.name == "helper")
+    assert (helper.object, helper.delta, helper.to_dict()["delta"]) == ("a.c", 16, 16)
+    assert [(ob.object, ob.counts["moved"], ob.counts["added"], ob.deltas) for ob in r.objects] == [
+        ("(global)", 6, 1, {16: 6}), ("a.c", 1, 0, {16: 1}), ("b.c", 1, 0, {16: 1})]
+    d = r.to_dict()
+    assert d["moved"] == {"symbols": 8, "by": {"16": 8}, "min": 16, "max": 16, "text_by": {"16": 6},
+                          "text_whole_pages": False}
+    assert d["shift_origin"]["cause"] == "added-symbol" and d["objects"][0]["total"] == 8
+
+
+def test_a_removed_function_is_the_origin(images):
+    r = diff(images, "pad", "base")
+    assert status(r)["pad"] == "removed" and r.counts["removed"] == 1 and r.moved_by == {-16: 8}
+    o = origin(r)
+    assert (o.cause, o.responsible, o.detail) == ("removed-symbol", "pad", "func pad (6 bytes) is gone")
+
+
+def test_a_table_of_addresses_naming_moved_functions_is_unchanged(images):
+    """ptrs (.rodata, before the code) holds the addresses of helper and after, which moved: its
+    bytes differ, but every difference is an address naming the same function."""
+    r = diff(images, "base", "pad")
+    assert status(r)["ptrs"] == "unchanged"
+    assert r.compared == {"identical_bytes": 6, "same_after_masking": 1, "address_fields": 2, "llvm_objdump": 0}
+
+
+def test_a_code_symbol_in_a_data_section_is_explained_as_code(images):
+    """in_data is a function linked into .data: its `movl $5, counter(%rip)` has an immediate after
+    the displacement (instruction end 4 bytes past the field), which only code is read for; its
+    call to helper is a PC-relative field too.  With counter = 1, .data grows and in_data moves by
+    more than helper and counter do: both fields differ, both name the same targets: moved."""
+    old, new = symdiff.load_side(images["base"]), symdiff.load_side(images["data"])
+    r = symdiff.diff(old, new)
+    s = next(s for s in r.symbols if s.name == "in_data")
+    assert (s.section, s.kind, s.status, s.delta) == (".data", "func", "moved", 4144)
+    o, n = old.by_key[next(k for k, v in old.by_key.items() if v.name == "in_data")], \
+        new.by_key[next(k for k, v in new.by_key.items() if v.name == "in_data")]
+    st = Stats()
+    ob, nb = old.bytes_of(o), new.bytes_of(n)
+    assert ob != nb
+    assert explain(old, o, new, n, ob, nb, st) is True and (st.masked, st.fields) == (1, 2)
+    st2 = Stats()
+    assert explain_all(old, new, [(o, n)], st2) == [True] and (st2.masked, st2.fields) == (1, 2)
+
+
+def test_bulk_and_one_at_a_time_explanations_agree_on_every_pair(images):
+    for a, b in (("base", "pad"), ("base", "data"), ("base", "const"), ("base", "newobj")):
+        old, new = symdiff.load_side(images[a]), symdiff.load_side(images[b])
+        symdiff.diff(old, new)  # gives the keys
+        pairs = [(o, new.by_key[k]) for k, o in old.by_key.items()
+                 if k in new.by_key and o.size == new.by_key[k].size and o.size and not o.sec.nobits]
+        st1, st2 = Stats(), Stats()
+        one = [explain(old, o, new, n, old.bytes_of(o), new.bytes_of(n), st1) for o, n in pairs]
+        assert explain_all(old, new, pairs, st2) == one, (a, b)
+        assert vars(st1) == vars(st2), (a, b)
+
+
+def test_a_variable_moved_from_bss_to_data_is_changed(images):
+    """counter = 0 lives in .bss; counter = 1 in .data: same size, but its initial value is now
+    1, not the zero .bss stands for."""
+    r = diff(images, "base", "data")
+    s = next(s for s in r.symbols if s.name == "counter")
+    assert (s.status, s.section) == ("changed", ".data")
+    st = status(r)
+    assert st["table"] == "moved" and st["in_data"] == "moved" and r.counts["changed"] == 1
+
+
+def test_a_same_size_edit_is_changed_by_its_instructions(images):
+    r = diff(images, "base", "const")
+    st = status(r)
+    assert st.pop("helper") == "changed" and set(st.values()) == {"unchanged"}
+    assert r.compared["llvm_objdump"] == 1 and r.origins == []
+    assert (r.text_unchanged_functions, r.text_functions) == (5, 6)
+    assert r.text_unchanged_share == pytest.approx(90 / 96)
+
+
+def test_a_grown_function_is_resized_and_the_origin_of_the_shift(images):
+    r = diff(images, "base", "grow")
+    h = next(s for s in r.symbols if s.name == "helper")
+    assert (h.status, h.old_size, h.new_size, h.delta) == ("resized", 6, 37, 0)
+    assert status(r)["after"] == "moved" and r.moved_by == {32: 7}
+    o = origin(r)
+    assert (o.cause, o.symbol, o.responsible, o.detail) == ("resized", "after", "a.c:helper",
+                                                            "helper grew by 31 bytes (6 -> 37)")
+    assert r.text_bytes == 37 + 13 + 41 + 4 + 11 + 21 and r.text_unchanged_bytes == 0
+
+
+def test_an_added_and_a_removed_object(images):
+    r = diff(images, "base", "newobj")
+    st = status(r)
+    assert (st["c_local"], st["c_global"], st["helper"], st["b_local"]) == ("added", "added", "unchanged", "moved")
+    o = origin(r)
+    assert (o.cause, o.responsible, o.detail) == ("added-object", "c.c", "object c.c is new (4 bytes of symbols in .text)")
+    assert [ob.object for ob in r.objects] == ["(global)", "a.c", "c.c", "b.c"]  # by first address
+    r = diff(images, "newobj", "base")
+    o = origin(r)
+    assert (o.cause, o.responsible, o.detail) == ("removed-object", "c.c", "object c.c is gone")
+    assert r.counts["removed"] == 2 and r.propagation.moved == 2
