@@ -1,0 +1,202 @@
+"""Layouts, linker scripts and the placement check on a real link small enough for the mutation
+runner: clang-19 compiles four objects (one with -ffunction-sections, one with a weak function,
+data, rodata and bss in each), every layout's plan is rendered with the minikernel's template,
+ld.lld-19 links it, and the placement check must accept the image -- and reject it the moment
+the plan and the image disagree."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+
+import pytest
+
+from layoutbench import elfinfo, layout, linkscript, placement, profile
+from layoutbench.errors import LayoutbenchError
+from layoutbench.layout import PAGE, LayoutPlan, Unit
+
+SOURCES = {
+    "boot/start.c": "void _start(void) { for (;;) ; }\nint boot_flag = 1;\n",
+    "kern/main.c": ("int main_counter = 3;\nconst int main_table[4] = {1, 2, 3, 4};\nlong main_scratch[8];\n"
+                    "int kmain(int x) { return x * main_table[x & 3] + main_counter++; }\n"
+                    "int kidle(int x) { return x ^ 0x5a; }\n"
+                    "__attribute__((weak)) int kweak(int x) { return x + 1; }\n"),
+    "net/ip.c": ("int ip_count;\nconst char ip_name[16] = \"ip\";\n"
+                 "int ip_input(int x) { ip_count += x; return ip_count * 3; }\n"
+                 "int ip_output(int x) { return ip_input(x) - 1; }\n"),
+    "dev/nic.c": "long nic_ring[32];\nint nic_rx(int x) { nic_ring[x & 31] = x; return 0; }\n",
+}
+ORDER = ["boot/start.o", "kern/main.o", "net/ip.o", "dev/nic.o"]
+
+
+@pytest.fixture(scope="module")
+def objs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("lunits")
+    for src, text in SOURCES.items():
+        (d / src).parent.mkdir(parents=True, exist_ok=True)
+        (d / src).write_text(text)
+        flags = ["-ffunction-sections", "-fdata-sections"] if src != "dev/nic.c" else []
+        subprocess.run(["clang-19", "-O1", "-fno-pic", "-ffreestanding", "-fno-asynchronous-unwind-tables",
+                        *flags, "-c", src, "-o", src.replace(".c", ".o")], cwd=d, check=True)
+    infos = [elfinfo.read_object(d / o, o) for o in ORDER]
+    img = profile.load("minikernel").image("kernel")
+    img = dataclasses.replace(img, entry="_start", base=0x400000)
+    return {"dir": d, "objects": infos, "by_name": {o.path: o for o in infos}, "image": img}
+
+
+def link(objs, plan: LayoutPlan, name: str):
+    d = objs["dir"]
+    script = d / f"{name}.ld"
+    script.write_text(linkscript.render(plan, objs["image"]))
+    out = d / name / "image.elf"
+    out.parent.mkdir(exist_ok=True)
+    linkscript.link("ld.lld-19", script, ORDER, d, out)
+    return out, elfinfo.read_image(out)
+
+
+@pytest.mark.parametrize("name,seed", [("default", 0), ("sorted", 0), ("aligned", 0), ("random", 3),
+                                       ("function-aligned", 0), ("padded", 2), ("shuffled", 5)])
+def test_every_layout_links_as_planned_and_keeps_its_promise(objs, name, seed):
+    plan = layout.make_plan(objs["objects"], name, seed, kernel="k", image="kernel", commit="c" * 40,
+                            pin_first=("boot/start.o",))
+    elf, image = link(objs, plan, f"{name}-{seed}")
+    got = placement.check(plan, objs["by_name"], image)
+    assert got.problems == []
+    assert image.symbol("__lb_plan_id").value == plan.plan_id
+    # every unit of every kind has a start, boot/start.o's code first
+    for kind in layout.KINDS:
+        assert {o for k, o in got.starts if k == kind} == {u.object for u in plan.groups[kind]}, kind
+    first = plan.groups["text"][0]  # the pinned boot code, on a page here: only padded pads before it
+    assert first.object == "boot/start.o"
+    assert got.starts[("text", "boot/start.o")] == image.symbol("__lb_text_units").value + first.gap
+    text = [(got.starts[("text", "boot/start.o")], "boot/start.o")] + layout.text_order(plan, got.starts)
+    if name in ("sorted", "aligned"):
+        assert [o for _, o in text] == ["boot/start.o", "dev/nic.o", "kern/main.o", "net/ip.o"]
+    if name == "aligned":
+        assert all(a % PAGE == 0 for a, _ in text)
+    if name == "random":
+        lead = plan.groups["text"][1].gap
+        assert lead > 0 and text[1][0] - text[0][0] >= lead
+    if name == "function-aligned":
+        assert all(image.symbol(f).value % 64 == 0 for f in ("kmain", "kidle", "ip_input", "ip_output"))
+    # the record written beside the image is read back for this image only
+    rec = placement.record(elf, plan, got, image)
+    marks = placement.markers(plan, image)
+    assert placement.recorded(elf, f"0x{plan.plan_id:07x}", marks) == got.starts
+    assert placement.recorded(elf, f"0x{plan.plan_id + 1:07x}", marks) is None
+    moved = {**marks, "__lb_text_units": marks["__lb_text_units"] + 16}
+    assert placement.recorded(elf, f"0x{plan.plan_id:07x}", moved) is None
+    data = json.loads(rec.read_text())
+    assert data["format"] == 1 and data["image_size"] == elf.stat().st_size
+
+
+def test_a_plan_the_image_does_not_follow_is_rejected_naming_the_symbol(objs):
+    plan = layout.make_plan(objs["objects"], "sorted", 0, pin_first=("boot/start.o",))
+    elf, image = link(objs, plan, "sorted-check")
+    # the same objects in another order: the replay puts kern/main.o elsewhere
+    other = layout.make_plan(objs["objects"], "default", 0, pin_first=("boot/start.o",))
+    with pytest.raises(LayoutbenchError, match=r"placement check failed for image.elf \(default, seed 0\): "
+                                               r"kern/main.o \.text\.kmain: kmain should be at 0x[0-9a-f]+ by the plan "
+                                               r"\(text unit 1\), but is at 0x[0-9a-f]+ \(and \d+ more\)"):
+        placement.check(other, objs["by_name"], image)
+    # one gap more before a unit: everything after it is off, and the text end too
+    shifted = layout.make_plan(objs["objects"], "sorted", 0, pin_first=("boot/start.o",))
+    shifted.groups["text"][2].gap += 16
+    problems = placement.replay(shifted, objs["by_name"], image).problems
+    assert problems[-1].startswith("text units end at 0x")
+    # every function from the shifted unit on (the weak kweak is not checked), none before it
+    assert [p.split(":")[1].split()[0] for p in problems[:-1]] == ["kmain", "kidle", "ip_input", "ip_output"]
+    assert problems[0].startswith("kern/main.o .text.kmain: kmain should be at")
+    # an object the link did not have
+    missing = layout.make_plan(objs["objects"], "sorted", 0)
+    missing.groups["data"].append(Unit("lib/gone.o"))
+    assert "data unit 2: object lib/gone.o is not among the linked objects" in \
+        placement.replay(missing, objs["by_name"], image).problems
+    # the layout's promise is checked too: a sorted plan whose objects are not sorted
+    fake = dataclasses.replace(other, layout="sorted")
+    assert any("not sorted" in p for p in placement.promise(fake, objs["by_name"],
+                                                             placement.replay(other, objs["by_name"], image),
+                                                             image))
+
+
+def test_a_weak_definition_is_not_checked_where_a_strong_one_may_win(objs):
+    plan = layout.make_plan(objs["objects"], "default", 0)
+    _, image = link(objs, plan, "weak")
+    assert placement.replay(plan, objs["by_name"], image).problems == []
+    sec = next(s for s in objs["by_name"]["kern/main.o"].sections if s.name == ".text.kweak")
+    assert [s.bind for s in sec.symbols] == ["weak"]
+
+
+def test_recorded_refuses_a_record_that_is_not_whole(objs, tmp_path):
+    plan = layout.make_plan(objs["objects"], "default", 0)
+    elf, image = link(objs, plan, "rec")
+    got = placement.check(plan, objs["by_name"], image)
+    rec = placement.record(elf, plan, got, image)
+    pid, marks = f"0x{plan.plan_id:07x}", placement.markers(plan, image)
+    good = json.loads(rec.read_text())
+    assert set(marks) == {"__lb_text_units", "__lb_text_units_end", "__lb_rodata_units", "__lb_data_units",
+                          "__lb_bss_units"}
+    for bad in ({**good, "format": 2}, {**good, "format": True}, {**good, "image_size": good["image_size"] + 1},
+                {**good, "markers": {**good["markers"], "__lb_nowhere": 1}}, {**good, "markers": []},
+                {**good, "starts": good["starts"] + [good["starts"][0]]},
+                {**good, "starts": [["text", "boot/start.o", 1.5]]}, {**good, "starts": [["text", 3, 1]]}):
+        rec.write_text(json.dumps(bad))
+        assert placement.recorded(elf, pid, marks) is None, bad
+    rec.write_text("{not json")
+    assert placement.recorded(elf, pid, marks) is None
+    rec.unlink()
+    assert placement.recorded(elf, pid, marks) is None
+
+
+def test_render_writes_each_unit_as_the_linker_needs_it(objs):
+    plan = LayoutPlan("k", "kernel", "0123456789abcdef", "padded", 4, groups={
+        "text": [Unit("a.o", None, 1, 0), Unit("b.o", [".text.f", ".text.g"], 64, 32)], "rodata": [],
+        "data": [Unit("a.o", None, PAGE, 0)], "bss": []})
+    s = linkscript.render(plan, objs["image"])
+    assert s.startswith(f"/* layoutbench: kernel=k image=kernel commit=0123456789ab layout=padded seed=4 "
+                        f"plan=0x{plan.plan_id:07x} */\n")
+    assert '    "a.o"(.text .text.[0-9a-zA-Z_]*)\n    . = ALIGN(64);\n    . += 32;\n    "b.o"(.text.f .text.g)\n' in s
+    assert '    . = ALIGN(4096);\n    "a.o"(.data .data.[0-9a-zA-Z_]*)\n' in s
+    assert "ENTRY(_start)" in s and ". = 0x400000;" in s and f"__lb_plan_id = 0x{plan.plan_id:07x};" in s
+    f = linkscript.render_fragment(plan)
+    assert f.splitlines()[1:] == ["__lb_text_units = .;", '"a.o"(.text .text.[0-9a-zA-Z_]*)', ". = ALIGN(64);",
+                                  ". += 32;", '"b.o"(.text.f .text.g)', "__lb_text_units_end = .;"]
+    bad = objs["dir"] / "bad.ld.in"
+    bad.write_text("ENTRY(${entry}) ${nonsense}\n")
+    with pytest.raises(LayoutbenchError, match=r"bad.ld.in: bad placeholder 'nonsense'; use \$\{entry\}"):
+        linkscript.render(plan, dataclasses.replace(objs["image"], template=bad))
+
+
+def test_a_failing_link_is_one_line(objs):
+    d = objs["dir"]
+    script = d / "fail.ld"
+    script.write_text(linkscript.render(layout.make_plan(objs["objects"], "default", 0), objs["image"]))
+    with pytest.raises(LayoutbenchError, match=r"linking out.elf with fail.ld failed: .*no-such.o"):
+        linkscript.link("ld.lld-19", script, ["no-such.o"], d, d / "out.elf")
+    with pytest.raises(LayoutbenchError, match="linker 'no-such-ld' not found; install lld-19"):
+        linkscript.link("no-such-ld", script, ORDER, d, d / "out.elf")
+
+
+def test_plan_ids_json_and_gaps():
+    objs = [elfinfo.ObjectInfo(f"o{i}.o", [elfinfo.InputSection(".text", 64, 16, 0x6, []),
+                                            elfinfo.InputSection(".data", 8, 8, 0x3, [])]) for i in range(6)]
+    ids = set()
+    text_gaps, data_gaps = [], []
+    for seed in range(1, 200):
+        p = layout.make_plan(objs, "random", seed)
+        ids.add(p.plan_id)
+        assert 0 <= p.plan_id < 1 << 28
+        text_gaps.append(p.groups["text"][0].gap)
+        data_gaps.append(p.groups["data"][0].gap)
+        back = LayoutPlan.from_json(p.to_json())
+        assert back == p and json.loads(p.to_json())["plan_id"] == f"0x{p.plan_id:07x}"
+    assert len(ids) == 199  # distinct plans, distinct ids
+    # KARL's gaps: below 3 pages before the code, below a page before rodata/data/bss, multiples of 16
+    assert max(text_gaps) < 3 * PAGE and max(text_gaps) >= 2 * PAGE and all(g % 16 == 0 for g in text_gaps)
+    assert max(data_gaps) < PAGE and max(data_gaps) >= PAGE // 2 and all(g % 16 == 0 for g in data_gaps)
+    assert layout.draw(1, "x", 64) in range(0, 64, 16)
+    pad = layout.make_plan([elfinfo.ObjectInfo("f.o", [elfinfo.InputSection(f".text.f{i}", 8, 1, 0x6, [])
+                                                      for i in range(300)])], "padded", 1).groups["text"]
+    gaps = [u.gap for u in pad]
+    assert max(gaps) == layout.MAX_PAD - 16 and min(gaps) == 0 and all(g % 16 == 0 for g in gaps)
