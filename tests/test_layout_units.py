@@ -200,3 +200,36 @@ def test_plan_ids_json_and_gaps():
                                                       for i in range(300)])], "padded", 1).groups["text"]
     gaps = [u.gap for u in pad]
     assert max(gaps) == layout.MAX_PAD - 16 and min(gaps) == 0 and all(g % 16 == 0 for g in gaps)
+
+
+def test_a_seed_gives_the_same_layout_in_every_version():
+    """Stored runs name their layout by seed (``random:3``), and a resumed or extended run adds
+    runs to the same seeds: the order and gaps a seed gives are fixed, not just deterministic
+    within one version.  These are BLAKE2b keyed with the seed (see the README)."""
+    names = ["boot/start.o", "kern/main.o", "net/ip.o", "dev/nic.o", "lib/a.o", "lib/b.o"]
+    assert layout.get("random").order(names, 1) == ["kern/main.o", "lib/b.o", "boot/start.o", "lib/a.o", "net/ip.o",
+                                                    "dev/nic.o"]
+    assert layout.get("random").order(names, 2) == ["lib/a.o", "boot/start.o", "net/ip.o", "kern/main.o", "lib/b.o",
+                                                    "dev/nic.o"]
+    assert [layout.get("random").lead_gap(k, 2) for k in ("text", "rodata", "data")] == [6704, 1072, 1184]
+    assert layout.Shuffled.inner("o.o", [".text.a", ".text.b", ".text.c", ".text.d"], 2) == [
+        ".text.b", ".text.c", ".text.a", ".text.d"]
+    assert layout.keyed_rank(1, "kern/main.o") == 0x26ad968de2f2d05c
+
+
+def test_the_promises_name_what_is_out_of_place(objs):
+    plan = layout.make_plan(objs["objects"], "sorted", 0, pin_first=("boot/start.o",))
+    starts = {("text", "boot/start.o"): 0x1000, ("text", "dev/nic.o"): 0x1100, ("text", "kern/main.o"): 0x1200,
+              ("text", "net/ip.o"): 0x1300}
+    assert layout.get("sorted").promise(plan, objs["by_name"], starts, {}) == []
+    swapped = {**starts, ("text", "kern/main.o"): 0x1050}
+    assert layout.get("sorted").promise(plan, objs["by_name"], swapped, {}) == [
+        "layout sorted: objects are not sorted by name in the image (first out of place: kern/main.o)"]
+    addrs = {"_start": {0x1000}, "kmain": {0x1040}, "kidle": {0x1080}, "kweak": {0x10c0}, "ip_input": {0x1100},
+             "ip_output": {0x1140}, "nic_rx": {0x1180}}
+    fa = layout.get("function-aligned")
+    assert fa.promise(plan, objs["by_name"], starts, addrs) == []
+    assert fa.promise(plan, objs["by_name"], starts, {**addrs, "ip_output": {0x1144}}) == [
+        "layout function-aligned: ip_output (net/ip.o) is not on 64 bytes"]
+    # a name defined twice (a static function in two objects): one address on 64 bytes is enough
+    assert fa.promise(plan, objs["by_name"], starts, {**addrs, "kidle": {0x1084, 0x10c0}}) == []
