@@ -1,0 +1,209 @@
+"""history's analysis from a real store: which samples a point pools (the series' target, host,
+mode, arguments, image, layouts and each point's own target configuration -- nothing else), how
+consecutive points are compared (paired over the random seeds, Holm-adjusted across every step and
+metric), and the noise rule (a change only single layouts show is "within layout noise").
+The store is a real SQLite file filled through Store.add_run; the commits are a real git repository."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from layoutbench import history, layout, metrics, stats
+from layoutbench.build import Variant
+from layoutbench.errors import LayoutbenchError
+from layoutbench.store import RunKey, Store
+from layoutbench.targets import RunResult
+
+from conftest import git
+
+SPECS = [("sorted", 0), ("random", 1), ("random", 2), ("random", 3), ("random", 4)]
+#: per random seed, a layout effect shared by every commit (what pairing cancels)
+LAYOUT = {1: 1.00, 2: 1.03, 3: 0.98, 4: 1.05}
+RUN = [1.000, 1.002, 0.998]  #: three runs of every variant
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    shas = []
+    for i in range(6):
+        (r / "f.txt").write_text(f"{i}\n")
+        git(r, "add", "-A")
+        git(r, "commit", "-qm", f"commit {i}")
+        shas.append(git(r, "rev-parse", "HEAD"))
+    return r, shas
+
+
+def _variant(tmp: Path, commit: str, name: str, seed: int) -> Variant:
+    plan = layout.LayoutPlan("k", "hosted", commit, name, seed, {"text": []})
+    out = tmp / "v" / f"{commit[:8]}-{name}-{seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plan.json").write_text(plan.to_json())
+    return Variant("k", commit, "hosted", name, seed, out / "image.elf", out / "plan.json", out / "link.ld",
+                   f"{commit[:8]}{name}{seed}".ljust(64, "0"), f"0x{plan.plan_id:07x}", True)
+
+
+def _measure(store, tmp, commit, values: dict, *, target="local", host="h1", mode="rerun", args="", config="cfgA",
+             image="hosted", status="ok"):
+    """Store runs of `commit`: values maps (layout, seed) -> the variant's center; cycles (lower is
+    better) and ops (higher is better, its inverse)."""
+    for (name, seed), center in values.items():
+        v = _variant(tmp, commit, name, seed)
+        v = Variant(v.kernel, v.commit, image, v.layout, v.seed, v.elf, v.plan_path, v.script, v.sha256, v.plan_id,
+                    True)
+        bid = store.build_id(v, {"quirks": []})
+        for rep, f in enumerate(RUN):
+            x = center * f
+            samples = [metrics.Sample("cycles", x, "cycles", False), metrics.Sample("ops", 1e6 / x, "1/s", True)]
+            store.add_run(bid, RunKey(target, host, mode, args, config), rep,
+                          RunResult(status, 0, "", 0.1, "native", host, samples if status == "ok" else []),
+                          Path("/dev/null"), 0.0)
+
+
+def _values(factor: float, sorted_factor: float | None = None, jitter=None) -> dict:
+    out = {("sorted", 0): 1000.0 * (sorted_factor if sorted_factor is not None else factor)}
+    for s, e in LAYOUT.items():
+        out[("random", s)] = 1000.0 * factor * e * (jitter[s - 1] if jitter else 1.0)
+    return out
+
+
+def _series(repo_path, shas, points, configs=None) -> history.Series:
+    return history.Series("k", str(repo_path), "", shas[0], shas[-1], shas, "local", "h1", "hosted", "rerun", "",
+                          SPECS, 3, {c: {"status": "ok", "config": (configs or {}).get(c, "cfgA")} for c in points})
+
+
+def test_a_point_pools_exactly_the_series_runs(repo, tmp_path):
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[1], _values(1.0))
+    # runs the series must leave out: every one of them would show as a 50% change
+    for other in ({"target": "qemu"}, {"host": "h2"}, {"mode": "reboot"}, {"args": "n=5"}, {"config": "cfgB"},
+                  {"image": "kernel"}):
+        _measure(store, tmp_path, shas[1], _values(1.5), **other)
+    _measure(store, tmp_path, shas[1], {("random", 9): 1500.0})  # a seed the series does not hold
+    _measure(store, tmp_path, shas[2], _values(1.5))  # a commit that is not a point
+    h = history.analyse(store, _series(r, shas, [shas[0], shas[1]]))
+    p = h.point(shas[1][:10])
+    assert p.groups["cycles"] == {layout.label(n, s): [v * f for f in RUN] for (n, s), v in _values(1.0).items()}
+    assert len(p.runs) == 15 and len(p.samples) == 30
+    assert [(x["rep"], x["layout"], x["seed"]) for x in p.runs[:6]] == [
+        (0, "sorted", 0), (0, "random", 1), (0, "random", 2), (0, "random", 3), (0, "random", 4), (1, "sorted", 0)]
+    assert h.changes == []
+    assert h.metrics == {"cycles": {"unit": "cycles", "higher_is_better": False},
+                         "ops": {"unit": "1/s", "higher_is_better": True}}
+    assert (p.index, p.info["subject"], p.status) == (1, "commit 1", "ok")
+    # a point measured under another configuration is read under its own
+    h = history.analyse(store, _series(r, shas, [shas[0], shas[1]], {shas[1]: "cfgB"}))
+    assert h.point(shas[1]).groups["cycles"]["random:2"] == [1500.0 * 1.03 * f for f in RUN]
+    # only the metrics asked for; an unknown one is a one-line error
+    assert list(history.analyse(store, _series(r, shas, [shas[0]]), metrics=["ops"]).metrics) == ["ops"]
+    with pytest.raises(LayoutbenchError, match="no samples of metric 'nope' in this history; metrics are: cycles, ops"):
+        history.analyse(store, _series(r, shas, [shas[0]]), metrics=["nope"])
+    store.close()
+
+
+def test_steps_are_paired_over_the_seeds_and_the_noise_rule(repo, tmp_path):
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[2], _values(1.0))                      # 0 -> 2: nothing
+    _measure(store, tmp_path, shas[3], _values(1.05))                     # 2 -> 3: 5% slower, every layout
+    _measure(store, tmp_path, shas[5], _values(1.05, sorted_factor=1.0))  # 3 -> 5: sorted alone 5% faster
+    h = history.analyse(store, _series(r, shas, [shas[0], shas[2], shas[3], shas[5]]), min_effect=0.01)
+    got = {(c.commit, c.metric): c for c in h.changes}
+    assert set(got) == {(shas[3], "cycles"), (shas[3], "ops"), (shas[5], "cycles"), (shas[5], "ops")}
+    c = got[shas[3], "cycles"]
+    assert (c.kind, c.verdict, c.prev, c.commits_between) == ("code change", "slower", shas[2], 1)
+    assert c.ratio == pytest.approx(1.05) and c.ci_low == pytest.approx(1.05) and c.ci_high == pytest.approx(1.05)
+    assert c.single_layout == {k: pytest.approx(1.05) for k in ("sorted", "random:1", "random:2", "random:3",
+                                                               "random:4")}
+    assert got[shas[3], "ops"].verdict == "slower" and got[shas[3], "ops"].ratio == pytest.approx(1 / 1.05)
+    n = got[shas[5], "cycles"]
+    assert (n.kind, n.worst_single, n.commits_between, n.prev) == ("within layout noise", "sorted", 2, shas[3])
+    assert n.single_layout["sorted"] == pytest.approx(1 / 1.05) and n.ratio == pytest.approx(1.0)
+    assert n.to_dict()["kind"] == "within layout noise" and c.effect == pytest.approx(0.05)
+    # the step 0 -> 2 is no change at all: not listed
+    assert all(ch.prev != shas[0] for ch in h.changes)
+    # with a minimum effect above 5%, neither step is anything
+    assert history.analyse(store, _series(r, shas, [shas[0], shas[2], shas[3], shas[5]]), min_effect=0.06).changes == []
+    text = history.summary_text(h, "cycles")
+    assert "changes (confidence 95%, at least 1%):" in text and "code change" in text and "within layout noise" in text
+    assert f"somewhere in 2 commits after {shas[3][:12]}" in text
+    store.close()
+
+
+def test_holm_counts_every_step_and_metric_of_the_history(repo, tmp_path):
+    """A step whose paired p-value alone is below 0.05 but not once the history's other steps and
+    metrics are counted (Holm) is no code change; its single layouts still say it moved."""
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    jitter = [1.0, 1.008, 0.993, 1.002]
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[1], _values(1.0))
+    _measure(store, tmp_path, shas[2], _values(1.0))
+    _measure(store, tmp_path, shas[3], _values(1.012, jitter=jitter))
+    pts = [shas[0], shas[1], shas[2], shas[3]]
+    h = history.analyse(store, _series(r, shas, pts), min_effect=0.005)
+    ga, gb = h.point(shas[2]).groups["cycles"], h.point(shas[3]).groups["cycles"]
+    raw = history.point_comparison(ga, gb, False, 0.95, 0.005)
+    assert 0.01 < raw.p_value < 0.05 and raw.verdict == "slower"  # alone: a code change
+    fam = [history.point_comparison(h.point(a).groups[m], h.point(b).groups[m], m == "ops", 0.95, 0.005)
+           for a, b in zip(pts, pts[1:]) for m in ("cycles", "ops")]
+    assert stats.adjust([f.p_raw for f in fam], "holm")[4] > 0.05  # 6 tests: no longer significant
+    ch = [c for c in h.changes if c.commit == shas[3] and c.metric == "cycles"]
+    assert len(ch) == 1 and ch[0].kind == "within layout noise" and ch[0].verdict == "no difference"
+    # the same step alone (one step, one metric: a family of one) is a code change
+    h2 = history.analyse(store, _series(r, shas, [shas[2], shas[3]]), metrics=["cycles"], min_effect=0.005)
+    assert [(c.kind, c.verdict) for c in h2.changes] == [("code change", "slower")]
+    assert h2.changes[0].ci_low > 1
+    store.close()
+
+
+def test_a_point_whose_runs_all_failed_and_one_not_built(repo, tmp_path):
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[1], _values(1.0), status="timeout")
+    _measure(store, tmp_path, shas[3], _values(1.0))
+    s = _series(r, shas, [shas[0], shas[1], shas[2], shas[3]])
+    s.points[shas[2]] = {"status": "build-failed", "message": "lib/x.c: error: boom"}
+    h = history.analyse(store, s)
+    assert [p.status for p in h.points] == ["ok", "runs-failed", "build-failed", "ok"]
+    assert [p.commit for p in h.measured()] == [shas[0], shas[3]]
+    assert h.previous(h.point(shas[3])) is h.point(shas[0]) and h.previous(h.point(shas[0])) is None
+    text = history.summary_text(h)
+    assert "not measured:" in text and f"{shas[2][:12]}  build-failed: lib/x.c: error: boom" in text
+    d = h.to_dict()
+    assert [p["status"] for p in d["points"]] == ["ok", "runs-failed", "build-failed", "ok"]
+    assert d["points"][0]["subject"] == "commit 0" and "commit" not in d["points"][0]["values"]
+    store.close()
+
+
+def test_point_comparison_uses_the_seeds_or_else_the_common_layouts():
+    a = {"sorted": [100.0, 100.2], "random:1": [100.0, 100.1], "random:2": [101.0, 101.1]}
+    b = {"sorted": [110.0, 110.2], "random:1": [100.0, 100.1], "random:2": [101.0, 101.1]}
+    c = history.point_comparison(a, b, False, 0.95, 0.01)
+    assert c.paired and c.n_pairs == 2 and c.ratio == pytest.approx(1.0)  # sorted left out
+    only_fixed = history.point_comparison({"sorted": [1.0, 1.1], "aligned": [2.0, 2.1]},
+                                          {"sorted": [1.2, 1.3], "aligned": [2.4, 2.5]}, False, 0.95, 0.01)
+    assert only_fixed.n_pairs == 2  # no two seeds in common: the fixed layouts, paired
+    assert history.point_comparison({"random:1": [1.0]}, {"random:2": [1.0]}, False, 0.95, 0.01) is None
+    assert history.point_comparison({"random:1": [1.0, -1.0]}, {"random:1": [1.0, 1.0]}, False, 0.95, 0.01) is None
+    assert history.compare_points(a, a, False, 0.95, 0.01) is None
+
+
+def test_parse_interval_and_choose_by_date():
+    assert [history.parse_interval(t) for t in ("90s", "2m", "1.5h", "1d", "2w")] == [90, 120, 5400, 86400, 1209600]
+    with pytest.raises(LayoutbenchError, match="bad interval 'soon'"):
+        history.parse_interval("soon")
+    dates = {"a": 0.0, "b": 3600.0, "c": 86400.0, "d": 86400.0 + 10, "e": 2 * 86400.0}
+    assert history.choose(list(dates), every=86400.0, dates=dates) == ["a", "c", "e"]
+    assert history.choose(list(dates), step=2) == ["a", "c", "e"]
+    assert history.choose(list(dates), step=3) == ["a", "d", "e"]
+    assert math.isfinite(history.parse_interval(" 3 d "))
