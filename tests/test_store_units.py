@@ -47,10 +47,10 @@ def test_store_a_repetition_stored_again_replaces_the_old_one(store, tmp_path):
     assert json.loads(row["toolchain"]) == {"cc": "clang 19", "ld": "lld 19"} and json.loads(row["quirks"]) == ["q1"]
     assert json.loads(row["plan"])["seed"] == 1 and row["plan_id"] == v.plan_id
     key = RunKey("local", "h1", "rerun", "n=5", "cfg1")
-    first = store.add_run(bid, key, 0, _result("timeout"), Path("/tmp/log0"), 10.0)
+    store.add_run(bid, key, 0, _result("timeout"), Path("/tmp/log0"), 10.0)
     assert store.done(bid, key) == {0: "timeout"}
-    second = store.add_run(bid, key, 0, _result("ok", 3.0), Path("/tmp/log1"), 11.0)
-    assert second and first and store.done(bid, key) == {0: "ok"}
+    store.add_run(bid, key, 0, _result("ok", 3.0), Path("/tmp/log1"), 11.0)
+    assert store.done(bid, key) == {0: "ok"}
     runs = store.runs(build_id=bid)
     assert len(runs) == 1 and runs[0]["log_path"] == "/tmp/log1" and runs[0]["started"] == 11.0
     assert [(s["metric"], s["value"]) for s in store.samples(build_id=bid)] == [("cycles", 3.0), ("ops", 6.0)]
