@@ -75,7 +75,7 @@ MODULES: dict[str, dict] = {
     "history": {"files": ["layoutbench/history.py"],
                 "tests": ["tests/test_units.py", "tests/test_history_analysis.py"]},
     "quirks": {"files": ["layoutbench/quirks.py"],
-               "tests": ["tests/test_quirks.py", "-k", "prepare or range or naming or errors_and"]},
+               "tests": ["tests/test_quirks.py", "-k", "prepare or from_until or naming or errors_and"]},
     "symdiff": {"files": ["layoutbench/symdiff/classify.py", "layoutbench/symdiff/samecode.py",
                           "layoutbench/symdiff/model.py"],
                 "tests": ["tests/test_symdiff_rules.py"]},
@@ -222,7 +222,8 @@ def mutants_of(relpath: str, root: Path = ROOT) -> list[Mutant]:
             b, a = _short(before), _short(after)
             if b == a:
                 continue
-            out.append(Mutant(relpath, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), i, op, arg,
+            at = node.ifs[arg] if isinstance(node, ast.comprehension) else node  # a comprehension has no line
+            out.append(Mutant(relpath, getattr(at, "lineno", 0), getattr(at, "col_offset", 0), i, op, arg,
                               f"{op}: {b} -> {a}"))
     return out
 

@@ -159,23 +159,24 @@ patch = "note.patch"
 name = "last-env"
 all = true
 env = { SHARED = "last", LATE = 3 }
+run = "echo ran > ran.txt"
 ''')
     src = source.export(_checkout(small, 2), tmp_path / "src")
     log = tmp_path / "build.log"
     env = quirks.prepare(qs, src, log)
     assert env == {"EXTRA_CFLAGS": "-Wno-error", "SHARED": "last", "LATE": "3"}
-    assert (src / "note.txt").read_text() == "patched by a quirk\n"
+    assert (src / "note.txt").read_text() == "patched by a quirk\n" and (src / "ran.txt").read_text() == "ran\n"
     assert [ln for ln in log.read_text().splitlines() if ln.startswith("# quirk")] == [
         "# quirk first-env:  (env EXTRA_CFLAGS=-Wno-error SHARED=first)",
         "# quirk the-patch:  (patch note.patch)",
-        "# quirk last-env:  (env LATE=3 SHARED=last)",
+        "# quirk last-env:  (env LATE=3 SHARED=last, run 'echo ran > ran.txt')",
     ]
     # the patch first, then the variables: still none of the shell's
     src2 = source.export(_checkout(small, 3), tmp_path / "src2")
     assert quirks.prepare([qs[1], qs[0]], src2, log) == {"EXTRA_CFLAGS": "-Wno-error", "SHARED": "first"}
 
 
-def test_quirk_range_commits_and_all(small):
+def test_quirk_from_until_commits_and_all(small):
     from layoutbench import quirks
 
     c = small["shas"]
