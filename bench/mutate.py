@@ -372,7 +372,9 @@ def main(argv=None) -> int:
         tree = Path(tmp) / "tree"
         _copy_tree(tree)
         for name in names:
-            results.append(run_module(name, MODULES[name], tree, args, eqs, say))
+            r = run_module(name, MODULES[name], tree, args, eqs, say)
+            results.append(r)
+            say(f"{name}: {r['killed']}/{r['total']} killed, {len(r['equivalent'])} equivalent")
     cmd = "python3 bench/mutate.py" + "".join(f" --module {n}" for n in (args.module or [])) + \
         (f" --max {args.max} --seed {args.seed}" if args.max else "")
     if args.json:

@@ -582,3 +582,12 @@ def test_summarize_gives_an_interval_for_small_spreads():
     assert s.stdev == pytest.approx(np.std([1.00, 1.02, 1.01, 1.05, 0.99, 1.03, 1.04, 1.00], ddof=1))
     one = summarize([3.0])
     assert (one.ci_low, one.ci_high, one.stdev, one.outliers) == (3.0, 3.0, 0.0, [])
+
+
+def test_numpy_values_become_json_values():
+    from layoutbench.stats import _jsonable
+
+    d = _jsonable({1: np.bool_(True), "t": (np.float64(math.nan), np.int64(3), np.float32(0.5)), "s": "x"})
+    assert d == {"1": True, "t": [None, 3, 0.5], "s": "x"}
+    assert type(d["1"]) is bool and type(d["t"][1]) is int
+    json.dumps(d, allow_nan=False)
