@@ -23,7 +23,7 @@ long (*const ptrs[2])(int) = { (long (*)(int))helper, (long (*)(int))after };
 void _start(void) { for (;;) table[0] = in_data((int)table[1]) + ptrs[0](1) ; }
 """
 B_C = """
-__attribute__((noinline, used)) static int b_local(int x) { return x - 7; }
+BALIGN __attribute__((noinline, used)) static int b_local(int x) { return x - 7; }
 __attribute__((noinline, used)) int b_global(int x) { return b_local(x) * 9; }
 """
 C_C = """
@@ -38,6 +38,8 @@ VARIANTS = {
     "grow": {"HELPER_MUL": "(x >> 3) * 11 + (x << 2) * 13 + x * 7 + (x ^ 0x5a5a) * 19 + 3"},
     "const": {"HELPER_MUL": "5"},
     "newobj": {},
+    "al": {},  # b.o's first function on 256 bytes: what grows before it is absorbed
+    "al-grow": {"HELPER_MUL": "(x >> 3) * 11 + (x << 2) * 13 + x * 7 + (x ^ 0x5a5a) * 19 + 3"},
 }
 
 
@@ -49,14 +51,15 @@ def images(tmp_path_factory):
     (d / "c.c").write_text(C_C)
     cc = ["clang-19", "-O1", "-fno-pic", "-ffreestanding", "-fno-asynchronous-unwind-tables", "-ffunction-sections",
           "-fdata-sections", "-c"]
-    subprocess.run([*cc, "b.c", "-o", "b.o"], cwd=d, check=True)
+    subprocess.run([*cc, "-DBALIGN=", "b.c", "-o", "b.o"], cwd=d, check=True)
+    subprocess.run([*cc, "-DBALIGN=__attribute__((aligned(256)))", "b.c", "-o", "b-al.o"], cwd=d, check=True)
     subprocess.run([*cc, "c.c", "-o", "c.o"], cwd=d, check=True)
     out = {}
     for name, change in VARIANTS.items():
         defs = [f"-D{k}={v}" for k, v in {**BASE, **change}.items()]
         subprocess.run([*cc, *defs, "a.c", "-o", f"a-{name}.o"], cwd=d, check=True)
-        objs = [f"a-{name}.o", *(["c.o"] if name == "newobj" else []), "b.o"]
-        subprocess.run(["ld.lld-19", "-static", "-e", "_start", "-o", f"{name}.elf", *objs], cwd=d, check=True)
+        linked = [f"a-{name}.o", *(["c.o"] if name == "newobj" else []), "b-al.o" if name.startswith("al") else "b.o"]
+        subprocess.run(["ld.lld-19", "-static", "-e", "_start", "-o", f"{name}.elf", *linked], cwd=d, check=True)
         out[name] = d / f"{name}.elf"
     return out
 
@@ -164,6 +167,10 @@ def test_a_variable_moved_from_bss_to_data_is_changed(images):
     assert (s.status, s.section) == ("changed", ".data")
     st = status(r)
     assert st["table"] == "moved" and st["in_data"] == "moved" and r.counts["changed"] == 1
+    # .bss lost counter: table, now its first symbol, moved with the section's start, not after a change
+    b = origin(r, ".bss")
+    assert (b.cause, b.symbol) == ("padding", "table")
+    assert b.detail == "the bytes before table changed (alignment, padding or unlabelled code/data)"
 
 
 def test_a_same_size_edit_is_changed_by_its_instructions(images):
@@ -197,3 +204,57 @@ def test_an_added_and_a_removed_object(images):
     o = origin(r)
     assert (o.cause, o.responsible, o.detail) == ("removed-object", "c.c", "object c.c is gone")
     assert r.counts["removed"] == 2 and r.propagation.moved == 2
+
+
+def test_a_shift_absorbed_by_alignment_stops_the_propagation(images):
+    """b.o's first function is on 256 bytes: helper growing by 31 bytes moves what follows it in
+    a.o, and b_local stays where it was."""
+    r = diff(images, "al", "al-grow")
+    st = status(r)
+    assert (st["helper"], st["after"], st["_start"], st["b_local"], st["b_global"]) == (
+        "resized", "moved", "moved", "unchanged", "unchanged")
+    p = r.propagation
+    assert (p.moved, p.stayed, p.to_end, p.absorbed_at) == (2, 2, False, "b_local")
+    assert p.last == next(s.new_addr for s in r.symbols if s.name == "_start")
+    assert [(g.section, g.cause) for g in r.origins] == [(".text", "resized")]
+
+
+# -- images with plans: objects from the plan, shifts explained by the plans ---------------------
+
+from test_layout_units import link as link_plan, objs  # noqa: E402,F401  (the fixture: four real objects)
+
+from layoutbench import layout  # noqa: E402
+
+
+def plan_side(objs, name, seed):  # noqa: F811
+    plan = layout.make_plan(objs["objects"], name, seed, kernel="k", image="kernel", commit="c" * 40,
+                            pin_first=("boot/start.o",))
+    elf, _ = link_plan(objs, plan, f"sd-{name}-{seed}")
+    return symdiff.built_side(elf, f"{name}:{seed}", plan, objs["by_name"])
+
+
+def test_the_plans_say_how_a_layout_moved_an_object(objs):  # noqa: F811
+    r = symdiff.diff(plan_side(objs, "sorted", 0), plan_side(objs, "random", 3))
+    assert r.mapping == "plan" and r.counts == {"unchanged": 2, "moved": 12, "changed": 0, "resized": 0, "added": 0,
+                                                "removed": 0}
+    obj = {s.name: s.object for s in r.symbols}
+    assert (obj["kweak"], obj["ip_output"], obj["nic_ring"], obj["_start"]) == (
+        "kern/main.o", "net/ip.o", "dev/nic.o", "boot/start.o")  # globals too: by the plan's units
+    got = {g.section: (g.cause, g.responsible, g.detail) for g in r.origins}
+    assert got[".text"] == ("layout", "dev/nic.o",
+                            "layout sorted:0 -> random:3: dev/nic.o now follows net/ip.o (was boot/start.o)")
+    assert got[".data"] == ("layout", "kern/main.o", "layout sorted:0 -> random:3: gap before kern/main.o is 3664 "
+                                                     "bytes (was 0)")
+    assert got[".rodata"][2] == "layout sorted:0 -> random:3: kern/main.o now follows net/ip.o (was nothing)"
+    assert r.old.layout == "sorted:0" and r.new.layout == "random:3" and r.new.plan_id.startswith("0x")
+    r = symdiff.diff(plan_side(objs, "sorted", 0), plan_side(objs, "aligned", 0))
+    got = {g.section: (g.cause, g.responsible, g.detail) for g in r.origins}
+    assert got[".text"] == ("layout", "dev/nic.o", "layout sorted:0 -> aligned:0: dev/nic.o aligned to 4096 (was 1)")
+    assert got[".rodata"] == ("section", ".rodata", ".rodata starts at 0x404000 (was 0x401000): what is placed "
+                                                    "before it changed size")
+    moved = {s.name: s.delta for s in r.symbols if s.status == "moved" and s.section == ".text"}
+    assert moved == {"nic_rx": 4080, "kmain": 8144, "kidle": 8144, "kweak": 8144, "ip_input": 12176,
+                     "ip_output": 12176}
+    assert not r.page_quantized  # the pinned boot code sits before the first page-aligned object
+    r = symdiff.diff(plan_side(objs, "random", 3), plan_side(objs, "random", 4))
+    assert origin(r).detail == "layout random:3 -> random:4: gap before kern/main.o is 2672 bytes (was 0)"
