@@ -38,26 +38,32 @@ def _target(b, *, iterations=1000, name="t"):
     return prof, targets.make(prof, name)
 
 
-def _measure(b, store, *, runs=2, mode="rerun", retry=False, iterations=1000, specs=SPECS, said=None):
-    prof, t = _target(b, iterations=iterations)
+def _measure(b, store, *, runs=2, mode="rerun", retry=False, iterations=1000, specs=SPECS, said=None,
+             check_machine=False, ticks=None):
+    prof, _ = _target(b, iterations=iterations)
     req = measure.MeasureRequest(prof, b["checkout"], specs, runs=runs, mode=mode, target="t", retry_failed=retry,
-                                 check_machine=False)
-    with t:
+                                 check_machine=check_machine)
+    with req.make_target() as t:
         return measure.measure_commit(req, store, t, objs=b["objs"], say=(said.append if said is not None
-                                                                          else lambda m: None))
+                                                                          else lambda m: None),
+                                      progress=(lambda: ticks.append(1)) if ticks is not None else None)
 
 
 def test_a_rerun_skips_what_is_stored_and_more_repetitions_add_only_the_new(built, tmp_path):
     built["flag"].touch()
     store = Store(tmp_path / "s.sqlite")
-    m = _measure(built, store, runs=2)
-    assert (m.ran, m.skipped, m.failed) == (6, 0, 0)
+    ticks = []
+    m = _measure(built, store, runs=2, ticks=ticks)
+    assert (m.ran, m.skipped, m.failed) == (6, 0, 0) and len(ticks) == 6  # progress: once per job
+    assert m.findings == [] and store.last_machine_check(m.key) == []  # no machine check asked for
     assert sorted((r["layout"], r["seed"], r["rep"]) for r in m.runs) == sorted(
         (n, s, r) for n, s in SPECS for r in range(2))
     g = m.groups(m.samples[0]["metric"])
     assert sorted(g) == ["default", "random:1", "random:2"] and all(len(v) == 2 for v in g.values())
-    again = _measure(built, store, runs=2)
+    ticks.clear()
+    again = _measure(built, store, runs=2, ticks=ticks)
     assert (again.ran, again.skipped) == (0, 6) and len(again.runs) == 6 and again.samples == m.samples
+    assert len(ticks) == 6  # a skipped job is progress too
     more = _measure(built, store, runs=3)
     assert (more.ran, more.skipped) == (3, 6)
     assert sorted(r["rep"] for r in more.runs if r["layout"] == "random" and r["seed"] == 2) == [0, 1, 2]
@@ -117,3 +123,56 @@ def test_relink_gives_each_repetition_a_seed_of_its_own(built, tmp_path):
         ("default", 0, 0), ("default", 0, 1), ("random", 1, 0), ("random", 2, 0), ("random", 3, 0), ("random", 4, 0)]
     assert sorted(m.build_ids) == [("default", 0), ("random", 1), ("random", 2), ("random", 3), ("random", 4)]
     store.close()
+
+
+def test_the_machine_check_is_taken_once_before_the_first_run_and_kept(built, tmp_path):
+    built["flag"].touch()
+    store = Store(tmp_path / "s.sqlite")
+    said = []
+    m = _measure(built, store, runs=1, check_machine=True, said=said)
+    assert m.ran == 3 and m.findings and m.findings == store.last_machine_check(m.key)
+    assert store.db.execute("SELECT count(*) AS n FROM machine_checks").fetchone()["n"] == 1
+    bad = [f["check"] for f in m.findings if f["problem"]]
+    noise = [line for line in said if line.startswith(f"machine {m.key.host}: ")]
+    assert noise == ([f"machine {m.key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
+                      f"(each with its fix in the report)"] if bad else [])
+    # nothing runs the second time: no new check, the stored one is reported with the stored runs
+    again = _measure(built, store, runs=1, check_machine=True)
+    assert again.ran == 0 and again.findings == m.findings
+    assert store.db.execute("SELECT count(*) AS n FROM machine_checks").fetchone()["n"] == 1
+    store.close()
+
+
+def test_a_request_keeps_its_arguments_and_moves_to_another_commit(built):
+    prof, _ = _target(built)
+    req = measure.MeasureRequest(prof, built["checkout"], [["default", 0], ["random", 1]], args=["n=5", "quiet"],
+                                 target="t")
+    assert req.specs == (("default", 0), ("random", 1)) and req.arg_text == "n=5 quiet" and req.runs == 1
+    assert [(j.layout, j.seed, j.rep) for j in req.jobs_planned()] == [("default", 0, 0), ("random", 1, 0)]
+    assert measure.MeasureRequest(prof, built["checkout"], [("default", 0)], args=None).args == ()
+    other = source.Checkout(built["checkout"].repo, "", "f" * 40, None)
+    moved = req.at(other)
+    assert moved.checkout is other and moved.specs == req.specs and req.checkout is built["checkout"]
+    t = req.make_target()
+    assert t.spec.name == "t" and t.kind == "local"
+    cfg = measure.target_config(t)
+    assert "toolchain" not in cfg and cfg["kind"] == "local" and cfg["image"] == "hosted"
+    assert measure.target_config(t, built["objs"])["toolchain"] == {"cc": built["objs"].info["cc"],
+                                                                    "ld": built["objs"].info["ld"]}
+    with measure.progress(None, 3, "x") as tick:
+        assert tick is None
+    seen = []
+    with measure.progress(lambda n, what: _Bar(seen, n, what), 3, "runs") as tick:
+        assert tick == "tick"
+    assert seen == [(3, "runs")]
+
+
+class _Bar:
+    def __init__(self, seen, n, what):
+        seen.append((n, what))
+
+    def __enter__(self):
+        return "tick"
+
+    def __exit__(self, *exc):
+        return False

@@ -132,3 +132,13 @@ def test_store_a_file_that_is_not_a_store_is_one_line(tmp_path):
     s = Store(tmp_path / "sub" / "dir" / "new.sqlite")  # the folders are made
     assert s.runs() == [] and s.path == tmp_path / "sub" / "dir" / "new.sqlite"
     s.close()
+
+
+def test_store_a_postgresql_store_that_cannot_be_reached_is_one_line_without_its_password():
+    with pytest.raises(LayoutbenchError, match=r"cannot connect to the store postgresql://lb:\*\*\*@127.0.0.1:1/x: \S"):
+        Store("postgresql://lb:hunter2@127.0.0.1:1/x")
+
+
+def test_store_the_default_store_is_in_the_work_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAYOUTBENCH_DIR", str(tmp_path / "w"))
+    assert storemod.default_path() == tmp_path / "w" / "results.sqlite"
