@@ -28,6 +28,7 @@ Mutants that cannot be killed because they do not change behaviour are listed wi
     [[equivalent]]
     file = "layoutbench/stats.py"
     line = 120
+    col = 8                                    # optional: the column, when the line has two such mutants
     mutation = "compare: a < b -> a <= b"     # as this script prints it
     reason = "equal values take the same branch either way: both give 0"
 
@@ -97,7 +98,7 @@ class Mutant:
     mutation: str  #: "op: before -> after", as printed and as the equivalents file names it
 
     def where(self) -> str:
-        return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}:{self.col}"
 
 
 def _short(node: ast.AST, width: int = 70) -> str:
@@ -252,7 +253,8 @@ def load_equivalent(path: Path = EQUIVALENT) -> list[dict]:
 
 def _is_equivalent(m: Mutant, eqs: list[dict]) -> dict | None:
     for e in eqs:
-        if e.get("file") == m.file and int(e.get("line", -1)) == m.line and e.get("mutation") == m.mutation:
+        if e.get("file") == m.file and int(e.get("line", -1)) == m.line and e.get("mutation") == m.mutation \
+                and int(e.get("col", m.col)) == m.col:
             return e
     return None
 
@@ -388,7 +390,7 @@ def main(argv=None) -> int:
               f"{len(r['equivalent']):>10}")
     for r in results:
         for s in r["survived"]:
-            print(f"survived  {s['file']}:{s['line']}  {s['mutation']}")
+            print(f"survived  {s['file']}:{s['line']}:{s['col']}  {s['mutation']}")
     return 0
 
 
