@@ -507,6 +507,9 @@ def test_one_layout_per_side_compares_the_runs():
     assert c.method == "runs: Welch t on the runs of one layout per side"
     assert c.p_value == pytest.approx(ref.pvalue) and c.df == pytest.approx(ref.df)
     assert c.verdict == "slower" and (c.n_layouts_a, c.n_layouts_b) == (1, 1)
+    two = compare({"x": [10.0, 10.1]}, {"y": [11.0, 11.3]}, higher_is_better=False)  # two runs are enough
+    assert two.method == c.method and two.df == pytest.approx(
+        sps.ttest_ind(np.log([11.0, 11.3]), np.log([10.0, 10.1]), equal_var=False).df)
     # one run a side: no verdict, and why
     n = compare({"x": [10.0]}, {"y": [11.0]}, higher_is_better=False)
     assert (n.verdict, n.reason, n.method) == ("n/a", "1 sample", "none") and math.isnan(n.p_value)
