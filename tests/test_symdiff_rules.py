@@ -258,3 +258,36 @@ def test_the_plans_say_how_a_layout_moved_an_object(objs):  # noqa: F811
     assert not r.page_quantized  # the pinned boot code sits before the first page-aligned object
     r = symdiff.diff(plan_side(objs, "random", 3), plan_side(objs, "random", 4))
     assert origin(r).detail == "layout random:3 -> random:4: gap before kern/main.o is 2672 bytes (was 0)"
+
+
+def test_the_instruction_view_names_addresses_by_what_they_point_at(images):
+    """What decides a function the byte masking cannot: ONE llvm-objdump per image, every address
+    operand (a (%rip) displacement, an absolute address) replaced by '@' and compared by target."""
+    from layoutbench.symdiff import samecode
+
+    old, new = symdiff.load_side(images["base"]), symdiff.load_side(images["pad"])
+    symdiff.diff(old, new)
+    o = next(s for s in old.by_key.values() if s.name == "_start")
+    n = next(s for s in new.by_key.values() if s.name == "_start")
+    ti = samecode.instructions(old, [o], samecode.objdump(old, [o], "llvm-objdump-19"))
+    tn = samecode.instructions(new, [n], samecode.objdump(new, [n], "llvm-objdump-19"))
+    ins_o, ins_n = ti[o.addr], tn[n.addr]
+    assert ins_o and [t for t, _ in ins_o] == [t for t, _ in ins_n]
+    table = {s.name: s.addr for s in old.syms}["table"]
+    assert any(t.endswith("@(%rip)") and table in a for t, a in ins_o)  # table[0] = ..., RIP-relative
+    assert all("0x" not in t for t, a in ins_o if a)  # no address is left in the text
+    assert samecode.same_instructions(old, ins_o, new, ins_n)  # moved by 16, the same targets
+    assert not samecode.same_instructions(old, ins_o, new, ins_n[:-1])
+    assert not samecode.same_instructions(old, [], new, [])
+    # helper with another constant: the instruction texts differ
+    c = symdiff.load_side(images["const"])
+    symdiff.diff(old, c)
+    ho = next(s for s in old.by_key.values() if s.name == "helper")
+    hc = next(s for s in c.by_key.values() if s.name == "helper")
+    a = samecode.instructions(old, [ho], samecode.objdump(old, [ho], "llvm-objdump-19"))[ho.addr]
+    b = samecode.instructions(c, [hc], samecode.objdump(c, [hc], "llvm-objdump-19"))[hc.addr]
+    assert not samecode.same_instructions(old, a, c, b)
+    from layoutbench.errors import LayoutbenchError
+
+    with pytest.raises(LayoutbenchError, match="no-such-objdump not found; install llvm-19"):
+        samecode.objdump(old, [ho], "no-such-objdump")
