@@ -515,6 +515,8 @@ def test_one_layout_per_side_compares_the_runs():
     assert (n.verdict, n.reason, n.method) == ("n/a", "1 sample", "none") and math.isnan(n.p_value)
     n = compare({"x": [10.0, 10.1]}, {"y": [11.0, 11.2], "z": [11.0, 11.1]}, higher_is_better=False, paired=False)
     assert n.verdict == "n/a" and n.reason.startswith("1 layout on one side")
+    n = compare({"y": [11.0, 11.2], "z": [11.0, 11.1]}, {"x": [10.0, 10.1]}, higher_is_better=False, paired=False)
+    assert n.verdict == "n/a" and n.reason.startswith("1 layout on one side") and n.method == "none"
 
 
 def test_an_exact_ratio_in_every_layout_has_no_spread_to_doubt():
