@@ -231,5 +231,9 @@ def test_the_promises_name_what_is_out_of_place(objs):
     assert fa.promise(plan, objs["by_name"], starts, addrs) == []
     assert fa.promise(plan, objs["by_name"], starts, {**addrs, "ip_output": {0x1144}}) == [
         "layout function-aligned: ip_output (net/ip.o) is not on 64 bytes"]
+    # an empty text section's label (hand-written assembly) is not a function the linker aligned
+    empty = elfinfo.ObjectInfo("asm/entry.o", [elfinfo.InputSection(".text", 0, 1, 0x6, [
+        elfinfo.Symbol("entry_label", 0, 0, "func", "global", ".text")])])
+    assert fa.promise(plan, {**objs["by_name"], "asm/entry.o": empty}, starts, {**addrs, "entry_label": {0x1001}}) == []
     # a name defined twice (a static function in two objects): one address on 64 bytes is enough
     assert fa.promise(plan, objs["by_name"], starts, {**addrs, "kidle": {0x1084, 0x10c0}}) == []
