@@ -74,7 +74,7 @@ MODULES: dict[str, dict] = {
               "tests": ["tests/test_store_units.py", "tests/test_resume.py", "tests/test_measure.py",
                         "tests/test_units.py", "-k", "store or older or resume"], "workdir": True},
     "history": {"files": ["layoutbench/history.py"],
-                "tests": ["tests/test_units.py", "tests/test_history_analysis.py"]},
+                "tests": ["tests/test_units.py", "tests/test_history_analysis.py"], "workdir": True},
     "quirks": {"files": ["layoutbench/quirks.py"],
                "tests": ["tests/test_quirks.py", "-k", "prepare or from_until or naming or errors_and"]},
     "symdiff": {"files": ["layoutbench/symdiff/classify.py", "layoutbench/symdiff/samecode.py",

@@ -207,3 +207,97 @@ def test_parse_interval_and_choose_by_date():
     assert history.choose(list(dates), step=2) == ["a", "c", "e"]
     assert history.choose(list(dates), step=3) == ["a", "d", "e"]
     assert math.isfinite(history.parse_interval(" 3 d "))
+
+
+# -- sweeping: the series' bookkeeping, on a real repository whose commits a quirk keeps from building --
+
+def test_a_sweep_records_every_point_and_refine_measures_only_what_is_missing(repo, tmp_path, monkeypatch):
+    from layoutbench import profile
+
+    r, shas = repo
+    q = tmp_path / "q.toml"
+    q.write_text('[[quirk]]\nname = "nobuild"\nreason = "not built in this test"\nall = true\nskip = true\n')
+    monkeypatch.setenv("LAYOUTBENCH_QUIRKS", str(q))
+    prof = profile.load("minikernel")
+    store = Store(tmp_path / "s.sqlite")
+    opts = history.SweepOptions(spec=f"{shas[0]}..{shas[5]}", repo=str(r), target="local", specs=(("random", 1),),
+                                runs=1)
+    commits = history.full_range(prof, opts.spec, opts.repo)
+    assert commits == shas
+    points = history.choose(commits, step=2)
+    said = []
+    out = history.sweep(prof, store, points, opts, say=said.append)
+    assert out.measured == out.new == out.build_failed == points == [shas[0], shas[2], shas[4], shas[5]]
+    assert (out.ran, out.skipped, out.failed_runs) == (0, 0, 0)
+    assert said[0].startswith("target ") and said[0].endswith("4 point(s), layouts random:1, 1 run(s) each")
+    s = history.load_series(store, "minikernel", r)
+    assert s.commits == shas and s.specs == [("random", 1)] and s.runs == 1 and s.target == "local"
+    assert [s.points[c]["status"] for c in points] == ["skipped"] * 4
+    assert s.points[shas[0]]["quirks"] == ["nobuild"] and "skipped by quirk nobuild" in s.points[shas[0]]["message"]
+    assert history.load_series(store).key == s.key  # the only history: found without naming it
+    # refine: only the commits between two points that the series lacks
+    again = history.refine(prof, store, f"{shas[0]}..{shas[4]}", history.SweepOptions(repo=str(r)), step=3)
+    assert again.measured == again.new == [shas[3]]  # every 3rd commit inside 0..4: 3
+    again = history.refine(prof, store, f"{shas[2]}..{shas[5]}", history.SweepOptions(repo=str(r)))
+    assert again.measured == []  # 3 and 4 are points already
+    again = history.refine(prof, store, f"{shas[0]}..{shas[5]}", history.SweepOptions(repo=str(r)))
+    assert again.measured == [shas[1]]
+    assert history.refine(prof, store, f"{shas[0]}..{shas[5]}", history.SweepOptions(repo=str(r))).measured == []
+    for spec, msg in ((shas[2], "must look like X..Y"), (f"{shas[4]}..{shas[2]}", "must come before"),
+                      (f"{shas[2]}..{shas[2]}", "must come before")):
+        with pytest.raises(LayoutbenchError, match=msg):
+            history.refine(prof, store, spec, history.SweepOptions(repo=str(r)))
+    # sweeping the same range again keeps the points; a sweep changes no point it did not probe
+    out = history.sweep(prof, store, [shas[5]], opts)
+    assert out.measured == [shas[5]] and out.new == []
+    assert sorted(history.load_series(store, "minikernel", r).points) == sorted(shas)
+    h = history.analyse(store, history.load_series(store, "minikernel", r))
+    assert [p.status for p in h.points] == ["skipped"] * 6 and h.changes == []
+    assert history.summary_text(h).count("skipped: commit ") == 6
+    store.close()
+
+
+def test_no_history_is_one_line(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    with pytest.raises(LayoutbenchError, match=r"no history of k in /nowhere in .*s.sqlite; run `layoutbench history "
+                                               r"k A..B` first"):
+        history.load_series(store, "k", "/nowhere")
+    with pytest.raises(LayoutbenchError, match="no history in .*; run `layoutbench history KERNEL A..B` first"):
+        history.load_series(store)
+    for k in ("k1", "k2"):
+        store.set_state(history.series_key(k, "/r"), _series(Path("/r"), ["a" * 40, "b" * 40], []).to_dict() | {
+            "kernel": k})
+    with pytest.raises(LayoutbenchError, match=r"several kernels \(k1, k2\); name one"):
+        history.load_series(store)
+    assert history.load_series(store, "k2").kernel == "k2"
+    s = history.load_series(store, "k1", "/r")
+    assert s.specs == SPECS and isinstance(s.specs[0], tuple)  # JSON lists back to (layout, seed)
+    store.close()
+
+
+def test_a_probe_records_a_measured_point_and_one_whose_runs_all_failed(built, tmp_path):  # noqa: F811
+    from layoutbench import measure
+
+    store = Store(tmp_path / "s.sqlite")
+    prof, _ = _target(built)
+    req = measure.MeasureRequest(prof, built["checkout"], (("default", 0), ("random", 1)), runs=1, target="t",
+                                 check_machine=False)
+    built["flag"].unlink(missing_ok=True)
+    with req.make_target() as t:
+        rec = history.probe(req, t, store)
+    assert (rec["status"], rec["message"], rec["ran"], rec["failed"], rec["quirks"]) == (
+        "runs-failed", "all 2 runs failed", 2, 2, [])
+    built["flag"].touch()
+    with req.make_target() as t:
+        rec = history.probe(req, t, store)
+    assert (rec["status"], rec["ran"], rec["skipped"], rec["failed"]) == ("ok", 0, 2, 0)  # failed runs are kept
+    with measure.MeasureRequest(prof, built["checkout"], (("default", 0), ("random", 2)), runs=1, target="t",
+                                check_machine=False).make_target() as t:
+        rec = history.probe(req.__class__(prof, built["checkout"], (("default", 0), ("random", 2)), runs=1,
+                                          target="t", check_machine=False), t, store)
+    assert (rec["status"], rec["ran"], rec["skipped"], rec["failed"]) == ("ok", 1, 1, 0)
+    assert rec["config"] and rec["message"] == ""
+    store.close()
+
+
+from test_resume import _target, built  # noqa: E402,F401  (a minikernel compiled once, a local target)
