@@ -40,7 +40,9 @@ VARIANTS = {
     "newobj": {},
     "al": {},  # b.o's first function on 256 bytes: what grows before it is absorbed
     "al-grow": {"HELPER_MUL": "(x >> 3) * 11 + (x << 2) * 13 + x * 7 + (x ^ 0x5a5a) * 19 + 3"},
+    "zero": {},  # base + z.o: a function symbol of size 0 (hand-written assembly)
 }
+Z_S = ".text\n.globl zero_fn\n.type zero_fn,@function\nzero_fn:\n"
 
 
 @pytest.fixture(scope="module")
@@ -49,16 +51,22 @@ def images(tmp_path_factory):
     (d / "a.c").write_text(A_C)
     (d / "b.c").write_text(B_C)
     (d / "c.c").write_text(C_C)
+    (d / "z.s").write_text(Z_S)
     cc = ["clang-19", "-O1", "-fno-pic", "-ffreestanding", "-fno-asynchronous-unwind-tables", "-ffunction-sections",
           "-fdata-sections", "-c"]
     subprocess.run([*cc, "-DBALIGN=", "b.c", "-o", "b.o"], cwd=d, check=True)
     subprocess.run([*cc, "-DBALIGN=__attribute__((aligned(256)))", "b.c", "-o", "b-al.o"], cwd=d, check=True)
     subprocess.run([*cc, "c.c", "-o", "c.o"], cwd=d, check=True)
+    subprocess.run(["clang-19", "-c", "z.s", "-o", "z.o"], cwd=d, check=True)
     out = {}
     for name, change in VARIANTS.items():
         defs = [f"-D{k}={v}" for k, v in {**BASE, **change}.items()]
         subprocess.run([*cc, *defs, "a.c", "-o", f"a-{name}.o"], cwd=d, check=True)
-        linked = [f"a-{name}.o", *(["c.o"] if name == "newobj" else []), "b-al.o" if name.startswith("al") else "b.o"]
+        # the compiler marks a function's section executable whatever its name: make .data.code data
+        subprocess.run(["llvm-objcopy-19", "--set-section-flags=.data.code=alloc,contents,data", f"a-{name}.o"],
+                       cwd=d, check=True)
+        linked = [f"a-{name}.o", *(["c.o"] if name == "newobj" else []), "b-al.o" if name.startswith("al") else "b.o",
+                  *(["z.o"] if name == "zero" else [])]
         # linked high, so that an absolute address takes all four bytes of its field
         subprocess.run(["ld.lld-19", "-static", "-e", "_start", "--image-base=0x10000000", "-o", f"{name}.elf",
                         *linked], cwd=d, check=True)
@@ -83,7 +91,7 @@ def test_the_same_image_is_placement_identical(images):
     assert r.placement_identical and r.counts == {"unchanged": 9, "moved": 0, "changed": 0, "resized": 0, "added": 0,
                                                   "removed": 0}
     assert r.origins == [] and r.propagation is None and r.moved_by == {}
-    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (6, 6, 1.0)
+    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (5, 5, 1.0)
     assert r.compared == {"identical_bytes": 7, "same_after_masking": 0, "address_fields": 0, "llvm_objdump": 0}
     d = r.to_dict()
     assert d["placement_identical"] is True and d["shift_origin"] is None and d["moved"]["min"] is None
@@ -95,7 +103,7 @@ def test_a_function_added_before_others_moves_them_and_is_the_origin(images):
     st = status(r)
     assert st.pop("pad") == "added" and st.pop("ptrs") == "unchanged"
     assert set(st.values()) == {"moved"}, st  # the code after it, and the data after the code
-    assert r.moved_by == {16: 8} and r.text_moved_by == {16: 6} and not r.page_quantized
+    assert r.moved_by == {16: 8} and r.text_moved_by == {16: 5} and not r.page_quantized
     o = origin(r)
     assert (o.cause, o.symbol, o.responsible, o.detail) == ("added-symbol", "pad", "pad", "new func pad (6 bytes)")
     assert [g.section for g in r.origins] == [".text", ".data", ".bss"]  # code first, then by address
@@ -104,13 +112,13 @@ def test_a_function_added_before_others_moves_them_and_is_the_origin(images):
     assert (p.section, p.moved, p.stayed, p.to_end, p.absorbed_at) == (".text", 5, 0, True, None)
     assert p.first == o.address and p.last == max(s.new_addr for s in r.symbols if s.status == "moved"
                                                   and s.section == ".text")
-    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (7, 0, 0.0)
+    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (6, 0, 0.0)
     helper = next(s for s in r.symbols if s.name == "helper")
     assert (helper.object, helper.delta, helper.to_dict()["delta"]) == ("a.c", 16, 16)
     assert [(ob.object, ob.counts["moved"], ob.counts["added"], ob.deltas) for ob in r.objects] == [
         ("(global)", 6, 1, {16: 6}), ("a.c", 1, 0, {16: 1}), ("b.c", 1, 0, {16: 1})]
     d = r.to_dict()
-    assert d["moved"] == {"symbols": 8, "by": {"16": 8}, "min": 16, "max": 16, "text_by": {"16": 6},
+    assert d["moved"] == {"symbols": 8, "by": {"16": 8}, "min": 16, "max": 16, "text_by": {"16": 5},
                           "text_whole_pages": False}
     assert d["shift_origin"]["cause"] == "added-symbol" and d["objects"][0]["total"] == 8
 
@@ -132,22 +140,23 @@ def test_a_table_of_addresses_naming_moved_functions_is_unchanged(images):
 
 
 def test_a_code_symbol_in_a_data_section_is_explained_as_code(images):
-    """in_data is a function linked into .data: its `movl $5, counter(%rip)` has an immediate after
-    the displacement (instruction end 4 bytes past the field), which only code is read for; its
-    call to helper is a PC-relative field too.  With counter = 1, .data grows and in_data moves by
-    more than helper and counter do: both fields differ, both name the same targets: moved."""
+    """in_data is a function linked into .data (a data section: not executable): its
+    `movl $5, counter(%rip)` has an immediate after the displacement (the instruction ends 4 bytes
+    past the field), which only code is read for.  With counter = 1, counter moves from .bss into
+    .data and the displacement differs; it names the same variable: unchanged, not changed."""
     old, new = symdiff.load_side(images["base"]), symdiff.load_side(images["data"])
+    assert not next(x for x in old.sections if x.name == ".data").executable
     r = symdiff.diff(old, new)
     s = next(s for s in r.symbols if s.name == "in_data")
-    assert (s.section, s.kind, s.status, s.delta) == (".data", "func", "moved", 4144)
+    assert (s.section, s.kind, s.status, s.delta) == (".data", "func", "unchanged", 0)
     o, n = old.by_key[next(k for k, v in old.by_key.items() if v.name == "in_data")], \
         new.by_key[next(k for k, v in new.by_key.items() if v.name == "in_data")]
     st = Stats()
     ob, nb = old.bytes_of(o), new.bytes_of(n)
     assert ob != nb
-    assert explain(old, o, new, n, ob, nb, st) is True and (st.masked, st.fields) == (1, 2)
+    assert explain(old, o, new, n, ob, nb, st) is True and (st.masked, st.fields) == (1, 1)
     st2 = Stats()
-    assert explain_all(old, new, [(o, n)], st2) == [True] and (st2.masked, st2.fields) == (1, 2)
+    assert explain_all(old, new, [(o, n)], st2) == [True] and (st2.masked, st2.fields) == (1, 1)
 
 
 def test_bulk_and_one_at_a_time_explanations_agree_on_every_pair(images):
@@ -169,7 +178,7 @@ def test_a_variable_moved_from_bss_to_data_is_changed(images):
     s = next(s for s in r.symbols if s.name == "counter")
     assert (s.status, s.section) == ("changed", ".data")
     st = status(r)
-    assert st["table"] == "moved" and st["in_data"] == "moved" and r.counts["changed"] == 1
+    assert st["table"] == "moved" and st["in_data"] == "unchanged" and r.counts["changed"] == 1
     # .bss lost counter: table, now its first symbol, moved with the section's start, not after a change
     b = origin(r, ".bss")
     assert (b.cause, b.symbol) == ("padding", "table")
@@ -181,8 +190,8 @@ def test_a_same_size_edit_is_changed_by_its_instructions(images):
     st = status(r)
     assert st.pop("helper") == "changed" and set(st.values()) == {"unchanged"}
     assert r.compared["llvm_objdump"] == 1 and r.origins == []
-    assert (r.text_unchanged_functions, r.text_functions) == (5, 6)
-    assert r.text_unchanged_share == pytest.approx(110 / 116)
+    assert (r.text_unchanged_functions, r.text_functions) == (4, 5)
+    assert r.text_unchanged_share == pytest.approx(89 / 95)
 
 
 def test_a_grown_function_is_resized_and_the_origin_of_the_shift(images):
@@ -193,7 +202,7 @@ def test_a_grown_function_is_resized_and_the_origin_of_the_shift(images):
     o = origin(r)
     assert (o.cause, o.symbol, o.responsible, o.detail) == ("resized", "after", "a.c:helper",
                                                             "helper grew by 31 bytes (6 -> 37)")
-    assert r.text_bytes == 37 + 22 + 52 + 4 + 11 + 21 and r.text_unchanged_bytes == 0
+    assert r.text_bytes == 37 + 22 + 52 + 4 + 11 and r.text_unchanged_bytes == 0  # in_data is in .data
 
 
 def test_an_added_and_a_removed_object(images):
@@ -294,3 +303,13 @@ def test_the_instruction_view_names_addresses_by_what_they_point_at(images):
 
     with pytest.raises(LayoutbenchError, match="no-such-objdump not found; install llvm-19"):
         samecode.objdump(old, [ho], "no-such-objdump")
+
+
+def test_a_function_of_size_zero_counts_as_a_function_of_no_bytes(images):
+    r = diff(images, "base", "zero")
+    z = next(s for s in r.symbols if s.name == "zero_fn")
+    assert (z.status, z.kind, z.new_size) == ("added", "func", 0)
+    funcs = [s for s in r.symbols if s.kind == "func" and s.section == ".text"]
+    assert r.text_functions == len(funcs) == 6
+    assert r.text_bytes == sum(s.new_size for s in funcs) == r.text_unchanged_bytes  # the rest is unchanged
+    assert r.placement_identical is False and r.counts["added"] == 1 and r.origins[0].cause == "added-symbol"
