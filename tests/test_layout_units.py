@@ -108,6 +108,21 @@ def test_a_plan_the_image_does_not_follow_is_rejected_naming_the_symbol(objs):
     # every function from the shifted unit on (the weak kweak is not checked), none before it
     assert [p.split(":")[1].split()[0] for p in problems[:-1]] == ["kmain", "kidle", "ip_input", "ip_output"]
     assert problems[0].startswith("kern/main.o .text.kmain: kmain should be at")
+    # only the last unit off: its one function and the text end, "(and 1 more)"
+    last = layout.make_plan(objs["objects"], "sorted", 0, pin_first=("boot/start.o",))
+    last.groups["text"][-1].gap += 16
+    with pytest.raises(LayoutbenchError, match=r"net/ip.o \.text\.ip_input: ip_input should be at .* \(and 2 more\)$"):
+        placement.check(last, objs["by_name"], image)
+    nic_last = layout.make_plan(objs["objects"], "default", 0, pin_first=("boot/start.o",))
+    elf2, image2 = link(objs, nic_last, "default-check")
+    nic_last.groups["text"][-1].gap += 16
+    with pytest.raises(LayoutbenchError, match=r"dev/nic.o \.text: nic_rx should be at .* \(and 1 more\)$"):
+        placement.check(nic_last, objs["by_name"], image2)
+    one = layout.make_plan(objs["objects"], "default", 0, pin_first=("boot/start.o",))
+    one.groups["data"][-1].gap += 8  # the last data unit: one problem, no "more"
+    with pytest.raises(LayoutbenchError, match=r"kern/main.o \.data\.main_counter: main_counter should be at "
+                                               r"0x[0-9a-f]+ by the plan \(data unit 1\), but is at 0x[0-9a-f]+$"):
+        placement.check(one, objs["by_name"], image2)
     # an object the link did not have
     missing = layout.make_plan(objs["objects"], "sorted", 0)
     missing.groups["data"].append(Unit("lib/gone.o"))
@@ -151,13 +166,14 @@ def test_recorded_refuses_a_record_that_is_not_whole(objs, tmp_path):
 
 def test_render_writes_each_unit_as_the_linker_needs_it(objs):
     plan = LayoutPlan("k", "kernel", "0123456789abcdef", "padded", 4, groups={
-        "text": [Unit("a.o", None, 1, 0), Unit("b.o", [".text.f", ".text.g"], 64, 32)], "rodata": [],
+        "text": [Unit("a.o", None, 1, 0), Unit("b.o", [".text.f", ".text.g"], 64, 32)], "rodata": [Unit("c.o", None, 2)],
         "data": [Unit("a.o", None, PAGE, 0)], "bss": []})
     s = linkscript.render(plan, objs["image"])
     assert s.startswith(f"/* layoutbench: kernel=k image=kernel commit=0123456789ab layout=padded seed=4 "
                         f"plan=0x{plan.plan_id:07x} */\n")
     assert '    "a.o"(.text .text.[0-9a-zA-Z_]*)\n    . = ALIGN(64);\n    . += 32;\n    "b.o"(.text.f .text.g)\n' in s
     assert '    . = ALIGN(4096);\n    "a.o"(.data .data.[0-9a-zA-Z_]*)\n' in s
+    assert '    . = ALIGN(2);\n    "c.o"(.rodata .rodata.[0-9a-zA-Z_]*)\n' in s
     assert "ENTRY(_start)" in s and ". = 0x400000;" in s and f"__lb_plan_id = 0x{plan.plan_id:07x};" in s
     f = linkscript.render_fragment(plan)
     assert f.splitlines()[1:] == ["__lb_text_units = .;", '"a.o"(.text .text.[0-9a-zA-Z_]*)', ". = ALIGN(64);",
