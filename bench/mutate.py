@@ -32,8 +32,9 @@ Mutants that cannot be killed because they do not change behaviour are listed wi
     mutation = "compare: a < b -> a <= b"     # as this script prints it
     reason = "equal values take the same branch either way: both give 0"
 
-Prints, per module: killed/total and the score, then every surviving mutant (file:line, the
-mutation).  ``--json`` prints the same as one JSON object.  CPU heavy: run it under ``nice``
+Prints, per module: killed/total and the score, then every surviving mutant (file:line:col, the
+mutation).  ``--json`` prints the same as one JSON object (the table goes to stderr);
+``--table FILE...`` prints the table of such saved results again.  CPU heavy: run it under ``nice``
 (it lowers its own priority to 15 anyway), on demand, not in CI.
 """
 
@@ -341,6 +342,20 @@ def _result(name, spec, n_all, mutants, killed, survived, equivalent) -> dict:
             "survived": survived, "killed_mutants": killed}
 
 
+def table(results: list[dict], cmd: str | None = None) -> str:
+    """The score per module and the surviving mutants, as text."""
+    out = [f"\n{cmd}"] if cmd else [""]
+    out.append(f"{'module':11} {'killed/total':>13} {'score':>6}  {'equivalent':>10}  {'sampled/mutants':>15}")
+    for r in results:
+        score = f"{100 * r['score']:.0f}%" if r["score"] is not None else "-"
+        out.append(f"{r['module']:11} {r['killed']:>6}/{r['total']:<6} {score:>6}  {len(r['equivalent']):>10}  "
+                   f"{r['sampled']:>7}/{r['mutants_in_module']:<7}")
+    for r in results:
+        for s in r["survived"]:
+            out.append(f"survived  {s['file']}:{s['line']}:{s['col']}  {s['mutation']}")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -351,7 +366,13 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 4x the unmutated run + 20)")
     ap.add_argument("--list", action="store_true", help="list the mutants (sampled with --max) without running them")
     ap.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    ap.add_argument("--table", nargs="+", metavar="JSON", help="print the table of results saved with --json")
     args = ap.parse_args(argv)
+    if args.table:
+        for f in args.table:
+            d = json.loads(Path(f).read_text())
+            print(table(d["modules"], d["command"]))
+        return 0
     if os.nice(0) < 15:
         os.nice(15 - os.nice(0))
     names = args.module or list(MODULES)
@@ -381,16 +402,9 @@ def main(argv=None) -> int:
         (f" --max {args.max} --seed {args.seed}" if args.max else "")
     if args.json:
         print(json.dumps({"command": cmd, "seed": args.seed, "max": args.max, "modules": results}, indent=1))
-        return 0
-    print(f"\n{cmd}")
-    print(f"{'module':11} {'killed/total':>13} {'score':>6}  {'sampled of':>10}  {'equivalent':>10}")
-    for r in results:
-        score = f"{100 * r['score']:.0f}%" if r["score"] is not None else "-"
-        print(f"{r['module']:11} {r['killed']:>6}/{r['total']:<6} {score:>6}  {r['mutants_in_module']:>10}  "
-              f"{len(r['equivalent']):>10}")
-    for r in results:
-        for s in r["survived"]:
-            print(f"survived  {s['file']}:{s['line']}:{s['col']}  {s['mutation']}")
+        print(table(results, cmd), file=sys.stderr)  # the table too, for the one reading the terminal
+    else:
+        print(table(results, cmd))
     return 0
 
 
