@@ -165,3 +165,17 @@ def test_store_a_postgresql_store_that_cannot_be_reached_is_one_line_without_its
 def test_store_the_default_store_is_in_the_work_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("LAYOUTBENCH_DIR", str(tmp_path / "w"))
     assert storemod.default_path() == tmp_path / "w" / "results.sqlite"
+
+
+def test_store_a_run_is_stored_whole_or_not_at_all(store, tmp_path):
+    """Replacing a repetition deletes the old run and writes the new one with its samples in one
+    transaction: when writing a sample fails, the old run and its samples are still there."""
+    bid = store.build_id(_variant(tmp_path, "aaaa1111", "random", 1), {})
+    key = RunKey("local", "h1", "rerun", "", "c")
+    store.add_run(bid, key, 0, _result("ok", 3.0), Path("/tmp/a"), 1.0)
+    broken = RunResult("ok", 0, "", 0.5, "native", "h1", [metrics.Sample("cycles", 4.0, "cycles", False),
+                                                         metrics.Sample("ops", None, "1/s", True)])
+    with pytest.raises(Exception):
+        store.add_run(bid, key, 0, broken, Path("/tmp/b"), 2.0)
+    assert [(r["log_path"], r["status"]) for r in store.runs(build_id=bid)] == [("/tmp/a", "ok")]
+    assert [(s["metric"], s["value"]) for s in store.samples(build_id=bid)] == [("cycles", 3.0), ("ops", 6.0)]
