@@ -176,6 +176,8 @@ def test_render_writes_each_unit_as_the_linker_needs_it(objs):
     assert '    . = ALIGN(2);\n    "c.o"(.rodata .rodata.[0-9a-zA-Z_]*)\n' in s
     assert "ENTRY(_start)" in s and ". = 0x400000;" in s and f"__lb_plan_id = 0x{plan.plan_id:07x};" in s
     f = linkscript.render_fragment(plan)
+    assert f.splitlines()[0] == (f"/* layoutbench: kernel=k commit=0123456789ab layout=padded seed=4 "
+                                 f"plan=0x{plan.plan_id:07x} */")
     assert f.splitlines()[1:] == ["__lb_text_units = .;", '"a.o"(.text .text.[0-9a-zA-Z_]*)', ". = ALIGN(64);",
                                   ". += 32;", '"b.o"(.text.f .text.g)', "__lb_text_units_end = .;"]
     bad = objs["dir"] / "bad.ld.in"
