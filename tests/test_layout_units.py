@@ -255,3 +255,43 @@ def test_the_promises_name_what_is_out_of_place(objs):
     assert fa.promise(plan, {**objs["by_name"], "asm/entry.o": empty}, starts, {**addrs, "entry_label": {0x1001}}) == []
     # a name defined twice (a static function in two objects): one address on 64 bytes is enough
     assert fa.promise(plan, objs["by_name"], starts, {**addrs, "kidle": {0x1084, 0x10c0}}) == []
+
+
+def test_a_program_is_linked_by_the_driver_with_the_layout_fragment(tmp_path):
+    """A `program` image: clang-19 links main.o and two objects with crt files and libc, the
+    partial script INCLUDEs the rendered fragment, and the plan's units land in its order."""
+    from layoutbench.paths import LINKER_SCRIPTS
+
+    for name, text in (("main.c", "int f1(int); int f2(int);\nint main(int c, char **v) { return f1(c) + f2(c); }\n"),
+                       ("one.c", "int f1(int x) { return x * 3; }\n"), ("two.c", "int f2(int x) { return x + 7; }\n")):
+        (tmp_path / name).write_text(text)
+        subprocess.run(["clang-19", "-O1", "-ffunction-sections", "-c", name, "-o", name.replace(".c", ".o")],
+                       cwd=tmp_path, check=True)
+    objects = [elfinfo.read_object(tmp_path / o, o) for o in ("main.o", "one.o", "two.o")]
+    plan = LayoutPlan("p", "prog", "c" * 40, "sorted", 0, {"text": [Unit("two.o"), Unit("one.o", None, 64, 32),
+                                                                    Unit("main.o")]})
+    frag = tmp_path / "variant"
+    frag.mkdir()
+    (frag / "layoutbench-text.lds").write_text(linkscript.render_fragment(plan))
+    p = linkscript.ProgramLink("clang-19", "ld.lld-19", LINKER_SCRIPTS / "program-text.ld", frag,
+                               ("main.o", "one.o", "two.o"), tmp_path, frag / "prog", static=False)
+    cmd = linkscript.program_command(p)
+    assert cmd[:2] == ["clang-19", "-fuse-ld=lld"] and cmd[2].startswith("--ld-path=/") and "-static" not in cmd
+    assert cmd[cmd.index("-o") + 1:] == [str(frag / "prog"), "main.o", "one.o", "two.o"]
+    assert f"-Wl,-T,{p.template}" in cmd and f"-Wl,-L,{frag}" in cmd
+    assert "-static" in linkscript.program_command(dataclasses.replace(p, static=True, libs=("-lm",)))
+    assert linkscript.program_command(dataclasses.replace(p, libs=("-lm",)))[-1] == "-lm"
+    log = frag / "link.log"
+    linkscript.link_program(p, log)
+    assert log.read_text().startswith("$ clang-19 -fuse-ld=lld")
+    image = elfinfo.read_image(frag / "prog")
+    got = placement.replay(plan, {o.path: o for o in objects}, image)
+    assert got.problems == []
+    assert got.starts[("text", "two.o")] < got.starts[("text", "one.o")] < got.starts[("text", "main.o")]
+    assert (got.starts[("text", "one.o")] - 32) % 64 == 0  # ALIGN(64), then the 32-byte gap
+    assert subprocess.run([str(frag / "prog"), "x"], capture_output=True).returncode == (2 * 3 + 2 + 7) % 256
+    with pytest.raises(LayoutbenchError, match=r"linking prog with program-text.ld failed: .*missing.o.* -- log: "):
+        linkscript.link_program(dataclasses.replace(p, objects=("missing.o",)), log)
+    assert "missing.o" in log.read_text()
+    with pytest.raises(LayoutbenchError, match="compiler driver 'no-such-cc' not found"):
+        linkscript.link_program(dataclasses.replace(p, driver="no-such-cc"), log)
