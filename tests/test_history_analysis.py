@@ -6,6 +6,7 @@ The store is a real SQLite file filled through Store.add_run; the commits are a 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -301,3 +302,52 @@ def test_a_probe_records_a_measured_point_and_one_whose_runs_all_failed(built, t
 
 
 from test_resume import _target, built  # noqa: E402,F401  (a minikernel compiled once, a local target)
+
+
+def test_the_summary_names_points_changes_and_quirks(repo, tmp_path, monkeypatch):
+    from layoutbench import profile
+
+    r, shas = repo
+    q = tmp_path / "q.toml"
+    q.write_text(f'[[quirk]]\nname = "q1"\nreason = "needs a flag"\nfrom = "{shas[2]}"\nuntil = "{shas[4]}"\n'
+                 f'env = {{ A = "1" }}\n')
+    monkeypatch.setenv("LAYOUTBENCH_QUIRKS", str(q))
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[3], _values(1.05))
+    s = _series(r, shas, [shas[0], shas[3]])
+    s.points[shas[5]] = {"status": "build-failed", "message": "boom"}
+    h = history.analyse(store, s, profile=profile.load("minikernel"), metrics=["cycles"], min_effect=0.01)
+    assert h.quirks == [{"name": "q1", "reason": "needs a flag", "from": shas[2], "until": shas[4], "commits": [],
+                         "all": False, "actions": "env A=1", "first": 2, "last": 3, "first_commit": shas[2],
+                         "last_commit": shas[3], "points": [shas[3]]}]
+    lines = history.summary_text(h).splitlines()
+    assert lines[:4] == [f"k history {shas[0][:12]}..{shas[5][:12]} (6 commits, 3 measured)",
+                         "target local on h1, mode rerun, layouts sorted,random:1,random:2,random:3,random:4, "
+                         "3 run(s) each", "", "cycles (cycles, lower is better)"]
+    rows = [ln for ln in lines if ln.startswith("     0  ") or ln.startswith("     3  ") or ln.startswith("     5  ")]
+    assert rows[0].split() == ["0", shas[0][:12], "1015.0", "6.90%", "1000.0", "commit", "0"]
+    assert rows[2].split()[:3] == ["5", shas[5][:12], "build-failed"]
+    i = lines.index("changes (confidence 95%, at least 1%):")
+    assert lines[i + 1].split()[:2] == [shas[3][:12], "cycles"] and "code change" in lines[i + 1]
+    assert lines[i + 1].endswith("commit 3") and "somewhere in 3 commits after" in lines[i + 1]
+    assert lines[i + 2:i + 5] == ["", "quirks:", f"  q1: needs a flag (env A=1); commits 2..3 ({shas[2][:12]}.."
+                                                 f"{shas[3][:12]})"]
+    assert lines[-3:] == ["", "not measured:", f"  {shas[5][:12]}  build-failed: boom"]
+    assert history.summary_text(h).endswith("boom\n")
+    store.close()
+
+
+def test_a_probe_with_some_runs_failed_is_still_measured(built, tmp_path):  # noqa: F811
+    from layoutbench import measure, profile as profmod, targets
+
+    store = Store(tmp_path / "s.sqlite")
+    cmd = ["sh", "-c", 'case "$0" in *random*) exit 3;; esac; exec "$0" iterations=1000', "{image}"]
+    spec = profmod.Target("half", "local", "hosted", 60.0, {"command": cmd})
+    prof = dataclasses.replace(built["profile"], targets={**built["profile"].targets, "half": spec})
+    req = measure.MeasureRequest(prof, built["checkout"], (("default", 0), ("random", 1)), runs=1, target="half",
+                                 check_machine=False)
+    with targets.make(prof, "half") as t:
+        rec = history.probe(req, t, store)
+    assert (rec["status"], rec["ran"], rec["failed"], rec["message"]) == ("ok", 2, 1, "")
+    store.close()
