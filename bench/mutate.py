@@ -34,7 +34,8 @@ Mutants that cannot be killed because they do not change behaviour are listed wi
 
 Prints, per module: killed/total and the score, then every surviving mutant (file:line:col, the
 mutation).  ``--json`` prints the same as one JSON object (the table goes to stderr);
-``--table FILE...`` prints the table of such saved results again.  CPU heavy: run it under ``nice``
+``--table FILE...`` prints the table of such saved results again (survivors that
+``bench/mutants-equivalent.toml`` now names count as equivalent).  CPU heavy: run it under ``nice``
 (it lowers its own priority to 15 anyway), on demand, not in CI.
 """
 
@@ -342,6 +343,18 @@ def _result(name, spec, n_all, mutants, killed, survived, equivalent) -> dict:
             "survived": survived, "killed_mutants": killed}
 
 
+def _reapply(r: dict, eqs: list[dict]) -> dict:
+    """A saved module result with today's equivalents file: survivors it names move to equivalent."""
+    fields = set(Mutant.__dataclass_fields__)
+    keep, eq = [], list(r["equivalent"])
+    for s in r["survived"]:
+        e = _is_equivalent(Mutant(**{k: s[k] for k in fields}), eqs)
+        (keep if e is None else eq).append(s if e is None else {**s, "reason": e.get("reason", "")})
+    total = r["killed"] + len(keep)
+    return {**r, "survived": keep, "equivalent": eq, "total": total,
+            "score": round(r["killed"] / total, 4) if total else None}
+
+
 def table(results: list[dict], cmd: str | None = None) -> str:
     """The score per module and the surviving mutants, as text."""
     out = [f"\n{cmd}"] if cmd else [""]
@@ -366,12 +379,14 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 4x the unmutated run + 20)")
     ap.add_argument("--list", action="store_true", help="list the mutants (sampled with --max) without running them")
     ap.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
-    ap.add_argument("--table", nargs="+", metavar="JSON", help="print the table of results saved with --json")
+    ap.add_argument("--table", nargs="+", metavar="JSON",
+                    help="print the table of results saved with --json (with today's equivalents file)")
     args = ap.parse_args(argv)
     if args.table:
+        eqs = load_equivalent()
         for f in args.table:
             d = json.loads(Path(f).read_text())
-            print(table(d["modules"], d["command"]))
+            print(table([_reapply(r, eqs) for r in d["modules"]], d["command"]))
         return 0
     if os.nice(0) < 15:
         os.nice(15 - os.nice(0))
