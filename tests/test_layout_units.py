@@ -190,8 +190,9 @@ def test_a_failing_link_is_one_line(objs):
     d = objs["dir"]
     script = d / "fail.ld"
     script.write_text(linkscript.render(layout.make_plan(objs["objects"], "default", 0), objs["image"]))
-    with pytest.raises(LayoutbenchError, match=r"linking out.elf with fail.ld failed: .*no-such.o"):
-        linkscript.link("ld.lld-19", script, ["no-such.o"], d, d / "out.elf")
+    with pytest.raises(LayoutbenchError, match=r"linking out.elf with fail.ld failed: .*no-such.o") as e:
+        linkscript.link("ld.lld-19", script, ["no-such.o", "nor-this.o"], d, d / "out.elf")
+    assert "\n" not in str(e.value) and "nor-this.o" not in str(e.value)  # the first error line alone
     with pytest.raises(LayoutbenchError, match="linker 'no-such-ld' not found; install lld-19"):
         linkscript.link("no-such-ld", script, ORDER, d, d / "out.elf")
 
@@ -290,8 +291,14 @@ def test_a_program_is_linked_by_the_driver_with_the_layout_fragment(tmp_path):
     assert got.starts[("text", "two.o")] < got.starts[("text", "one.o")] < got.starts[("text", "main.o")]
     assert (got.starts[("text", "one.o")] - 32) % 64 == 0  # ALIGN(64), then the 32-byte gap
     assert subprocess.run([str(frag / "prog"), "x"], capture_output=True).returncode == (2 * 3 + 2 + 7) % 256
-    with pytest.raises(LayoutbenchError, match=r"linking prog with program-text.ld failed: .*missing.o.* -- log: "):
-        linkscript.link_program(dataclasses.replace(p, objects=("missing.o",)), log)
+    long = "m" * 400 + ".o"
+    with pytest.raises(LayoutbenchError, match=r"linking prog with program-text.ld failed: .*missing.o.* -- log: ") as e:
+        linkscript.link_program(dataclasses.replace(p, objects=("missing.o", long)), log)
+    assert "\n" not in str(e.value) and long not in str(e.value)  # the first error line alone
     assert "missing.o" in log.read_text()
+    with pytest.raises(LayoutbenchError) as e:
+        linkscript.link_program(dataclasses.replace(p, objects=(long,)), log)
+    first = next(ln for ln in log.read_text().splitlines() if "error" in ln).strip()
+    assert str(e.value) == f"linking prog with program-text.ld failed: {first[:300]} -- log: {log}"
     with pytest.raises(LayoutbenchError, match="compiler driver 'no-such-cc' not found"):
         linkscript.link_program(dataclasses.replace(p, driver="no-such-cc"), log)

@@ -77,6 +77,10 @@ def test_store_a_repetition_stored_again_replaces_the_old_one(store, tmp_path):
     assert [(s["metric"], s["value"]) for s in store.samples(build_id=bid)] == [("cycles", 3.0), ("ops", 6.0)]
     store.add_run(bid, key, 1, _result("ok", 4.0), Path("/tmp/log2"), 12.0)
     assert store.done(bid, key) == {0: "ok", 1: "ok"}
+    rid = store.add_run(bid, key, 1, _result("ok", 7.0), Path("/tmp/log2b"), 12.5)  # replaced: no sample left behind
+    assert [r["id"] for r in store.runs(build_id=bid) if r["rep"] == 1] == [rid]
+    assert sorted(s["value"] for s in store.samples(build_id=bid)) == [3.0, 6.0, 7.0, 14.0]
+    assert store.db.execute("SELECT count(*) AS n FROM samples").fetchone()["n"] == 4
     # the run is stored under the host it ran on, whatever the key said
     store.add_run(bid, key, 0, _result("ok", 5.0, host="h9"), Path("/tmp/log3"), 13.0)
     assert store.done(bid, RunKey("local", "h9", "rerun", "n=5", "cfg1")) == {0: "ok"}
