@@ -248,6 +248,15 @@ def test_a_sweep_records_every_point_and_refine_measures_only_what_is_missing(re
                       (f"{shas[2]}..{shas[2]}", "must come before")):
         with pytest.raises(LayoutbenchError, match=msg):
             history.refine(prof, store, spec, history.SweepOptions(repo=str(r)))
+    narrow = history.load_series(store, "minikernel", r)
+    narrow.commits, narrow.start = shas[1:], shas[1]
+    history.save_series(store, narrow)
+    with pytest.raises(LayoutbenchError) as e:
+        history.refine(prof, store, f"{shas[0]}..{shas[2]}", history.SweepOptions(repo=str(r)))
+    assert str(e.value) == (f"{shas[0]} is not in the history's range {shas[1][:12]}..{shas[5][:12]}; "
+                            f"sweep a range that holds it first")
+    narrow.commits, narrow.start = shas, shas[0]
+    history.save_series(store, narrow)
     # sweeping the same range again keeps the points; a sweep changes no point it did not probe
     out = history.sweep(prof, store, [shas[5]], opts)
     assert out.measured == [shas[5]] and out.new == []
@@ -350,4 +359,37 @@ def test_a_probe_with_some_runs_failed_is_still_measured(built, tmp_path):  # no
     with targets.make(prof, "half") as t:
         rec = history.probe(req, t, store)
     assert (rec["status"], rec["ran"], rec["failed"], rec["message"]) == ("ok", 2, 1, "")
+    store.close()
+
+
+def test_a_change_below_the_minimum_effect_is_not_a_code_change(repo, tmp_path):
+    """Every layout 0.995% faster to the last digit: the paired test is certain (se 0), the log-ratio
+    clears log(1.01), but the ratio is not 1% away from 1: no change at all."""
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[1], _values(0.99005))
+    h = history.analyse(store, _series(r, shas, [shas[0], shas[1]]), metrics=["cycles"], min_effect=0.01)
+    assert h.changes == [] and h.quirks == [] and h.verdicts == []
+    assert h.to_dict()["quirks"] == [] and h.to_dict()["changes"] == []
+    _measure(store, tmp_path, shas[2], _values(0.99005 * 0.985))
+    h = history.analyse(store, _series(r, shas, [shas[0], shas[1], shas[2]]), metrics=["cycles"], min_effect=0.01)
+    assert [(c.commit, c.kind) for c in h.changes] == [(shas[2], "code change")]
+    store.close()
+
+
+def test_points_outside_the_range_and_quirks_that_touch_nothing(repo, tmp_path, monkeypatch):
+    from layoutbench import profile
+
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[5], _values(1.0))
+    s = _series(r, shas[:5], [shas[0], shas[5]])  # shas[5] was measured, the range ends before it
+    monkeypatch.setenv("LAYOUTBENCH_QUIRKS", str(tmp_path / "none.toml"))
+    h = history.analyse(store, s, profile=profile.load("minikernel"))
+    assert [(p.commit, p.index) for p in h.points] == [(shas[5], -1), (shas[0], 0)]
+    assert h.quirks == []
+    (tmp_path / "none.toml").write_text(f'[[quirk]]\nname = "x"\ncommits = ["{shas[5]}"]\nskip = true\n')
+    assert history.analyse(store, s, profile=profile.load("minikernel")).quirks == []  # not in the range
     store.close()
