@@ -344,6 +344,11 @@ def test_the_summary_names_points_changes_and_quirks(repo, tmp_path, monkeypatch
                                                  f"{shas[3][:12]})"]
     assert lines[-3:] == ["", "not measured:", f"  {shas[5][:12]}  build-failed: boom"]
     assert history.summary_text(h).endswith("boom\n")
+    # two random layouts are enough for a spread: (1030 - 1000) / 1015
+    two = _series(r, shas, [shas[0]])
+    two.specs = SPECS[:3]
+    row = [ln for ln in history.summary_text(history.analyse(store, two)).splitlines() if ln.startswith("     0  ")]
+    assert row[0].split()[2:5] == ["1015.0", "2.96%", "1000.0"]
     store.close()
 
 
