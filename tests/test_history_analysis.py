@@ -50,7 +50,7 @@ def _variant(tmp: Path, commit: str, name: str, seed: int) -> Variant:
 
 
 def _measure(store, tmp, commit, values: dict, *, target="local", host="h1", mode="rerun", args="", config="cfgA",
-             image="hosted", status="ok"):
+             image="hosted", status="ok", only=None):
     """Store runs of `commit`: values maps (layout, seed) -> the variant's center; cycles (lower is
     better) and ops (higher is better, its inverse)."""
     for (name, seed), center in values.items():
@@ -61,6 +61,7 @@ def _measure(store, tmp, commit, values: dict, *, target="local", host="h1", mod
         for rep, f in enumerate(RUN):
             x = center * f
             samples = [metrics.Sample("cycles", x, "cycles", False), metrics.Sample("ops", 1e6 / x, "1/s", True)]
+            samples = [m for m in samples if only is None or m.metric == only]
             store.add_run(bid, RunKey(target, host, mode, args, config), rep,
                           RunResult(status, 0, "", 0.1, "native", host, samples if status == "ok" else []),
                           Path("/dev/null"), 0.0)
@@ -397,4 +398,15 @@ def test_points_outside_the_range_and_quirks_that_touch_nothing(repo, tmp_path, 
     assert h.quirks == []
     (tmp_path / "none.toml").write_text(f'[[quirk]]\nname = "x"\ncommits = ["{shas[5]}"]\nskip = true\n')
     assert history.analyse(store, s, profile=profile.load("minikernel")).quirks == []  # not in the range
+    store.close()
+
+
+def test_a_metric_one_point_lacks_is_not_compared_there(repo, tmp_path):
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0))
+    _measure(store, tmp_path, shas[1], _values(1.05), only="cycles")
+    h = history.analyse(store, _series(r, shas, [shas[0], shas[1]]), min_effect=0.01)
+    assert [(c.metric, c.kind) for c in h.changes] == [("cycles", "code change")]
+    assert list(h.point(shas[1]).groups) == ["cycles"]
     store.close()
