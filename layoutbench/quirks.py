@@ -139,8 +139,10 @@ def applicable(profile, checkout) -> list[Quirk]:
 
 
 def prepare(applied: list[Quirk], src: Path, log: Path, timeout: float | None = None) -> dict[str, str]:
-    """Apply patches and commands to an exported tree; return the environment to build with.
-    A command runs in its own process group, killed whole after ``timeout`` seconds."""
+    """Apply patches and commands to an exported tree; return the variables the quirks set, in
+    their order (a later quirk's value wins): what the build adds to its environment and what
+    build.json records, never the rest of the caller's environment.  A command runs in its own
+    process group, killed whole after ``timeout`` seconds."""
     env: dict[str, str] = {}
     with open(log, "a") as out:
         for q in applied:
@@ -148,10 +150,11 @@ def prepare(applied: list[Quirk], src: Path, log: Path, timeout: float | None = 
             out.flush()
             if q.patch:
                 patch = (q.file.parent / q.patch).resolve()
-                # the exported tree is not a repository; keep git from finding one around it
-                env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(Path(src).resolve().parent)}
+                # the exported tree is not a repository; keep git from finding one around it (this
+                # environment is git's alone: the build gets only the quirks' own variables)
+                git_env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(Path(src).resolve().parent)}
                 p = subprocess.run(["git", "apply", "-p1", "--whitespace=nowarn", str(patch)], cwd=src,
-                                   stdout=out, stderr=subprocess.STDOUT, env=env)
+                                   stdout=out, stderr=subprocess.STDOUT, env=git_env)
                 if p.returncode != 0:
                     raise BuildFailed(f"quirk {q.name}: patch {q.patch} does not apply; see {log}")
             if q.run:

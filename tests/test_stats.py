@@ -383,3 +383,216 @@ def test_compare_describe_multi_layout_and_determinism():
     line = c1.describe()
     assert "layout noise " in line and "%" in line and "p=" in line and "upper bound" in line
     assert c1.method == "Welch t on per-layout means" and 0 < c1.wilcoxon_p < 1
+
+
+# --------------------------------------------------------------------------
+# exact expectations: each statistic against an independent computation (scipy, by hand)
+# --------------------------------------------------------------------------
+
+from scipy import stats as sps  # noqa: E402
+
+from layoutbench.stats import noise_text, one_sided_t  # noqa: E402
+
+# unequal run counts, fixed values: every number below is checked against a textbook formula
+A_UNEQ = {"s1": [100.0, 101.5, 99.0], "s2": [103.0, 104.0], "s3": [98.0, 97.5, 99.5, 98.5], "s4": [101.0, 100.0, 102.0]}
+
+
+def _anova(groups):
+    """The one-way random-effects ANOVA of NoiseSplit's docstring, written out."""
+    arrays = [np.asarray(v, float) for v in groups.values()]
+    k, ns = len(arrays), np.array([a.size for a in arrays], float)
+    N = ns.sum()
+    means = np.array([a.mean() for a in arrays])
+    gm = (ns * means).sum() / N
+    msb = (ns * (means - gm) ** 2).sum() / (k - 1)
+    msw = sum(((a - a.mean()) ** 2).sum() for a in arrays) / (N - k)
+    n0 = (N - (ns ** 2).sum() / N) / (k - 1)
+    return msb, msw, n0, k - 1, N - k
+
+
+def test_noise_split_is_the_random_effects_anova_written_out():
+    s = noise_split(A_UNEQ)
+    msb, msw, n0, dfb, dfw = _anova(A_UNEQ)
+    meds = [100.0, 103.5, 98.25, 101.0]
+    assert (s.k, s.n) == (4, 12) and s.medians == dict(zip(A_UNEQ, meds))
+    assert s.layout_sd == pytest.approx(math.sqrt((msb - msw) / n0), rel=1e-12)
+    assert s.run_sd == pytest.approx(math.sqrt(msw), rel=1e-12) and s.runs_separated
+    gmed = float(np.median(meds))
+    assert s.grand_median == gmed and s.center == pytest.approx(np.mean(meds))
+    assert s.layout_cv == pytest.approx(s.layout_sd / gmed) and s.run_cv == pytest.approx(s.run_sd / gmed)
+    vb = (msb - msw) / n0
+    assert s.layout_share == pytest.approx(vb / (vb + msw))
+    assert s.median_spread_sd == pytest.approx(np.std(meds, ddof=1))
+    assert (s.median_min, s.median_max) == (98.25, 103.5)
+    assert s.median_range_rel == pytest.approx((103.5 - 98.25) / gmed)
+    # the 95% upper bound of the layout sd: Graybill-Wang's modified large-sample bound
+    h1 = dfb / sps.chi2.ppf(0.05, dfb) - 1
+    g2 = 1 - dfw / sps.chi2.ppf(0.95, dfw)
+    upper = math.sqrt(((msb - msw) + math.sqrt((h1 * msb) ** 2 + (g2 * msw) ** 2)) / n0)
+    assert s.layout_cv_upper == pytest.approx(upper / gmed, rel=1e-9)
+
+
+def test_noise_split_with_one_run_per_layout_and_with_no_layout_effect():
+    one = {"a": [10.0], "b": [12.0], "c": [11.0], "d": [15.0]}
+    s = noise_split(one)
+    v = np.array([10.0, 12.0, 11.0, 15.0])
+    assert s.layout_sd == pytest.approx(np.std(v, ddof=1)) and math.isnan(s.run_sd) and not s.runs_separated
+    assert math.isnan(s.layout_share)
+    # runs not separated: the chi-square bound sqrt(df * MSB / chi2_{0.05, df})
+    assert s.layout_cv_upper == pytest.approx(math.sqrt(3 * np.var(v, ddof=1) / sps.chi2.ppf(0.05, 3)) / 11.5)
+    # the layouts' means agree exactly: no layout noise, all of it run noise
+    flat = {"a": [9.0, 11.0], "b": [10.5, 9.5], "c": [10.0, 10.0]}
+    s = noise_split(flat)
+    assert s.layout_sd == 0.0 and s.layout_share == 0.0 and s.run_sd == pytest.approx(math.sqrt(2.5 / 3))
+    # one layout: nothing between layouts to estimate
+    s = noise_split({"a": [1.0, 2.0, 3.0]})
+    assert math.isnan(s.layout_sd) and math.isnan(s.layout_cv_upper) and s.run_sd == pytest.approx(1.0)
+
+
+def test_noise_text_says_what_was_separated():
+    assert noise_text(0.0042, 0.0071, True) == "layout noise 0.42% (95% upper bound 0.71%)"
+    assert noise_text(0.00001, 0.0071, True) == "layout noise < 0.71% (95% upper bound; estimate 0)"
+    assert noise_text(0.02, math.inf, False) == "layout + run noise (runs not separated) 2.00% (95% upper bound inf)"
+    assert noise_text(math.nan, math.nan, True) == "layout noise n/a (fewer than 2 layouts)"
+
+
+def _logmeans(groups):
+    return np.array([np.mean(np.log(v)) for v in groups.values()])
+
+
+def test_unpaired_compare_is_welch_on_the_layouts_log_means():
+    a = {"a1": [100.0, 101.0], "a2": [103.0, 102.0], "a3": [99.0, 98.0]}
+    b = {"b1": [107.0, 108.0], "b2": [111.0, 110.5], "b3": [104.0, 106.0], "b4": [109.0, 107.0]}
+    c = compare(a, b, higher_is_better=False, rank_test=False)
+    ma, mb = _logmeans(a), _logmeans(b)
+    ref = sps.ttest_ind(mb, ma, equal_var=False)
+    va, vb = ma.var(ddof=1) / 3, mb.var(ddof=1) / 4
+    assert c.method == "Welch t on per-layout means" and not c.paired and c.dropped == 0
+    assert c.log_ratio == pytest.approx(mb.mean() - ma.mean()) and c.ratio == pytest.approx(math.exp(c.log_ratio))
+    assert c.se == pytest.approx(math.sqrt(va + vb))
+    assert c.df == pytest.approx((va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 3))
+    assert c.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    lo, hi = ref.confidence_interval(0.95)
+    assert (c.ci_low, c.ci_high) == (pytest.approx(math.exp(lo)), pytest.approx(math.exp(hi)))
+    assert (c.n_layouts_a, c.n_layouts_b, c.n_runs_a, c.n_runs_b) == (3, 4, 6, 8)
+    assert c.center_a == pytest.approx(math.exp(ma.mean())) and c.center_b == pytest.approx(math.exp(mb.mean()))
+    assert c.verdict == "slower" and math.isnan(c.wilcoxon_p)
+    assert compare(a, b, higher_is_better=True).verdict == "faster"
+    assert compare(a, b, higher_is_better=False).wilcoxon_p == pytest.approx(
+        sps.mannwhitneyu(ma, mb, alternative="two-sided").pvalue)
+
+
+def test_paired_compare_is_a_paired_t_on_the_common_layouts():
+    a = {"1": [100.0, 100.4], "2": [104.0, 104.2], "3": [97.0, 97.4], "4": [101.0, 101.2], "9": [50.0, 51.0]}
+    b = {"1": [101.1, 101.3], "2": [105.0, 105.4], "3": [98.3, 98.2], "4": [102.2, 102.0], "7": [1.0, 1.1],
+         "8": [2.0, 2.0]}
+    c = compare(a, b, higher_is_better=False)
+    common = ["1", "2", "3", "4"]
+    d = _logmeans({k: b[k] for k in common}) - _logmeans({k: a[k] for k in common})
+    ref = sps.ttest_rel(_logmeans({k: b[k] for k in common}), _logmeans({k: a[k] for k in common}))
+    assert c.paired and c.method == "paired t over 4 layouts" and c.n_pairs == 4 and c.dropped == 3
+    assert c.df == 3 and c.log_ratio == pytest.approx(d.mean()) and c.p_value == pytest.approx(ref.pvalue)
+    assert c.per_layout_ratios == {k: pytest.approx(math.exp(x)) for k, x in zip(common, d)}
+    assert (c.n_runs_a, c.n_runs_b) == (8, 8)
+    assert c.wilcoxon_p == pytest.approx(sps.wilcoxon(d).pvalue)
+    # paired=False on the same data: Welch over all the layouts of each side
+    u = compare(a, b, higher_is_better=False, paired=False)
+    assert not u.paired and u.n_pairs == 0 and u.dropped == 0 and (u.n_layouts_a, u.n_layouts_b) == (5, 6)
+
+
+def test_one_layout_per_side_compares_the_runs():
+    a, b = {"x": [10.0, 10.2, 9.9, 10.1]}, {"y": [10.5, 10.6, 10.4]}
+    c = compare(a, b, higher_is_better=False)
+    ref = sps.ttest_ind(np.log(b["y"]), np.log(a["x"]), equal_var=False)
+    assert c.method == "runs: Welch t on the runs of one layout per side"
+    assert c.p_value == pytest.approx(ref.pvalue) and c.df == pytest.approx(ref.df)
+    assert c.verdict == "slower" and (c.n_layouts_a, c.n_layouts_b) == (1, 1)
+    two = compare({"x": [10.0, 10.1]}, {"y": [11.0, 11.3]}, higher_is_better=False)  # two runs are enough
+    assert two.method == c.method and two.df == pytest.approx(
+        sps.ttest_ind(np.log([11.0, 11.3]), np.log([10.0, 10.1]), equal_var=False).df)
+    # one run a side: no verdict, and why
+    n = compare({"x": [10.0]}, {"y": [11.0]}, higher_is_better=False)
+    assert (n.verdict, n.reason, n.method) == ("n/a", "1 sample", "none") and math.isnan(n.p_value)
+    n = compare({"x": [10.0, 10.1]}, {"y": [11.0, 11.2], "z": [11.0, 11.1]}, higher_is_better=False, paired=False)
+    assert n.verdict == "n/a" and n.reason.startswith("1 layout on one side")
+    n = compare({"y": [11.0, 11.2], "z": [11.0, 11.1]}, {"x": [10.0, 10.1]}, higher_is_better=False, paired=False)
+    assert n.verdict == "n/a" and n.reason.startswith("1 layout on one side") and n.method == "none"
+
+
+def test_an_exact_ratio_in_every_layout_has_no_spread_to_doubt():
+    """Every layout 10% slower to the last digit: se 0, p 0, the interval is the ratio itself; the
+    same values on both sides: p 1, no difference.  Constant means unpaired: df = ka + kb - 2."""
+    a = {"1": [100.0, 100.0], "2": [120.0, 120.0], "3": [90.0, 90.0]}
+    b = {k: [1.1 * x for x in v] for k, v in a.items()}
+    c = compare(a, b, higher_is_better=False)
+    assert c.se == 0 and c.p_value == 0.0 and c.verdict == "slower"
+    assert c.ci_low == pytest.approx(1.1) and c.ci_high == pytest.approx(1.1)
+    same = compare(a, a, higher_is_better=False)
+    assert same.p_value == 1.0 and same.verdict == "no difference" and same.explained_by_layout == pytest.approx(1.0)
+    flat_a = {"1": [100.0, 101.0], "2": [101.0, 100.0]}
+    flat_b = {"3": [110.0, 111.0], "4": [111.0, 110.0]}
+    w = compare(flat_a, flat_b, higher_is_better=False)
+    assert w.se == 0 and w.df == 2.0 and w.p_value == 0.0
+
+
+def test_the_minimum_effect_and_the_direction_decide_the_verdict():
+    a = {"1": [100.0, 100.0], "2": [100.2, 100.2], "3": [99.8, 99.8]}
+    b = {k: [1.004 * x * (1 + 1e-5 * i) for x in v] for i, (k, v) in enumerate(a.items())}  # 0.4% slower
+    assert compare(a, b, False).verdict == "no difference"
+    assert compare(a, b, False).reason == "smaller than the 0.5% minimum effect"
+    assert compare(a, b, False, min_effect=0.003).verdict == "slower"
+    assert compare(a, b, True, min_effect=0.003).verdict == "faster"
+    assert compare(b, a, False, min_effect=0.003).verdict == "faster"
+    with pytest.raises(ValueError, match="min_effect"):
+        compare(a, b, False, min_effect=-0.1)
+    with pytest.raises(ValueError, match="positive values"):
+        compare(a, {"1": [0.0, 1.0]}, False)
+
+
+def test_one_sided_t_is_the_one_sample_t_test():
+    x = [-0.3, -0.1, -0.25, 0.05, -0.2]
+    assert one_sided_t(x) == pytest.approx(sps.ttest_1samp(x, 0.0, alternative="less").pvalue)
+    y = [0.3, 0.1, -0.05]
+    assert one_sided_t(y) == pytest.approx(sps.ttest_1samp(y, 0.0, alternative="less").pvalue)
+    assert one_sided_t([-1.0, -1.0]) == 0.0 and one_sided_t([2.0, 2.0]) == 1.0 and one_sided_t([0.0, 0.0]) == 1.0
+    assert math.isnan(one_sided_t([-1.0]))
+
+
+def test_holm_and_bh_by_hand():
+    p = [0.01, 0.04, math.nan, 0.03, 0.5]
+    # holm: sorted 0.01, 0.03, 0.04, 0.5 times 4, 3, 2, 1, running max
+    assert adjust(p, "holm")[:2] + adjust(p, "holm")[3:] == pytest.approx([0.04, 0.09, 0.09, 0.5])
+    assert math.isnan(adjust(p, "holm")[2])
+    # bh: p * m / rank, running min from the top
+    assert adjust([0.01, 0.04, 0.03, 0.5], "bh") == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.5])
+    assert adjust([0.6, 0.9], "holm") == [1.0, 1.0]
+    assert adjust(p, "none")[:2] == [0.01, 0.04]
+    with pytest.raises(ValueError, match="holm, bh, none"):
+        adjust(p, "bonferroni")
+
+
+def test_to_dict_is_json_ready():
+    c = compare({"x": [10.0]}, {"y": [11.0]}, higher_is_better=False)
+    d = c.to_dict()
+    json.dumps(d, allow_nan=False)  # nan became None
+    assert d["p_value"] is None and d["paired"] is False and isinstance(d["noise_a"], dict)
+    s = summarize([1.0, 2.0, 30.0, 2.5, 1.5, 2.2], n_boot=NB).to_dict()
+    assert s["outliers"] == [2] and s["n"] == 6 and isinstance(s["median"], float)
+    assert noise_split(A_UNEQ).to_dict()["medians"] == {"s1": 100.0, "s2": 103.5, "s3": 98.25, "s4": 101.0}
+
+
+def test_summarize_gives_an_interval_for_small_spreads():
+    s = summarize([1.00, 1.02, 1.01, 1.05, 0.99, 1.03, 1.04, 1.00], n_boot=NB)
+    assert s.ci_low < s.median < s.ci_high and s.ci_low >= 0.99 and s.ci_high <= 1.05
+    assert s.stdev == pytest.approx(np.std([1.00, 1.02, 1.01, 1.05, 0.99, 1.03, 1.04, 1.00], ddof=1))
+    one = summarize([3.0])
+    assert (one.ci_low, one.ci_high, one.stdev, one.outliers) == (3.0, 3.0, 0.0, [])
+
+
+def test_numpy_values_become_json_values():
+    from layoutbench.stats import _jsonable
+
+    d = _jsonable({1: np.bool_(True), "t": (np.float64(math.nan), np.int64(3), np.float32(0.5)), "s": "x"})
+    assert d == {"1": True, "t": [None, 3, 0.5], "s": "x"}
+    assert type(d["1"]) is bool and type(d["t"][1]) is int
+    json.dumps(d, allow_nan=False)

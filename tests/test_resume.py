@@ -1,0 +1,178 @@
+"""Resuming and re-running a measurement (measure_commit, the path compare, history and bisect
+share), on a real minikernel build and the local target running its hosted executable: what the
+store holds is skipped, more repetitions add only the missing ones, runs stored as failed are
+kept unless --retry-failed, and a changed target configuration measures again and says what it
+left out.  The target's command succeeds only once a flag file exists, so a run fails or
+succeeds on demand with the same configuration."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from layoutbench import measure, profile, source, targets
+from layoutbench.store import Store
+
+from conftest import mini_repo
+
+SPECS = (("default", 0), ("random", 1), ("random", 2))
+
+
+@pytest.fixture(scope="module")
+def built(workdir, tmp_path_factory):
+    from layoutbench import build
+
+    d = tmp_path_factory.mktemp("resume")
+    repo = mini_repo(d / "mini")
+    prof = profile.load("minikernel")
+    co = source.resolve(prof, "HEAD", str(repo))
+    objs = build.compile_objects(prof, co)
+    return {"dir": d, "profile": prof, "checkout": co, "objs": objs, "flag": d / "flag"}
+
+
+def _target(b, *, iterations=1000, name="t"):
+    cmd = ["sh", "-c", f'test -e {b["flag"]} && exec "$0" iterations={iterations} || exit 3', "{image}"]
+    spec = profile.Target(name, "local", "hosted", 60.0, {"command": cmd})
+    prof = dataclasses.replace(b["profile"], targets={**b["profile"].targets, name: spec})
+    return prof, targets.make(prof, name)
+
+
+def _measure(b, store, *, runs=2, mode="rerun", retry=False, iterations=1000, specs=SPECS, said=None,
+             check_machine=False, ticks=None):
+    prof, _ = _target(b, iterations=iterations)
+    req = measure.MeasureRequest(prof, b["checkout"], specs, runs=runs, mode=mode, target="t", retry_failed=retry,
+                                 check_machine=check_machine)
+    with req.make_target() as t:
+        return measure.measure_commit(req, store, t, objs=b["objs"], say=(said.append if said is not None
+                                                                          else lambda m: None),
+                                      progress=(lambda: ticks.append(1)) if ticks is not None else None)
+
+
+def test_a_rerun_skips_what_is_stored_and_more_repetitions_add_only_the_new(built, tmp_path):
+    built["flag"].touch()
+    store = Store(tmp_path / "s.sqlite")
+    ticks = []
+    m = _measure(built, store, runs=2, ticks=ticks)
+    assert (m.ran, m.skipped, m.failed) == (6, 0, 0) and len(ticks) == 6  # progress: once per job
+    assert m.findings == [] and store.last_machine_check(m.key) == []  # no machine check asked for
+    assert sorted((r["layout"], r["seed"], r["rep"]) for r in m.runs) == sorted(
+        (n, s, r) for n, s in SPECS for r in range(2))
+    g = m.groups(m.samples[0]["metric"])
+    assert sorted(g) == ["default", "random:1", "random:2"] and all(len(v) == 2 for v in g.values())
+    ticks.clear()
+    again = _measure(built, store, runs=2, ticks=ticks)
+    assert (again.ran, again.skipped) == (0, 6) and len(again.runs) == 6 and again.samples == m.samples
+    assert len(ticks) == 6  # a skipped job is progress too
+    more = _measure(built, store, runs=3)
+    assert (more.ran, more.skipped) == (3, 6)
+    assert sorted(r["rep"] for r in more.runs if r["layout"] == "random" and r["seed"] == 2) == [0, 1, 2]
+    assert all(len(v) == 3 for v in more.groups(m.samples[0]["metric"]).values())
+    assert all(len(v) == 2 for v in more.groups(m.samples[0]["metric"], max_rep=2).values())
+    assert more.key == m.key and more.other_configs == {}
+    # another mode is another run: nothing of rerun's is reused for reboot
+    rb = _measure(built, store, runs=1, mode="reboot")
+    assert (rb.ran, rb.skipped) == (3, 0) and {r["mode"] for r in rb.runs} == {"reboot"}
+    store.close()
+
+
+def test_failed_runs_are_kept_and_run_again_only_with_retry_failed(built, tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    built["flag"].unlink(missing_ok=True)
+    said = []
+    m = _measure(built, store, runs=1, said=said)
+    assert (m.ran, m.failed) == (3, 3) and m.samples == [] and {r["status"] for r in m.runs} == {"failed"}
+    assert len(said) == 3 and said[0].startswith("default run 0: failed")
+    built["flag"].touch()
+    kept = _measure(built, store, runs=1)
+    assert (kept.ran, kept.skipped, kept.failed) == (0, 3, 0) and kept.samples == []
+    retried = _measure(built, store, runs=1, retry=True)
+    assert (retried.ran, retried.skipped, retried.failed) == (3, 0, 0)
+    assert {r["status"] for r in retried.runs} == {"ok"} and len(retried.runs) == 3  # replaced, not added
+    again = _measure(built, store, runs=1, retry=True)
+    assert (again.ran, again.skipped) == (0, 3)  # ok runs are never run again
+    store.close()
+
+
+def test_a_changed_target_configuration_on_resume_measures_again(built, tmp_path):
+    built["flag"].touch()
+    store = Store(tmp_path / "s.sqlite")
+    first = _measure(built, store, runs=1)
+    said = []
+    other = _measure(built, store, runs=1, iterations=2000, said=said)
+    assert (other.ran, other.skipped) == (3, 0) and other.key.config != first.key.config
+    assert other.other_configs == {first.key.config: 3}
+    assert {r["config"] for r in other.runs} == {other.key.config} and len(other.samples) == len(first.samples)
+    assert said == [f"3 stored run(s) of these variants on t were made under another target configuration "
+                    f"({first.key.config}; now {other.key.config}) and are not used; `layoutbench results "
+                    f"--configs` shows them"]
+    cfg = store.configs([other.key.config])[other.key.config]
+    assert cfg["kind"] == "local" and "iterations=2000" in cfg["settings"]["command"][2]
+    assert cfg["toolchain"]["cc"] == built["objs"].info["cc"] and cfg["quirks"] == []
+    # back to the first configuration: its runs are there, nothing runs
+    back = _measure(built, store, runs=1)
+    assert (back.ran, back.skipped) == (0, 3) and back.other_configs == {other.key.config: 3}
+    store.close()
+
+
+def test_relink_gives_each_repetition_a_seed_of_its_own(built, tmp_path):
+    built["flag"].touch()
+    store = Store(tmp_path / "s.sqlite")
+    m = _measure(built, store, runs=2, mode="relink")
+    assert sorted((r["layout"], r["seed"], r["rep"]) for r in m.runs) == [
+        ("default", 0, 0), ("default", 0, 1), ("random", 1, 0), ("random", 2, 0), ("random", 3, 0), ("random", 4, 0)]
+    assert sorted(m.build_ids) == [("default", 0), ("random", 1), ("random", 2), ("random", 3), ("random", 4)]
+    store.close()
+
+
+def test_the_machine_check_is_taken_once_before_the_first_run_and_kept(built, tmp_path):
+    built["flag"].touch()
+    store = Store(tmp_path / "s.sqlite")
+    said = []
+    m = _measure(built, store, runs=1, check_machine=True, said=said)
+    assert m.ran == 3 and m.findings and m.findings == store.last_machine_check(m.key)
+    assert store.db.execute("SELECT count(*) AS n FROM machine_checks").fetchone()["n"] == 1
+    bad = [f["check"] for f in m.findings if f["problem"]]
+    noise = [line for line in said if line.startswith(f"machine {m.key.host}: ")]
+    assert noise == ([f"machine {m.key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
+                      f"(each with its fix in the report)"] if bad else [])
+    # nothing runs the second time: no new check, the stored one is reported with the stored runs
+    again = _measure(built, store, runs=1, check_machine=True)
+    assert again.ran == 0 and again.findings == m.findings
+    assert store.db.execute("SELECT count(*) AS n FROM machine_checks").fetchone()["n"] == 1
+    store.close()
+
+
+def test_a_request_keeps_its_arguments_and_moves_to_another_commit(built):
+    prof, _ = _target(built)
+    req = measure.MeasureRequest(prof, built["checkout"], [["default", 0], ["random", 1]], args=["n=5", "quiet"],
+                                 target="t")
+    assert req.specs == (("default", 0), ("random", 1)) and req.arg_text == "n=5 quiet" and req.runs == 1
+    assert [(j.layout, j.seed, j.rep) for j in req.jobs_planned()] == [("default", 0, 0), ("random", 1, 0)]
+    assert measure.MeasureRequest(prof, built["checkout"], [("default", 0)], args=None).args == ()
+    other = source.Checkout(built["checkout"].repo, "", "f" * 40, None)
+    moved = req.at(other)
+    assert moved.checkout is other and moved.specs == req.specs and req.checkout is built["checkout"]
+    t = req.make_target()
+    assert t.spec.name == "t" and t.kind == "local"
+    cfg = measure.target_config(t)
+    assert "toolchain" not in cfg and cfg["kind"] == "local" and cfg["image"] == "hosted"
+    assert measure.target_config(t, built["objs"])["toolchain"] == {"cc": built["objs"].info["cc"],
+                                                                    "ld": built["objs"].info["ld"]}
+    with measure.progress(None, 3, "x") as tick:
+        assert tick is None
+    seen = []
+    with measure.progress(lambda n, what: _Bar(seen, n, what), 3, "runs") as tick:
+        assert tick == "tick"
+    assert seen == [(3, "runs")]
+
+
+class _Bar:
+    def __init__(self, seen, n, what):
+        seen.append((n, what))
+
+    def __enter__(self):
+        return "tick"
+
+    def __exit__(self, *exc):
+        return False

@@ -1,0 +1,185 @@
+"""The store's own promises, on real SQLite files: a run is keyed by build, target, host, mode,
+repetition, arguments and configuration (a repetition stored again replaces the old one), what
+`done` and `other_configs` report for a resume, the state table the history and bisection keep
+their progress in, the quiet-machine checks, and a file that is no store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from layoutbench import layout, metrics, store as storemod
+from layoutbench.build import Variant
+from layoutbench.errors import LayoutbenchError
+from layoutbench.store import RunKey, Store
+from layoutbench.targets import RunResult
+
+
+def _variant(tmp: Path, commit: str, name: str, seed: int) -> Variant:
+    plan = layout.LayoutPlan("k", "hosted", commit, name, seed, {"text": []})
+    out = tmp / f"{commit}-{name}-{seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "plan.json").write_text(plan.to_json())
+    return Variant("k", commit, "hosted", name, seed, out / "image.elf", out / "plan.json", out / "link.ld",
+                   f"{commit}{name}{seed}".ljust(64, "0"), f"0x{plan.plan_id:07x}", True)
+
+
+def _result(status="ok", value=1.0, host="h1"):
+    return RunResult(status, 0 if status == "ok" else 1, "" if status == "ok" else "boom", 0.5, "native", host,
+                     [metrics.Sample("cycles", value, "cycles", False), metrics.Sample("ops", 2 * value, "1/s", True)]
+                     if status == "ok" else [])
+
+
+@pytest.fixture(scope="module")
+def pg():
+    """A real PostgreSQL server (tests/_postgres.py), for the store that several workers share."""
+    from _postgres import Server
+
+    s = Server()
+    url = s.start()
+    yield url
+    s.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    """A new, empty store: an SQLite file, or a new database on the PostgreSQL server."""
+    if request.param == "sqlite":
+        s = Store(tmp_path / "r.sqlite")
+    else:
+        import psycopg
+
+        url = request.getfixturevalue("pg")
+        db = "t_" + tmp_path.name.replace("-", "_").lower()
+        with psycopg.connect(url, autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {db}")
+        s = Store(url.replace("/layoutbench?", f"/{db}?"))
+    yield s
+    s.close()
+
+
+def test_store_a_repetition_stored_again_replaces_the_old_one(store, tmp_path):
+    v = _variant(tmp_path, "aaaa1111", "random", 1)
+    bid = store.build_id(v, {"cc": "clang 19", "ld": "lld 19", "quirks": ["q1"]})
+    assert store.build_id(v, {}) == bid
+    row = store.builds(build_id=[bid])[0]
+    assert json.loads(row["toolchain"]) == {"cc": "clang 19", "ld": "lld 19"} and json.loads(row["quirks"]) == ["q1"]
+    assert json.loads(row["plan"])["seed"] == 1 and row["plan_id"] == v.plan_id
+    key = RunKey("local", "h1", "rerun", "n=5", "cfg1")
+    store.add_run(bid, key, 0, _result("timeout"), Path("/tmp/log0"), 10.0)
+    assert store.done(bid, key) == {0: "timeout"}
+    store.add_run(bid, key, 0, _result("ok", 3.0), Path("/tmp/log1"), 11.0)
+    assert store.done(bid, key) == {0: "ok"}
+    runs = store.runs(build_id=bid)
+    assert len(runs) == 1 and runs[0]["log_path"] == "/tmp/log1" and runs[0]["started"] == 11.0
+    assert [(s["metric"], s["value"]) for s in store.samples(build_id=bid)] == [("cycles", 3.0), ("ops", 6.0)]
+    store.add_run(bid, key, 1, _result("ok", 4.0), Path("/tmp/log2"), 12.0)
+    assert store.done(bid, key) == {0: "ok", 1: "ok"}
+    rid = store.add_run(bid, key, 1, _result("ok", 7.0), Path("/tmp/log2b"), 12.5)  # replaced: no sample left behind
+    assert [r["id"] for r in store.runs(build_id=bid) if r["rep"] == 1] == [rid]
+    assert sorted(s["value"] for s in store.samples(build_id=bid)) == [3.0, 6.0, 7.0, 14.0]
+    assert store.db.execute("SELECT count(*) AS n FROM samples").fetchone()["n"] == 4
+    # the run is stored under the host it ran on, whatever the key said
+    store.add_run(bid, key, 0, _result("ok", 5.0, host="h9"), Path("/tmp/log3"), 13.0)
+    assert store.done(bid, RunKey("local", "h9", "rerun", "n=5", "cfg1")) == {0: "ok"}
+    # every part of the key keeps runs apart
+    for other in (RunKey("qemu", "h1", "rerun", "n=5", "cfg1"), RunKey("local", "h2", "rerun", "n=5", "cfg1"),
+                  RunKey("local", "h1", "reboot", "n=5", "cfg1"), RunKey("local", "h1", "rerun", "", "cfg1"),
+                  RunKey("local", "h1", "rerun", "n=5", "cfg2")):
+        assert store.done(bid, other) == {}, other
+
+
+def test_store_other_configurations_are_counted_for_the_resume_message(store, tmp_path):
+    a = store.build_id(_variant(tmp_path, "aaaa1111", "random", 1), {})
+    b = store.build_id(_variant(tmp_path, "aaaa1111", "random", 2), {})
+    c = store.build_id(_variant(tmp_path, "bbbb2222", "random", 1), {})
+    for bid in (a, b, c):
+        for cfg in ("old1", "old2", "now"):
+            for rep in range(2 if cfg == "old1" else 1):
+                store.add_run(bid, RunKey("local", "h1", "rerun", "", cfg), rep, _result(), Path("/dev/null"), 0.0)
+    store.add_run(a, RunKey("local", "h1", "reboot", "", "old3"), 0, _result(), Path("/dev/null"), 0.0)
+    now = RunKey("local", "h1", "rerun", "", "now")
+    assert store.other_configs([a, b], now) == {"old1": 4, "old2": 2}
+    assert store.other_configs([c], now) == {"old1": 2, "old2": 1}
+    assert store.other_configs([], now) == {}
+    assert store.other_configs([a], RunKey("local", "h1", "rerun", "", "old1")) == {"now": 1, "old2": 1}
+
+
+def test_store_configurations_are_stored_once_by_their_canonical_text(store):
+    h = store.config_id({"kind": "local", "settings": {"b": 1, "a": [1, 2]}})
+    assert h == store.config_id({"settings": {"a": [1, 2], "b": 1}, "kind": "local"}) == storemod.config_hash(
+        {"kind": "local", "settings": {"a": [1, 2], "b": 1}})
+    assert len(h) == 12 and storemod.config_text({"b": 1, "a": 2}) == '{"a":2,"b":1}'
+    g = store.config_id({"kind": "qemu"})
+    assert store.configs() == {h: {"kind": "local", "settings": {"a": [1, 2], "b": 1}}, g: {"kind": "qemu"}}
+    assert store.configs([g]) == {g: {"kind": "qemu"}}
+
+
+def test_store_state_keeps_the_latest_value_per_key(store):
+    assert store.get_state("history:k:/r") is None and store.states("history:") == []
+    store.set_state("history:k:/r", {"points": 1})
+    store.set_state("bisect:k:1", [1, 2])
+    store.set_state("history:k:/s", {"points": 2})
+    store.set_state("history:k:/r", {"points": 3})  # updated: now the latest
+    assert store.get_state("history:k:/r") == {"points": 3}
+    assert [k for k, _ in store.states("history:")] == ["history:k:/r", "history:k:/s"]
+    assert store.states("bisect:") == [("bisect:k:1", [1, 2])]
+    store.db.execute("INSERT INTO state (key, value, updated) VALUES ('history:bad', 'not json', 0)")
+    assert [k for k, _ in store.states("history:")] == ["history:k:/r", "history:k:/s"]
+    store.del_state("history:k:/s")
+    assert [k for k, _ in store.states("history")] == ["history:k:/r"]
+    assert store.states("history:k:/rx") == []
+
+
+def test_store_machine_checks_are_per_key_newest_first(store):
+    k1, k2 = RunKey("local", "h1", "rerun", "", "c1"), RunKey("local", "h1", "rerun", "", "c2")
+    assert store.last_machine_check(k1) == []
+    store.add_machine_check(k1, [{"check": "governor", "problem": True}])
+    store.add_machine_check(k1, [{"check": "turbo", "problem": False}])
+    store.add_machine_check(k2, [{"check": "aslr", "problem": True}])
+    assert store.last_machine_check(k1) == [{"check": "turbo", "problem": False}]
+    assert store.last_machine_check(k2) == [{"check": "aslr", "problem": True}]
+    assert store.last_machine_check(RunKey("local", "h2", "rerun", "", "c1")) == []
+
+
+def test_store_a_file_that_is_not_a_store_is_one_line(tmp_path):
+    bad = tmp_path / "notes.sqlite"
+    bad.write_bytes(b"just some text, not a database" * 100)
+    with pytest.raises(LayoutbenchError, match=r"notes.sqlite: not a layoutbench store \(.*\); move it away or use "
+                                               r"--store"):
+        Store(bad)
+    assert storemod.is_url("postgresql://u@h/db") and storemod.is_url("postgres://h/db")
+    assert not storemod.is_url(tmp_path / "r.sqlite")
+    assert storemod._safe_url("postgresql://bob:secret@db.example/lb") == "postgresql://bob:***@db.example/lb"
+    assert storemod._safe_url("postgresql://bob@db.example/lb") == "postgresql://bob@db.example/lb"
+    s = Store(tmp_path / "sub" / "dir" / "new.sqlite")  # the folders are made
+    assert s.runs() == [] and s.path == tmp_path / "sub" / "dir" / "new.sqlite"
+    s.close()
+
+
+def test_store_a_postgresql_store_that_cannot_be_reached_is_one_line_without_its_password():
+    with pytest.raises(LayoutbenchError, match=r"cannot connect to the store postgresql://lb:\*\*\*@127.0.0.1:1/x: "
+                                               r".*connection") as e:
+        Store("postgresql://lb:hunter2@127.0.0.1:1/x")
+    assert "hunter2" not in str(e.value) and len(str(e.value).splitlines()) == 1
+
+
+def test_store_the_default_store_is_in_the_work_directory(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAYOUTBENCH_DIR", str(tmp_path / "w"))
+    assert storemod.default_path() == tmp_path / "w" / "results.sqlite"
+
+
+def test_store_a_run_is_stored_whole_or_not_at_all(store, tmp_path):
+    """Replacing a repetition deletes the old run and writes the new one with its samples in one
+    transaction: when writing a sample fails, the old run and its samples are still there."""
+    bid = store.build_id(_variant(tmp_path, "aaaa1111", "random", 1), {})
+    key = RunKey("local", "h1", "rerun", "", "c")
+    store.add_run(bid, key, 0, _result("ok", 3.0), Path("/tmp/a"), 1.0)
+    broken = RunResult("ok", 0, "", 0.5, "native", "h1", [metrics.Sample("cycles", 4.0, "cycles", False),
+                                                         metrics.Sample("ops", None, "1/s", True)])
+    with pytest.raises(Exception):
+        store.add_run(bid, key, 0, broken, Path("/tmp/b"), 2.0)
+    assert [(r["log_path"], r["status"]) for r in store.runs(build_id=bid)] == [("/tmp/a", "ok")]
+    assert [(s["metric"], s["value"]) for s in store.samples(build_id=bid)] == [("cycles", 3.0), ("ops", 6.0)]

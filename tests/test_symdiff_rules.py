@@ -1,0 +1,315 @@
+"""symdiff's classification rules, one pair of small real images per rule: clang-19 compiles two
+freestanding C files, ld.lld-19 links them, and the pair differs by exactly what the rule is
+about (a function grown, one added before another, a variable moved from .bss to .data, a
+function placed in a data section whose code refers to moved symbols, an object added...)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from layoutbench import symdiff
+from layoutbench.symdiff.samecode import Stats, explain, explain_all
+
+A_C = """
+int counter = COUNTER_INIT;
+long table[4];
+PAD
+__attribute__((noinline, used)) static int helper(int x) { return x * HELPER_MUL + 1; }
+__attribute__((noinline, used)) int after(int x) { return helper(x) ^ "symdiff!"[x & 7]; }
+__attribute__((section(".data.code"), noinline, used)) int in_data(int x) { counter = 5; return helper(x) + 5; }
+long (*const ptrs[2])(int) = { (long (*)(int))helper, (long (*)(int))after };
+void _start(void) { for (;;) { table[0] = in_data((int)table[1]) + ptrs[0](1); table[2] = (long)&table[3]; } }
+"""
+B_C = """
+BALIGN __attribute__((noinline, used)) static int b_local(int x) { return x - 7; }
+__attribute__((noinline, used)) int b_global(int x) { return b_local(x) * 9; }
+"""
+C_C = """
+__attribute__((noinline, used)) static int c_local(int x) { return x + 11; }
+__attribute__((noinline, used)) int c_global(int x) { return c_local(x) * 13; }
+"""
+BASE = {"COUNTER_INIT": "0", "PAD": "", "HELPER_MUL": "3"}
+VARIANTS = {
+    "base": {},
+    "pad": {"PAD": "__attribute__((noinline, used)) int pad(int x) { return x ^ 0x55; }"},
+    "data": {"COUNTER_INIT": "1"},
+    "grow": {"HELPER_MUL": "(x >> 3) * 11 + (x << 2) * 13 + x * 7 + (x ^ 0x5a5a) * 19 + 3"},
+    "const": {"HELPER_MUL": "5"},
+    "newobj": {},
+    "al": {},  # b.o's first function on 256 bytes: what grows before it is absorbed
+    "al-grow": {"HELPER_MUL": "(x >> 3) * 11 + (x << 2) * 13 + x * 7 + (x ^ 0x5a5a) * 19 + 3"},
+    "zero": {},  # base + z.o: a function symbol of size 0 (hand-written assembly)
+}
+Z_S = ".text\n.globl zero_fn\n.type zero_fn,@function\nzero_fn:\n"
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sdrules")
+    (d / "a.c").write_text(A_C)
+    (d / "b.c").write_text(B_C)
+    (d / "c.c").write_text(C_C)
+    (d / "z.s").write_text(Z_S)
+    cc = ["clang-19", "-O1", "-fno-pic", "-ffreestanding", "-fno-asynchronous-unwind-tables", "-ffunction-sections",
+          "-fdata-sections", "-c"]
+    subprocess.run([*cc, "-DBALIGN=", "b.c", "-o", "b.o"], cwd=d, check=True)
+    subprocess.run([*cc, "-DBALIGN=__attribute__((aligned(256)))", "b.c", "-o", "b-al.o"], cwd=d, check=True)
+    subprocess.run([*cc, "c.c", "-o", "c.o"], cwd=d, check=True)
+    subprocess.run(["clang-19", "-c", "z.s", "-o", "z.o"], cwd=d, check=True)
+    out = {}
+    for name, change in VARIANTS.items():
+        defs = [f"-D{k}={v}" for k, v in {**BASE, **change}.items()]
+        subprocess.run([*cc, *defs, "a.c", "-o", f"a-{name}.o"], cwd=d, check=True)
+        # the compiler marks a function's section executable whatever its name: make .data.code data
+        subprocess.run(["llvm-objcopy-19", "--set-section-flags=.data.code=alloc,contents,data", f"a-{name}.o"],
+                       cwd=d, check=True)
+        linked = [f"a-{name}.o", *(["c.o"] if name == "newobj" else []), "b-al.o" if name.startswith("al") else "b.o",
+                  *(["z.o"] if name == "zero" else [])]
+        # linked high, so that an absolute address takes all four bytes of its field
+        subprocess.run(["ld.lld-19", "-static", "-e", "_start", "--image-base=0x10000000", "-o", f"{name}.elf",
+                        *linked], cwd=d, check=True)
+        out[name] = d / f"{name}.elf"
+    return out
+
+
+def diff(images, a, b):
+    return symdiff.diff(symdiff.load_side(images[a]), symdiff.load_side(images[b]))
+
+
+def status(r) -> dict[str, str]:
+    return {s.name: s.status for s in r.symbols}
+
+
+def origin(r, section=".text"):
+    return next(o for o in r.origins if o.section == section)
+
+
+def test_the_same_image_is_placement_identical(images):
+    r = diff(images, "base", "base")
+    assert r.placement_identical and r.counts == {"unchanged": 9, "moved": 0, "changed": 0, "resized": 0, "added": 0,
+                                                  "removed": 0}
+    assert r.origins == [] and r.propagation is None and r.moved_by == {}
+    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (5, 5, 1.0)
+    assert r.compared == {"identical_bytes": 7, "same_after_masking": 0, "address_fields": 0, "llvm_objdump": 0}
+    d = r.to_dict()
+    assert d["placement_identical"] is True and d["shift_origin"] is None and d["moved"]["min"] is None
+    assert r.to_dict(all_symbols=False)["symbols"] == []
+
+
+def test_a_function_added_before_others_moves_them_and_is_the_origin(images):
+    r = diff(images, "base", "pad")
+    st = status(r)
+    assert st.pop("pad") == "added" and st.pop("ptrs") == "unchanged"
+    assert set(st.values()) == {"moved"}, st  # the code after it, and the data after the code
+    assert r.moved_by == {16: 8} and r.text_moved_by == {16: 5} and not r.page_quantized
+    o = origin(r)
+    assert (o.cause, o.symbol, o.responsible, o.detail) == ("added-symbol", "pad", "pad", "new func pad (6 bytes)")
+    assert [g.section for g in r.origins] == [".text", ".data", ".bss"]  # code first, then by address
+    assert origin(r, ".bss").cause == "section" and origin(r, ".bss").detail.startswith(".bss starts at 0x")
+    p = r.propagation
+    assert (p.section, p.moved, p.stayed, p.to_end, p.absorbed_at) == (".text", 5, 0, True, None)
+    assert p.first == o.address and p.last == max(s.new_addr for s in r.symbols if s.status == "moved"
+                                                  and s.section == ".text")
+    assert (r.text_functions, r.text_unchanged_functions, r.text_unchanged_share) == (6, 0, 0.0)
+    helper = next(s for s in r.symbols if s.name == "helper")
+    assert (helper.object, helper.delta, helper.to_dict()["delta"]) == ("a.c", 16, 16)
+    assert [(ob.object, ob.counts["moved"], ob.counts["added"], ob.deltas) for ob in r.objects] == [
+        ("(global)", 6, 1, {16: 6}), ("a.c", 1, 0, {16: 1}), ("b.c", 1, 0, {16: 1})]
+    d = r.to_dict()
+    assert d["moved"] == {"symbols": 8, "by": {"16": 8}, "min": 16, "max": 16, "text_by": {"16": 5},
+                          "text_whole_pages": False}
+    assert d["shift_origin"]["cause"] == "added-symbol" and d["objects"][0]["total"] == 8
+
+
+def test_a_removed_function_is_the_origin(images):
+    r = diff(images, "pad", "base")
+    assert status(r)["pad"] == "removed" and r.counts["removed"] == 1 and r.moved_by == {-16: 8}
+    o = origin(r)
+    assert (o.cause, o.responsible, o.detail) == ("removed-symbol", "pad", "func pad (6 bytes) is gone")
+
+
+def test_a_table_of_addresses_naming_moved_functions_is_unchanged(images):
+    """ptrs (.rodata, before the code) holds the addresses of helper and after, which moved: its
+    bytes differ, but every difference is an address naming the same function."""
+    r = diff(images, "base", "pad")
+    assert status(r)["ptrs"] == "unchanged"
+    # and _start's absolute address of table[3] (moved with .bss): masked too
+    assert r.compared == {"identical_bytes": 5, "same_after_masking": 2, "address_fields": 3, "llvm_objdump": 0}
+
+
+def test_a_code_symbol_in_a_data_section_is_explained_as_code(images):
+    """in_data is a function linked into .data (a data section: not executable): its
+    `movl $5, counter(%rip)` has an immediate after the displacement (the instruction ends 4 bytes
+    past the field), which only code is read for.  With counter = 1, counter moves from .bss into
+    .data and the displacement differs; it names the same variable: unchanged, not changed."""
+    old, new = symdiff.load_side(images["base"]), symdiff.load_side(images["data"])
+    assert not next(x for x in old.sections if x.name == ".data").executable
+    r = symdiff.diff(old, new)
+    s = next(s for s in r.symbols if s.name == "in_data")
+    assert (s.section, s.kind, s.status, s.delta) == (".data", "func", "unchanged", 0)
+    o, n = old.by_key[next(k for k, v in old.by_key.items() if v.name == "in_data")], \
+        new.by_key[next(k for k, v in new.by_key.items() if v.name == "in_data")]
+    st = Stats()
+    ob, nb = old.bytes_of(o), new.bytes_of(n)
+    assert ob != nb
+    assert explain(old, o, new, n, ob, nb, st) is True and (st.masked, st.fields) == (1, 1)
+    st2 = Stats()
+    assert explain_all(old, new, [(o, n)], st2) == [True] and (st2.masked, st2.fields) == (1, 1)
+
+
+def test_bulk_and_one_at_a_time_explanations_agree_on_every_pair(images):
+    for a, b in (("base", "pad"), ("base", "data"), ("base", "const"), ("base", "newobj")):
+        old, new = symdiff.load_side(images[a]), symdiff.load_side(images[b])
+        symdiff.diff(old, new)  # gives the keys
+        pairs = [(o, new.by_key[k]) for k, o in old.by_key.items()
+                 if k in new.by_key and o.size == new.by_key[k].size and o.size and not o.sec.nobits]
+        st1, st2 = Stats(), Stats()
+        one = [explain(old, o, new, n, old.bytes_of(o), new.bytes_of(n), st1) for o, n in pairs]
+        assert explain_all(old, new, pairs, st2) == one, (a, b)
+        assert vars(st1) == vars(st2), (a, b)
+
+
+def test_a_variable_moved_from_bss_to_data_is_changed(images):
+    """counter = 0 lives in .bss; counter = 1 in .data: same size, but its initial value is now
+    1, not the zero .bss stands for."""
+    r = diff(images, "base", "data")
+    s = next(s for s in r.symbols if s.name == "counter")
+    assert (s.status, s.section) == ("changed", ".data")
+    st = status(r)
+    assert st["table"] == "moved" and st["in_data"] == "unchanged" and r.counts["changed"] == 1
+    # .bss lost counter: table, now its first symbol, moved with the section's start, not after a change
+    b = origin(r, ".bss")
+    assert (b.cause, b.symbol) == ("padding", "table")
+    assert b.detail == "the bytes before table changed (alignment, padding or unlabelled code/data)"
+
+
+def test_a_same_size_edit_is_changed_by_its_instructions(images):
+    r = diff(images, "base", "const")
+    st = status(r)
+    assert st.pop("helper") == "changed" and set(st.values()) == {"unchanged"}
+    assert r.compared["llvm_objdump"] == 1 and r.origins == []
+    assert (r.text_unchanged_functions, r.text_functions) == (4, 5)
+    assert r.text_unchanged_share == pytest.approx(89 / 95)
+
+
+def test_a_grown_function_is_resized_and_the_origin_of_the_shift(images):
+    r = diff(images, "base", "grow")
+    h = next(s for s in r.symbols if s.name == "helper")
+    assert (h.status, h.old_size, h.new_size, h.delta) == ("resized", 6, 37, 0)
+    assert status(r)["after"] == "moved" and r.moved_by == {32: 7}
+    o = origin(r)
+    assert (o.cause, o.symbol, o.responsible, o.detail) == ("resized", "after", "a.c:helper",
+                                                            "helper grew by 31 bytes (6 -> 37)")
+    assert r.text_bytes == 37 + 22 + 52 + 4 + 11 and r.text_unchanged_bytes == 0  # in_data is in .data
+
+
+def test_an_added_and_a_removed_object(images):
+    r = diff(images, "base", "newobj")
+    st = status(r)
+    assert (st["c_local"], st["c_global"], st["helper"], st["b_local"]) == ("added", "added", "unchanged", "moved")
+    o = origin(r)
+    assert (o.cause, o.responsible, o.detail) == ("added-object", "c.c", "object c.c is new (4 bytes of symbols in .text)")
+    assert [ob.object for ob in r.objects] == ["(global)", "a.c", "c.c", "b.c"]  # by first address
+    r = diff(images, "newobj", "base")
+    o = origin(r)
+    assert (o.cause, o.responsible, o.detail) == ("removed-object", "c.c", "object c.c is gone")
+    assert r.counts["removed"] == 2 and r.propagation.moved == 2
+
+
+def test_a_shift_absorbed_by_alignment_stops_the_propagation(images):
+    """b.o's first function is on 256 bytes: helper growing by 31 bytes moves what follows it in
+    a.o, and b_local stays where it was."""
+    r = diff(images, "al", "al-grow")
+    st = status(r)
+    assert (st["helper"], st["after"], st["_start"], st["b_local"], st["b_global"]) == (
+        "resized", "moved", "moved", "unchanged", "unchanged")
+    p = r.propagation
+    assert (p.moved, p.stayed, p.to_end, p.absorbed_at) == (2, 2, False, "b_local")
+    assert p.last == next(s.new_addr for s in r.symbols if s.name == "_start")
+    assert [(g.section, g.cause) for g in r.origins] == [(".text", "resized")]
+
+
+# -- images with plans: objects from the plan, shifts explained by the plans ---------------------
+
+from test_layout_units import link as link_plan, objs  # noqa: E402,F401  (the fixture: four real objects)
+
+from layoutbench import layout  # noqa: E402
+
+
+def plan_side(objs, name, seed):  # noqa: F811
+    plan = layout.make_plan(objs["objects"], name, seed, kernel="k", image="kernel", commit="c" * 40,
+                            pin_first=("boot/start.o",))
+    elf, _ = link_plan(objs, plan, f"sd-{name}-{seed}")
+    return symdiff.built_side(elf, f"{name}:{seed}", plan, objs["by_name"])
+
+
+def test_the_plans_say_how_a_layout_moved_an_object(objs):  # noqa: F811
+    r = symdiff.diff(plan_side(objs, "sorted", 0), plan_side(objs, "random", 3))
+    assert r.mapping == "plan" and r.counts == {"unchanged": 2, "moved": 12, "changed": 0, "resized": 0, "added": 0,
+                                                "removed": 0}
+    obj = {s.name: s.object for s in r.symbols}
+    assert (obj["kweak"], obj["ip_output"], obj["nic_ring"], obj["_start"]) == (
+        "kern/main.o", "net/ip.o", "dev/nic.o", "boot/start.o")  # globals too: by the plan's units
+    got = {g.section: (g.cause, g.responsible, g.detail) for g in r.origins}
+    assert got[".text"] == ("layout", "dev/nic.o",
+                            "layout sorted:0 -> random:3: dev/nic.o now follows net/ip.o (was boot/start.o)")
+    assert got[".data"] == ("layout", "kern/main.o", "layout sorted:0 -> random:3: gap before kern/main.o is 3664 "
+                                                     "bytes (was 0)")
+    assert got[".rodata"][2] == "layout sorted:0 -> random:3: kern/main.o now follows net/ip.o (was nothing)"
+    assert r.old.layout == "sorted:0" and r.new.layout == "random:3" and r.new.plan_id.startswith("0x")
+    r = symdiff.diff(plan_side(objs, "sorted", 0), plan_side(objs, "aligned", 0))
+    got = {g.section: (g.cause, g.responsible, g.detail) for g in r.origins}
+    assert got[".text"] == ("layout", "dev/nic.o", "layout sorted:0 -> aligned:0: dev/nic.o aligned to 4096 (was 1)")
+    assert got[".rodata"] == ("section", ".rodata", ".rodata starts at 0x404000 (was 0x401000): what is placed "
+                                                    "before it changed size")
+    moved = {s.name: s.delta for s in r.symbols if s.status == "moved" and s.section == ".text"}
+    assert moved == {"nic_rx": 4080, "kmain": 8144, "kidle": 8144, "kweak": 8144, "ip_input": 12176,
+                     "ip_output": 12176}
+    assert not r.page_quantized  # the pinned boot code sits before the first page-aligned object
+    r = symdiff.diff(plan_side(objs, "random", 3), plan_side(objs, "random", 4))
+    assert origin(r).detail == "layout random:3 -> random:4: gap before kern/main.o is 2672 bytes (was 0)"
+
+
+def test_the_instruction_view_names_addresses_by_what_they_point_at(images):
+    """What decides a function the byte masking cannot: ONE llvm-objdump per image, every address
+    operand (a (%rip) displacement, an absolute address) replaced by '@' and compared by target."""
+    from layoutbench.symdiff import samecode
+
+    old, new = symdiff.load_side(images["base"]), symdiff.load_side(images["pad"])
+    symdiff.diff(old, new)
+    o = next(s for s in old.by_key.values() if s.name == "_start")
+    n = next(s for s in new.by_key.values() if s.name == "_start")
+    ti = samecode.instructions(old, [o], samecode.objdump(old, [o], "llvm-objdump-19"))
+    tn = samecode.instructions(new, [n], samecode.objdump(new, [n], "llvm-objdump-19"))
+    ins_o, ins_n = ti[o.addr], tn[n.addr]
+    assert ins_o and [t for t, _ in ins_o] == [t for t, _ in ins_n]
+    table = {s.name: s.addr for s in old.syms}["table"]
+    assert any(t.endswith("@(%rip)") and table in a for t, a in ins_o)  # table[0] = ..., RIP-relative
+    assert all("0x" not in t for t, a in ins_o if a)  # no address is left in the text
+    assert samecode.same_instructions(old, ins_o, new, ins_n)  # moved by 16, the same targets
+    assert not samecode.same_instructions(old, ins_o, new, ins_n[:-1])
+    assert not samecode.same_instructions(old, [], new, [])
+    # helper with another constant: the instruction texts differ
+    c = symdiff.load_side(images["const"])
+    symdiff.diff(old, c)
+    ho = next(s for s in old.by_key.values() if s.name == "helper")
+    hc = next(s for s in c.by_key.values() if s.name == "helper")
+    a = samecode.instructions(old, [ho], samecode.objdump(old, [ho], "llvm-objdump-19"))[ho.addr]
+    b = samecode.instructions(c, [hc], samecode.objdump(c, [hc], "llvm-objdump-19"))[hc.addr]
+    assert not samecode.same_instructions(old, a, c, b)
+    from layoutbench.errors import LayoutbenchError
+
+    with pytest.raises(LayoutbenchError, match="no-such-objdump not found; install llvm-19"):
+        samecode.objdump(old, [ho], "no-such-objdump")
+
+
+def test_a_function_of_size_zero_counts_as_a_function_of_no_bytes(images):
+    r = diff(images, "base", "zero")
+    z = next(s for s in r.symbols if s.name == "zero_fn")
+    assert (z.status, z.kind, z.new_size) == ("added", "func", 0)
+    funcs = [s for s in r.symbols if s.kind == "func" and s.section == ".text"]
+    assert r.text_functions == len(funcs) == 6
+    assert r.text_bytes == sum(s.new_size for s in funcs) == r.text_unchanged_bytes  # the rest is unchanged
+    assert r.placement_identical is False and r.counts["added"] == 1 and r.origins[0].cause == "added-symbol"
