@@ -73,10 +73,11 @@ def parse_i1(value) -> tuple[int, int, int]:
 class QemuIcacheTarget(QemuTarget):
     """Settings of ``qemu`` (``accel`` must be tcg or auto), plus ``i1`` (``size,assoc,line``,
     default ``4096,2,64``), ``miss_weight`` (default 20), ``icount`` (the ``-icount`` option,
-    default ``shift=0,sleep=off``) and ``plugin`` (a built plugin to use instead of layoutbench's)."""
+    default ``shift=0,sleep=off``), ``guest_metrics`` (keep the metrics the guest prints itself, default
+    false: under TCG they time the emulator) and ``plugin`` (a built plugin instead of layoutbench's)."""
 
     kind = "qemu-icache"
-    DEFAULTS = {"i1": "4096,2,64", "miss_weight": 20, "icount": "shift=0,sleep=off"}
+    DEFAULTS = {"i1": "4096,2,64", "miss_weight": 20, "icount": "shift=0,sleep=off", "guest_metrics": False}
 
     def __init__(self, spec, profile):
         if str(spec.settings.get("accel", "auto")) not in ("auto", "tcg"):
@@ -136,6 +137,8 @@ class QemuIcacheTarget(QemuTarget):
         r = self.finish(output, code, timed_out, secs, log)
         if note and (r.status == "ok" or r.message == "no metric lines in the output"):
             r.status, r.message, r.samples = "failed", note, []
+        if not self.setting("guest_metrics"):
+            r.samples = [x for x in r.samples if x.metric in METRICS]
         return r
 
     def describe(self) -> str:
