@@ -20,6 +20,7 @@ A guest that never runs the markers fails with a one-line error saying so.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def plugin_path() -> Path:
             return PLUGIN
     except OSError:
         pass
-    p = subprocess.run(["make", "-s", "-C", str(PLUGIN_DIR)], capture_output=True, text=True)
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("clang-19") or "cc"
+    p = subprocess.run(["make", "-s", "-C", str(PLUGIN_DIR), f"CC={cc}"], capture_output=True, text=True)
     if p.returncode != 0 or not PLUGIN.is_file():
         last = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
         raise LayoutbenchError(f"cannot build the cache-model plugin in {PLUGIN_DIR} ({last[0]}); "
