@@ -6,8 +6,10 @@ it simulates a small set-associative LRU I1 cache (``i1 = "size,assoc,line"``, a
 two marker instructions the guest executes around its benchmark (8-byte NOPs with a magic
 displacement: ``nopl 0x4c42b001(%rax,%rax,1)`` begins, ``nopl 0x4c42b002(%rax,%rax,1)`` ends;
 nothing on a real CPU).  QEMU runs single-threaded with ``-icount shift=0,sleep=off``: guest time
-is the instruction count, so timer interrupts land at the same instruction in every boot and the
-counts are identical run to run.  It reports, as metrics (all lower is better):
+is the instruction count, so timer interrupts land at the same instruction in every boot; and
+the real-time clock starts at a fixed date and runs on guest time (``-rtc``), so the guest's
+wall-clock time (Linux seeds its random numbers with it) is the same in every boot.  The counts
+are identical run to run.  It reports, as metrics (all lower is better):
 
 - ``ic_ir``: guest instructions executed between the markers (kernel and user, every process),
 - ``ic_i1_misses``: misses of the simulated I1,
@@ -75,11 +77,14 @@ def parse_i1(value) -> tuple[int, int, int]:
 class QemuIcacheTarget(QemuTarget):
     """Settings of ``qemu`` (``accel`` must be tcg or auto), plus ``i1`` (``size,assoc,line``,
     default ``4096,2,64``), ``miss_weight`` (default 20), ``icount`` (the ``-icount`` option,
-    default ``shift=0,sleep=off``), ``guest_metrics`` (keep the metrics the guest prints itself, default
+    default ``shift=0,sleep=off``), ``rtc`` (the ``-rtc`` option, default a fixed date on the guest's
+    clock: the wall-clock time a guest reads must not be the host's, or its random seeds and
+    whatever they steer differ from boot to boot), ``guest_metrics`` (keep the metrics the guest prints itself, default
     false: under TCG they time the emulator) and ``plugin`` (a built plugin instead of layoutbench's)."""
 
     kind = "qemu-icache"
-    DEFAULTS = {"i1": "4096,2,64", "miss_weight": 20, "icount": "shift=0,sleep=off", "guest_metrics": False}
+    DEFAULTS = {"i1": "4096,2,64", "miss_weight": 20, "icount": "shift=0,sleep=off",
+                "rtc": "base=2026-01-01T00:00:00,clock=vm", "guest_metrics": False}
 
     def __init__(self, spec, profile):
         if str(spec.settings.get("accel", "auto")) not in ("auto", "tcg"):
@@ -103,7 +108,7 @@ class QemuIcacheTarget(QemuTarget):
         out = str(self._out(log)) if log else os.devnull
         # QEMU's option syntax: a comma inside a value is written twice
         args = f"size={size},assoc={assoc},line={line},out={out.replace(',', ',,')}"
-        return cmd + ["-icount", str(self.setting("icount")),
+        return cmd + ["-icount", str(self.setting("icount")), "-rtc", str(self.setting("rtc")),
                       "-plugin", f"file={str(plugin).replace(',', ',,')},{args}"]
 
     def run(self, image: Path, log: Path, extra: list[str] | None = None) -> RunResult:
