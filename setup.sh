@@ -12,6 +12,7 @@ APT_PACKAGES=(
   linux-perf util-linux                                        # perf stat counters, taskset pinning
   postgresql                                                   # the shared-store test starts its own server
   linux-source-6.1 xz-utils flex bison bc libelf-dev libssl-dev cpio kmod   # the real-Linux tier
+  gcc libc6-dev                                                # the QEMU cache-model plugin (native/qemu-icache)
 )
 # the native symdiff helper (native/symdiff: Rust, std only, no crates) is built with the machine's
 # cargo; Debian's when there is none
@@ -31,5 +32,7 @@ fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 # `layoutbench symdiff OLD NEW --json` runs it (layoutbench/native.py); offline, in seconds
 cargo build --release --quiet --offline --manifest-path native/symdiff/Cargo.toml
+# the L1 instruction-cache model for QEMU (target kind qemu-icache): a TCG plugin in C, GPL-2.0-or-later
+make -s -C native/qemu-icache
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 echo "setup: done ($(layoutbench --version))"

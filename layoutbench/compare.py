@@ -70,7 +70,13 @@ class Report:
                 "metrics": [m.to_dict() for m in self.metrics]}
 
 
-def emulation_warning(accelerators) -> str | None:
+def emulation_warning(accelerators, metrics=None) -> str | None:
+    """The warning that TCG timings time the emulator; none when ``metrics`` (the metrics shown)
+    are all counts of the cache model (target kind qemu-icache), which are not timings."""
+    from .targets.qemu_icache import METRICS
+
+    if metrics and all(m in METRICS for m in metrics):
+        return None
     if "tcg" in accelerators:
         return ("timings come from QEMU TCG emulation: they time the emulator, not the layout; "
                 "measure natively (target local) or on real KVM/hardware for layout effects")
@@ -107,9 +113,6 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
     accels = sorted({r["accelerator"] for r in runs})
     rep = Report(req.profile.name, req.checkout.commit, m.key.target, accels, m.key.mode, by_status, failures,
                  host=m.key.host, config=m.key.config)
-    warn = emulation_warning(accels)
-    if warn:
-        rep.warnings.append(warn)
     rep.machine = list(m.findings)
     rep.warnings += machine.problems(m.findings)
     perf = perfstat.unsupported_line(m.unsupported_events)
@@ -119,7 +122,11 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
     names = list(dict.fromkeys(j.layout for j in m.jobs))
     base = view.baseline or names[0]
     present = list(dict.fromkeys(s["metric"] for s in samples))
-    for metric in wanted_metrics(present, view, req.profile.default_metric):
+    shown = wanted_metrics(present, view, req.profile.default_metric)
+    warn = emulation_warning(accels, shown)
+    if warn:
+        rep.warnings.insert(0, warn)
+    for metric in shown:
         ms = [s for s in samples if s["metric"] == metric]
         if not ms:
             continue
@@ -303,12 +310,13 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
     ma, mb = got["a"], got["b"]
     rep = CommitsReport(request.profile.name, request.checkout.commit, b.commit, ma.key.target, ma.key.host,
                         ma.key.mode, len(request.specs), request.runs, ma.key.config, min_effect)
-    warn = emulation_warning(ma.accelerators | mb.accelerators)
+    present = [x for x in dict.fromkeys(s["metric"] for s in ma.samples) if any(s["metric"] == x for s in mb.samples)]
+    shown = wanted_metrics(present, view, request.profile.default_metric)
+    warn = emulation_warning(ma.accelerators | mb.accelerators, shown)
     if warn:
         rep.warnings.append(warn)
-    present = [x for x in dict.fromkeys(s["metric"] for s in ma.samples) if any(s["metric"] == x for s in mb.samples)]
     hib_of = {s["metric"]: (bool(s["higher_is_better"]), s["unit"]) for s in ma.samples}
-    for metric in wanted_metrics(present, view, request.profile.default_metric):
+    for metric in shown:
         hib, unit = hib_of[metric]
         ga, gb = ma.groups(metric), mb.groups(metric)
         row = {"metric": metric, "unit": unit, "better": "higher" if hib else "lower",

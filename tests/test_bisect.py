@@ -144,6 +144,13 @@ def test_an_interrupted_bisection_resumes_without_repeating_probes(hist, tmp_pat
     assert v["cost"]["ran_now"] < v["cost"]["runs"] and runs_before > 0
     with sqlite3.connect(store) as c:
         assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == v["cost"]["runs"]
+    # what the verdict says does not depend on the interruption: the same bisection run through
+    # in one go (another store) says the same, with the same counts
+    once = cmd[:cmd.index("--store") + 1] + [str(tmp_path / "once.sqlite")] + cmd[cmd.index("--store") + 2:]
+    u = json.loads(subprocess.run(once, env=env, capture_output=True, text=True, check=True).stdout)
+    for key in ("status", "culprit", "share", "probes", "rounds", "several"):
+        assert v.get(key) == u.get(key), key
+    assert v["cost"]["runs"] == u["cost"]["runs"] and v["cost"]["builds"] == u["cost"]["builds"]
 
 
 def test_log_replay_and_the_git_shaped_verbs(hist, tmp_path):

@@ -115,3 +115,27 @@ def test_a_relink_is_reproducible(linux):
     shutil.rmtree(v["random"].elf.parent)
     again = build.link_variant(objs, "vmlinux", "random", 1)
     assert again.linked_now and again.elf.read_bytes() == before
+
+
+def test_the_cache_model_is_deterministic_and_sees_the_layout_of_linux(linux, tmp_path):
+    """qemu-icache on vmlinux: the /init benchmark's syscalls (lbmodel: 1/100 of the iterations)
+    between the markers, under -icount. Two boots of one image give the same counts; the layouts
+    give different I1 misses for (nearly) the same instructions."""
+    prof, _, v = linux
+    target = targets.make(prof, "qemu-icache")
+
+    def counts(name: str, n: int) -> dict[str, float]:
+        r = target.run(v[name].elf, tmp_path / f"{name}-{n}.log")
+        assert r.status == "ok", f"{r.status}: {r.message}\n{r.output[-3000:]}"
+        return {s.metric: s.value for s in r.samples}
+
+    first, again = counts("default", 1), counts("default", 2)
+    assert set(first) == {"ic_cost", "ic_ir", "ic_i1_misses"}
+    assert first == again, "two boots of one vmlinux give identical counts"
+    runs = {"default": first, **{name: counts(name, 1) for name in ("random", "function-aligned")}}
+    misses = {name: r["ic_i1_misses"] for name, r in runs.items()}
+    assert len(set(misses.values())) == len(runs), f"every layout has its own miss count: {misses}"
+    assert max(misses.values()) / min(misses.values()) > 1.001, misses
+    irs = [r["ic_ir"] for r in runs.values()]
+    assert max(irs) / min(irs) < 1.001, f"the layout hardly changes what runs: {irs}"
+    assert first["ic_ir"] > 10_000_000, "the region holds the three benchmarks, kernel and user"

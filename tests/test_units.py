@@ -306,11 +306,28 @@ def _with_target(kind: str, **settings) -> profile.Profile:
 
 
 def test_target_kinds_are_looked_up_in_one_table():
-    assert set(targets.KINDS) == {"local", "qemu", "cachegrind", "ssh", "labgrid"}
+    assert set(targets.KINDS) == {"local", "qemu", "qemu-icache", "cachegrind", "ssh", "labgrid"}
     t = targets.make(profile.load("minikernel"), "local", timeout=7)
     assert type(t).__name__ == "LocalTarget" and t.kind == "local" and t.timeout == 7
     with pytest.raises(LayoutbenchError, match="target t has unknown kind 'telnet'; kinds are: local, qemu"):
         targets.make(_with_target("telnet"), "t")
+
+
+@pytest.mark.parametrize("settings,says", [({"i1": "4096,3,64"}, "must be powers of two"),
+                                            ({"i1": "4k"}, 'i1 must be "size,assoc,line"'),
+                                            ({"accel": "kvm"}, "runs under TCG only")])
+def test_the_cache_model_refuses_bad_settings_in_one_line(settings, says):
+    with pytest.raises(LayoutbenchError, match=says):
+        targets.make(_with_target("qemu-icache", **settings), "t")
+
+
+def test_the_tcg_warning_is_for_timings_not_for_the_cache_models_counts():
+    from layoutbench.compare import emulation_warning
+
+    assert emulation_warning(["tcg"], ["ic_cost", "ic_i1_misses"]) is None
+    assert "time the emulator" in emulation_warning(["tcg"], ["ic_cost", "cycles_per_packet"])
+    assert "time the emulator" in emulation_warning(["tcg"], [])
+    assert emulation_warning(["kvm"], ["cycles_per_packet"]) is None
 
 
 @pytest.mark.parametrize("kind,setting,what", [("ssh", "host", "a host name or an alias from ~/.ssh/config"),

@@ -155,6 +155,7 @@ KINDS: dict[str, tuple[str, str, str | None]] = {
     "local": ("local", "LocalTarget", None),
     "qemu": ("qemu", "QemuTarget", None),
     "cachegrind": ("cachegrind", "CachegrindTarget", None),
+    "qemu-icache": ("qemu_icache", "QemuIcacheTarget", None),
     "ssh": ("ssh", "SshTarget", "asyncssh"),
     "labgrid": ("labgrid", "LabgridTarget", "labgrid"),
     "labgrid-places": ("places", "PlaceTarget", "labgrid"),

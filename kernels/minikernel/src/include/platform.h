@@ -17,4 +17,18 @@ const char *plat_cmdline(void);                      /* never NULL */
 const char *plat_name(void);                         /* "qemu" or "hosted" */
 
 void kmain(void);                                    /* common entry */
+
+/*
+ * The markers of layoutbench's cache model (native/qemu-icache): 8-byte NOPs with
+ * a magic displacement that the QEMU plugin counts between; nothing on a CPU.
+ */
+static inline void plat_mark_begin(void)
+{
+	__asm__ volatile("nopl 0x4c42b001(%%rax,%%rax,1)" ::: "memory");
+}
+
+static inline void plat_mark_end(void)
+{
+	__asm__ volatile("nopl 0x4c42b002(%%rax,%%rax,1)" ::: "memory");
+}
 #endif

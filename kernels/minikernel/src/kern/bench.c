@@ -8,6 +8,7 @@ void bench_run(u64 n, struct bench_stats *st)
 	u64 gen = 0, rx = 0, lo = 0;
 	u64 t0 = plat_rdtsc();
 
+	plat_mark_begin();
 	for (u64 i = 0; i < n; i++) {
 		struct mbuf *m;
 		u64 a, b, c, d;
@@ -28,6 +29,7 @@ void bench_run(u64 n, struct bench_stats *st)
 		rx += c - b;
 		lo += d - c;
 	}
+	plat_mark_end();
 	st->total_cycles = plat_rdtsc() - t0;
 	st->packets = n;
 	st->gen_cycles = gen;
