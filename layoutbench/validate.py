@@ -25,7 +25,7 @@ def finite(name: str, value, *, lo: float | None = None, hi: float | None = None
         v = float(value)
     except (TypeError, ValueError):
         v = math.nan
-    if isinstance(value, bool) or not math.isfinite(v) or (lo is not None and (v <= lo if lo_open else v < lo)) \
+    if isinstance(value, (bool, str)) or not math.isfinite(v) or (lo is not None and (v <= lo if lo_open else v < lo)) \
             or (hi is not None and v > hi):
         lo_txt = "" if lo is None else (f"> {lo:g}" if lo_open else f">= {lo:g}")
         hi_txt = "" if hi is None else f"<= {hi:g}"
