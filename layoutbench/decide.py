@@ -842,9 +842,15 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     ledger = prober.ledger
     planned = ctx.planned if ctx is not None else planned_probes(len(commits), k)
     pool = ThreadPoolExecutor(max_workers=k - 1, thread_name_prefix="probe") if k > 1 else None
+    resumed = True
     try:
         while True:
             marks = journal.marks(segment)
+            if resumed:  # marks an earlier session of this bisection recorded here: probes all the same,
+                resumed = False  # counted against the error budget and in the verdict as if never interrupted
+                ledger.probes += len(marks)
+                probes += len(marks)
+                rounds += -(-len(marks) // k)
             lo, hi, cand = _window(commits, marks)
             if ctx is not None:
                 ctx.window = (commits, lo, hi)
