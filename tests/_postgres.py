@@ -50,3 +50,17 @@ class Server:
         except subprocess.CalledProcessError:
             pass
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def serve():
+    """For a fixture (``yield from serve()``): a started server's URL, the server stopped after;
+    a skip where PostgreSQL is not installed (a failure in CI, where setup.sh installs it)."""
+    import pytest
+
+    if bindir() is None:
+        pytest.skip("PostgreSQL is not installed (setup.sh installs postgresql)")
+    s = Server()
+    try:
+        yield s.start()
+    finally:
+        s.stop()

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _postgres import serve as _postgres_serve
 
 import _labgrid_lab
 from _remote import profile
@@ -29,7 +30,6 @@ from test_farm import ARGS, COMMAND
 pytest.importorskip("labgrid")
 pytest.importorskip("asyncssh")
 pytest.importorskip("psycopg", reason="pip install 'psycopg[binary]' (the test extra has it)")
-from _postgres import Server, bindir  # noqa: E402
 
 from layoutbench.store import Store  # noqa: E402
 
@@ -45,12 +45,8 @@ def lab(tmp_path):
 
 @pytest.fixture
 def pg():
-    if bindir() is None:
-        pytest.skip("PostgreSQL is not installed (setup.sh installs postgresql)")
-    s = Server()
-    url = s.start()
-    yield url
-    s.stop()
+    """A real PostgreSQL server (tests/_postgres.py)."""
+    yield from _postgres_serve()
 
 
 def query(url: str, sql: str, *params) -> list[tuple]:

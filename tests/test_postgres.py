@@ -11,12 +11,12 @@ import sys
 import time
 
 import pytest
+from _postgres import serve as _postgres_serve
 
 from conftest import lb
 from test_bisect import make_history
 
 pytest.importorskip("psycopg", reason="pip install 'psycopg[binary]' (the test extra has it)")
-from _postgres import Server, bindir  # noqa: E402
 
 from layoutbench import bisect  # noqa: E402
 from layoutbench.store import Store  # noqa: E402
@@ -26,12 +26,8 @@ CG = ["--target", "cachegrind", "--args", "iterations=300"]
 
 @pytest.fixture(scope="module")
 def pg():
-    if bindir() is None:
-        pytest.skip("PostgreSQL is not installed (setup.sh installs postgresql)")
-    s = Server()
-    url = s.start()
-    yield url
-    s.stop()
+    """A real PostgreSQL server (tests/_postgres.py)."""
+    yield from _postgres_serve()
 
 
 def _count(url: str, **where) -> int:

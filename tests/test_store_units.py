@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from layoutbench.safety import redact_url
+from _postgres import serve as _postgres_serve
 
 from layoutbench import layout, metrics, store as storemod
 from layoutbench.build import Variant
@@ -34,13 +36,8 @@ def _result(status="ok", value=1.0, host="h1"):
 
 @pytest.fixture(scope="module")
 def pg():
-    """A real PostgreSQL server (tests/_postgres.py), for the store that several workers share."""
-    from _postgres import Server
-
-    s = Server()
-    url = s.start()
-    yield url
-    s.stop()
+    """A real PostgreSQL server (tests/_postgres.py)."""
+    yield from _postgres_serve()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -152,8 +149,8 @@ def test_store_a_file_that_is_not_a_store_is_one_line(tmp_path):
         Store(bad)
     assert storemod.is_url("postgresql://u@h/db") and storemod.is_url("postgres://h/db")
     assert not storemod.is_url(tmp_path / "r.sqlite")
-    assert storemod._safe_url("postgresql://bob:secret@db.example/lb") == "postgresql://bob:***@db.example/lb"
-    assert storemod._safe_url("postgresql://bob@db.example/lb") == "postgresql://bob@db.example/lb"
+    assert redact_url("postgresql://bob:secret@db.example/lb") == "postgresql://bob:***@db.example/lb"
+    assert redact_url("postgresql://bob@db.example/lb") == "postgresql://bob@db.example/lb"
     s = Store(tmp_path / "sub" / "dir" / "new.sqlite")  # the folders are made
     assert s.runs() == [] and s.path == tmp_path / "sub" / "dir" / "new.sqlite"
     s.close()
