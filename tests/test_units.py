@@ -306,7 +306,7 @@ def _with_target(kind: str, **settings) -> profile.Profile:
 
 
 def test_target_kinds_are_looked_up_in_one_table():
-    assert set(targets.KINDS) == {"local", "qemu", "qemu-icache", "cachegrind", "ssh", "labgrid"}
+    assert set(targets.KINDS) == {"local", "qemu", "qemu-icache", "cachegrind", "ssh", "labgrid", "labgrid-places"}
     t = targets.make(profile.load("minikernel"), "local", timeout=7)
     assert type(t).__name__ == "LocalTarget" and t.kind == "local" and t.timeout == 7
     with pytest.raises(LayoutbenchError, match="target t has unknown kind 'telnet'; kinds are: local, qemu"):
