@@ -278,9 +278,11 @@ def ztest(pool: Pool, a, b, a_sel: slice = slice(None), b_sel: slice = slice(Non
                  ya.size, yb.size)
 
 
-def _display(prober, a, b, k: int, r: int, t: ZTest, level: float, min_effect: float, used: int = 0) -> stats.Comparison:
-    """A stats.Comparison for people (the layouts' groups, paired t), its estimate, interval and p
-    replaced by the pooled test's (always-valid interval at ``level``)."""
+def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, level: float, min_effect: float,
+             used: int = 0) -> stats.Comparison:
+    """A stats.Comparison of ``pair`` (A, B) for people (the layouts' groups, paired t), its estimate,
+    interval and p replaced by the pooled test's (always-valid interval at ``level``)."""
+    a, b = pair
     ga, gb = prober.groups(a, used + k, r), prober.groups(b, used + k, r)
     if used:
         ga = dict(list(ga.items())[used:])
@@ -360,9 +362,9 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         _measure(tr, bad, k, r)
         t = ztest(pool, good, bad)
         if t.crosses(ns, a) and abs(t.est) >= m:
-            return Ends("differs", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a)
+            return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a)
         if abs(t.est) + t.half_width(a) < m:  # an equivalence shown on the way: say it (cheap at low noise)
-            return Ends("noise", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a,
+            return Ends("noise", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,
                         f"its always-valid {100 * (1 - a):.3g}% interval lies within ±{100 * plan.min_effect:g}%: "
                         f"a change of {100 * plan.min_effect:g}% or more is ruled out")
         if k >= looks[-1][0] or (go_on is not None and not go_on(k)):
@@ -370,7 +372,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     more = layouts_to_rule_out(t, m, a)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
             "at this estimate more layouts would not rule it out")
-    return Ends("not-shown", _display(tr, good, bad, k, r, t, a, plan.min_effect), k, r, j, a,
+    return Ends("not-shown", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,
                 f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
                 more_layouts=None if more is None else more - k)
 
@@ -473,7 +475,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             size = t.est
             ok = t.crosses(ns, a, sign) and abs(size) >= m
             if ok or k >= ns[-1]:
-                shown = _display(tr, last_good, culprit, k, r, t, a, plan.min_effect, used)
+                shown = _display(tr, (last_good, culprit), k, r, t, a, plan.min_effect, used)
                 if ok:
                     v, _ = stats._verdict(size, size, size, plan.min_effect, bool(tr.higher_is_better))
                     shown = dataclasses.replace(shown, verdict=v, reason="")
