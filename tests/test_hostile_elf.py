@@ -65,6 +65,6 @@ def test_file_truncated_while_read(tmp_path):
     """Another process cuts the file short and rewrites it, again and again, while both paths read
     it: each run answers or refuses (the helper: exit 125 hands back); none dies of SIGBUS."""
     if native.binary() is None:
-        pytest.skip("the helper is not built")
+        pytest.skip(f"the native symdiff helper is not built or older than its sources ({native.BINARY}): run setup.sh")
     seen = hostile_elf.truncated_while_read(Path(tmp_path))
     assert seen and all(s in (0, 1, 2, 125) for _, s in seen), seen
