@@ -8,6 +8,7 @@ The CLI calls :func:`options` with a command's options; :mod:`layoutbench.profil
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 
@@ -175,6 +176,15 @@ def target_settings(file, tname: str, kind: str, settings: dict) -> None:
 
     def bad(key, want):
         return LayoutbenchError(f"{where}{key} = {settings[key]!r} must be {want}")
+
+    from .targets import COMMON_SETTINGS, SETTINGS  # here: the targets package imports the profile module
+    known = (*COMMON_SETTINGS, *SETTINGS.get(kind, ()))
+    for key in settings:
+        if key not in known:
+            near = difflib.get_close_matches(key, known, n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise LayoutbenchError(f"{where}has no setting {key!r} for kind {kind}; {hint}"
+                                   f"its settings are: {', '.join(sorted(known))}")
 
     for key in ("args", "command", "collect"):
         if key in settings:

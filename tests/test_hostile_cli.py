@@ -198,3 +198,18 @@ def test_a_string_where_a_list_or_number_belongs_names_file_table_and_key(tmp_pa
     f.write_text(hostile_cli.BASE.replace("[targets.prog]\n", f"[targets.prog]\n{key} = {value}\n", 1))
     with pytest.raises(LayoutbenchError, match=rf"kernel.toml: \[targets.prog\] {key} = "):
         profile.load(str(f))
+
+
+def test_a_misspelt_setting_is_refused_with_the_near_name(tmp_path):
+    """A setting no target kind reads would otherwise be silently ignored (a mis-typed miss_weight
+    left the cost at its default); a key of another kind is refused too, naming the kind."""
+    f = tmp_path / "kernel.toml"
+    f.write_text(hostile_cli.BASE.replace("[targets.cg]\n", "[targets.cg]\nmis_weight = 5\n", 1))
+    with pytest.raises(LayoutbenchError, match=r"\[targets.cg\] has no setting 'mis_weight' for kind cachegrind; "
+                                               r"did you mean 'miss_weight'\?"):
+        profile.load(str(f))
+    f.write_text(hostile_cli.BASE.replace("[targets.prog]\n", '[targets.prog]\ni1 = "4096,2,64"\n', 1))
+    with pytest.raises(LayoutbenchError, match=r"has no setting 'i1' for kind local; .*its settings are: args, command"):
+        profile.load(str(f))
+    f.write_text(hostile_cli.BASE.replace("[targets.cg]\n", "[targets.cg]\nmiss_weight = 5\n", 1))
+    assert profile.load(str(f)).targets["cg"].settings["miss_weight"] == 5
