@@ -33,7 +33,7 @@ import threading
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import decide, fmt, measure, source, stats, targets, validate
+from . import costs, decide, fmt, measure, source, stats, targets, validate
 from . import farm as farmmod
 from . import layout as layoutmod
 from .decide import Skip
@@ -71,6 +71,13 @@ class Settings:
     first_only: bool = False  #: stop after the first confirmed change point
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints when none is shown (expensive)
     budget: int | None = None  #: runs the bisection may spend (None: no cap)
+    #: ``--budget 8h``: seconds the bisection may spend, turned into runs at the time a run takes
+    #: (costs.seconds_per_run); exclusive with ``budget``
+    budget_time: float | None = None
+    #: --runs not given: with a target stating layout_cost and run_cost, R is chosen from the
+    #: costs and the measured noise split (costs.runs_per_layout)
+    runs_auto: bool = False
+    runs_choice: dict | None = None  #: that choice, once made (a resumed bisection keeps it)
     #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
     #: started with another one is started again, not resumed; its runs are stored apart
     layout: str = "random"
@@ -95,6 +102,11 @@ class Settings:
             raise LayoutbenchError(f"--layout {self.layout} takes no seed; a bisection needs a seeded layout: {seeded}")
         if self.runs < 1:
             raise LayoutbenchError("--runs must be at least 1")
+        if self.budget is not None and (isinstance(self.budget, bool) or not isinstance(self.budget, int)
+                                        or self.budget < 1):
+            costs.parse_budget(self.budget)  # one line naming --budget
+        if self.budget_time is not None:
+            costs.parse_budget(f"{self.budget_time}s")
         validate.options({"runs": self.runs, "max_runs": self.max_runs, "layouts_k": self.layouts,
                           "max_layouts": self.max_layouts, "confidence": self.confidence})
         validate.seed("--seed", self.seed, max(self.max_layouts, self.layouts) * 4)
@@ -136,6 +148,8 @@ class Settings:
                 words.append("--" + flag.replace("_", "-"))
         if self.budget is not None:
             words += ["--budget", str(self.budget)]
+        elif self.budget_time is not None:
+            words += ["--budget", costs.duration_text(self.budget_time)]
         return shlex.join(words)
 
 
@@ -170,6 +184,7 @@ class Prober:
         self.compiled_now = 0
         self.ran_now = 0
         self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
+        self.durations: dict[int, float] = {}  #: run id → seconds, the ok runs the layouts used
 
     def __enter__(self) -> "Prober":
         self.target.__enter__()
@@ -213,6 +228,8 @@ class Prober:
         self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
         used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
+        if purpose == "layouts":
+            self.durations.update((r["id"], r["duration"]) for r in m.runs if r["rep"] < runs and r["status"] == "ok")
         samples = [x for x in m.samples if x["rep"] < runs and x["status"] == "ok"]
         mine = [x for x in samples if x["metric"] == self.s.metric]
         if mine:
@@ -276,9 +293,10 @@ def farm_cost(probers: list[Prober], purpose: str = "layouts") -> dict:
 class Engine:
     """The prober as the decision engine (decide.py) sees it: commits by sha."""
 
-    def __init__(self, p: Prober, cos: dict):
+    def __init__(self, p: Prober, cos: dict, after=None):
         self.p, self.cos = p, cos
         self.name = p.name
+        self.after = after  #: called after each measurement (the duration budget's clock)
 
     @property
     def higher_is_better(self):
@@ -287,7 +305,10 @@ class Engine:
     def groups(self, sha: str, k: int, r: int) -> dict:
         if sha not in self.cos:
             self.cos[sha] = self.p.checkout(sha)
-        return self.p.groups(self.cos[sha], k, r)
+        out = self.p.groups(self.cos[sha], k, r)
+        if self.after is not None:
+            self.after()
+        return out
 
 
 def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:
