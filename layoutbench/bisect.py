@@ -972,14 +972,14 @@ def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     """About how many more runs the endpoints alone would need to decide: the look at which
     their test likely decides (decide.expected_cost at the noise and change measured so far),
     else their first look."""
-    first = 2 * max(decide.MIN_LAYOUTS, s.layouts) * s.runs
+    have = eng.have.get(b.good, 0) + eng.have.get(b.bad, 0)  # the endpoints' runs measured so far
     y = eng.pool.y
     s2, _ = eng.pool.var()
     if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
-        return max(1, first - eng.ledger.spent)
+        return max(1, 2 * max(decide.MIN_LAYOUTS, s.layouts) * s.runs - have)
     d = float(y[b.bad].mean() - y[b.good].mean())
     c = decide.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan)
-    return max(1, 2 * c["endpoint_layouts"] * s.runs - eng.ledger.spent)
+    return max(1, 2 * c["endpoint_layouts"] * s.runs - have)
 
 
 def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: Clock, profile: Profile,
