@@ -144,14 +144,14 @@ def main() -> None:
         ok = sum(r[key + "_ok"] for r in pl)
         wrong = sum(r[key + "_wrong"] for r in pl)
         n = statistics.mean(cost(r)["runs"] for r in pl) if pl else 0
-        print(f"{name:<34} {pct:>5g}% {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
+        print(f"{name:<38} {pct:>5g}% {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
               f"{wrong:>3}/{len(pl):<3}  {n:>8.1f}")
 
     def null_line(name, key, cost):
         nl = [r for r in rows if not r["planted"]]
         if nl:
             ok = sum(r[key + "_ok"] for r in nl)
-            print(f"{name:<34} {'null':>6} {ok:>3}/{len(nl):<3} nothing blamed  "
+            print(f"{name:<38} {'null':>6} {ok:>3}/{len(nl):<3} nothing blamed  "
                   f"{statistics.mean(cost(r)['runs'] for r in nl):>8.1f}")
 
     engines = [("layoutbench bisect (after)" if before else "layoutbench bisect (K layouts)", "ours",
@@ -160,7 +160,7 @@ def main() -> None:
         engines.append((f"layoutbench bisect (before, {a.before})", "before", lambda r: r["before"]))
     engines.append(("single layout (default, 1 run)", "theirs", lambda r: r["single"]))
     print()
-    print(f"{'':<34} {'regr.':>6} {'right culprit':<14} {'wrong':<8} {'runs':>8}  (mean per history)")
+    print(f"{'':<38} {'regr.':>6} {'right culprit':<14} {'wrong':<8} {'runs':>8}  (mean per history)")
     for pct in pcts:
         for name, key, cost in engines:
             line(name, key, cost, pct)

@@ -471,6 +471,8 @@ class Bisection:
                              + " ".join(c[:12] for c in r["range"]))
             elif r["status"] == "noise":
                 lines.append("# GOOD and BAD do not differ beyond layout noise: nothing to bisect")
+            elif r["status"] == "budget":
+                lines.append(f"# {r.get('budget_note') or 'not decided at this budget'}")
         return "\n".join(lines) + "\n"
 
 

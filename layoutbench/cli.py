@@ -673,7 +673,9 @@ def bisect_grp():
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("--plan", "plan_only", is_flag=True,
-              help="Measure the endpoints' first look only and print what the bisection will likely cost.")
+              help="Measure the endpoints' first look only and print what the bisection will likely cost (runs, "
+              "and time at the time a run takes; the runs per layout the target's layout_cost/run_cost make "
+              "cheapest; whether it fits --budget).")
 def bisect_run_cmd(**o):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
