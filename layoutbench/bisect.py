@@ -736,11 +736,13 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         b.save()
     # 1.-3. the endpoints, the probes, the confirmation (decide.py; the marks go to the log)
     plan = s.plan()
-    ledger = decide._Ledger(plan.budget)
+    eng = decide.Tracked(Engine(p, cos))
+    ledger = eng.ledger
+    ledger.budget = plan.budget
     if s.runs_choice and s.runs < 2:  # the runs the choice measured beyond R count against the budget too
         ledger.spent = (2 - s.runs) * 2 * max(decide.MIN_LAYOUTS, s.layouts)
     clock = Clock(p, s, ledger)
-    eng = decide.Tracked(Engine(p, cos, after=clock.update), ledger)
+    eng.prober.after = clock.update
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos), after=clock.update), ledger) for q in probers[1:]]
     retrying = places.retrying if places is not None else (lambda what, fn: fn())
     if s.budget is not None or s.budget_time is not None:
@@ -906,6 +908,8 @@ class Clock:
             return ""
         given = (f"budget {costs.duration_text(self.s.budget_time)}" if self.s.budget_time is not None
                  else f"budget {self.s.budget} runs")
+        if sec is None and self.s.budget_time is None:
+            return f"{given} (the time a run takes is not measured yet)"
         if sec is None:
             return (f"{given}: the time a run takes is not measured yet (no stored run of this kernel and "
                     f"target); the budget in runs is set after the endpoints' first runs")
