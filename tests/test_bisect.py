@@ -158,7 +158,7 @@ def test_log_replay_and_the_git_shaped_verbs(hist, tmp_path):
     store = str(tmp_path / "r.sqlite")
     env = {"LAYOUTBENCH_QUIRKS": hist["quirks"]}
     lb("bisect", "start", "minikernel", hist["bad"], hist["good"], "--repo", hist["repo"], *CG, "--store", store,
-       env=env)
+       "--budget", "2h30m", env=env)
     out = lb("bisect", "good", sha(hist, 2), "--store", store, env=env).stdout
     assert f"good: {sha(hist, 2)}" in out and "next to test" in out
     out = lb("bisect", "bad", sha(hist, 5), "--store", store, env=env).stdout
@@ -166,6 +166,7 @@ def test_log_replay_and_the_git_shaped_verbs(hist, tmp_path):
     lb("bisect", "skip", sha(hist, 3), "--why", "by hand", "--store", store, env=env)
     log = lb("bisect", "log", "--store", store).stdout
     assert log.splitlines()[1].startswith(f"layoutbench bisect start minikernel {hist['bad']} {hist['good']}")
+    assert log.splitlines()[1].endswith(" --budget 2h30m")  # a budget in time is kept as it was given
     assert f"layoutbench bisect bad {sha(hist, 5)}" in log
     logfile = tmp_path / "bisect.log"
     logfile.write_text(log)
