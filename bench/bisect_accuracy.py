@@ -12,15 +12,25 @@ The metric is ``cg_cost`` of the ``cachegrind`` target (instructions + 20 x miss
 4 KiB simulated I1, hosted build, ``iterations=300``): deterministic, so the comparison
 measures layout noise and nothing else.  On timing metrics run noise adds to it.
 
+With ``--before REV`` it also runs, on every history, the bisection of an older layoutbench
+(this repository's commit REV, exported with ``git archive`` into the work folder and run as
+``python -m layoutbench.cli bisect ... --json`` from there): before/after side by side on the
+same histories.  Both use one store and one object cache (the cachegrind runs are
+deterministic, so a run stored by one is what the other would measure; each bisection's
+state is cleared before the next starts, and each counts every run it used).
+
     python bench/bisect_accuracy.py [--histories 20] [--null 20] [--commits 8] [--regression-pct 0.5,1,3]
+                                    [--before 9319707]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -48,6 +58,8 @@ def main() -> None:
     ap.add_argument("--max-layouts", type=int, default=None, help="default: the bisection's own (decide.Plan)")
     ap.add_argument("--args", default="iterations=300", help="program arguments of the cachegrind runs")
     ap.add_argument("--workdir", help="keep objects, images and the store here (default: a temporary folder)")
+    ap.add_argument("--before", metavar="REV", help="also run the bisection of this older commit of layoutbench "
+                    "(e.g. 9319707, the main branch before issue 21) on the same histories")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
 
@@ -66,12 +78,18 @@ def main() -> None:
     say = (lambda m: print(f"    · {m}", file=sys.stderr)) if a.verbose else (lambda m: None)
 
     pcts = [float(x) for x in str(a.regression_pct).split(",") if x]
+    before = export(a.before, base / "before") if a.before else None
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
     print(f"bisect accuracy: {a.histories} histories per regression size ({', '.join(f'{x:g}%' for x in pcts)}) "
           f"+ {a.null} without, {a.commits} commits each; metric cg_cost (cachegrind, {a.args}); layoutbench: "
           f"{a.layouts} random layouts per probe (looks up to {a.max_layouts}), 95%, min effect 0.5%; single layout: "
           f"default link, 1 run per probe")
+    if before:
+        print(f"after: this tree (HEAD {head}, plus any uncommitted change); before: layoutbench at {a.before}")
     print(f"{'history':>8} {'regr':>9} {'layout-only':>12}  {'layoutbench':<14} {'builds':>6} {'runs':>5}   "
-          f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6}")
+          + (f"{'before':<14} {'runs':>5}   " if before else "")
+          + f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6}")
     rows = []
     t0 = time.monotonic()
     specs = [(a.seed + i, True, pct) for pct in pcts for i in range(a.histories)] + \
@@ -84,6 +102,11 @@ def main() -> None:
                             layouts=a.layouts, max_layouts=a.max_layouts)
         v = bisect.run(store, prof, s, m["good"], m["bad"], say)
         sl = v["single_layout"]
+        clear_state(store)
+        old = None
+        if before:
+            old = run_before(before, m, a, store.location)
+            clear_state(store)
 
         def call(culprit, status):
             if status in ("noise", "not-shown"):
@@ -101,29 +124,48 @@ def main() -> None:
                "theirs": sl.get("culprit"),
                "theirs_ok": (sl.get("culprit") == m["regression"]) if planted else sl.get("culprit") is None,
                "cost": v["cost"], "single": sl, "effect": e["ratio"], "noise": e["layout_noise"]}
+        if old is not None:
+            row["before"] = old["cost"]
+            row["before_ok"] = (old.get("culprit") == m["regression"]) if planted else \
+                old["status"] in ("noise", "not-shown")
+            row["before_wrong"] = planted and old.get("culprit") not in (None, m["regression"])
+        row["ours_wrong"] = planted and v.get("culprit") not in (None, m["regression"])
+        row["theirs_wrong"] = planted and sl.get("culprit") not in (None, m["regression"])
         rows.append(row)
         regr = f"#{m['regression_index']} {pct:g}%" if planted else "-"
+        was = f"{call(old.get('culprit'), old['status']):<14} {old['cost']['runs']:>5}   " if old is not None else ""
         print(f"{seed:>8} {regr:>9} "
               f"{','.join(map(str, m['layout_only_indices'])):>12}  {ours:<14} {v['cost']['builds']:>6} "
-              f"{v['cost']['runs']:>5}   {theirs:<14} {sl['builds']:>6} {sl['runs']:>5}  "
+              f"{v['cost']['runs']:>5}   {was}{theirs:<14} {sl['builds']:>6} {sl['runs']:>5}  "
               f"{100 * (e['ratio'] - 1):>+6.2f}% {100 * e['layout_noise']:>5.2f}%", flush=True)
 
-    def line(name, ok_key, cost, pct):
+    def line(name, key, cost, pct):
         pl = [r for r in rows if r["planted"] and r["pct"] == pct]
-        nl = [r for r in rows if not r["planted"]]
-        ok = sum(r[ok_key] for r in pl)
-        b = statistics.mean(cost(r)["builds"] for r in pl + nl) if rows else 0
-        n = statistics.mean(cost(r)["runs"] for r in pl + nl) if rows else 0
-        null = f"{sum(r[ok_key] for r in nl)}/{len(nl)}" if nl else "-"
-        print(f"{name:<34} {pct:>5g}% {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)   {null:>10}   "
-              f"{b:>8.1f} {n:>8.1f}")
+        ok = sum(r[key + "_ok"] for r in pl)
+        wrong = sum(r[key + "_wrong"] for r in pl)
+        n = statistics.mean(cost(r)["runs"] for r in pl) if pl else 0
+        print(f"{name:<38} {pct:>5g}% {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
+              f"{wrong:>3}/{len(pl):<3}  {n:>8.1f}")
 
+    def null_line(name, key, cost):
+        nl = [r for r in rows if not r["planted"]]
+        if nl:
+            ok = sum(r[key + "_ok"] for r in nl)
+            print(f"{name:<38} {'null':>6} {ok:>3}/{len(nl):<3} nothing blamed  "
+                  f"{statistics.mean(cost(r)['runs'] for r in nl):>8.1f}")
+
+    engines = [("layoutbench bisect (after)" if before else "layoutbench bisect (K layouts)", "ours",
+                lambda r: r["cost"])]
+    if before:
+        engines.append((f"layoutbench bisect (before, {a.before})", "before", lambda r: r["before"]))
+    engines.append(("single layout (default, 1 run)", "theirs", lambda r: r["single"]))
     print()
-    print(f"{'':<34} {'regr.':>6} {'right culprit':<16} {'null: no blame':>10}   {'builds':>8} {'runs':>8}  "
-          "(mean per history)")
+    print(f"{'':<38} {'regr.':>6} {'right culprit':<14} {'wrong':<8} {'runs':>8}  (mean per history)")
     for pct in pcts:
-        line("layoutbench bisect (K layouts)", "ours_ok", lambda r: r["cost"], pct)
-        line("single layout (default, 1 run)", "theirs_ok", lambda r: r["single"], pct)
+        for name, key, cost in engines:
+            line(name, key, cost, pct)
+    for name, key, cost in engines:
+        null_line(name, key, cost)
     wrong = [r for r in rows if r["planted"] and not r["ours_ok"]]
     if wrong:
         print("layoutbench misses: " + ", ".join(f"seed {r['seed']}: {r['status']}" for r in wrong))
@@ -131,6 +173,32 @@ def main() -> None:
           f"both bisections: their builds overlap), runs count cachegrind runs")
     if tmp:
         tmp.cleanup()
+
+
+def export(rev: str, dest: Path) -> Path:
+    """This repository's tree at ``rev``, exported (``git archive``: no worktree, no checkout)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    arch = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=arch.stdout, check=True)
+    return dest
+
+
+def clear_state(store) -> None:
+    """Forget every bisection's state (its marks), keep the stored runs."""
+    for key, _ in store.states("bisect:"):
+        store.del_state(key)
+
+
+def run_before(tree: Path, m: dict, a, store_path) -> dict:
+    """The older layoutbench's bisection of the same history, from its exported tree."""
+    cmd = [sys.executable, "-m", "layoutbench.cli", "bisect", "minikernel", f"{m['good']}..{m['bad']}",
+           "--repo", m["repo"], "--target", "cachegrind", "--metric", "cg_cost", "--args", a.args,
+           "--layouts", str(a.layouts), "--max-layouts", str(a.max_layouts), "--store", str(store_path), "--json"]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    p = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"the bisection of {tree.name} failed: {p.stderr.strip().splitlines()[-1:]}")
+    return json.loads(p.stdout)
 
 
 if __name__ == "__main__":

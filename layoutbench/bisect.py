@@ -33,7 +33,7 @@ import threading
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import decide, fmt, measure, source, stats, targets, validate
+from . import costs, decide, fmt, measure, source, stats, targets, validate
 from . import farm as farmmod
 from . import layout as layoutmod
 from .decide import Skip
@@ -71,6 +71,13 @@ class Settings:
     first_only: bool = False  #: stop after the first confirmed change point
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints when none is shown (expensive)
     budget: int | None = None  #: runs the bisection may spend (None: no cap)
+    #: ``--budget 8h``: seconds the bisection may spend, turned into runs at the time a run takes
+    #: (costs.seconds_per_run); exclusive with ``budget``
+    budget_time: float | None = None
+    #: --runs not given: with a target stating layout_cost and run_cost, R is chosen from the
+    #: costs and the measured noise split (costs.runs_per_layout)
+    runs_auto: bool = False
+    runs_choice: dict | None = None  #: that choice, once made (a resumed bisection keeps it)
     #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
     #: started with another one is started again, not resumed; its runs are stored apart
     layout: str = "random"
@@ -95,6 +102,11 @@ class Settings:
             raise LayoutbenchError(f"--layout {self.layout} takes no seed; a bisection needs a seeded layout: {seeded}")
         if self.runs < 1:
             raise LayoutbenchError("--runs must be at least 1")
+        if self.budget is not None and (isinstance(self.budget, bool) or not isinstance(self.budget, int)
+                                        or self.budget < 1):
+            costs.parse_budget(self.budget)  # one line naming --budget
+        if self.budget_time is not None:
+            costs.parse_budget(f"{self.budget_time}s")
         validate.options({"runs": self.runs, "max_runs": self.max_runs, "layouts_k": self.layouts,
                           "max_layouts": self.max_layouts, "confidence": self.confidence})
         validate.seed("--seed", self.seed, max(self.max_layouts, self.layouts) * 4)
@@ -136,6 +148,8 @@ class Settings:
                 words.append("--" + flag.replace("_", "-"))
         if self.budget is not None:
             words += ["--budget", str(self.budget)]
+        elif self.budget_time is not None:
+            words += ["--budget", costs.duration_text(self.budget_time)]
         return shlex.join(words)
 
 
@@ -170,6 +184,7 @@ class Prober:
         self.compiled_now = 0
         self.ran_now = 0
         self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
+        self.durations: dict[int, float] = {}  #: run id → seconds, the ok runs the layouts used
 
     def __enter__(self) -> "Prober":
         self.target.__enter__()
@@ -213,6 +228,8 @@ class Prober:
         self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
         used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
+        if purpose == "layouts":
+            self.durations.update((r["id"], r["duration"]) for r in m.runs if r["rep"] < runs and r["status"] == "ok")
         samples = [x for x in m.samples if x["rep"] < runs and x["status"] == "ok"]
         mine = [x for x in samples if x["metric"] == self.s.metric]
         if mine:
@@ -276,9 +293,10 @@ def farm_cost(probers: list[Prober], purpose: str = "layouts") -> dict:
 class Engine:
     """The prober as the decision engine (decide.py) sees it: commits by sha."""
 
-    def __init__(self, p: Prober, cos: dict):
+    def __init__(self, p: Prober, cos: dict, after=None):
         self.p, self.cos = p, cos
         self.name = p.name
+        self.after = after  #: called after each measurement (the duration budget's clock)
 
     @property
     def higher_is_better(self):
@@ -287,7 +305,10 @@ class Engine:
     def groups(self, sha: str, k: int, r: int) -> dict:
         if sha not in self.cos:
             self.cos[sha] = self.p.checkout(sha)
-        return self.p.groups(self.cos[sha], k, r)
+        out = self.p.groups(self.cos[sha], k, r)
+        if self.after is not None:
+            self.after()
+        return out
 
 
 def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:
@@ -450,6 +471,8 @@ class Bisection:
                              + " ".join(c[:12] for c in r["range"]))
             elif r["status"] == "noise":
                 lines.append("# GOOD and BAD do not differ beyond layout noise: nothing to bisect")
+            elif r["status"] == "budget":
+                lines.append(f"# {r.get('budget_note') or 'not decided at this budget'}")
         return "\n".join(lines) + "\n"
 
 
@@ -572,7 +595,10 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             kw = {}
             for k, v in opts.items():
                 try:
-                    if k in ("layouts", "max_layouts", "runs", "max_runs", "seed", "budget"):
+                    if k == "budget":
+                        got = costs.parse_budget(v)
+                        kw.update(budget=got.runs, budget_time=got.seconds)
+                    elif k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
                         kw[k] = int(v)
                     elif k in ("confidence", "min_effect"):
                         kw[k] = float(v)
@@ -636,13 +662,15 @@ def code_evidence(profile: Profile, s: Settings, parent: str, culprit: str, say=
 def _decision_flags(b, s: Settings, say) -> Settings:
     """A resumed bisection keeps its measurement settings; the decision flags given now
     (--first-only, --prove-null, --budget) apply to it, and it says so in one line."""
-    now = {k: getattr(s, k) for k in ("first_only", "prove_null", "budget") if getattr(s, k)}
+    now = {k: getattr(s, k) for k in ("first_only", "prove_null", "budget", "budget_time") if getattr(s, k)}
     changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
     if changed:
-        b.s = dataclasses.replace(b.s, **changed)
+        other = {"budget": "budget_time", "budget_time": "budget"}  # one budget: the one given now
+        b.s = dataclasses.replace(b.s, **changed, **{other[k]: None for k in changed if k in other})
         b.save()
-        say("applying " + ", ".join(f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
-                                    for k, v in changed.items()) + " to the resumed bisection")
+        say("applying " + ", ".join(f"--{k.replace('_time', '').replace('_', '-')}" + (
+            "" if v is True else f" {costs.duration_text(v)}" if k == "budget_time" else f" {v}")
+            for k, v in changed.items()) + " to the resumed bisection")
     return b.s
 
 
@@ -703,14 +731,24 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
     cos = {c: p.checkout(c) for c in commits}
 
+    # 0. runs per layout from the costs the target states (measured noise split), once
+    if choose_runs(p, b, s, cos, say) is not None and b.s is s and not plan_only:
+        b.save()
     # 1.-3. the endpoints, the probes, the confirmation (decide.py; the marks go to the log)
     plan = s.plan()
     eng = decide.Tracked(Engine(p, cos))
-    engines = [eng] + [decide.Tracked(Engine(q, dict(cos))) for q in probers[1:]]
+    ledger = eng.ledger
+    ledger.budget = plan.budget
+    if s.runs_choice and s.runs < 2:  # the runs the choice measured beyond R count against the budget too
+        ledger.spent = (2 - s.runs) * 2 * max(decide.MIN_LAYOUTS, s.layouts)
+    clock = Clock(p, s, ledger)
+    eng.prober.after = clock.update
+    engines = [eng] + [decide.Tracked(Engine(q, dict(cos), after=clock.update), ledger) for q in probers[1:]]
     retrying = places.retrying if places is not None else (lambda what, fn: fn())
-    eng.ledger.budget = plan.budget
+    if s.budget is not None or s.budget_time is not None:
+        say(clock.assumes())
     if plan_only:
-        return _plan_only(eng, b, s, plan, commits, say)
+        return _plan_only(eng, b, s, plan, commits, say, clock)
     try:
         ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan))
         if places is not None:
@@ -718,9 +756,14 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
     except decide.OutOfBudget:
-        raise LayoutbenchError(f"not decided at this budget ({plan.budget} runs): the endpoints have not shown a "
-                               "change yet; give a larger --budget") from None
+        return _budget_at_endpoints(eng, b, s, commits, clock, profile, p)
     k, r = ends.layouts, ends.runs
+    if ends.status == "differs":
+        y = eng.pool.y
+        s2, _ = eng.pool.var()
+        if math.isfinite(s2) and s2 > 0:  # the likely cost, for the progress lines
+            clock.likely = decide.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
+                                                math.sqrt(s2), plan)["runs"]
     if b.entry("endpoints") is None:
         b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
             "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
@@ -744,9 +787,13 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
     else:
         journal = Journal(b, profile, places)
+
+        def progress(m: str) -> None:  # a probe's line also says the runs spent / planned and the time left
+            say(m + clock.progress() if m.startswith("probe ") else m)
+
         out = retrying("the bisection", lambda: decide.bisect_range(
             places.engines(engines) if places is not None else engines if len(engines) > 1 else eng, commits, plan,
-            journal, None, say, ends=ends))
+            journal, None, progress, ends=ends))
         if places is not None:
             places.release_all()
         verdict["rounds"], verdict["probes"] = out.rounds, out.probes
@@ -799,6 +846,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     verdict["cost"] = p.cost("layouts") if len(probers) == 1 else farm_cost(probers)
     verdict["cost"]["compiled_now"] = sum(q.compiled_now for q in probers)
     verdict["cost"]["ran_now"] = sum(q.ran_now for q in probers)
+    verdict["budget"] = clock.summary()
+    verdict["runs_per_layout"] = s.runs_choice
     # 5. what a single-layout bisection would have said
     if s.shadow:
         before = (p.compiled_now, p.ran_now)
@@ -824,7 +873,142 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     return verdict
 
 
-def _plan_only(eng, b, s: Settings, plan, commits: list, say) -> dict:
+class Clock:
+    """The budget in runs and in time: a ``--budget 8h`` turned into runs at the time a run takes
+    (costs.seconds_per_run: the target's stated costs, else the runs of this kernel and target
+    already in the store, else the bisection's own first runs), updated as runs are measured;
+    and the progress text (runs spent / planned, time left)."""
+
+    def __init__(self, p: Prober, s: Settings, ledger):
+        self.p, self.s, self.ledger = p, s, ledger
+        self.layout_cost, self.run_cost = costs.target_costs(p.target.spec.settings)
+        self.stored = {r["id"]: r["duration"] for r in p.store.runs(
+            kernel=p.profile.name, target=p.target.spec.name, mode=s.mode, args=" ".join(p.extra),
+            status="ok")[-500:]}
+        self.likely: int | None = None  #: the plan's likely cost in runs, when known
+        self.update()
+
+    def per_run(self) -> tuple[float | None, str]:
+        return costs.seconds_per_run(self.layout_cost, self.run_cost, self.s.runs,
+                                     list({**self.stored, **self.p.durations}.values()))
+
+    def update(self) -> None:
+        """Set the ledger's budget in runs from a duration budget (once a run's time is known)."""
+        if self.s.budget_time is not None:
+            sec, _ = self.per_run()
+            if sec is not None:
+                self.ledger.budget = costs.runs_for(self.s.budget_time, sec)
+        elif self.s.budget is not None:
+            self.ledger.budget = self.s.budget
+
+    def assumes(self) -> str:
+        """What the budget assumes before the bisection spends anything (one line)."""
+        sec, why = self.per_run()
+        if self.s.budget_time is None and self.s.budget is None:
+            return ""
+        given = (f"budget {costs.duration_text(self.s.budget_time)}" if self.s.budget_time is not None
+                 else f"budget {self.s.budget} runs")
+        if sec is None and self.s.budget_time is None:
+            return f"{given} (the time a run takes is not measured yet)"
+        if sec is None:
+            return (f"{given}: the time a run takes is not measured yet (no stored run of this kernel and "
+                    f"target); the budget in runs is set after the endpoints' first runs")
+        runs = self.ledger.budget
+        return f"{given}: {runs} runs at {sec:.3g} s a run ({why})" + (
+            f", about {costs.duration_text(runs * sec)}" if self.s.budget_time is None else "")
+
+    def progress(self) -> str:
+        """'; N runs planned, about T left at X s a run (est.)' for a progress line."""
+        sec, _ = self.per_run()
+        lg = self.ledger
+        planned = lg.budget if lg.budget is not None else self.likely
+        if planned is None:
+            return ""
+        # with a budget the engine's line already says "N runs spent of B"
+        out = "" if lg.budget is not None else f"; {lg.spent}/{planned} runs spent/planned (the plan's likely cost)"
+        if sec is not None:
+            out += (f"; about {costs.duration_text(max(0, planned - lg.spent) * sec)} left at {sec:.3g} s a run "
+                    "(estimated)")
+        return out
+
+    def summary(self) -> dict:
+        """The budget, spent and the time estimate, for the verdict's JSON."""
+        sec, why = self.per_run()
+        lg = self.ledger
+        return {"runs": lg.budget, "duration": self.s.budget_time,
+                "duration_text": None if self.s.budget_time is None else costs.duration_text(self.s.budget_time),
+                "spent": lg.spent, "likely_runs": self.likely, "seconds_per_run": sec, "seconds_per_run_from": why,
+                "time_spent_estimate": None if sec is None else lg.spent * sec,
+                "time_left_estimate": None if sec is None or lg.budget is None else max(0, lg.budget - lg.spent) * sec}
+
+
+def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict | None:
+    """Runs per layout from the costs: when the target states ``layout_cost`` and ``run_cost``
+    and --runs was not given, GOOD and BAD are measured at their first look with 2 runs a
+    layout (the least that splits the noise), and R = costs.runs_per_layout of the measured
+    layout and run variance.  Sets ``s.runs``; returns the choice (kept in the settings: a
+    resumed bisection keeps it), or None."""
+    lc, rc = costs.target_costs(p.target.spec.settings)
+    if not s.runs_choice and (not s.runs_auto or lc is None or rc is None):
+        return None
+    k = max(decide.MIN_LAYOUTS, s.layouts)
+    try:  # (a resumed bisection reads them from the store: its cost counts them as the first session did)
+        groups = [p.groups(cos[c], k, 2) for c in (b.good, b.bad)]
+    except Skip as e:
+        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    if s.runs_choice:
+        return s.runs_choice
+    split = costs.noise_split(groups)
+    if split is None:
+        return None
+    r, raw = costs.runs_per_layout(lc, rc, split.var_run, split.var_layout)
+    choice = {"runs": r, "optimum": raw, "layout_cost": lc, "run_cost": rc,
+              "layout_noise": math.sqrt(split.var_layout), "run_noise": math.sqrt(split.var_run),
+              "max": costs.MAX_RUNS_PER_LAYOUT, "measured": f"GOOD and BAD, {k} layouts x 2 runs",
+              "text": (f"runs per layout: {r} = sqrt((layout_cost {lc:g} s / run_cost {rc:g} s) x (run noise "
+                       f"{100 * math.sqrt(split.var_run):.3g}% / layout noise {100 * math.sqrt(split.var_layout):.3g}%)^2)"
+                       f" = {raw:.3g}, rounded, within 1..{costs.MAX_RUNS_PER_LAYOUT} (noise measured on GOOD and "
+                       f"BAD, {k} layouts x 2 runs)")}
+    s.runs, s.max_runs, s.runs_choice = r, max(s.max_runs, r), choice
+    say(choice["text"])
+    return choice
+
+
+def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
+    """About how many more runs the endpoints alone would need to decide: the look at which
+    their test likely decides (decide.expected_cost at the noise and change measured so far),
+    else their first look."""
+    have = eng.have.get(b.good, 0) + eng.have.get(b.bad, 0)  # the endpoints' runs measured so far
+    y = eng.pool.y
+    s2, _ = eng.pool.var()
+    if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
+        return max(1, 2 * max(decide.MIN_LAYOUTS, s.layouts) * s.runs - have)
+    d = float(y[b.bad].mean() - y[b.good].mean())
+    c = decide.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan)
+    return max(1, 2 * c["endpoint_layouts"] * s.runs - have)
+
+
+def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: Clock, profile: Profile,
+                         p: Prober) -> dict:
+    """The verdict when the budget ends before the endpoints decide: not decided, and about how
+    many more runs would be needed."""
+    more = _ends_unspent(eng, b, s, s.plan(), commits)
+    sec, _ = clock.per_run()
+    when = f" (about {costs.duration_text(more * sec)} at {sec:.3g} s a run)" if sec is not None else ""
+    note = (f"not decided at this budget ({clock.ledger.spent} of {clock.ledger.budget} runs spent): the endpoints "
+            f"have not shown a change yet; about {more} more runs would be needed{when}")
+    verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit,
+               "target": s.target or p.target.spec.name, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
+               "settings": s.to_dict(), "endpoints": None, "status": "budget", "culprit": None, "range": [],
+               "budget_note": note, "more_runs": more, "message": note, "candidates": [],
+               "cost": {**p.cost("layouts"), "compiled_now": p.compiled_now, "ran_now": p.ran_now},
+               "budget": clock.summary(), "runs_per_layout": s.runs_choice}
+    b.result = verdict
+    b.save()
+    return verdict
+
+
+def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> dict:
     """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
     noise and the change it measured (decide.expected_cost)."""
     try:
@@ -840,10 +1024,26 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say) -> dict:
            f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost: endpoints "
            f"{cost['endpoint_layouts']} layouts a side, {cost['probes']} probes of about {cost['probe_layouts']} "
            f"layouts, a confirmation of {cost['confirm_layouts']} fresh layouts a side: about {cost['runs']} runs "
-           f"x {s.runs} run(s) per layout" + (f" (budget {plan.budget})" if plan.budget else "")
-           + "; every further change point costs about as much again")
-    return {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
-            "plan": cost, "ratio": math.exp(d), "noise": noise, "message": msg, "settings": s.to_dict()}
+           f"({s.runs} run(s) per layout)" + "; every further change point costs about as much again")
+    lines = [msg]
+    if s.runs_choice:
+        lines.append(s.runs_choice["text"])
+    out = {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
+           "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
+           "runs_per_layout": s.runs_choice}
+    if clock is not None:
+        clock.likely = cost["runs"]
+        sec, why = clock.per_run()
+        if sec is not None:
+            lines.append(f"time: about {costs.duration_text(cost['runs'] * sec)} at {sec:.3g} s a run ({why})")
+        if clock.s.budget_time is not None or clock.s.budget is not None:
+            lines.append(clock.assumes() + (" -- the likely cost fits" if clock.ledger.budget is not None
+                                            and cost["runs"] <= clock.ledger.budget else
+                                            " -- the likely cost does not fit: the verdict may be 'not decided at "
+                                            "this budget'" if clock.ledger.budget is not None else ""))
+        out["budget"] = clock.summary()
+    out["message"] = "\n".join(lines)
+    return out
 
 
 def _cmp(c: stats.Comparison) -> dict:
@@ -898,8 +1098,13 @@ def text(v: dict) -> str:
     ends = v["endpoints"]
     lines.append(f"bisect {v['kernel']} {v['good'][:12]}..{v['bad'][:12]} ({v['commits']} commits), metric "
                  f"{v['metric']} on {v['target']}")
-    lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({100 * ends['confidence']:g}% CI "
-                 f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), {ends['noise']}")
+    if ends:
+        lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({100 * ends['confidence']:g}% CI "
+                     f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), {ends['noise']}")
+    else:
+        lines.append("endpoints: not decided (the budget ended during their test)")
+    if (v.get("runs_per_layout") or {}).get("text"):
+        lines.append(f"runs:    {v['runs_per_layout']['text']}")
     if v["status"] == "noise":
         lines.append("verdict: within layout noise (an equivalence test passed); no commit is blamed")
         lines.append(f"         {v['message']}")
@@ -949,6 +1154,12 @@ def text(v: dict) -> str:
         lines.append(f"code:    symdiff could not compare the parent and the culprit: {code['error']}")
     if v.get("bound"):
         lines.append(f"bound:   {v['bound']}")
+    bd = v.get("budget") or {}
+    if bd.get("runs") is not None:
+        given = bd["duration_text"] or f"{bd['runs']} runs"
+        per = (f"; {bd['seconds_per_run']:.3g} s a run ({bd['seconds_per_run_from']}): about "
+               f"{costs.duration_text(bd['time_spent_estimate'])} spent" if bd.get("seconds_per_run") else "")
+        lines.append(f"budget:  {given} = {bd['runs']} runs; {bd['spent']} spent{per}")
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
                  f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")

@@ -598,7 +598,8 @@ def bisect_options(f):
         click.option("--layouts", type=int, help="K seeded layouts per probe, the same seeds on every commit  [default: 4]"),
         click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
                      "[default: 128; spent only while no look decides]"),
-        click.option("--runs", type=int, help="R runs per layout  [default: 1]"),
+        click.option("--runs", type=int, help="R runs per layout  [default: 1; chosen from the noise split when the "
+                     "target states layout_cost and run_cost]"),
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
         click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
         click.option("--confidence", type=float, help="1 - the error budget of every test, spent over its looks  [default: 0.95]"),
@@ -611,8 +612,10 @@ def bisect_options(f):
         click.option("--prove-null", "prove_null", is_flag=True, default=None,
                      help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),
-        click.option("--budget", type=int, help="The most runs the bisection may spend; at the end the best verdict "
-                     "it has (candidates with probabilities, or 'not decided at this budget')."),
+        click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
+                     "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
+                     "layout_cost, else the stored runs, else the first runs); at the end the best verdict it has "
+                     "(candidates with probabilities, or 'not decided at this budget')."),
         store_option,
     ]
     for o in reversed(opts):
@@ -624,15 +627,20 @@ def _bisect_settings(o: dict):
     """The bisection settings of a command's options (unset ones keep their defaults)."""
     from .bisect import Settings
 
+    from .costs import parse_budget
+
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
-             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
-             "budget")
+             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null")
     validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
+    budget = parse_budget(o.get("budget"))
     validate.seed("--seed", o.get("seed"))
     validate.min_effect_fraction(o.get("min_effect"))
     if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
         raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
+    s.runs_auto = o.get("runs") is None
+    if budget is not None:
+        s.budget, s.budget_time = budget.runs, budget.seconds
     if o.get("layouts") is not None and o.get("max_layouts") is None:
         s.max_layouts = max(s.max_layouts, o["layouts"])
     return s
@@ -651,7 +659,7 @@ def bisect_grp():
     skipped when it does not build.  Each culprit is confirmed on fresh layouts, then the
     ranges beside it are tested and searched in turn: every change point is reported
     (--first-only: one); the verdict states the error bound and what symdiff says the
-    code did.  --budget RUNS caps the cost.  The state lives in the store: run the same command again
+    code did.  --budget RUNS or --budget 8h caps the cost.  The state lives in the store: run the same command again
     to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
     the same state.
     """
@@ -665,7 +673,9 @@ def bisect_grp():
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("--plan", "plan_only", is_flag=True,
-              help="Measure the endpoints' first look only and print what the bisection will likely cost.")
+              help="Measure the endpoints' first look only and print what the bisection will likely cost (runs, "
+              "and time at the time a run takes; the runs per layout the target's layout_cost/run_cost make "
+              "cheapest; whether it fits --budget).")
 def bisect_run_cmd(**o):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect

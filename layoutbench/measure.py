@@ -109,7 +109,8 @@ def target_config(target: targets.Target, objs: buildmod.ObjectSet | None = None
     """Everything that shapes a sample besides the image itself: the resolved target table
     (its kind and settings with the kind's defaults filled in, not its timeout) and the
     metrics prefix; with ``objs``, also the toolchain and the quirks applied to the build."""
-    settings = {k: v for k, v in target.spec.settings.items() if k not in ("timeout", "timeout_override")}
+    settings = {k: v for k, v in target.spec.settings.items()  # the costs plan a bisection, not a sample
+                if k not in ("timeout", "timeout_override", "layout_cost", "run_cost")}
     if target.perf_events:
         settings["perf"] = list(target.perf_events)  # the events counted, not "true"
     config = {"kind": target.kind, "image": target.spec.image,

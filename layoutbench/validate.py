@@ -199,12 +199,13 @@ def target_settings(file, tname: str, kind: str, settings: dict) -> None:
             raise bad(key, "a whole number")
     if "success_exit" in settings and not 0 <= settings["success_exit"] <= 255:
         raise bad("success_exit", "an exit status from 0 to 255")
-    for key in ("miss_weight", "connect_timeout", "boot_timeout", "boot_poll"):
+    for key in ("miss_weight", "connect_timeout", "boot_timeout", "boot_poll", "layout_cost", "run_cost"):
         if key in settings:
             v = settings[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
                     or (key != "miss_weight" and v == 0):
-                raise bad(key, "a finite number " + (">= 0" if key == "miss_weight" else "> 0"))
+                raise bad(key, "a finite number " + (">= 0" if key == "miss_weight" else "> 0")
+                          + (" (seconds)" if key.endswith("_cost") else ""))
     if kind == "cachegrind":
         for key in ("i1", "d1", "ll"):
             if key in settings and not (isinstance(settings[key], str) and _GEOMETRY.fullmatch(settings[key])):

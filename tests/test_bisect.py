@@ -10,6 +10,7 @@ compiled once per configuration; each test has its own store.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sqlite3
@@ -157,7 +158,7 @@ def test_log_replay_and_the_git_shaped_verbs(hist, tmp_path):
     store = str(tmp_path / "r.sqlite")
     env = {"LAYOUTBENCH_QUIRKS": hist["quirks"]}
     lb("bisect", "start", "minikernel", hist["bad"], hist["good"], "--repo", hist["repo"], *CG, "--store", store,
-       env=env)
+       "--budget", "2h30m", env=env)
     out = lb("bisect", "good", sha(hist, 2), "--store", store, env=env).stdout
     assert f"good: {sha(hist, 2)}" in out and "next to test" in out
     out = lb("bisect", "bad", sha(hist, 5), "--store", store, env=env).stdout
@@ -165,6 +166,7 @@ def test_log_replay_and_the_git_shaped_verbs(hist, tmp_path):
     lb("bisect", "skip", sha(hist, 3), "--why", "by hand", "--store", store, env=env)
     log = lb("bisect", "log", "--store", store).stdout
     assert log.splitlines()[1].startswith(f"layoutbench bisect start minikernel {hist['bad']} {hist['good']}")
+    assert log.splitlines()[1].endswith(" --budget 2h30m")  # a budget in time is kept as it was given
     assert f"layoutbench bisect bad {sha(hist, 5)}" in log
     logfile = tmp_path / "bisect.log"
     logfile.write_text(log)
@@ -231,3 +233,95 @@ def test_plan_prints_the_likely_cost_before_any_probe(hist, tmp_path):
     assert "likely cost" in v["message"] and v["ratio"] > 1.0
     with sqlite3.connect(tmp_path / "p.sqlite") as c:
         assert c.execute("select count(distinct commit_sha) from builds").fetchone()[0] == 2
+
+
+# -- issue 21 part 4: a budget in time, runs per layout from the costs ------------------------------
+
+@pytest.fixture(scope="module")
+def costed(tmp_path_factory):
+    """The minikernel profile with the costs a kernel lab would state: on the cachegrind target a
+    layout 3 s, a run 1 s; on the local (timed) target a layout 30 s (a reboot), a run 1 s."""
+    from conftest import MINI_TOML, ROOT
+
+    d = tmp_path_factory.mktemp("profiles")
+    text = MINI_TOML.read_text().replace('repo = "../.."', f'repo = "{ROOT}"')
+    text = text.replace('miss_weight = 20\n\n[targets.qemu-icache]',
+                        'miss_weight = 20\nlayout_cost = 3\nrun_cost = 1\n\n[targets.qemu-icache]')
+    text = text.replace('args = ["iterations=100000"]\n', 'args = ["iterations=100000"]\nlayout_cost = 30\nrun_cost = 1\n')
+    assert text.count("_cost = ") == 4
+    (d / "minikernel").mkdir()
+    (d / "minikernel" / "kernel.toml").write_text(text)
+    return d
+
+
+def costed_bisect(m, profiles, store, *extra):
+    p = lb("bisect", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"], "--store", str(store), "--json",
+           "--no-shadow", *extra, env={"LAYOUTBENCH_QUIRKS": m["quirks"], "LAYOUTBENCH_PROFILES": str(profiles)})
+    return json.loads(p.stdout), p.stderr
+
+
+def test_a_duration_budget_becomes_runs_and_ends_with_the_best_honest_verdict(hist, costed, tmp_path):
+    """--budget 2m at the target's stated costs (a run 1 s + a layout 3 s / 1 run a layout: 4 s)
+    is 30 runs; the bisection stops within them and names the candidates left, the progress lines
+    say the runs spent of the budget and the time left.  --budget 1m (15 runs) ends before the
+    endpoints decide: 'not decided at this budget; about N more runs would be needed'."""
+    v, err = costed_bisect(hist, costed, tmp_path / "a.sqlite", *CG, "--budget", "2m")
+    bd = v["budget"]
+    assert (bd["duration"], bd["duration_text"], bd["runs"], bd["seconds_per_run"]) == (120, "2m", 30, 4.0), bd
+    assert "run_cost 1 s + layout_cost 3 s / 1 run(s) per layout" in bd["seconds_per_run_from"]
+    assert v["runs_per_layout"]["runs"] == 1 and v["runs_per_layout"]["run_noise"] == 0  # cachegrind: no run noise
+    assert bd["spent"] <= 30 and bd["time_spent_estimate"] == 4.0 * bd["spent"]
+    assert v["status"] == "budget" and "not decided at this budget" in v["message"], v["message"]
+    cands = [c["commit"] for c in v["candidates"]]
+    assert hist["regression"] in cands and abs(sum(c["probability"] for c in v["candidates"]) - 1) < 1e-9
+    assert "budget 2m: 30 runs at 4 s a run" in err
+    probes = [ln for ln in err.splitlines() if "· probe " in ln]
+    assert probes and all("runs spent of 30" in ln and "left at 4 s a run (estimated)" in ln for ln in probes), err
+    v, err = costed_bisect(hist, costed, tmp_path / "b.sqlite", *CG, "--budget", "1m")
+    assert v["status"] == "budget" and v["endpoints"] is None and v["budget"]["runs"] == 15
+    # 8 runs of the 2-run look that chose R (4 layouts x 2 endpoints, rep 1) + GOOD's 4: BAD's 4 do not fit
+    assert v["budget"]["spent"] == 12 and v["more_runs"] == 4, v
+    assert v["message"] == ("not decided at this budget (12 of 15 runs spent): the endpoints have not shown a change "
+                            "yet; about 4 more runs would be needed (about 16s at 4 s a run)")
+    t = lb("bisect", "minikernel", "--repo", hist["repo"], "--store", str(tmp_path / "b.sqlite"),
+           env={"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(costed)}).stdout
+    assert "verdict: not decided at this budget" in t and "budget:  1m = 15 runs; 12 spent" in t, t
+
+
+def test_runs_per_layout_from_the_costs_and_the_measured_noise_split(hist, costed, tmp_path):
+    """The local (timed) target states a layout at 30 s and a run at 1 s: --plan measures GOOD and
+    BAD at 3 layouts x 2 runs, splits the noise (its numbers are the one-way ANOVA of those stored
+    runs), chooses R = sqrt(30/1 x sR^2/sL^2) rounded within 1..16, prints it, and takes the
+    first look at R runs a layout."""
+    import numpy as np
+
+    from layoutbench import costs
+
+    store = tmp_path / "p.sqlite"
+    v, err = costed_bisect(hist, costed, store, "--target", "local", "--args", "iterations=3000", "--layouts", "3",
+                           "--plan", "--budget", "8h")
+    ch = v["runs_per_layout"]
+    r = ch["runs"]
+    assert r == costs.runs_per_layout(30, 1, ch["run_noise"] ** 2, ch["layout_noise"] ** 2)[0]
+    assert v["settings"]["runs"] == r and 1 <= r <= 16
+    # the split, recomputed here from the stored samples of the 2-run look
+    with sqlite3.connect(store) as c:
+        rows = c.execute("SELECT b.commit_sha, b.seed, r.rep, s.value FROM samples s JOIN runs r ON r.id = s.run_id "
+                         "JOIN builds b ON b.id = r.build_id WHERE s.metric = 'cycles_per_packet' AND r.rep < 2 "
+                         "AND b.layout = 'random' AND b.seed <= 3").fetchall()
+    cells: dict = {}
+    for sha_, seed, rep, val in rows:
+        cells.setdefault(sha_, {}).setdefault(seed, []).append(math.log(val))
+    assert set(cells) == {hist["good"], hist["bad"]} and all(len(x) == 2 for g in cells.values() for x in g.values())
+    within = np.mean([np.var(x, ddof=1) for g in cells.values() for x in g.values()])
+    between = np.mean([np.var([np.mean(x) for x in g.values()], ddof=1) for g in cells.values()])
+    assert ch["run_noise"] == pytest.approx(math.sqrt(within), rel=1e-6)
+    assert ch["layout_noise"] == pytest.approx(math.sqrt(max(0.0, between - within / 2)), rel=1e-6, abs=1e-12)
+    assert f"runs per layout: {r} = sqrt((layout_cost 30 s / run_cost 1 s) x (run noise" in v["message"]
+    # the first look of the plan took R runs a layout; the time a run takes follows from R
+    with sqlite3.connect(store) as c:
+        reps = c.execute("SELECT max(r.rep) + 1 FROM runs r JOIN builds b ON b.id = r.build_id WHERE b.commit_sha = ? "
+                         "AND b.layout = 'random'", (hist["good"],)).fetchone()[0]
+    assert reps == max(2, r)
+    assert v["budget"]["seconds_per_run"] == pytest.approx(1 + 30 / r)
+    assert f"at {1 + 30 / r:.3g} s a run" in v["message"] and "budget 8h: " in v["message"]
