@@ -150,7 +150,7 @@ class Target:
 
 
 #: the settings every kind takes (besides ``kind``, ``image`` and ``timeout``)
-COMMON_SETTINGS = ("perf", "pin", "success_exit")
+COMMON_SETTINGS = ("perf", "pin", "success_exit", "layout_cost", "run_cost")
 _QEMU = ("append", "memory", "machine", "cpu", "accel", "initrd", "debug_exit", "qemu", "extra_args")
 _SSH = ("host", "port", "user", "identity", "ssh_config", "known_hosts", "connect_timeout", "remote_dir", "args",
         "command", "install", "reboot", "reboot_command", "boot_id_command", "boot_timeout", "boot_poll", "collect",
