@@ -273,7 +273,7 @@ def main() -> None:
 
     def cell(r: dict | None) -> str:
         if r is None:
-            return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
+            return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
         return f"{pc(r['blame'] if r.get('null') else r['right'])} {pc(r['wrong'])} {r['runs']:6.1f} {r['p90']:5.0f}"
 
     if not a.only_two:
