@@ -49,8 +49,11 @@ def test_ztest_through_the_pooled_variance():
     assert t.se == pytest.approx(math.sqrt(s2 * (1 / 2 + 1 / 4)))
     assert t.neff == pytest.approx(4 / 3)
     assert decide.ztest(pool, "b", "a").est == pytest.approx(-1.0)
-    empty = decide.zvalues(pool, np.empty(0), pool.y["a"])
-    assert empty.df == 0 and math.isnan(empty.se) and empty.z == 0.0
+    for ya, yb in ((np.empty(0), pool.y["a"]), (pool.y["a"], np.empty(0))):
+        empty = decide.zvalues(pool, ya, yb)
+        assert empty.df == 0 and math.isnan(empty.se) and empty.z == 0.0 and (empty.na, empty.nb) == (2, 2) or \
+            (empty.na, empty.nb) in ((1, 2), (2, 1))
+    assert decide.zvalues(decide.Pool(), pool.y["a"], pool.y["b"]).df == 0  # no variance yet: no test
 
 
 def test_ztest_z_log_lr_and_interval():
@@ -62,6 +65,10 @@ def test_ztest_z_log_lr_and_interval():
     assert t.p_value() == pytest.approx(math.exp(-t.log_lr()))
     zb = math.sqrt((1 + x) / x * (2 * math.log(20) + math.log1p(x)))
     assert t.half_width(0.05) == pytest.approx(zb * 0.01)
+    assert decide.ZTest(0.02, 0.01, 0, 2, 2).z == 0.0  # no degrees of freedom: no evidence
+    assert decide.ZTest(0.02, 0.01, 1, 2, 2).half_width(0.05) == math.inf
+    assert decide.ZTest(0.0, 0.0, 5, 2, 2).half_width(0.05) == 0.0
+    assert decide.ZTest(0.1, 0.01, 2, 8, 8).p_value() < 1.0 == decide.ZTest(0.1, 0.01, 1, 8, 8).p_value()
     small = decide.ZTest(est=0.02, se=0.01, df=3, na=2, nb=2)
     assert 0 < small.z < 2.0  # through t with 3 degrees of freedom: less than est/se
     assert not decide.ZTest(0.5, 0.01, 1, 2, 2).rejects(0.5)  # < 2 degrees of freedom: never
@@ -98,6 +105,13 @@ def test_schedules_levels_and_probe_counts():
     assert plan.levels(4) == pytest.approx([0.0125] * 4)
     with pytest.raises(ValueError):
         decide.Plan(spending="nope").check()
+
+
+def test_a_judgement_says_what_it_rests_on():
+    j = decide.Judgement("good", 4, 1, 0.5, 0.01, 0.1, level=0.01)
+    assert j.describe() == ("good (p vs GOOD=0.5, p vs BAD=0.01, position 0.10 between good=0 and bad=1; "
+                            "4 layouts x 1 run(s); level 0.01)")
+    assert decide.Judgement("skip", note="does not build").describe() == "skip: does not build"
 
 
 def test_window_and_journal():
@@ -171,6 +185,8 @@ def test_tracked_counts_each_run_once_and_measures_only_fresh_seeds():
     p.groups_after("a", 10, 3, 1)
     p.groups("a", 2, 2)  # a second run of seeds 1, 2
     assert p.ledger.spent == 11 and p.kmax["a"] == 6
+    p.groups("a", 4, 1)  # one run of seeds that have two: nothing new
+    assert p.ledger.spent == 11
     # without the prober's own groups_after: the same layouts, the seeds before paid too
     q = decide.Tracked(_Counting())
     assert q.groups_after("a", 10, 3, 1) == g and q.ledger.spent == 13 and q.kmax["a"] == 13
@@ -235,7 +251,7 @@ def test_confirm_with_and_without_the_probers_fresh_seeds_agrees():
     t1, t2 = decide.Tracked(p), decide.Tracked(NoAfter())
     a = decide.confirm(t1, lg, c, decide.Plan(), used=12, sign=1)
     b = decide.confirm(t2, lg, c, decide.Plan(), used=12, sign=1)
-    assert a[1] == b[1] and a[2] == pytest.approx(b[2]) and a[0].verdict == b[0].verdict == "slower"
+    assert a[1] == b[1] == 6 and a[2] == pytest.approx(b[2]) and a[0].verdict == b[0].verdict == "slower"
     assert t1.ledger.spent == 2 * a[1] and t2.ledger.spent == 2 * (12 + a[1])
 
 
