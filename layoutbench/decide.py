@@ -46,17 +46,20 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   shown to differ from GOOD is *bad* (never good); one that also differs from BAD holds a
   change on both sides (*between*: marked bad, the range after it is searched again).
 * **Confirmation** of each named commit: last good against culprit on **fresh** layouts
-  (seeds no decision used), a one-sided mSPRT in the direction of the range's change at
+  (seeds beyond every seed any decision used on any commit; a prober with
+  ``groups_after(commit, first, k, r)`` measures only those, else the seeds before are measured
+  too), a one-sided mSPRT in the direction of the range's change at
   level alpha_i for the i-th confirmation (sum <= alpha): a commit whose own step is null
   is named with probability <= alpha over the whole bisection.  Its size (at least
   ``min_effect``) is judged on those fresh layouts only -- evidence the decisions did not
   select.
 * **Every change point**: after a confirmed step, the sub-ranges before and after it are
   tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
-  bisected in turn.  They look further while the step found leaves part of the endpoints'
-  change unexplained, or while the sub-range's own estimate leans in the range's direction
-  (the always-valid tests allow that choice); the sub-range whose ends already differ more is
-  tested first, at the larger level.  ``plan.first_only``
+  bisected in turn.  Each starts from the layouts its ends already have and looks further
+  only while the commits measured in it (its ends, the probes in it, the confirmation's fresh
+  layouts) suggest a step (:func:`side_evidence`; an always-valid test may stop on any rule);
+  the sub-range that suggests one more is tested first, at the larger level.  A later
+  confirmation (a second step) may look to ``CONFIRM_LATER`` layouts.  ``plan.first_only``
   stops after the first step.
 * ``plan.budget``: a cap on the runs; when it is reached the bisection stops with the best
   verdict it has (status ``budget``: the candidates left and the probability that the step

@@ -107,6 +107,22 @@ def test_schedules_levels_and_probe_counts():
         decide.Plan(spending="nope").check()
 
 
+def test_expected_cost_and_the_share_test_edges():
+    plan = decide.Plan()
+    tiny = decide.expected_cost(17, 1.0001, 0.01, plan)  # never shown: the test's last look
+    assert tiny["endpoint_layouts"] == plan.cap and tiny["confirm_layouts"] == plan.cap
+    big = decide.expected_cost(17, 1.05, 0.01, plan)
+    assert big["endpoint_layouts"] == 4 and big["probes"] == 4
+    assert big["runs"] == 2 * max(4, big["probe_layouts"]) + 4 * big["probe_layouts"] + 2 * big["confirm_layouts"]
+
+    class Broken:
+        kmax = {c: 8 for c in "gacb"}
+
+        def groups(self, commit, k, r):
+            raise decide.Skip("does not build")
+    assert math.isnan(decide.share_test(Broken(), tuple("gacb"), 0.7, 1))
+
+
 def test_a_judgement_says_what_it_rests_on():
     j = decide.Judgement("good", 4, 1, 0.5, 0.01, 0.1, level=0.01)
     assert j.describe() == ("good (p vs GOOD=0.5, p vs BAD=0.01, position 0.10 between good=0 and bad=1; "
@@ -270,3 +286,39 @@ def test_fixed_histories_null_single_and_two_steps():
     out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
     assert [s.culprit for s in out.steps if s.status == "found"] == [p.names[i] for i in p.steps]
     assert out.several and out.culprit == p.names[p.steps[0]]
+
+
+def test_progress_names_the_machine_only_with_several():
+    p = sim.SimProber(sim.Scenario("s", "step", 5.0, sigma_r=0.003), np.random.default_rng(4))
+    p.name = "m1"
+    said: list[str] = []
+    decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal(), say=said.append)
+    assert said[0].startswith("probe c8 (15 commit(s) left to test; ") and "runs spent)" in said[0]
+    assert said[1].startswith("c8: ") and "layouts x 1 run(s)" in said[1]
+    assert not any("m1" in m for m in said)
+
+
+def test_an_unbuildable_commit_in_the_way_leaves_a_range():
+    sc = sim.Scenario("s", "step", 5.0, commits=8)
+    truth = sim.SimProber(sc, np.random.default_rng(4))
+    at = truth.names[truth.steps[0]]
+
+    class Broken(sim.SimProber):
+        def groups_after(self, commit, first, k, r):
+            if commit == at:
+                raise decide.Skip("does not build")
+            return super().groups_after(commit, first, k, r)
+    b = Broken(sc, np.random.default_rng(4))
+    out = decide.bisect_range(b, b.names, decide.Plan(), decide.MemoryJournal())
+    assert out.status == "range" and out.culprit is None
+    st = out.steps[0]
+    assert (at, st.last_good, st.range) == ("c5", "c4", ["c5", "c6"]) and st.skipped[0]["commit"] == "c5"
+
+
+def test_the_single_layout_baseline():
+    vals = {"c0": 1.0, "c1": 1.0, "c2": 1.1, "c3": 1.1}
+    got = decide.single_layout(vals.get, list(vals))
+    assert got["culprit"] == "c2" and got["change"] == pytest.approx(0.1) and got["values"] == 4
+    flat = {"c0": 1.0, "c1": 1.0, "c2": 1.001, "c3": 1.001}
+    got = decide.single_layout(flat.get, list(flat), threshold=0.005)
+    assert got["culprit"] is None and got["note"] == "endpoints differ by less than 0.5%" and got["values"] == 2
