@@ -322,3 +322,10 @@ def test_the_single_layout_baseline():
     flat = {"c0": 1.0, "c1": 1.0, "c2": 1.001, "c3": 1.001}
     got = decide.single_layout(flat.get, list(flat), threshold=0.005)
     assert got["culprit"] is None and got["note"] == "endpoints differ by less than 0.5%" and got["values"] == 2
+
+
+def test_an_equivalence_shown_on_the_way_says_so():
+    p = sim.SimProber(sim.Scenario("n", "null", sigma_l=0.0005), np.random.default_rng(1))
+    e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan())
+    assert e.status == "noise" and e.layouts == 4
+    assert e.note == "its always-valid 95% interval lies within ±0.5%: a change of 0.5% or more is ruled out"
