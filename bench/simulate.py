@@ -99,7 +99,7 @@ class SimProber:
         self.code, self.epoch, self.kinds = code, epoch, kinds
         self._layout: dict = {}
         self._noise: dict = {}
-        self.asked: dict = {}  #: commit -> (layouts, runs) most asked
+        self.asked: dict = {}  #: (commit, seed) -> the most runs asked of that layout
         self.builds: set = set()
         self.single_builds: set = set()
 
@@ -121,17 +121,23 @@ class SimProber:
             self._noise[(i, b)] = x
         return self._noise[(i, b)][seed % BLOCK, :r]
 
-    def logs(self, i: int, k: int, r: int) -> np.ndarray:
-        """(k, r) log values of commit i, seeds 1..k."""
-        return np.array([self.code[i] + self._L(self.epoch[i], s) + self._e(i, s, r) for s in range(1, k + 1)])
+    def logs(self, i: int, k: int, r: int, first: int = 0) -> np.ndarray:
+        """(k, r) log values of commit i, seeds first+1..first+k."""
+        return np.array([self.code[i] + self._L(self.epoch[i], s) + self._e(i, s, r)
+                         for s in range(first + 1, first + k + 1)])
 
     def groups(self, commit: str, k: int, r: int) -> dict:
+        """Seeds 1..k."""
+        return self.groups_after(commit, 0, k, r)
+
+    def groups_after(self, commit: str, first: int, k: int, r: int) -> dict:
+        """Seeds first+1..first+k only (a confirmation's fresh layouts; only these are measured)."""
         i = int(commit[1:])
         self.builds.add(i)
-        ok, orr = self.asked.get(i, (0, 0))
-        self.asked[i] = (max(ok, k), max(orr, r))
-        v = np.exp(self.logs(i, k, r))
-        return {f"random:{s}": list(v[s - 1]) for s in range(1, k + 1)}
+        for s in range(first + 1, first + k + 1):
+            self.asked[(i, s)] = max(r, self.asked.get((i, s), 0))
+        v = np.exp(self.logs(i, k, r, first))
+        return {f"random:{s}": list(v[s - first - 1]) for s in range(first + 1, first + k + 1)}
 
     def single(self, commit: str) -> float:
         i = int(commit[1:])
@@ -140,8 +146,8 @@ class SimProber:
 
     @property
     def runs(self) -> int:
-        """Values measured: layouts x runs, the most asked of each commit."""
-        return sum(k * r for k, r in self.asked.values())
+        """Values measured: the runs of every (commit, seed) asked, each counted once."""
+        return sum(self.asked.values())
 
 
 def _engine(which: str):
@@ -267,7 +273,7 @@ def main() -> None:
 
     def cell(r: dict | None) -> str:
         if r is None:
-            return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
+            return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
         return f"{pc(r['blame'] if r.get('null') else r['right'])} {pc(r['wrong'])} {r['runs']:6.1f} {r['p90']:5.0f}"
 
     if not a.only_two:

@@ -244,9 +244,10 @@ class Prober:
             raise Skip(f"every run of {co.short} failed (see layoutbench results --runs --commit {co.short})")
         return groups
 
-    def groups(self, co: source.Checkout, k: int, r: int) -> dict[str, list[float]]:
-        """The commit's values over the seeded layouts (``--layout``) ``seed .. seed+k-1``, ``r`` runs each."""
-        specs = [(self.s.layout, self.s.seed + i) for i in range(k)]
+    def groups(self, co: source.Checkout, k: int, r: int, first: int = 0) -> dict[str, list[float]]:
+        """The commit's values over the seeded layouts (``--layout``) ``seed+first .. seed+first+k-1``,
+        ``r`` runs each (``first`` > 0: a confirmation's fresh seeds, the ones before not measured)."""
+        specs = [(self.s.layout, self.s.seed + first + i) for i in range(k)]
         return self._measure(co, specs, r, "layouts")
 
     def single(self, co: source.Checkout) -> float:
@@ -309,6 +310,12 @@ class Engine:
         if self.after is not None:
             self.after()
         return out
+
+    def groups_after(self, sha: str, first: int, k: int, r: int) -> dict:
+        """The seeds after the first ``first`` only (decide.groups_after: a confirmation's fresh layouts)."""
+        if sha not in self.cos:
+            self.cos[sha] = self.p.checkout(sha)
+        return self.p.groups(self.cos[sha], k, r, first=first)
 
 
 def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:

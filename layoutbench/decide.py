@@ -46,17 +46,20 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   shown to differ from GOOD is *bad* (never good); one that also differs from BAD holds a
   change on both sides (*between*: marked bad, the range after it is searched again).
 * **Confirmation** of each named commit: last good against culprit on **fresh** layouts
-  (seeds no decision used), a one-sided mSPRT in the direction of the range's change at
+  (seeds beyond every seed any decision used on any commit; a prober with
+  ``groups_after(commit, first, k, r)`` measures only those, else the seeds before are measured
+  too), a one-sided mSPRT in the direction of the range's change at
   level alpha_i for the i-th confirmation (sum <= alpha): a commit whose own step is null
   is named with probability <= alpha over the whole bisection.  Its size (at least
   ``min_effect``) is judged on those fresh layouts only -- evidence the decisions did not
   select.
 * **Every change point**: after a confirmed step, the sub-ranges before and after it are
   tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
-  bisected in turn.  They look further while the step found leaves part of the endpoints'
-  change unexplained, or while the sub-range's own estimate leans in the range's direction
-  (the always-valid tests allow that choice); the sub-range whose ends already differ more is
-  tested first, at the larger level.  ``plan.first_only``
+  bisected in turn.  Each starts from the layouts its ends already have and looks further
+  only while the commits measured in it (its ends, the probes in it, the confirmation's fresh
+  layouts) suggest a step (:func:`side_evidence`; an always-valid test may stop on any rule);
+  the sub-range that suggests one more is tested first, at the larger level.  A later
+  confirmation (a second step) may look to ``CONFIRM_LATER`` layouts.  ``plan.first_only``
   stops after the first step.
 * ``plan.budget``: a cap on the runs; when it is reached the bisection stops with the best
   verdict it has (status ``budget``: the candidates left and the probability that the step
@@ -86,13 +89,19 @@ class OutOfBudget(Exception):
 
 DEFAULT_MIN_EFFECT = stats.DEFAULT_MIN_EFFECT
 SPENDING = ("pocock", "obrien-fleming", "bonferroni")  #: kept for the settings; the tests are always-valid
-RESIDUAL_MIN = 0  #: the residual tests beside a found step look at least this far (8: 5σL steps cost 77 runs instead of 50, two 1+3σL steps found 45% -> 55%)
-RESIDUAL_LAYOUTS = 32  #: the residual tests may look this far while the found step leaves change unexplained
 MIN_LAYOUTS = 3  #: no test with fewer layouts on a side
 LOOKS_DIFFERENT = 1.96  #: a probe with |z| this large against an endpoint is not put on its side by the SPRT
 GROWTH = 1.5  #: layouts per side grow by this factor from look to look
-SIDE_Z = 0.5  #: ... or while the side's own estimate is this many se from 0 in the range's direction (1+3σL both named 50% -> 67%, 3+1σL 35% -> 71%; 5σL steps 46 -> 66 runs)
-UNEXPLAINED_Z = 1.0  #: the residual tests go on while the change left unexplained is this many se from 0
+#: the residual test of a sub-range beside a found step starts from the layouts its ends have and
+#: looks further (to RESIDUAL_LAYOUTS) only while the sub-range's measured commits suggest a step
+#: (side_evidence) more than SIDE_Z se in the range's direction, beyond that (to RESIDUAL_FAR) while
+#: they suggest one more than SIDE_Z_FAR se.  simulate.py, 100 histories: SIDE_Z 0.5 / 1.0 / 1.5:
+#: 5σL steps 65 / 51 / 46 runs, two 3+1σL steps both named 65% / 60% / 51% (far 32, confirm 40)
+RESIDUAL_LAYOUTS = 32
+SIDE_Z = 1.0
+RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
+SIDE_Z_FAR = 2.0
+CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
 
 
 @dataclass(frozen=True)
@@ -188,16 +197,43 @@ def layout_values(groups: dict) -> np.ndarray:
 
 
 class Pool:
-    """Per-layout values of every commit measured, and the layout variance pooled over them."""
+    """Per-layout values of every commit measured, and the layout variance pooled over them.
+
+    ``seq[c]``: the values of seeds 1..n of commit c (seed order); ``fresh[(c, first)]``: the
+    values of the seeds after the first ``first`` that a confirmation measured (fresh seeds,
+    :meth:`Tracked.groups_after`); ``y[c]``: every layout of c once (seq, then the fresh
+    layouts beyond it): what the tests and estimates use."""
 
     def __init__(self):
+        self.seq: dict = {}
+        self.fresh: dict = {}
         self.y: dict = {}
+
+    def _join(self, commit) -> None:
+        seq = self.seq.get(commit, np.empty(0))
+        parts = [seq] + [v[max(0, seq.size - first):] for (c, first), v in sorted(self.fresh.items(),
+                                                                                  key=lambda kv: kv[0][1])
+                         if c == commit]
+        self.y[commit] = np.concatenate(parts) if len(parts) > 1 else seq
 
     def add(self, commit, groups: dict) -> np.ndarray:
         y = layout_values(groups)
-        if commit not in self.y or y.size >= self.y[commit].size:
-            self.y[commit] = y
+        if commit not in self.seq or y.size >= self.seq[commit].size:
+            self.seq[commit] = y
+        self._join(commit)
         return y
+
+    def add_fresh(self, commit, first: int, groups: dict) -> np.ndarray:
+        """The values of the seeds first+1 .. first+k (k = len(groups)) of ``commit``."""
+        y = layout_values(groups)
+        if (commit, first) not in self.fresh or y.size >= self.fresh[(commit, first)].size:
+            self.fresh[(commit, first)] = y
+        self._join(commit)
+        return y
+
+    def n(self, commit) -> int:
+        """Seeds 1..n measured of ``commit`` (0: none)."""
+        return self.seq[commit].size if commit in self.seq else 0
 
     def var(self) -> tuple[float, int]:
         """(pooled variance of a layout's value around its commit's mean, degrees of freedom)."""
@@ -269,8 +305,13 @@ class ZTest:
         return float(min(1.0, math.exp(-self.log_lr()))) if self.df >= 2 else 1.0
 
 
-def ztest(pool: Pool, a, b, a_sel: slice = slice(None), b_sel: slice = slice(None)) -> ZTest:
-    ya, yb = pool.y[a][a_sel], pool.y[b][b_sel]
+def ztest(pool: Pool, a, b) -> ZTest:
+    """B against A over every layout of each (:attr:`Pool.y`)."""
+    return zvalues(pool, pool.y[a], pool.y[b])
+
+
+def zvalues(pool: Pool, ya: np.ndarray, yb: np.ndarray) -> ZTest:
+    """mean(yb) - mean(ya) through the pooled variance."""
     s2, df = pool.var()
     if ya.size == 0 or yb.size == 0 or not math.isfinite(s2):
         return ZTest(0.0, math.nan, 0, max(1, ya.size), max(1, yb.size))
@@ -283,10 +324,10 @@ def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, level: flo
     """A stats.Comparison of ``pair`` (A, B) for people (the layouts' groups, paired t), its estimate,
     interval and p replaced by the pooled test's (always-valid interval at ``level``)."""
     a, b = pair
-    ga, gb = prober.groups(a, used + k, r), prober.groups(b, used + k, r)
     if used:
-        ga = dict(list(ga.items())[used:])
-        gb = dict(list(gb.items())[used:])
+        ga, gb = groups_after(prober, a, used, k, r), groups_after(prober, b, used, k, r)
+    else:
+        ga, gb = prober.groups(a, k, r), prober.groups(b, k, r)
     c = change(ga, gb, bool(prober.higher_is_better), 0.05, min_effect)
     if not math.isfinite(t.se):
         return c
@@ -357,7 +398,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     t = None
     ns = tuple(k for k, _ in looks)
     for j, (k, r) in enumerate(looks):
-        k = max(k, min(pool.y[good].size if good in pool.y else 0, pool.y[bad].size if bad in pool.y else 0))
+        k = max(k, min(pool.n(good), pool.n(bad)))
         _measure(tr, good, k, r)
         _measure(tr, bad, k, r)
         t = ztest(pool, good, bad)
@@ -452,7 +493,7 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
 # -- the confirmation at the culprit -----------------------------------------------------------------
 
 def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
-            sign: int = 0) -> tuple[stats.Comparison | None, int, float]:
+            sign: int = 0, cap: int | None = None) -> tuple[stats.Comparison | None, int, float]:
     """Last good against culprit on *fresh* layouts only (the seeds after the first ``used``,
     which no decision saw): an always-valid test at ``level`` (one-sided in the direction
     ``sign`` of the range's change when given).  That bounds the chance of naming a commit
@@ -465,13 +506,12 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     m = math.log1p(plan.min_effect)
     shown, k, size = None, 0, math.nan
     r = plan.runs
-    ns = tuple(schedule(plan.layouts, plan.cap))
+    ns = tuple(schedule(plan.layouts, cap or plan.cap))
     try:
         for k in ns:
-            _measure(tr, last_good, used + k, r)
-            _measure(tr, culprit, used + k, r)
-            sel = slice(used, used + k)
-            t = ztest(pool, last_good, culprit, sel, sel)
+            ya = pool.add_fresh(last_good, used, tr.groups_after(last_good, used, k, r))
+            yb = pool.add_fresh(culprit, used, tr.groups_after(culprit, used, k, r))
+            t = zvalues(pool, ya, yb)
             size = t.est
             ok = t.crosses(ns, a, sign) and abs(size) >= m
             if ok or k >= ns[-1]:
@@ -566,18 +606,29 @@ class _Ledger:
 
     def __init__(self, budget: int | None = None):
         self.budget, self.spent = budget, 0
+        self.top = 0  #: the highest seed index any call measured, on any commit (fresh seeds lie beyond)
         self.probes = self.confirmations = self.residuals = 0
 
 
+def groups_after(prober, commit, first: int, k: int, r: int) -> dict:
+    """The groups of the seeds after the first ``first`` (``first`` + 1 .. ``first`` + k): through
+    the prober's ``groups_after(commit, first, k, r)`` when it has one (only those layouts are
+    measured), else the last k of ``groups(commit, first + k, r)`` (the first ``first`` are
+    measured too)."""
+    if hasattr(prober, "groups_after"):
+        return prober.groups_after(commit, first, k, r)
+    return dict(list(prober.groups(commit, first + k, r).items())[first:first + k])
+
+
 class Tracked:
-    """A prober that remembers the most layouts asked of each commit (to know which seeds
-    are still fresh for a confirmation), keeps the pooled model of what it measured, and
-    counts the runs against the budget."""
+    """A prober that remembers which seeds were asked of each commit (to know which seeds are
+    still fresh for a confirmation), keeps the pooled model of what it measured, and counts
+    the runs against the budget."""
 
     def __init__(self, prober, ledger: _Ledger | None = None):
         self.prober = prober
-        self.kmax: dict = {}
-        self.have: dict = {}  #: commit -> runs measured (k * r at the largest call)
+        self.kmax: dict = {}  #: commit -> the largest k asked of groups (seeds 1..k)
+        self.have: dict = {}  #: commit -> {seed index: runs measured}
         self.pool = Pool()
         self.ledger = ledger or _Ledger()
         self.name = getattr(prober, "name", None)  #: the machine (target) it measures on, if it says
@@ -586,17 +637,32 @@ class Tracked:
     def higher_is_better(self):
         return self.prober.higher_is_better
 
-    def groups(self, commit, k: int, r: int) -> dict:
-        new = max(0, k * r - self.have.get(commit, 0))
+    def _charge(self, commit, seeds: range, r: int, fetch):
+        seen = self.have.setdefault(commit, {})
+        new = sum(max(0, r - seen.get(s, 0)) for s in seeds)
         lg = self.ledger
         if new and lg.budget is not None and lg.spent + new > lg.budget:
             raise OutOfBudget(f"{lg.spent} of {lg.budget} runs spent")
-        out = self.prober.groups(commit, k, r)
-        self.kmax[commit] = max(k, self.kmax.get(commit, 0))
+        out = fetch()
+        lg.top = max(lg.top, seeds.stop - 1)
         if new:
             lg.spent += new
-            self.have[commit] = k * r
+            for s in seeds:
+                seen[s] = max(r, seen.get(s, 0))
         return out
+
+    def groups(self, commit, k: int, r: int) -> dict:
+        out = self._charge(commit, range(1, k + 1), r, lambda: self.prober.groups(commit, k, r))
+        self.kmax[commit] = max(k, self.kmax.get(commit, 0))
+        return out
+
+    def groups_after(self, commit, first: int, k: int, r: int) -> dict:
+        """Seeds first+1 .. first+k only (see :func:`groups_after`; without the prober's own
+        ``groups_after`` the seeds before are measured and paid too)."""
+        if hasattr(self.prober, "groups_after"):
+            return self._charge(commit, range(first + 1, first + k + 1), r,
+                                lambda: self.prober.groups_after(commit, first, k, r))
+        return dict(list(self.groups(commit, first + k, r).items())[first:first + k])
 
 
 class _Search:
@@ -674,53 +740,25 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         return  # skipped commits in the way; or --first-only  (an unconfirmed step: look beside it too)
     lo, hi = sub.index(st.last_good), sub.index(st.culprit)
     pool = prober.pool
-    # how much of the range's change the steps found so far leave unexplained: while that is
-    # plausibly more than noise, the residual tests look further (an always-valid test may)
+    # the sides are tested like endpoints, the likelier first (at the larger of the family's levels);
+    # each looks further only while its measured commits suggest a step (an always-valid test may)
     c0, c1 = ctx.commits[0], ctx.commits[-1]
-
-    def unexplained(k: int) -> bool:
-        """Where to look, not a claim: the range's change minus the found steps' (every layout of
-        each pair), more than UNEXPLAINED_Z standard errors and at least the minimum effect."""
-        found = [s for s in out.steps if s.status == "found"]
-        s2, _ = pool.var()
-        y = pool.y
-        u = float(y[c1].mean() - y[c0].mean()) - sum(float(y[s.culprit].mean() - y[s.last_good].mean())
-                                                     for s in found)
-        se_u = math.sqrt(s2 * (1 / y[c0].size + 1 / y[c1].size
-                               + sum(1 / y[s.culprit].size + 1 / y[s.last_good].size for s in found)))
-        return abs(u) > UNEXPLAINED_Z * se_u and abs(u) >= math.log1p(plan.min_effect)
-
-    def side_suggests(a, b) -> bool:
-        """Where to look, not a claim: the side's own estimate (which sharpens as its test measures
-        more; the range's ends, fixed after their first looks, do not) is more than SIDE_Z standard
-        errors from 0 in the range's direction."""
-        t = ztest(pool, a, b)
-        return math.isfinite(t.se) and sign * t.est > SIDE_Z * t.se
-
     y0 = pool.y
     sign = 1.0 if float(y0[c1].mean() - y0[c0].mean()) >= 0 else -1.0
 
-    def promise(side) -> float:
-        """How strongly a side's ends already differ in the range's direction (|z| of its pooled
-        estimate): the likelier side is tested first, at the larger of the family's levels."""
-        if len(side) < 2 or side[0] not in pool.y or side[-1] not in pool.y:
-            return -math.inf
-        t = ztest(pool, side[0], side[-1])
-        return sign * t.est / t.se if math.isfinite(t.se) and t.se > 0 else -math.inf
-
-    for side in sorted((sub[:lo + 1], sub[hi:]), key=promise, reverse=True):
+    for side in sorted((sub[:lo + 1], sub[hi:]), key=lambda sd: side_evidence(pool, sd, sign), reverse=True):
         if len(side) < 2 or (plan.first_only and any(s.status == "found" for s in out.steps)):
             continue
         a, b = side[0], side[-1]
-        have = min(pool.y[a].size if a in pool.y else 0, pool.y[b].size if b in pool.y else 0)
-        cap = max(MIN_LAYOUTS, min(plan.max_layouts, max(have, RESIDUAL_LAYOUTS)))
+        have = max(MIN_LAYOUTS, min(pool.n(a), pool.n(b)))  # the first look buys no layout it need not
+        cap = max(MIN_LAYOUTS, min(plan.max_layouts, max(have, RESIDUAL_FAR)))
         prober.ledger.residuals += 1
         level = family_level(plan.alpha, prober.ledger.residuals)
         try:
-            e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap) or plan.layouts,
-                                                            prove_null=False), level=level, cap=cap,
-                          go_on=lambda k, a=a, b=b: k < max(have, RESIDUAL_MIN) or unexplained(k)
-                          or side_suggests(a, b))
+            e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap), prove_null=False),
+                          level=level, cap=cap,
+                          go_on=lambda k, side=side: side_evidence(pool, side, sign)
+                          > (SIDE_Z if k < RESIDUAL_LAYOUTS else SIDE_Z_FAR))
         except Skip:
             continue
         if e.status != "differs":
@@ -730,6 +768,26 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         n0 = len([s for s in out.steps if s.status == "found"])
         _search(ctx, side, f"{a}..{b}")
         rec["unlocated"] = len([s for s in out.steps if s.status == "found"]) == n0
+
+
+def side_evidence(pool: Pool, side: list, sign: float) -> float:
+    """Where to look, not a claim: how strongly the commits of ``side`` measured so far (its ends,
+    the probes in it, a confirmation's layouts) suggest a step in the direction ``sign``: the
+    largest z over the places a step could split them, of the mean of the commits after the split
+    minus the mean of those before (each commit's mean weighted by its layouts, pooled variance).
+    -inf when fewer than two of its commits are measured."""
+    ms = [pool.y[c] for c in side if c in pool.y and pool.y[c].size]
+    s2, _ = pool.var()
+    if len(ms) < 2 or not s2 > 0:
+        return -math.inf
+    n = np.array([y.size for y in ms], dtype=float)
+    tot = np.array([y.sum() for y in ms])
+    best = -math.inf
+    for j in range(1, len(ms)):
+        nl, nr = n[:j].sum(), n[j:].sum()
+        d = tot[j:].sum() / nr - tot[:j].sum() / nl
+        best = max(best, sign * d / math.sqrt(s2 * (1.0 / nl + 1.0 / nr)))
+    return best
 
 
 def posterior(pool: Pool, sub: list[str], lo: int, hi: int) -> list[tuple[str, float]]:
@@ -787,8 +845,8 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dic
     per_probe = min(2 * plan.cap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
     conf = n_for(d, family_level(plan.alpha, 1), plan.layouts, sign=1)
     refs = max(ends, per_probe)  # GOOD and BAD follow the probes
-    used = refs  # the confirmation's fresh seeds start beyond every seed a decision used
-    runs = plan.runs * (2 * refs + probes * per_probe + 2 * (used + conf - per_probe))
+    # the confirmation measures only its fresh seeds (beyond every seed a decision used)
+    runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf)
     return {"endpoint_layouts": ends, "probes": probes, "probe_layouts": per_probe, "confirm_layouts": conf,
             "runs": runs, "step_in_noise_units": d}
 
@@ -916,13 +974,14 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     # fresh seeds: beyond every seed any decision of this bisection (this session or an earlier
     # one) used on *any* commit -- neighbouring commits share much of their layouts, so a seed
     # selected on one is not fresh on the next
-    used = max([plan.layouts] + [p.kmax.get(c, 0) for p in probers for c in commits]
+    used = max([plan.layouts, ledger.top] + [p.kmax.get(c, 0) for p in probers for c in commits]
                + [e.get("layouts", 0) for e in marks.values()])
     ledger.confirmations += 1
     y = prober.pool.y
     sign = int(np.sign(y[bad].mean() - y[good].mean())) if good in y and bad in y else 0
     c, kc, effect = confirm(prober, commits[lo], culprit, plan, used,
-                            level=family_level(plan.alpha, ledger.confirmations), sign=sign)
+                            level=family_level(plan.alpha, ledger.confirmations), sign=sign,
+                            cap=None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER)))
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes, rounds

@@ -224,16 +224,18 @@ def test_a_step_of_the_minimum_effect_is_named_no_less_often_than_by_a_single_la
 
 def test_both_of_two_unequal_steps_more_often_than_the_ends_alone_allowed():
     """1+3 and 3+1 sigma_L pairs, 40 histories each (fixed seeds): the residual test beside the
-    found large step follows its own sub-range's estimate, so the small step is named too in
-    55 of 80 (when only the range's ends decided how far it looked: 34 of 80); never a commit
-    without a step."""
+    found large step looks further while the commits measured in its sub-range (probes
+    included) suggest a step, and a later confirmation may look to 64 layouts, so the small
+    step is named too in 57 of 80 (when only the range's ends decided how far a residual test
+    looked: 34; the side evidence dropped: 10; the residual tests capped at 32 layouts: 53; the
+    later confirmations at 40: 50); never a commit without a step."""
     both = wrong = 0
     for sizes in ((1.0, 3.0), (3.0, 1.0)):
         for i in range(40):
             t = sim.one(sim.Scenario("t", "two", sizes=sizes, sigma_r=0.003), decide.Plan(), seed=31_000 + i)
             both += t["both"]
             wrong += t["wrong"]
-    assert both >= 46, both
+    assert both >= 55, both
     assert wrong == 0
 
 
@@ -262,6 +264,11 @@ def test_confirm_on_an_unmeasurable_commit_confirms_nothing():
             if k > 6:
                 raise decide.Skip("does not build")
             return super().groups(commit, k, r)
+
+        def groups_after(self, commit, first, k, r):  # the confirmation's fresh seeds
+            if first + k > 6:
+                raise decide.Skip("does not build")
+            return super().groups_after(commit, first, k, r)
     b = Breaks(sc, np.random.default_rng(1))
     c, k, _ = decide.confirm(b, "c0", p.names[p.steps[0]], decide.Plan(), used=4)
     assert c is None

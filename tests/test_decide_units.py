@@ -1,0 +1,331 @@
+"""The decision engine's parts with exact expectations (layoutbench.decide), and a few whole
+bisections on fixed simulated histories: fast (seconds), so that bench/mutate.py can run them
+against every mutant of decide.py.  The error rates themselves: tests/test_calibration.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import script
+
+from layoutbench import decide
+
+sim = script("bench/simulate.py")
+
+
+def _groups(values, first=0):
+    """{random:seed: [exp(v)]} for seeds first+1.. (one run a layout)."""
+    return {f"random:{first + i + 1}": [math.exp(v)] for i, v in enumerate(values)}
+
+
+# -- the pooled model -----------------------------------------------------------------------------
+
+def test_pool_keeps_each_layout_once_and_fresh_layouts_beside_the_seeds():
+    pool = decide.Pool()
+    pool.add("a", _groups([0.1, 0.2]))
+    pool.add("a", _groups([0.1]))  # fewer layouts than it has: kept
+    assert pool.n("a") == 2 and pool.n("b") == 0
+    pool.add_fresh("a", 1, _groups([0.2, 0.3, 0.4], first=1))  # seeds 2..4: seed 2 it has
+    assert np.allclose(pool.y["a"], [0.1, 0.2, 0.3, 0.4])
+    pool.add_fresh("a", 6, _groups([0.7], first=6))  # seed 7, beyond
+    assert np.allclose(pool.y["a"], [0.1, 0.2, 0.3, 0.4, 0.7]) and pool.n("a") == 2
+    pool.add("a", _groups([0.1, 0.2, 0.3, 0.4, 0.5]))  # seeds 1..5 now: seeds 2..4 are not counted twice
+    assert np.allclose(pool.y["a"], [0.1, 0.2, 0.3, 0.4, 0.5, 0.7]) and pool.n("a") == 5
+    pool.add("b", _groups([1.0, 1.2]))
+    s2, df = pool.var()
+    ss = np.sum((pool.y["a"] - pool.y["a"].mean()) ** 2) + 0.02
+    assert df == 5 + 1 and s2 == pytest.approx(ss / 6)
+
+
+def test_ztest_through_the_pooled_variance():
+    pool = decide.Pool()
+    pool.add("a", _groups([0.0, 0.2]))
+    pool.add("b", _groups([1.0, 1.2, 1.1, 1.1]))
+    t = decide.ztest(pool, "a", "b")
+    s2 = (0.02 + 0.02) / 4
+    assert t.est == pytest.approx(1.0) and t.df == 4 and (t.na, t.nb) == (2, 4)
+    assert t.se == pytest.approx(math.sqrt(s2 * (1 / 2 + 1 / 4)))
+    assert t.neff == pytest.approx(4 / 3)
+    assert decide.ztest(pool, "b", "a").est == pytest.approx(-1.0)
+    for ya, yb in ((np.empty(0), pool.y["a"]), (pool.y["a"], np.empty(0))):
+        empty = decide.zvalues(pool, ya, yb)
+        assert empty.df == 0 and math.isnan(empty.se) and empty.z == 0.0 and (empty.na, empty.nb) == (2, 2) or \
+            (empty.na, empty.nb) in ((1, 2), (2, 1))
+    assert decide.zvalues(decide.Pool(), pool.y["a"], pool.y["b"]).df == 0  # no variance yet: no test
+
+
+def test_ztest_z_log_lr_and_interval():
+    t = decide.ZTest(est=0.02, se=0.01, df=10_000, na=8, nb=8)
+    assert t.z == pytest.approx(2.0)
+    x = 4.0
+    assert t.log_lr() == pytest.approx(-0.5 * math.log1p(x) + 4.0 * x / (2 * (1 + x)))
+    assert t.log_lr(+1) > t.log_lr() > t.log_lr(-1)  # one-sided: more evidence on its side
+    assert t.p_value() == pytest.approx(math.exp(-t.log_lr()))
+    zb = math.sqrt((1 + x) / x * (2 * math.log(20) + math.log1p(x)))
+    assert t.half_width(0.05) == pytest.approx(zb * 0.01)
+    assert decide.ZTest(0.02, 0.01, 0, 2, 2).z == 0.0  # no degrees of freedom: no evidence
+    assert decide.ZTest(0.02, 0.01, 1, 2, 2).half_width(0.05) == math.inf
+    assert decide.ZTest(0.0, 0.0, 5, 2, 2).half_width(0.05) == 0.0
+    assert decide.ZTest(0.1, 0.01, 2, 8, 8).p_value() < 1.0 == decide.ZTest(0.1, 0.01, 1, 8, 8).p_value()
+    small = decide.ZTest(est=0.02, se=0.01, df=3, na=2, nb=2)
+    assert 0 < small.z < 2.0  # through t with 3 degrees of freedom: less than est/se
+    assert not decide.ZTest(0.5, 0.01, 1, 2, 2).rejects(0.5)  # < 2 degrees of freedom: never
+    assert decide.ZTest(0.5, 0.01, 2, 8, 8).rejects(0.05)
+    assert decide.ZTest(0.0, 0.0, 5, 4, 4).z == 0.0 and decide.ZTest(-1.0, 0.0, 5, 4, 4).z == -40.0
+    ns = (4, 6, 9)
+    c = decide.gs_boundary(ns, 0.05)
+    assert decide.ZTest(c * 0.01 + 1e-6, 0.01, 10_000, 8, 8).crosses(ns, 0.05)
+    assert not decide.ZTest(c * 0.01 - 1e-4, 0.01, 10_000, 8, 8).crosses(ns, 0.05)
+    assert not decide.ZTest(-1.0, 0.01, 10_000, 8, 8).crosses(ns, 0.05, sign=+1)  # one-sided: the sign counts
+
+
+def test_a_layout_is_the_median_of_its_runs():
+    y = decide.layout_values({"a": [1.0, 1.01, 10.0], "b": [2.0], "c": []})
+    assert np.allclose(y, [math.log(1.01), math.log(2.0)])
+
+
+# -- schedules, levels, counts --------------------------------------------------------------------
+
+def test_schedules_levels_and_probe_counts():
+    assert decide.schedule(4, 40) == [4, 6, 9, 14, 21, 32, 40]
+    assert decide.schedule(3, 4) == [3, 4] and decide.schedule(8, 5) == [5]
+    assert decide.family_level(0.05, 2) == pytest.approx(0.05 * 6 / (math.pi ** 2 * 4))
+    assert decide.probe_level(0.05, 4, 4) == pytest.approx(0.75 * 0.05 / 4)
+    assert decide.probe_level(0.05, 5, 4) == pytest.approx(decide.family_level(0.0125, 1))
+    assert decide.planned_probes(17) == 4 and decide.planned_probes(18) == 5 and decide.planned_probes(2) == 1
+    assert decide.planned_probes(17, 3) == 6 and decide.rounds_needed(17, 3) == 2 and decide.rounds_needed(10, 2) == 2
+    assert decide.split(0, 8, [1, 2, 3, 4, 5, 6, 7], 1) == [4]
+    assert decide.split(0, 8, [1, 2, 3, 4, 5, 6, 7], 3) == [2, 4, 6]
+    assert decide.split(0, 8, [3], 3) == [3]
+    plan = decide.Plan()
+    assert plan.cap == 40 and plan.looks()[0] == (4, 1) and plan.looks()[-1] == (40, 1)
+    assert decide.Plan(prove_null=True).looks()[-1] == (128, 1)
+    assert plan.levels(4) == pytest.approx([0.0125] * 4)
+    with pytest.raises(ValueError):
+        decide.Plan(spending="nope").check()
+
+
+def test_expected_cost_and_the_share_test_edges():
+    plan = decide.Plan()
+    tiny = decide.expected_cost(17, 1.0001, 0.01, plan)  # never shown: the test's last look
+    assert tiny["endpoint_layouts"] == plan.cap and tiny["confirm_layouts"] == plan.cap
+    big = decide.expected_cost(17, 1.05, 0.01, plan)
+    assert big["endpoint_layouts"] == 4 and big["probes"] == 4
+    assert big["runs"] == 2 * max(4, big["probe_layouts"]) + 4 * big["probe_layouts"] + 2 * big["confirm_layouts"]
+
+    class Broken:
+        kmax = {c: 8 for c in "gacb"}
+
+        def groups(self, commit, k, r):
+            raise decide.Skip("does not build")
+    assert math.isnan(decide.share_test(Broken(), tuple("gacb"), 0.7, 1))
+
+
+def test_a_judgement_says_what_it_rests_on():
+    j = decide.Judgement("good", 4, 1, 0.5, 0.01, 0.1, level=0.01)
+    assert j.describe() == ("good (p vs GOOD=0.5, p vs BAD=0.01, position 0.10 between good=0 and bad=1; "
+                            "4 layouts x 1 run(s); level 0.01)")
+    assert decide.Judgement("skip", note="does not build").describe() == "skip: does not build"
+
+
+def test_window_and_journal():
+    commits = [f"c{i}" for i in range(6)]
+    j = decide.MemoryJournal()
+    j.record(None, "c2", decide.Judgement("good", 4, 1))
+    j.record(None, "c4", decide.Judgement("between", 4, 1))
+    j.record("s", "c3", decide.Judgement("bad", 4, 1))
+    j.record(None, "c3", decide.Judgement("uncertain", 40, 1))
+    marks = j.marks(None)
+    assert marks["c4"]["verb"] == "bad" and marks["c3"]["verb"] == "skip" and marks["c3"]["why"] == "uncertain"
+    assert decide._window(commits, marks) == (2, 4, [])
+    assert decide._window(commits, j.marks("s")) == (0, 3, [1, 2])
+    assert decide._window(commits, {}) == (0, 5, [1, 2, 3, 4])
+
+
+# -- the residual tests' evidence -----------------------------------------------------------------
+
+def test_side_evidence_is_the_largest_split_z_in_the_direction():
+    pool = decide.Pool()
+    pool.add("a", _groups([0.0, 0.2]))
+    pool.add("b", _groups([1.0, 1.2]))
+    pool.add("c", _groups([1.0, 1.2]))
+    s2 = 0.02 * 3 / 3
+    se = math.sqrt(s2 * (1 / 2 + 1 / 4))
+    side = ["a", "x", "b", "c"]  # x: not measured, left out
+    assert decide.side_evidence(pool, side, +1.0) == pytest.approx(1.0 / se)  # a | b c
+    assert decide.side_evidence(pool, side, -1.0) == pytest.approx(-0.5 / se)  # a b | c
+    assert decide.side_evidence(pool, ["a", "x"], +1.0) == -math.inf
+
+
+def test_posterior_puts_the_step_where_the_probes_say():
+    pool = decide.Pool()
+    sub = ["g", "p1", "p2", "p3", "b"]
+    for c, v in zip(sub, [0.0, 0.0, 1.0, 1.0, 1.0]):
+        pool.add(c, _groups([v - 0.05, v + 0.05, v]))
+    post = dict(decide.posterior(pool, sub, 0, 4))
+    assert list(post) == ["p1", "p2", "p3", "b"] and sum(post.values()) == pytest.approx(1.0)
+    assert post["p2"] > 0.99
+    flat = decide.posterior(decide.Pool(), sub, 0, 4)
+    assert flat == [(c, 0.25) for c in sub[1:]]
+
+
+# -- the prober wrapper: runs counted once, fresh seeds only --------------------------------------
+
+class _Counting:
+    higher_is_better = False
+
+    def __init__(self):
+        self.asked = []
+
+    def groups(self, commit, k, r):
+        self.asked.append((commit, 0, k))
+        return _groups([0.01 * s for s in range(1, k + 1)])
+
+
+class _CountingAfter(_Counting):
+    def groups_after(self, commit, first, k, r):
+        self.asked.append((commit, first, k))
+        return _groups([0.01 * s for s in range(first + 1, first + k + 1)], first)
+
+
+def test_tracked_counts_each_run_once_and_measures_only_fresh_seeds():
+    p = decide.Tracked(_CountingAfter())
+    p.groups("a", 4, 1)
+    p.groups("a", 6, 1)
+    p.groups("a", 3, 1)
+    assert p.ledger.spent == 6 and p.kmax["a"] == 6 and p.ledger.top == 6
+    g = p.groups_after("a", 10, 3, 1)
+    assert list(g) == ["random:11", "random:12", "random:13"] and p.ledger.spent == 9 and p.ledger.top == 13
+    p.groups_after("a", 10, 3, 1)
+    p.groups("a", 2, 2)  # a second run of seeds 1, 2
+    assert p.ledger.spent == 11 and p.kmax["a"] == 6
+    p.groups("a", 4, 1)  # one run of seeds that have two: nothing new
+    assert p.ledger.spent == 11
+    # without the prober's own groups_after: the same layouts, the seeds before paid too
+    q = decide.Tracked(_Counting())
+    assert q.groups_after("a", 10, 3, 1) == g and q.ledger.spent == 13 and q.kmax["a"] == 13
+    assert decide.groups_after(_Counting(), "a", 10, 3, 1) == g == decide.groups_after(_CountingAfter(), "a", 10, 3, 1)
+    b = decide.Tracked(_CountingAfter(), decide._Ledger(budget=5))
+    b.groups("a", 5, 1)
+    with pytest.raises(decide.OutOfBudget):
+        b.groups_after("a", 5, 1, 1)
+    assert b.ledger.spent == 5
+
+
+def test_the_confirmation_measures_fresh_seeds_beyond_every_decision():
+    """On a fixed simulated history: the confirmation's seeds start beyond every seed a decision
+    measured on any commit, and the seeds between are never measured on its two commits."""
+    sc = sim.Scenario("s", "step", 5.0, commits=16, sigma_r=0.003)
+    p = sim.SimProber(sc, np.random.default_rng(3))
+    calls = []
+    plain, after = p.groups, p.groups_after
+
+    def groups(commit, k, r):
+        calls.append(("groups", commit, 0, k))
+        return plain(commit, k, r)
+
+    def groups_after(commit, first, k, r):
+        out = after(commit, first, k, r)
+        if first:
+            calls.append(("fresh", commit, first, k))
+            seen[:] = [set(p.asked)]  # what was measured when the confirmation ended
+        return out
+    seen: list = []
+    p.groups, p.groups_after = groups, groups_after
+    out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
+    assert out.culprit == p.names[p.steps[0]]
+    st = out.steps[0]
+    fresh = [c for c in calls if c[0] == "fresh"]
+    assert fresh and {c[1] for c in fresh} == {st.last_good, st.culprit}
+    first = fresh[0][2]
+    before = calls[:calls.index(fresh[0])]
+    assert first >= max(k for _, _, _, k in before)
+    for c in (st.last_good, st.culprit):
+        seeds = {s for (i, s) in seen[0] if p.names[i] == c}
+        k_dec = max([k for _, cc, _, k in before if cc == c] + [0])
+        assert not any(k_dec < s <= first for s in seeds), (c, k_dec, first)
+        assert {s for s in seeds if s > first} == set(range(first + 1, first + st.confirm_layouts + 1))
+    assert out.runs == p.runs  # the ledger and the prober count the same runs
+
+
+def test_confirm_with_and_without_the_probers_fresh_seeds_agrees():
+    sc = sim.Scenario("s", "step", 3.0, commits=4, sigma_r=0.003)
+    p = sim.SimProber(sc, np.random.default_rng(2))
+    c = p.names[p.steps[0]]
+    lg = p.names[p.steps[0] - 1]
+
+    class NoAfter:
+        higher_is_better = False
+
+        def __init__(self):
+            self.p = sim.SimProber(sc, np.random.default_rng(2))
+
+        def groups(self, commit, k, r):
+            return self.p.groups(commit, k, r)
+    t1, t2 = decide.Tracked(p), decide.Tracked(NoAfter())
+    a = decide.confirm(t1, lg, c, decide.Plan(), used=12, sign=1)
+    b = decide.confirm(t2, lg, c, decide.Plan(), used=12, sign=1)
+    assert a[1] == b[1] == 6 and a[2] == pytest.approx(b[2]) and a[0].verdict == b[0].verdict == "slower"
+    assert t1.ledger.spent == 2 * a[1] and t2.ledger.spent == 2 * (12 + a[1])
+
+
+# -- whole bisections on fixed histories ----------------------------------------------------------
+
+def test_fixed_histories_null_single_and_two_steps():
+    null = sim.SimProber(sim.Scenario("n", "null", sigma_r=0.003), np.random.default_rng(1))
+    out = decide.bisect_range(null, null.names, decide.Plan(), decide.MemoryJournal())
+    assert out.culprit is None and out.status == "not-shown" and not out.steps
+    for seed in (4, 5):
+        p = sim.SimProber(sim.Scenario("s", "step", 5.0, sigma_r=0.003), np.random.default_rng(seed))
+        out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
+        assert out.culprit == p.names[p.steps[0]] and out.status == "found" and not out.several
+        assert out.steps[0].effect == pytest.approx(0.05, abs=0.015) and 0.5 < out.share < 2.0
+    p = sim.SimProber(sim.Scenario("t", "two", sizes=(3.0, 1.0), sigma_r=0.003), np.random.default_rng(31_001))
+    out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
+    assert [s.culprit for s in out.steps if s.status == "found"] == [p.names[i] for i in p.steps]
+    assert out.several and out.culprit == p.names[p.steps[0]]
+
+
+def test_progress_names_the_machine_only_with_several():
+    p = sim.SimProber(sim.Scenario("s", "step", 5.0, sigma_r=0.003), np.random.default_rng(4))
+    p.name = "m1"
+    said: list[str] = []
+    decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal(), say=said.append)
+    assert said[0].startswith("probe c8 (15 commit(s) left to test; ") and "runs spent)" in said[0]
+    assert said[1].startswith("c8: ") and "layouts x 1 run(s)" in said[1]
+    assert not any("m1" in m for m in said)
+
+
+def test_an_unbuildable_commit_in_the_way_leaves_a_range():
+    sc = sim.Scenario("s", "step", 5.0, commits=8)
+    truth = sim.SimProber(sc, np.random.default_rng(4))
+    at = truth.names[truth.steps[0]]
+
+    class Broken(sim.SimProber):
+        def groups_after(self, commit, first, k, r):
+            if commit == at:
+                raise decide.Skip("does not build")
+            return super().groups_after(commit, first, k, r)
+    b = Broken(sc, np.random.default_rng(4))
+    out = decide.bisect_range(b, b.names, decide.Plan(), decide.MemoryJournal())
+    assert out.status == "range" and out.culprit is None
+    st = out.steps[0]
+    assert (at, st.last_good, st.range) == ("c5", "c4", ["c5", "c6"]) and st.skipped[0]["commit"] == "c5"
+
+
+def test_the_single_layout_baseline():
+    vals = {"c0": 1.0, "c1": 1.0, "c2": 1.1, "c3": 1.1}
+    got = decide.single_layout(vals.get, list(vals))
+    assert got["culprit"] == "c2" and got["change"] == pytest.approx(0.1) and got["values"] == 4
+    flat = {"c0": 1.0, "c1": 1.0, "c2": 1.001, "c3": 1.001}
+    got = decide.single_layout(flat.get, list(flat), threshold=0.005)
+    assert got["culprit"] is None and got["note"] == "endpoints differ by less than 0.5%" and got["values"] == 2
+
+
+def test_an_equivalence_shown_on_the_way_says_so():
+    p = sim.SimProber(sim.Scenario("n", "null", sigma_l=0.0005), np.random.default_rng(1))
+    e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan())
+    assert e.status == "noise" and e.layouts == 4
+    assert e.note == "its always-valid 95% interval lies within ±0.5%: a change of 0.5% or more is ruled out"
