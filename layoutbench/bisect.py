@@ -304,18 +304,16 @@ class Engine:
         return self.p.higher_is_better
 
     def groups(self, sha: str, k: int, r: int) -> dict:
-        if sha not in self.cos:
-            self.cos[sha] = self.p.checkout(sha)
-        out = self.p.groups(self.cos[sha], k, r)
-        if self.after is not None:
-            self.after()
-        return out
+        return self.groups_after(sha, 0, k, r)
 
     def groups_after(self, sha: str, first: int, k: int, r: int) -> dict:
         """The seeds after the first ``first`` only (decide.groups_after: a confirmation's fresh layouts)."""
         if sha not in self.cos:
             self.cos[sha] = self.p.checkout(sha)
-        return self.p.groups(self.cos[sha], k, r, first=first)
+        out = self.p.groups(self.cos[sha], k, r, first=first)
+        if self.after is not None:
+            self.after()  # the duration budget's clock sees a confirmation's runs too
+        return out
 
 
 def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:
