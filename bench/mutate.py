@@ -82,8 +82,11 @@ MODULES: dict[str, dict] = {
     "symdiff": {"files": ["layoutbench/symdiff/classify.py", "layoutbench/symdiff/samecode.py",
                           "layoutbench/symdiff/model.py"],
                 "tests": ["tests/test_symdiff_rules.py"]},
+    "decide": {"files": ["layoutbench/decide.py"], "tests": ["tests/test_calibration.py"]},
+    "bisect": {"files": ["layoutbench/bisect.py"],
+               "tests": ["tests/test_bisect_units.py", "tests/test_units.py", "-k", "bisect or bisection"],
+               "workdir": True},
 }
-# decide.py and bisect.py are left out until their rewrite (issue 21) is merged.
 
 FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
         ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
