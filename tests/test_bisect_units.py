@@ -70,7 +70,7 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
         f"layoutbench bisect skip {c1} --kernel minikernel --why 'by hand, twice'",
     ])
     with closing(Store(tmp_path / "r.sqlite")) as store:
-        r = bisect.replay(store, text, lambda name: prof)
+        r = bisect.replay(store, text, profile.load)
         s = r.s
         assert (s.runs, s.layouts, s.seed, s.confidence, s.min_effect, s.budget) == (3, 5, 7, 0.9, 0.02, 99)
         assert (s.shadow, s.first_only, s.prove_null, s.repo) == (False, True, True, hist["repo"])
@@ -90,7 +90,7 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
             ("# x\nstart 'minikernel", "replay line 2: No closing quotation; is this a log printed by `bisect log`?"),
         ]:
             with pytest.raises(LayoutbenchError) as e:
-                bisect.replay(store, bad, lambda name: prof)
+                bisect.replay(store, bad, profile.load)
             assert str(e.value) == msg
 
 
@@ -229,6 +229,16 @@ def test_the_code_evidence_is_symdiff_of_the_culprit_and_its_parent(hist, prof, 
     assert sorted(t["name"] for t in code["top"]) == changed[:5]
     grew = [abs(t["new_size"] - t["old_size"]) for t in code["top"]]
     assert grew == sorted(grew, reverse=True) and all(g > 0 for g in grew)
+    # from GOOD: the layout-only commit added a function (553 bytes); the largest change comes first
+    ev = bisect.code_evidence(prof, settings(hist), hist["good"], sha(hist, 2), top=2)
+    objs = buildmod.compile_objects(prof, source.resolve(prof, hist["good"], hist["repo"]))
+    d = symdiff.diff(symdiff.read_image(buildmod.link_variant(objs, prof.image().name, "sorted", 0).elf), sides[1])
+    grown = [(abs((x.new_size or 0) - (x.old_size or 0)), x.name, x.status) for x in d.symbols
+             if x.kind == "func" and x.status in ("changed", "resized", "added", "removed")]
+    assert ev["changed_functions"] == len(grown) > len(changed) and len({g for g, _, _ in grown}) > 1
+    assert [(abs((t["new_size"] or 0) - (t["old_size"] or 0)), t["name"], t["status"]) for t in ev["top"]] == sorted(
+        grown, key=lambda g: -g[0])[:2]
+    assert ev["top"][0]["status"] == "added" and ev["top"][0]["old_size"] is None  # the new function: all of it
     text = bisect.text(first["v"])
     assert f"code:    {len(changed)} function(s) changed code between the parent and the culprit (symdiff, layout " \
            "sorted:0): " in text and "cksum_fold (resized, " in text
@@ -377,7 +387,7 @@ def test_the_log_prints_like_git_bisect_log_and_replays_to_the_same_log(hist, pr
     assert lines[-1] == f"# first bad commit: [{hist['regression']}] {first['v']['culprit_subject']}"
     # replayed into another store: the same settings and marks, without the measured notes
     with closing(Store(tmp_path / "other.sqlite")) as other:
-        r = bisect.replay(other, log, lambda name: prof)
+        r = bisect.replay(other, log, profile.load)
         assert r.s.runs == 2 and r.s.args == ARGS and r.s.target == "cachegrind" and r.s.shadow is True
         assert (r.good, r.bad) == (hist["good"], hist["bad"])
         assert [(e["verb"], e["commit"], e["by"]) for e in r.log] == [("start", "", "user"),
