@@ -427,3 +427,19 @@ def test_a_function_with_a_label_inside_is_compared_whole(images):
     st = status(r)
     assert st.pop("lbl_fn") == "changed" and st.pop("lbl_inner") == "unchanged"
     assert set(st.values()) == {"unchanged"} and r.compared["llvm_objdump"] == 1
+
+
+def test_an_image_whose_only_sized_symbol_is_a_tls_variable(tmp_path):
+    """Hand-written assembly: _start has no size, and the one sized symbol is a TLS variable,
+    whose value is no address (it names nothing): its initial value 1 -> 2 is a change."""
+    sides = []
+    for k in (1, 2):
+        (tmp_path / f"t{k}.s").write_text(
+            ".text\n.globl _start\n_start:\n\tjmp _start\n"
+            f'.section .tdata,"awT",@progbits\n.globl tv\n.type tv,@object\n.size tv,4\ntv:\n\t.long {k}\n')
+        subprocess.run(["clang-19", "-c", f"t{k}.s", "-o", f"t{k}.o"], cwd=tmp_path, check=True)
+        subprocess.run(["ld.lld-19", "-static", "-e", "_start", "-o", f"t{k}.elf", f"t{k}.o"], cwd=tmp_path,
+                       check=True)
+        sides.append(symdiff.load_side(tmp_path / f"t{k}.elf"))
+    r = symdiff.diff(*sides)
+    assert status(r) == {"_start": "unchanged", "tv": "changed"} and r.counts["changed"] == 1
