@@ -204,6 +204,7 @@ def test_two_runs_per_layout_find_the_regression_and_are_counted_as_runs(hist, f
     sl = v["single_layout"]
     assert single == (sl["runs"], 0) and sl["runs"] == sl["builds"] == 3  # one run of the default link each
     assert sl["agrees"] is (sl["culprit"] == v["culprit"])
+    assert (sl["ran_now"], sl["compiled_now"]) == (3, 0)  # its runs, on the objects the bisection compiled
     # the probe of commit 1 was judged on K layouts x 2 runs, and the log says so
     with closing(Store(first["store"])) as store:
         b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
@@ -345,6 +346,8 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
         b = bisect.Bisection.load(store, key)
     assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]})")
     assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01
+    assert v["message"].startswith(f"plan: BAD/GOOD = {v['ratio']:.4f} at the first look (4 layouts a side), layout "
+                                   "noise ") and f"about {v['plan']['runs']} runs x 1 run(s) per layout; " in v["message"]
     assert b.s.target_config != old.s.target_config and b.s.runs == 1
     assert [e["verb"] for e in b.log] == ["start"]  # the marks measured under the old configuration are gone
     with sqlite3.connect(path) as db:
@@ -380,7 +383,7 @@ def test_the_log_prints_like_git_bisect_log_and_replays_to_the_same_log(hist, pr
                                f"{hist['repo']} --metric cg_cost --target cachegrind --args iterations=300 --mode rerun --layout "
                                "random --layouts 4 ")
     assert lines[1].endswith(" --runs 2 --max-runs 2 --seed 1 --confidence 0.95 --min-effect 0.005")
-    assert lines[2].startswith("# endpoints: BAD ")
+    assert lines[2].startswith("# endpoints: BAD is ") and " slower than GOOD (" in lines[2] and " A " not in lines[2]
     j = next(i for i, ln in enumerate(lines) if ln.startswith("# good: "))
     assert lines[j].startswith(f"# good: [{sha(hist, 1)}] {hist['commits'][1]['subject']} -- good (p vs GOOD=")
     assert lines[j + 1] == f"layoutbench bisect good {sha(hist, 1)} --kernel minikernel --repo {hist['repo']}"
