@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+import subprocess
 from contextlib import closing
 
 import pytest
@@ -400,3 +401,21 @@ def test_the_log_prints_like_git_bisect_log_and_replays_to_the_same_log(hist, pr
         assert again[1] == lines[1]
         assert again[-1] == lines[j + 1]
         assert bisect.current(other).key == r.key  # the verbs act on the replayed one
+
+
+def test_judge_answers_git_bisect_run_with_its_exit_codes(hist, prof, first, tmp_path):
+    """`judge` on a clone (same commits: the stored runs serve): 0 like GOOD, 1 like BAD, 125 (skip)
+    for a working tree that does not build."""
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", hist["repo"], str(clone)], check=True)
+    s = settings(hist, repo=str(clone))
+    with closing(Store(path)) as store:
+        code, j, det = bisect.judge(store, prof, s, sha(hist, 1), hist["good"], hist["bad"])
+        assert (code, j.verdict, det["exit"], det["commit"]) == (0, "good", 0, sha(hist, 1))
+        code, j, _ = bisect.judge(store, prof, settings(hist, repo=str(clone)), hist["bad"], hist["good"], hist["bad"])
+        assert (code, j.verdict) == (1, "bad")
+        (clone / "dev" / "ring.c").write_text("this does not compile\n")
+        code, j, det = bisect.judge(store, prof, settings(hist, repo=str(clone)), None, hist["good"], hist["bad"])
+        assert (code, j.verdict) == (125, "skip") and "ring.c" in j.note
