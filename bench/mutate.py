@@ -86,8 +86,10 @@ MODULES: dict[str, dict] = {
                "tests": ["tests/test_decide_units.py", "tests/test_calibration.py", "-k",
                          "not coverage and not calibrated and not whole_bisection and not minimum_effect "
                          "and not unequal and not 2_sigma and not foretells"]},
+    "bisect": {"files": ["layoutbench/bisect.py"],
+               "tests": ["tests/test_bisect_units.py", "tests/test_units.py", "-k", "bisect or bisection"],
+               "workdir": True},
 }
-# bisect.py is left out: its tests build and run real kernels (minutes per mutant).
 
 FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
         ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -195,6 +196,57 @@ def test_a_failing_link_is_one_line(objs):
     assert "\n" not in str(e.value) and "nor-this.o" not in str(e.value)  # the first error line alone
     with pytest.raises(LayoutbenchError, match="linker 'no-such-ld' not found; install lld-19"):
         linkscript.link("no-such-ld", script, ORDER, d, d / "out.elf")
+
+
+_LINK_ON_TMPFS = """
+import os, sys
+from pathlib import Path
+from layoutbench import linkscript
+from layoutbench.errors import LayoutbenchError
+script, objdir, out, *objects = sys.argv[1:]
+try:
+    linkscript.link("ld.lld-19", Path(script), objects, Path(objdir), Path(out))
+    print("linked")
+except LayoutbenchError as e:
+    st = os.statvfs(Path(out).parent)
+    print(st.f_bavail * st.f_frsize)
+    print(e)
+"""
+
+
+def _link_on_tmpfs(objs, size: str, objects: list[str]) -> tuple[int, str]:
+    """Link into a fresh tmpfs of ``size`` (a real small disk, in a private mount namespace):
+    (bytes left on it after the link, the error), or (-1, "linked")."""
+    from pathlib import Path
+
+    d = objs["dir"]
+    script = d / "tmpfs.ld"
+    script.write_text(linkscript.render(layout.make_plan(objs["objects"], "aligned", 0), objs["image"]))
+    mnt = d / f"mnt-{size}-{len(objects)}"
+    mnt.mkdir(exist_ok=True)
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run(["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size={size} tmpfs "$0" && exec "$@"', str(mnt),
+                        sys.executable, "-c", _LINK_ON_TMPFS, str(script), str(d), str(mnt / "image.elf"), *objects],
+                       cwd=root, capture_output=True, text=True, check=True)
+    lines = p.stdout.splitlines()
+    return (-1, "linked") if lines == ["linked"] else (int(lines[0]), lines[1])
+
+
+def test_a_link_that_fails_on_a_full_disk_says_the_disk_is_full(objs):
+    """A real tmpfs too small for the image: lld's write fails, and the error names the disk and
+    what is left on it.  Below 4 MiB left any failed link is blamed on the disk; above, the
+    linker's own first error line is the message."""
+    mnt = objs["dir"] / "mnt-8k-4"
+    left, err = _link_on_tmpfs(objs, "8k", ORDER)
+    assert err == (f"linking image.elf failed: the disk holding {mnt} is full ({left // 1024} KiB left); free some "
+                   "space and run the same command again") and left <= 8192
+    left, err = _link_on_tmpfs(objs, "3584k", ["no-such.o"])
+    assert (left, err) == (3584 << 10, f"linking image.elf failed: the disk holding {objs['dir'] / 'mnt-3584k-1'} is "
+                                       "full (3584 KiB left); free some space and run the same command again")
+    left, err = _link_on_tmpfs(objs, "4608k", ["no-such.o"])
+    assert (left, err) == (4608 << 10, "linking image.elf with tmpfs.ld failed: ld.lld-19: error: cannot open "
+                                       "no-such.o: No such file or directory")
+    assert _link_on_tmpfs(objs, "4608k", ORDER) == (-1, "linked")
 
 
 def test_plan_ids_json_and_gaps():

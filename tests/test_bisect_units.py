@@ -1,0 +1,421 @@
+"""bisect.py's own parts, with exact expectations: its settings and their checks, the log as
+`bisect log` prints it and `bisect replay` reads it back, the verdict as text, and the paths of a
+bisection run again -- resumed as it was, with a decision flag added, continued without GOOD..BAD,
+replaced when the target's configuration or the metric changed -- on one small real history
+(three commits after GOOD: a layout-only commit, then a 3% regression), built for real and
+measured under cachegrind (deterministic), with two runs per layout (repetition 1 too).
+
+Fast enough for the mutation runner (``bench/mutate.py --module bisect``): one bisection of two
+commits, every other path read from its store or on its first look."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import subprocess
+from contextlib import closing
+
+import pytest
+
+from conftest import script
+from layoutbench import bisect, decide, profile, symdiff
+from layoutbench import build as buildmod
+from layoutbench import source
+from layoutbench.errors import LayoutbenchError
+from layoutbench.store import Store
+
+make_history = script("kernels/minikernel/make_history.py").make_history
+
+ARGS = "iterations=300"
+
+
+@pytest.fixture(scope="module")
+def hist(tmp_path_factory, workdir):
+    d = tmp_path_factory.mktemp("bhist")
+    return make_history(d / "repo", 2, seed=11, regression_at=2, regression_pct=3.0, layout_only=[1])
+
+
+@pytest.fixture(scope="module")
+def prof():
+    return profile.load("minikernel")
+
+
+def settings(hist, **kw) -> bisect.Settings:
+    return bisect.Settings(**{"kernel": "minikernel", "repo": hist["repo"], "target": "cachegrind", "args": ARGS,
+                              "runs": 2, **kw})
+
+
+def sha(hist, i):
+    return hist["commits"][i]["sha"]
+
+
+@pytest.fixture(scope="module")
+def first(hist, prof, tmp_path_factory):
+    """The bisection of GOOD..BAD, once: its verdict, its store and what it said."""
+    path = tmp_path_factory.mktemp("bstore") / "r.sqlite"
+    said: list[str] = []
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
+    return {"v": v, "store": path, "said": said}
+
+
+# -- the log: printed, replayed ------------------------------------------------------------------
+
+def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, tmp_path):
+    g, b1, c1 = hist["good"], hist["bad"], sha(hist, 1)
+    text = "\n".join([
+        "# a comment",
+        f"git bisect start minikernel {b1} {g} --repo {hist['repo']} --target cachegrind --runs 3 --layouts 5 "
+        "--seed 7 --confidence 0.9 --min-effect 0.02 --no-shadow --first-only --prove-null --budget 99",
+        "",
+        f"layoutbench bisect skip {c1} --kernel minikernel --why 'by hand, twice'",
+    ])
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        r = bisect.replay(store, text, profile.load)
+        s = r.s
+        assert (s.runs, s.layouts, s.seed, s.confidence, s.min_effect, s.budget) == (3, 5, 7, 0.9, 0.02, 99)
+        assert (s.shadow, s.first_only, s.prove_null, s.repo) == (False, True, True, hist["repo"])
+        assert [(e["verb"], e["commit"], e.get("why")) for e in r.log[1:]] == [("skip", c1, "by hand, twice")]
+        assert r.marks()[c1]["note"] == "by hand, twice"
+        line = s.start_line(b1, g)
+        assert line.endswith("--min-effect 0.02 --no-shadow --first-only --prove-null --budget 99")
+        assert f"--layouts 5 --max-layouts {s.max_layouts} --runs 3 --max-runs 3 --seed 7 --confidence 0.9" in line
+        for bad, msg in [
+            ("start minikernel --runs x", "replay line 1: --runs 'x' is not a number"),
+            ("start", "replay line 1: start needs a kernel"),
+            (f"good {c1}", "replay line 1: good before start; a log begins with a start line"),
+            (f"start minikernel {b1} {g} --repo {hist['repo']}\nfrobnicate {c1}",
+             "replay line 2: unknown verb 'frobnicate'; expected start, good, bad or skip"),
+            ("# only comments\n\n", "the log holds no start line; nothing replayed"),
+            ("start minikernel --repo", "replay line 1: option --repo has no value"),
+            ("# x\nstart 'minikernel", "replay line 2: No closing quotation; is this a log printed by `bisect log`?"),
+        ]:
+            with pytest.raises(LayoutbenchError) as e:
+                bisect.replay(store, bad, profile.load)
+            assert str(e.value) == msg
+
+
+def test_marks_by_hand_return_what_they_marked_and_show_in_the_log(hist, prof, tmp_path):
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        b = bisect.start(store, prof, settings(hist), hist["bad"], hist["good"])
+        assert bisect.mark(store, prof, b, "bad", ["HEAD~0"]) == [hist["bad"]]
+        assert bisect.mark(store, prof, b, "skip", [sha(hist, 1)], why="flaky") == [sha(hist, 1)]
+        b.log.append({"verb": "place", "commit": "", "note": "lab/one reserved", "by": "measured"})
+        b.log.append({"verb": "good", "commit": sha(hist, 2), "note": "seen", "by": "measured", "segment": "x..y",
+                      "subject": "s"})
+        b.log.append({"verb": "bad", "commit": sha(hist, 2), "note": "n", "by": "measured", "place": "lab/two",
+                      "subject": "t"})
+        log = b.text(prof).splitlines()
+        assert f"# bad: [{hist['bad']}] {hist['commits'][2]['subject']} -- marked by hand" in log
+        assert f"layoutbench bisect bad {hist['bad']} --kernel minikernel --repo {hist['repo']}" in log
+        assert f"layoutbench bisect skip {sha(hist, 1)} --kernel minikernel --repo {hist['repo']} --why flaky" in log
+        assert "# place: lab/one reserved" in log
+        assert f"# good in x..y: [{sha(hist, 2)}] s -- seen" in log
+        assert f"# bad on lab/two: [{sha(hist, 2)}] t -- n" in log
+        # a sub-range's mark is not a mark of the whole range; the engine's journal keeps them apart
+        assert b.marks()[sha(hist, 2)]["verb"] == "bad" and "segment" not in b.marks()[sha(hist, 2)]
+        j = bisect.Journal(b, prof)
+        assert set(j.marks(None)) == {hist["bad"], sha(hist, 1), sha(hist, 2)}
+        assert {c: e["verb"] for c, e in j.marks("x..y").items()} == {sha(hist, 2): "good"}
+        # the bisection the verbs act on
+        assert bisect.current(store).key == b.key
+        assert bisect.current(store, "minikernel", hist["repo"], profile=prof).key == b.key
+        with pytest.raises(LayoutbenchError, match=r"^no bisection of minikernel in progress for /nonexistent; "):
+            bisect.current(store, "minikernel", "/nonexistent")
+        assert [x.key for x in bisect.stored(store)] == [b.key]
+        b.reset()
+        assert bisect.stored(store) == []
+        with pytest.raises(LayoutbenchError, match="^no bisection in progress; start one with"):
+            bisect.current(store)
+
+
+def test_the_log_ends_with_what_was_concluded(tmp_path):
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        b = bisect.Bisection(store, bisect.Settings(kernel="k"))
+        ends = {"uncertain": {"status": "uncertain", "candidate": "c" * 40},
+                "range": {"status": "range", "range": ["a" * 40, "b" * 40]},
+                "noise": {"status": "noise"}}
+        want = {"uncertain": f"# uncertain: points at [{'c' * 40}], not confirmed on fresh layouts",
+                "range": f"# only skipped commits left to test; the first bad commit is one of: {'a' * 12} {'b' * 12}",
+                "noise": "# GOOD and BAD do not differ beyond layout noise: nothing to bisect"}
+        for status, result in ends.items():
+            b.result = result
+            assert b.text().splitlines()[-1] == want[status]
+        assert b.text().splitlines()[0] == "# layoutbench bisect log: k repo (profile source), metric None"
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+def test_settings_are_checked_before_anything_runs():
+    for kw, msg in [
+        ({"mode": "relink"}, "bisect runs in mode rerun or reboot, not 'relink'"),
+        ({"layouts": 1}, "--layouts must be at least 2 (the layout noise needs two layouts)"),
+        ({"runs": 0}, "--runs must be at least 1"),
+        ({"confidence": 0.5}, "--confidence must be between 0.5 and 1, e.g. 0.95"),
+        ({"target": "a, b,a"}, "--target a, b,a names a target twice; give each machine once"),
+    ]:
+        with pytest.raises(LayoutbenchError) as e:
+            bisect.Settings(kernel="k", **kw).check()
+        assert str(e.value) == msg, kw
+    s = bisect.Settings(kernel="k", layouts=6, max_layouts=3, runs=2, max_runs=1, confidence=0.51)
+    s.check()
+    assert (s.max_layouts, s.max_runs) == (6, 2)  # the last look is never below the first
+    assert bisect.Settings(kernel="k", target=" a , b ,").targets == ["a", "b"]
+    assert bisect.Settings(kernel="k", target=" , ").targets == [None]
+    assert bisect.Settings(kernel="k").targets == [None]
+    assert bisect.state_key("k", "/r", None) == "bisect:k:/r:" and bisect.state_key("k", None, "s") == "bisect:k::s"
+    p = bisect.Settings(kernel="k", min_effect=None, budget=40.0).plan()
+    assert p.min_effect == decide.DEFAULT_MIN_EFFECT and p.budget == 40 and isinstance(p.budget, int)
+    assert bisect.Settings(kernel="k").plan().budget is None
+    old = {**bisect.Settings(kernel="k").to_dict(), "gone": 1}
+    assert bisect.Settings.from_dict(old) == bisect.Settings(kernel="k")  # a field of another version is dropped
+
+
+def test_a_farm_costs_a_commit_built_for_two_machines_once(prof):
+    ps = []
+    for name in ("cachegrind", "local"):
+        p = bisect.Prober(prof, bisect.Settings(kernel="minikernel", target=name), None)
+        ps.append(p)
+    a, b = ps
+    a.used = {("layouts", "c1"): {("random", 1, 0), ("random", 2, 0), ("random", 1, 1)},
+              ("single", "c1"): {("default", 0, 0)}}
+    b.used = {("layouts", "c1"): {("random", 1, 0)}, ("layouts", "c2"): {("random", 1, 0), ("random", 2, 0)}}
+    b.failed = {("layouts", "c3"), ("single", "c4")}
+    assert a.cost() == {"builds": 1, "failed_builds": 0, "images": 2, "runs": 3}
+    assert a.cost("single") == {"builds": 1, "failed_builds": 0, "images": 1, "runs": 1}
+    assert b.cost() == {"builds": 3, "failed_builds": 1, "images": 3, "runs": 3}
+    assert bisect.farm_cost(ps) == {"builds": 3, "failed_builds": 1, "images": 5, "runs": 6}
+    assert bisect.farm_cost(ps, "single") == {"builds": 2, "failed_builds": 1, "images": 1, "runs": 1}
+    assert a.name == "cachegrind"
+
+
+# -- a real bisection, two runs per layout -------------------------------------------------------
+
+def test_two_runs_per_layout_find_the_regression_and_are_counted_as_runs(hist, first):
+    v = first["v"]
+    assert v["status"] == "found" and v["culprit"] == hist["regression"] == sha(hist, 2), v["message"]
+    assert v["last_good"] == sha(hist, 1) and v["commits"] == 2 and v["range"] == []
+    c = v["cost"]
+    assert c["builds"] == 3 and c["failed_builds"] == 0 and c["runs"] == 2 * c["images"] and c["ran_now"] > 0
+    with sqlite3.connect(first["store"]) as db:
+        q = "SELECT {} FROM runs JOIN builds ON builds.id = runs.build_id WHERE builds.layout {} 'default'"
+        reps = dict(db.execute(q.format("rep, count(*)", "!=") + " GROUP BY rep"))
+        single = db.execute(q.format("count(*), max(rep)", "=")).fetchone()
+    assert reps == {0: c["images"], 1: c["images"]}  # every layout's repetition 0 and 1, nothing more
+    sl = v["single_layout"]
+    assert single == (sl["runs"], 0) and sl["runs"] == sl["builds"] == 3  # one run of the default link each
+    assert sl["agrees"] is (sl["culprit"] == v["culprit"])
+    assert (sl["ran_now"], sl["compiled_now"]) == (3, 0)  # its runs, on the objects the bisection compiled
+    # the probe of commit 1 was judged on K layouts x 2 runs, and the log says so
+    with closing(Store(first["store"])) as store:
+        b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
+    probes = [e for e in b.log if e["verb"] in ("good", "bad", "skip")]
+    assert [(e["verb"], e["commit"], e["by"]) for e in probes] == [("good", sha(hist, 1), "measured")]
+    assert probes[0]["runs"] == 2 and probes[0]["layouts"] >= decide.MIN_LAYOUTS
+    assert probes[0]["subject"] == hist["commits"][1]["subject"]
+    assert b.result["culprit"] == v["culprit"]  # the verdict is kept with the log
+
+
+def test_the_code_evidence_is_symdiff_of_the_culprit_and_its_parent(hist, prof, first):
+    code = first["v"]["code"]
+    assert (code["parent"], code["culprit"], code["layout"]) == (sha(hist, 1), sha(hist, 2), "sorted:0")
+    sides = []
+    for c in (sha(hist, 1), sha(hist, 2)):
+        objs = buildmod.compile_objects(prof, source.resolve(prof, c, hist["repo"]))
+        sides.append(symdiff.read_image(buildmod.link_variant(objs, prof.image().name, "sorted", 0).elf))
+    d = symdiff.diff(*sides)
+    funcs = [x for x in d.symbols if x.kind == "func"]
+    changed = sorted(x.name for x in funcs if x.status in ("changed", "resized", "added", "removed"))
+    assert code["changed_functions"] == len(changed) and "cksum_fold" in changed
+    assert code["moved_functions"] == sum(1 for x in funcs if x.status == "moved") > 0
+    assert sorted(t["name"] for t in code["top"]) == changed[:5]
+    grew = [abs(t["new_size"] - t["old_size"]) for t in code["top"]]
+    assert grew == sorted(grew, reverse=True) and all(g > 0 for g in grew)
+    # from GOOD: the layout-only commit added a function (553 bytes); the largest change comes first
+    ev = bisect.code_evidence(prof, settings(hist), hist["good"], sha(hist, 2), top=2)
+    objs = buildmod.compile_objects(prof, source.resolve(prof, hist["good"], hist["repo"]))
+    d = symdiff.diff(symdiff.read_image(buildmod.link_variant(objs, prof.image().name, "sorted", 0).elf), sides[1])
+    grown = [(abs((x.new_size or 0) - (x.old_size or 0)), x.name, x.status) for x in d.symbols
+             if x.kind == "func" and x.status in ("changed", "resized", "added", "removed")]
+    assert ev["changed_functions"] == len(grown) > len(changed) and len({g for g, _, _ in grown}) > 1
+    assert [(abs((t["new_size"] or 0) - (t["old_size"] or 0)), t["name"], t["status"]) for t in ev["top"]] == sorted(
+        grown, key=lambda g: -g[0])[:2]
+    assert ev["top"][0]["status"] == "added" and ev["top"][0]["old_size"] is None  # the new function: all of it
+    text = bisect.text(first["v"])
+    assert f"code:    {len(changed)} function(s) changed code between the parent and the culprit (symdiff, layout " \
+           "sorted:0): " in text and "cksum_fold (resized, " in text
+    only_moved = {**first["v"], "code": {**code, "changed_functions": 0, "top": []}}
+    assert f"no function's code changed between the parent and the culprit (symdiff, layout sorted:0; " \
+           f"{code['moved_functions']} moved)" in bisect.text(only_moved)
+    broken = {**first["v"], "code": {"error": "no such object"}}
+    assert "code:    symdiff could not compare the parent and the culprit: no such object" in bisect.text(broken)
+
+
+def test_the_verdict_as_text(hist, first):
+    v = first["v"]
+    lines = bisect.text(v).splitlines()
+    e, c = v["effect"], v["cost"]
+    assert lines[0] == f"bisect minikernel {hist['good'][:12]}..{hist['bad'][:12]} (2 commits), metric cg_cost on " \
+                       "cachegrind"
+    assert lines[2:4] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}"]
+    assert lines[4].startswith(f"effect:  cg_cost x{e['ratio']:.4f} vs {sha(hist, 1)[:12]} (")
+    assert f"paired over {e['layouts']} fresh layouts); share of the endpoints' change" in lines[4]
+    assert f"cost:    3 builds (0 failed), {c['images']} images, {c['runs']} runs ({c['compiled_now']} compiled and " \
+           f"{c['ran_now']} run in this session)" in lines
+    sl = v["single_layout"]
+    assert lines[-1].startswith("single-layout bisection (default link, 1 run per probe, as asv find) "
+                                + ("agrees" if sl["agrees"] else "DIFFERS") + ": it blames ")
+    assert lines[-1].endswith(f"; it took {sl['builds']} builds, {sl['runs']} runs")
+    assert v["message"] == bisect.summary_line(v)
+    assert v["message"].startswith(f"first bad commit {v['culprit'][:12]} {v['culprit_subject']}: cg_cost x")
+
+
+def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
+    v = first["v"]
+    c1, c2 = sha(hist, 1), sha(hist, 2)
+    u = {**v, "status": "uncertain", "culprit": None, "candidate": c2}
+    t = bisect.text(u).splitlines()
+    assert t[2:5] == [f"verdict: uncertain: the bisection points at {c2}", f"         {v['culprit_subject']}",
+                      "         but its confirmation (last good vs it, fresh layouts) did not show a change"]
+    assert bisect.summary_line(u).startswith(f"uncertain: the bisection points at {c2[:12]} {v['culprit_subject']} "
+                                             "but the confirmation on fresh layouts did not show the change: cg_cost x")
+    r = {**v, "status": "range", "culprit": None, "range": [c1, c2], "effect": None,
+         "skipped": [{"commit": c1, "why": "build", "note": "y" * 150}]}
+    t = bisect.text(r).splitlines()
+    assert t[2:5] == ["verdict: the first bad commit is one of these 2 (the others could not be judged):",
+                      f"         {c1[:12]}  skipped (build): {'y' * 100}", f"         {c2[:12]}"]
+    assert bisect.summary_line(r) == f"the first bad commit is one of 2: {c1[:12]} {c2[:12]} (skipped: 1)"
+    spent = {**v, "status": "budget", "culprit": None, "candidate": None, "effect": None,
+             "budget_note": "not decided at this budget (30 runs)"}
+    assert bisect.summary_line(spent) == "not decided at this budget (30 runs)"
+    assert bisect.text(spent).splitlines()[2] == "verdict: not decided at this budget (30 runs)"
+    named = {**v, "status": "budget", "budget_note": "budget of 30 runs spent"}
+    assert bisect.text(named).splitlines()[2:4] == ["budget spent: budget of 30 runs spent",
+                                                    f"verdict: first bad commit {v['culprit']}"]
+    assert bisect.summary_line(named).startswith(f"first bad commit {v['culprit'][:12]} ")
+    several = {**v, "several": True, "settings": {**v["settings"], "first_only": True},
+               "residual": [{"good": c1, "bad": c2, "ratio": 1.0123}]}
+    t = bisect.text(several)
+    assert "several changes or a drift: the step found explains " in t
+    assert f"  step at {c2[:12]} {v['culprit_subject']} (found; x{v['effect']['ratio']:.4f}, share " in t
+    assert f"  another change between {c1[:12]} and {c2[:12]} (x1.0123)" in t
+    assert "  (--first-only: stopped after one; without it every change point is searched)" in t
+    assert bisect.summary_line(several).endswith("; several changes or a drift")
+    assert "several" not in bisect.text(v)
+
+
+# -- run again: resumed, continued, flags added, replaced ----------------------------------------
+
+def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, prof, first, tmp_path):
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    said: list[str] = []
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
+        b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
+    n = len([e for e in b.log])
+    assert said[0].startswith(f"resuming the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} (")
+    assert v["culprit"] == first["v"]["culprit"] and v["cost"]["ran_now"] == 0 and v["cost"]["compiled_now"] == 0
+    assert {k: v["cost"][k] for k in ("builds", "images", "runs")} == \
+        {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
+    assert v["single_layout"]["ran_now"] == 0 and v["single_layout"]["runs"] == first["v"]["single_layout"]["runs"]
+    assert [e["verb"] for e in b.log].count("start") == 1 and n == len(b.log)
+    # with no GOOD..BAD: the bisection in progress goes on; a decision flag given now applies to it
+    said.clear()
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist, first_only=True), say=said.append)
+        b = bisect.Bisection.load(store, b.key)
+    assert said[0] == "applying --first-only to the resumed bisection"
+    assert said[1] == f"continuing the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]}"
+    assert b.s.first_only is True and b.s.runs == 2 and v["cost"]["ran_now"] == 0
+    assert v["settings"]["first_only"] is True
+
+
+def test_another_target_configuration_or_metric_starts_the_bisection_again(hist, prof, first, tmp_path):
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    key = bisect.state_key("minikernel", hist["repo"], None)
+    with closing(Store(path)) as store:
+        old = bisect.Bisection.load(store, key)
+        # the same cachegrind with another miss weight: another configuration, its runs stored apart
+        t = prof.targets["cachegrind"]
+        other = dataclasses.replace(prof, targets={**prof.targets, "cachegrind": dataclasses.replace(
+            t, settings={**t.settings, "miss_weight": 21})})
+        said: list[str] = []
+        v = bisect.run(store, other, settings(hist, runs=1), hist["good"], hist["bad"], say=said.append,
+                       plan_only=True)
+        b = bisect.Bisection.load(store, key)
+    assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]})")
+    assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01
+    assert v["message"].startswith(f"plan: BAD/GOOD = {v['ratio']:.4f} at the first look (4 layouts a side), layout "
+                                   "noise ") and f"about {v['plan']['runs']} runs x 1 run(s) per layout; " in v["message"]
+    assert b.s.target_config != old.s.target_config and b.s.runs == 1
+    assert [e["verb"] for e in b.log] == ["start"]  # the marks measured under the old configuration are gone
+    with sqlite3.connect(path) as db:
+        configs = db.execute("SELECT count(DISTINCT config) FROM runs").fetchone()[0]
+    assert configs == 2
+    # another metric of the same runs: started again too, and nothing is run for its first look
+    said.clear()
+    with closing(Store(path)) as store:
+        v = bisect.run(store, other, settings(hist, runs=1, metric="cg_ir"), hist["good"], hist["bad"],
+                       say=said.append, plan_only=True)
+    assert said[0].startswith("replacing the earlier bisection of minikernel")
+    assert v["status"] == "plan" and v["settings"]["metric"] == "cg_ir"
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(DISTINCT config) FROM runs").fetchone()[0] == 2
+
+
+def test_an_unknown_metric_is_one_line_naming_the_metrics_printed(hist, prof, first, tmp_path):
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    with closing(Store(path)) as store, pytest.raises(LayoutbenchError) as e:
+        bisect.run(store, prof, settings(hist, metric="nope"), hist["good"], hist["bad"])
+    assert str(e.value) == ("the runs of minikernel print no metric 'nope'; they print: cg_cost, cg_i1_misses, "
+                            "cg_ir")
+
+
+def test_the_log_prints_like_git_bisect_log_and_replays_to_the_same_log(hist, prof, first, tmp_path):
+    with closing(Store(first["store"])) as store:
+        b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
+        log = b.text(prof)
+    lines = log.splitlines()
+    assert lines[0] == f"# layoutbench bisect log: minikernel repo {hist['repo']}, metric cg_cost"
+    assert lines[1].startswith(f"layoutbench bisect start minikernel {hist['bad']} {hist['good']} --repo "
+                               f"{hist['repo']} --metric cg_cost --target cachegrind --args iterations=300 --mode rerun --layout "
+                               "random --layouts 4 ")
+    assert lines[1].endswith(" --runs 2 --max-runs 2 --seed 1 --confidence 0.95 --min-effect 0.005")
+    assert lines[2].startswith("# endpoints: BAD is ") and " slower than GOOD (" in lines[2] and " A " not in lines[2]
+    j = next(i for i, ln in enumerate(lines) if ln.startswith("# good: "))
+    assert lines[j].startswith(f"# good: [{sha(hist, 1)}] {hist['commits'][1]['subject']} -- good (p vs GOOD=")
+    assert lines[j + 1] == f"layoutbench bisect good {sha(hist, 1)} --kernel minikernel --repo {hist['repo']}"
+    assert lines[-1] == f"# first bad commit: [{hist['regression']}] {first['v']['culprit_subject']}"
+    # replayed into another store: the same settings and marks, without the measured notes
+    with closing(Store(tmp_path / "other.sqlite")) as other:
+        r = bisect.replay(other, log, profile.load)
+        assert r.s.runs == 2 and r.s.args == ARGS and r.s.target == "cachegrind" and r.s.shadow is True
+        assert (r.good, r.bad) == (hist["good"], hist["bad"])
+        assert [(e["verb"], e["commit"], e["by"]) for e in r.log] == [("start", "", "user"),
+                                                                       ("good", sha(hist, 1), "user")]
+        assert r.window(r.commits(prof)) == (1, 2, [])
+        again = r.text(prof).splitlines()
+        assert again[1] == lines[1]
+        assert again[-1] == lines[j + 1]
+        assert bisect.current(other).key == r.key  # the verbs act on the replayed one
+
+
+def test_judge_answers_git_bisect_run_with_its_exit_codes(hist, prof, first, tmp_path):
+    """`judge` on a clone (same commits: the stored runs serve): 0 like GOOD, 1 like BAD, 125 (skip)
+    for a working tree that does not build."""
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", hist["repo"], str(clone)], check=True)
+    s = settings(hist, repo=str(clone))
+    with closing(Store(path)) as store:
+        code, j, det = bisect.judge(store, prof, s, sha(hist, 1), hist["good"], hist["bad"])
+        assert (code, j.verdict, det["exit"], det["commit"]) == (0, "good", 0, sha(hist, 1))
+        code, j, _ = bisect.judge(store, prof, settings(hist, repo=str(clone)), hist["bad"], hist["good"], hist["bad"])
+        assert (code, j.verdict) == (1, "bad")
+        (clone / "dev" / "ring.c").write_text("this does not compile\n")
+        code, j, det = bisect.judge(store, prof, settings(hist, repo=str(clone)), None, hist["good"], hist["bad"])
+        assert (code, j.verdict) == (125, "skip") and "ring.c" in j.note
