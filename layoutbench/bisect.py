@@ -983,7 +983,7 @@ def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     """About how many more runs the endpoints alone would need to decide: the look at which
     their test likely decides (decide.expected_cost at the noise and change measured so far),
     else their first look."""
-    have = eng.have.get(b.good, 0) + eng.have.get(b.bad, 0)  # the endpoints' runs measured so far
+    have = sum(sum(eng.have.get(c, {}).values()) for c in (b.good, b.bad))  # the endpoints' runs measured so far
     y = eng.pool.y
     s2, _ = eng.pool.var()
     if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
