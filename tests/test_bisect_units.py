@@ -348,7 +348,7 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
     assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]})")
     assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01
     assert v["message"].startswith(f"plan: BAD/GOOD = {v['ratio']:.4f} at the first look (4 layouts a side), layout "
-                                   "noise ") and f"about {v['plan']['runs']} runs x 1 run(s) per layout; " in v["message"]
+                                   "noise ") and f"about {v['plan']['runs']} runs (1 run(s) per layout); " in v["message"]
     assert b.s.target_config != old.s.target_config and b.s.runs == 1
     assert [e["verb"] for e in b.log] == ["start"]  # the marks measured under the old configuration are gone
     with sqlite3.connect(path) as db:
