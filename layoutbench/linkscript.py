@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import signal
 import string
 import subprocess
 from dataclasses import dataclass
@@ -64,13 +65,41 @@ def link(ld: str, script: Path, objects: list[str], objdir: Path, output: Path,
     cmd = [ld, "-T", str(script), "--build-id=none", "-nostdlib", "-static", "-z", "noexecstack",
            *ldflags, "-o", str(output), *objects]
     try:
-        p = subprocess.run(cmd, cwd=objdir, capture_output=True, text=True, timeout=600)
+        p = _run(cmd, objdir, f"{output.name} with {script.name}")
     except FileNotFoundError:
         raise LayoutbenchError(f"linker {ld!r} not found; install lld-19 (apt-get install lld-19)") from None
     if p.returncode != 0:
         _disk_full(output)
-        first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300])
-        raise LayoutbenchError(f"linking {output.name} with {script.name} failed: {first}")
+        raise LayoutbenchError(f"linking {output.name} with {script.name} failed: {_why(p)}")
+
+
+#: seconds a link may take (lld links a kernel in seconds; a linker that hangs is killed)
+LINK_TIMEOUT = 600
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> subprocess.CompletedProcess:
+    """Run a link; one line when it does not end within LINK_TIMEOUT (the linker is killed)."""
+    try:
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=LINK_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise LayoutbenchError(f"linking {what} did not end within {LINK_TIMEOUT} s and was stopped; "
+                               f"run the linker's command by hand (cd {cwd}; {shlex.join(cmd)[:200]}) "
+                               f"to see where it hangs") from None
+
+
+def _why(p: subprocess.CompletedProcess) -> str:
+    """The reason a link failed: lld's first error line, else its output cut short, else the
+    signal that killed it (a crashed or killed linker prints nothing)."""
+    first = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[:300]).strip()[:300]
+    if first:
+        return first
+    if p.returncode < 0:
+        try:
+            name = signal.Signals(-p.returncode).name
+        except ValueError:
+            name = f"signal {-p.returncode}"
+        return f"the linker was killed by {name} and printed nothing"
+    return f"the linker exited {p.returncode} and printed nothing"
 
 
 def _disk_full(output: Path) -> None:
@@ -116,13 +145,11 @@ def link_program(p: ProgramLink, log: Path) -> None:
     """Link a ``program`` image; the command and the driver's output go to ``log``."""
     cmd = program_command(p)
     try:
-        r = subprocess.run(cmd, cwd=p.objdir, capture_output=True, text=True, timeout=600)
+        r = _run(cmd, p.objdir, f"{p.output.name} with {p.template.name}")
     except FileNotFoundError:
         raise LayoutbenchError(f"compiler driver {p.driver!r} not found; install clang-19 or set "
                                f"driver in the image's table") from None
     log.write_text(f"$ {shlex.join(cmd)}\n{r.stdout}{r.stderr}")
     if r.returncode != 0:
         _disk_full(p.output)
-        first = next((line for line in r.stderr.splitlines() if "error" in line), r.stderr.strip()[:300])
-        raise LayoutbenchError(f"linking {p.output.name} with {p.template.name} failed: {first.strip()[:300]} "
-                               f"-- log: {log}")
+        raise LayoutbenchError(f"linking {p.output.name} with {p.template.name} failed: {_why(r)} -- log: {log}")

@@ -232,6 +232,32 @@ def _link_on_tmpfs(objs, size: str, objects: list[str]) -> tuple[int, str]:
     return (-1, "linked") if lines == ["linked"] else (int(lines[0]), lines[1])
 
 
+def test_a_linker_that_hangs_crashes_or_fails_silently_is_one_line_with_the_reason(objs, monkeypatch):
+    """Real processes standing in for a broken linker (the part under test is how link() reports
+    them): one that never ends is stopped at LINK_TIMEOUT, one killed by a signal and one that
+    exits 1 without a word each get a line that says so, never a traceback or an empty reason."""
+    d = objs["dir"]
+    script = d / "ok.ld"
+    script.write_text(linkscript.render(layout.make_plan(objs["objects"], "default", 0), objs["image"]))
+    fake = {}
+    for name, body in {"hang": "exec sleep 30", "crash": "kill -SEGV $$", "quiet": "exit 1"}.items():
+        f = d / f"ld-{name}"
+        f.write_text(f"#!/bin/sh\n{body}\n")
+        f.chmod(0o755)
+        fake[name] = str(f)
+    monkeypatch.setattr(linkscript, "LINK_TIMEOUT", 1)
+    with pytest.raises(LayoutbenchError, match=r"^linking out.elf with ok.ld did not end within 1 s and was stopped; "
+                                               r"run the linker's command by hand \(cd .*ld-hang -T") as e:
+        linkscript.link(fake["hang"], script, ORDER, d, d / "out.elf")
+    assert "\n" not in str(e.value)
+    with pytest.raises(LayoutbenchError, match=r"^linking out.elf with ok.ld failed: the linker was killed by SIGSEGV "
+                                               r"and printed nothing$"):
+        linkscript.link(fake["crash"], script, ORDER, d, d / "out.elf")
+    with pytest.raises(LayoutbenchError, match=r"^linking out.elf with ok.ld failed: the linker exited 1 and printed "
+                                               r"nothing$"):
+        linkscript.link(fake["quiet"], script, ORDER, d, d / "out.elf")
+
+
 def test_a_link_that_fails_on_a_full_disk_says_the_disk_is_full(objs):
     """A real tmpfs too small for the image: lld's write fails, and the error names the disk and
     what is left on it.  Below 4 MiB left any failed link is blamed on the disk; above, the

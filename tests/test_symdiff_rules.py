@@ -443,3 +443,27 @@ def test_an_image_whose_only_sized_symbol_is_a_tls_variable(tmp_path):
         sides.append(symdiff.load_side(tmp_path / f"t{k}.elf"))
     r = symdiff.diff(*sides)
     assert status(r) == {"_start": "unchanged", "tv": "changed"} and r.counts["changed"] == 1
+
+
+def test_a_functions_last_instruction_ends_at_the_function_not_at_the_next_one_printed(tmp_path):
+    """A tail call through a pointer (``jmp *ptr(%rip)``) as a function's last instruction,
+    followed by a function llvm-objdump was not asked for: the (%rip) target is that
+    instruction's end + displacement, and its end is the function's end, not the address of
+    the next function printed."""
+    import subprocess
+
+    from layoutbench.symdiff import samecode
+
+    (tmp_path / "t.s").write_text(
+        ".text\n.globl _start\n.type _start,@function\n_start: nop\n jmp *ptr(%rip)\n.size _start, .-_start\n"
+        ".type g,@function\ng: nop\n nop\n ret\n.size g, .-g\n"
+        ".type h,@function\nh: ret\n.size h, .-h\n"
+        ".data\n.globl ptr\n.type ptr,@object\nptr: .quad 0\n.size ptr, 8\n")
+    subprocess.run(["clang-19", "-c", "-o", tmp_path / "t.o", tmp_path / "t.s"], check=True)
+    subprocess.run(["ld.lld-19", "-static", "-o", tmp_path / "t.elf", tmp_path / "t.o"], check=True)
+    side = symdiff.load_side(tmp_path / "t.elf")
+    syms = {s.name: s for s in side.syms}
+    f, h = syms["_start"], syms["h"]
+    got = samecode.instructions(side, [f, h], samecode.objdump(side, [f, h], "llvm-objdump-19"))
+    jmp = got[f.addr][-1]
+    assert jmp[0].split() == ["jmpq", "*@(%rip)"] and jmp[1] == [syms["ptr"].addr]

@@ -379,7 +379,9 @@ def instructions(img: Image, syms: list[Sym], p: subprocess.Popen) -> dict[int, 
         i = bisect.bisect_right(starts, addr) - 1
         if i < 0 or addr >= ranges[i][1]:
             continue
-        nxt = lines[j + 1][0] if j + 1 < len(lines) and lines[j + 1][0] > addr else ranges[i][1]
+        # the instruction ends where the next printed one starts, but never past its function (the
+        # next printed line may be a later function's, symbols not asked for lying between)
+        nxt = min(lines[j + 1][0], ranges[i][1]) if j + 1 < len(lines) and lines[j + 1][0] > addr else ranges[i][1]
         ins = _ANNOT.sub("", body.partition("#")[0]).strip()
         addrs: list[int] = []
 

@@ -275,7 +275,7 @@ pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, Han
             continue;
         }
         let i = i - 1;
-        let nxt = if j + 1 < lines.len() && lines[j + 1].0 > addr { lines[j + 1].0 } else { ranges[i].1 };
+        let nxt = if j + 1 < lines.len() && lines[j + 1].0 > addr { lines[j + 1].0.min(ranges[i].1) } else { ranges[i].1 };
         let ins = strip_annot(body.split('#').next().unwrap());
         let ins = ins.trim();
         let mut addrs: Vec<i128> = Vec::new();
