@@ -240,7 +240,8 @@ def test_a_linker_that_hangs_crashes_or_fails_silently_is_one_line_with_the_reas
     script = d / "ok.ld"
     script.write_text(linkscript.render(layout.make_plan(objs["objects"], "default", 0), objs["image"]))
     fake = {}
-    for name, body in {"hang": "exec sleep 30", "crash": "kill -SEGV $$", "quiet": "exit 1"}.items():
+    for name, body in {"hang": "exec sleep 30", "crash": "kill -SEGV $$", "quiet": "exit 1",
+                       "babble": "printf '%0400d' 7 >&2; exit 1"}.items():
         f = d / f"ld-{name}"
         f.write_text(f"#!/bin/sh\n{body}\n")
         f.chmod(0o755)
@@ -256,6 +257,9 @@ def test_a_linker_that_hangs_crashes_or_fails_silently_is_one_line_with_the_reas
     with pytest.raises(LayoutbenchError, match=r"^linking out.elf with ok.ld failed: the linker exited 1 and printed "
                                                r"nothing$"):
         linkscript.link(fake["quiet"], script, ORDER, d, d / "out.elf")
+    with pytest.raises(LayoutbenchError) as e:  # no line with "error": its output, cut at 300 characters
+        linkscript.link(fake["babble"], script, ORDER, d, d / "out.elf")
+    assert str(e.value) == "linking out.elf with ok.ld failed: " + "0" * 300  # 399 zeros and a 7 printed
 
 
 def test_a_link_that_fails_on_a_full_disk_says_the_disk_is_full(objs):
