@@ -229,6 +229,74 @@ def touching(repo: Path, objdir: Path, tree: Path, rev_range: str) -> list[dict]
     return rows
 
 
+# -- plant: one change the benchmark sees, if the series holds none ------------------------------
+
+PLANT_LOOPS = 100  #: two instructions each: ~200 more per getppid(), ~18% of the /init region's ic_cost
+GETPPID = """\trcu_read_lock();
+\tpid = task_tgid_vnr(rcu_dereference(current->real_parent));
+\trcu_read_unlock();
+
+\treturn pid;
+}
+"""
+PLANTED = """\trcu_read_lock();
+\tpid = task_tgid_vnr(rcu_dereference(current->real_parent));
+\trcu_read_unlock();
+
+\t/* layoutbench: a planted regression, %d turns of a two-instruction loop per call */
+\t{
+\t\tunsigned long n = %d;
+
+\t\tasm volatile("1: dec %%0; jnz 1b" : "+r" (n));
+\t}
+\treturn pid;
+}
+""" % (PLANT_LOOPS, PLANT_LOOPS)
+
+
+def plant(repo: Path, after: str, until: str) -> str:
+    """A branch ``layoutbench/planted``: commit AFTER, then one planted commit (getppid() made slower
+    in kernel/sys.c, the syscall the /init benchmark calls most), then the commits AFTER..UNTIL
+    replayed on top with their messages and authors (none of them touches kernel/sys.c).  Made
+    with git plumbing (the work tree is not touched), fixed dates: the same hashes everywhere.
+    Returns the branch's last commit; run again, it returns the branch as it is."""
+    branch = "layoutbench/planted"
+    have = git(repo, "rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False)
+    if have:
+        return have
+    base, replay = git(repo, "rev-parse", after), git(repo, "rev-list", "--reverse", f"{after}..{until}").split()
+    for c in replay:
+        if "kernel/sys.c" in git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", c).splitlines():
+            sys.exit(f"error: {c[:12]} changes kernel/sys.c: the planted change cannot be replayed under it")
+    text = git(repo, "show", f"{base}:kernel/sys.c") + "\n"
+    if text.count(GETPPID) != 1:
+        sys.exit("error: getppid() in kernel/sys.c is not as expected: cannot plant the change")
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=text.replace(GETPPID, PLANTED),
+                          capture_output=True, text=True, check=True).stdout.strip()
+    index = repo / ".git" / "layoutbench-plant.index"
+    fixed = {"GIT_COMMITTER_DATE": DATE, "GIT_COMMITTER_NAME": "layoutbench",
+             "GIT_COMMITTER_EMAIL": "layoutbench@localhost", "GIT_INDEX_FILE": str(index)}
+
+    def commit(tree_of: str, parent: str, msg: str, author: tuple[str, str, str]) -> str:
+        git(repo, "read-tree", tree_of, env=fixed)
+        git(repo, "update-index", "--cacheinfo", f"100644,{blob},kernel/sys.c", env=fixed)
+        tree = git(repo, "write-tree", env=fixed)
+        env = {**fixed, "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
+        return subprocess.run(["git", "commit-tree", tree, "-p", parent, "-F", "-"], cwd=repo, input=msg, text=True,
+                              capture_output=True, check=True, env={**os.environ, **env}).stdout.strip()
+
+    head = commit(base, base, f"getppid: planted regression ({PLANT_LOOPS} turns of a 2-instruction loop)\n\n"
+                  "Not a Debian patch: layoutbench plants it (bench/debian_linux_history.py plant) so that the\n"
+                  "history holds one change the /init benchmark measures beyond layout noise.\n",
+                  ("layoutbench", "layoutbench@localhost", DATE))
+    for c in replay:
+        name, email, date = git(repo, "log", "-1", "--format=%an%x00%ae%x00%aI", c).split("\0")
+        head = commit(c, head, git(repo, "log", "-1", "--format=%B", c) + "\n", (name, email, date))
+    index.unlink(missing_ok=True)
+    git(repo, "branch", branch, head)
+    return head
+
+
 # -- 4./5. sweep and bisect ----------------------------------------------------------------------
 
 def lb(*args: str, workdir: Path) -> subprocess.CompletedProcess:
@@ -239,12 +307,14 @@ def lb(*args: str, workdir: Path) -> subprocess.CompletedProcess:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "sweep", "bisect"])
+    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "plant", "sweep", "bisect", "table"])
     ap.add_argument("--workdir", required=True, type=Path)
     ap.add_argument("--version", help="the linux source package version (default: the newest served)")
     ap.add_argument("--objdir", type=Path, help="touching: a Linux build's object folder (with .*.cmd files)")
     ap.add_argument("--tree", type=Path, help="touching: the source tree that build compiled (default: OBJDIR/../src/*)")
     ap.add_argument("--range", default=None, help="a range of the repository (default: the whole series)")
+    ap.add_argument("--plant-after", help="plant: the commit the planted change follows")
+    ap.add_argument("--plant-until", help="plant: the last commit replayed on top of it")
     ap.add_argument("--layouts", default="default,random:4", help="sweep: the layouts of every commit")
     ap.add_argument("--k", type=int, default=4, help="bisect: seeded layouts per probe")
     ap.add_argument("--json", type=Path, help="write the results here")
@@ -256,6 +326,12 @@ def main() -> None:
     rng = o.range
     if repo and rng is None:
         rng = f"{git(repo, 'rev-list', '--max-parents=0', 'HEAD')}..debian/{version}"
+    if "plant" in o.steps:
+        if not (o.plant_after and o.plant_until):
+            sys.exit("error: plant needs --plant-after REV and --plant-until REV")
+        out["planted"] = {"after": git(repo, "rev-parse", o.plant_after), "tip": plant(repo, o.plant_after, o.plant_until),
+                          "branch": "layoutbench/planted", "loops": PLANT_LOOPS}
+        print(f"planted: layoutbench/planted = {out['planted']['tip'][:12]} (after {o.plant_after})")
     if "touching" in o.steps:
         if not o.objdir:
             sys.exit("error: touching needs --objdir (a Linux build's object folder, e.g. from the Linux test tier)")

@@ -295,6 +295,12 @@ def test_a_commit_changing_no_build_input_reuses_its_neighbours_objects(tmp_path
     assert doc["variants"][0]["commit"] == base  # the image is the base's: a target's runs of it count for both
     text = lb("build", str(toml), "--repo", str(repo), "--commit", shas["doc"], "--image", "hosted").stdout
     assert f"objects of {base[:12]} reused (1 changed files, none a build input)" in text
+    # a history over the two measures the base's image once, and shows the run at both points
+    h = json.loads(lb("history", str(toml), f"{base}..{shas['doc']}", "--repo", str(repo), "--target", "cachegrind",
+                      "--layouts", "default", "--runs", "1", "--args", "iterations=300", "--json").stdout)
+    assert h["sweep"]["ran"] == 1 and h["sweep"]["skipped"] == 1
+    values = [p["values"]["cg_cost"]["default"] for p in h["history"]["points"]]
+    assert len(values) == 2 and values[0] == values[1]
     out, said, n = built(shas["header"])  # an included header changed: compiled
     assert n > 0 and "reused_from" not in out["build"] and "reused" not in said
     # the Makefile is named by no dependency file: only untracked_inputs keeps it from being reused
