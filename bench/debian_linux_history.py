@@ -39,7 +39,7 @@ recompiles only what changed.  Measured runs: docs/debian-history.md.
     nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian plant \
         --plant-after 2bb0fc5b9 --plant-until 0c327b742
     nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian \
-        --range 893865746..layoutbench/planted --layouts default,random:3 sweep bisect table --json OUT.json
+        --range 893865746..layoutbench/planted-10 --layouts default,random:3 sweep bisect table --json OUT.json
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def touching(repo: Path, objdir: Path, tree: Path, rev_range: str) -> list[dict]
 
 # -- plant: one change the benchmark sees, if the series holds none ------------------------------
 
-PLANT_LOOPS = 100  #: two instructions each: ~200 more per getppid(), ~18% of the /init region's ic_cost
+PLANT_LOOPS = 10  #: two instructions each: 20 more per getppid(), ~1.9% of the /init region's ic_cost (~3 sigma_L)
 GETPPID = """\trcu_read_lock();
 \tpid = task_tgid_vnr(rcu_dereference(current->real_parent));
 \trcu_read_unlock();
@@ -249,7 +249,7 @@ GETPPID = """\trcu_read_lock();
 \treturn pid;
 }
 """
-PLANTED = """\trcu_read_lock();
+PLANTED_TEMPLATE = """\trcu_read_lock();
 \tpid = task_tgid_vnr(rcu_dereference(current->real_parent));
 \trcu_read_unlock();
 
@@ -261,16 +261,17 @@ PLANTED = """\trcu_read_lock();
 \t}
 \treturn pid;
 }
-""" % (PLANT_LOOPS, PLANT_LOOPS)
+"""
 
 
-def plant(repo: Path, after: str, until: str) -> str:
-    """A branch ``layoutbench/planted``: commit AFTER, then one planted commit (getppid() made slower
+def plant(repo: Path, after: str, until: str, loops: int = PLANT_LOOPS) -> str:
+    """A branch ``layoutbench/planted-LOOPS``: commit AFTER, then one planted commit (getppid() made slower
     in kernel/sys.c, the syscall the /init benchmark calls most), then the commits AFTER..UNTIL
     replayed on top with their messages and authors (none of them touches kernel/sys.c).  Made
     with git plumbing (the work tree is not touched), fixed dates: the same hashes everywhere.
     Returns the branch's last commit; run again, it returns the branch as it is."""
-    branch = "layoutbench/planted"
+    branch = f"layoutbench/planted-{loops}"
+    planted = PLANTED_TEMPLATE % (loops, loops)
     have = git(repo, "rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False)
     if have:
         return have
@@ -281,7 +282,7 @@ def plant(repo: Path, after: str, until: str) -> str:
     text = git(repo, "show", f"{base}:kernel/sys.c") + "\n"
     if text.count(GETPPID) != 1:
         sys.exit("error: getppid() in kernel/sys.c is not as expected: cannot plant the change")
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=text.replace(GETPPID, PLANTED),
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=text.replace(GETPPID, planted),
                           capture_output=True, text=True, check=True).stdout.strip()
     index = repo / ".git" / "layoutbench-plant.index"
     fixed = {"GIT_COMMITTER_DATE": DATE, "GIT_COMMITTER_NAME": "layoutbench",
@@ -295,7 +296,7 @@ def plant(repo: Path, after: str, until: str) -> str:
         return subprocess.run(["git", "commit-tree", tree, "-p", parent, "-F", "-"], cwd=repo, input=msg, text=True,
                               capture_output=True, check=True, env={**os.environ, **env}).stdout.strip()
 
-    head = commit(base, base, f"getppid: planted regression ({PLANT_LOOPS} turns of a 2-instruction loop)\n\n"
+    head = commit(base, base, f"getppid: planted regression ({loops} turns of a 2-instruction loop)\n\n"
                   "Not a Debian patch: layoutbench plants it (bench/debian_linux_history.py plant) so that the\n"
                   "history holds one change the /init benchmark measures beyond layout noise.\n",
                   ("layoutbench", "layoutbench@localhost", DATE))
@@ -320,7 +321,7 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else float("nan")
 
 
-def table(history: dict, verdicts: dict[str, dict]) -> tuple[list[dict], list[str]]:
+def table(history: dict, verdicts: dict[str, dict], commits: list[str]) -> tuple[list[dict], list[str]]:
     """One row per commit of the sweep, and the text lines: the ground truth (``ic_ir`` of the
     default link against the previous commit's), the default link's ``ic_cost`` step, the seeded
     layouts' paired step (mean of per-seed log ratios) and their spread; then each bisection's
@@ -328,7 +329,9 @@ def table(history: dict, verdicts: dict[str, dict]) -> tuple[list[dict], list[st
     import math
 
     rows, prev = [], None
-    for p in history["points"]:
+    # the store keeps one history per repository: another range swept there is merged into it
+    by_commit = {p["commit"]: p for p in history["points"]}
+    for p in (by_commit[c] for c in commits if c in by_commit):
         v = p.get("values") or {}
         ir, cost = v.get("ic_ir", {}), v.get("ic_cost", {})
         seeded = sorted(k for k in cost if k != "default")
@@ -349,14 +352,14 @@ def table(history: dict, verdicts: dict[str, dict]) -> tuple[list[dict], list[st
         rows.append(row)
         prev = row
     lines = [f"{'commit':12}  {'built':10} {'ic_ir':>11} {'d ic_ir':>9} {'truth':5} {'ic_cost default':>15} "
-             f"{'d %':>6} {'K seeds d %':>11} {'sd_L %':>6}  subject"]
+             f"{'d %':>8} {'K seeds d %':>11} {'sd_L %':>6}  subject"]
     for r in rows:
         built = f"={r['images_of'][:8]}" if r["images_of"] else "compiled"
         def f(x, spec):
             return format(x, spec) if isinstance(x, (int, float)) and x == x else "-"
         lines.append(f"{r['commit'][:12]}  {built:10} {f(r['ic_ir'], '11.0f')} {f(r.get('d_ic_ir'), '+9.0f')} "
-                     f"{r.get('truth', 'start'):5} {f(r['ic_cost'], '15.0f')} {f(r.get('d_cost_default_pct'), '+6.2f')} "
-                     f"{f(r.get('d_cost_seeded_pct'), '+11.2f')} {f(r['layout_sd_pct'], '6.2f')}  {r['subject'][:48]}")
+                     f"{r.get('truth', 'start'):5} {f(r['ic_cost'], '15.0f')} {f(r.get('d_cost_default_pct'), '+8.3f')} "
+                     f"{f(r.get('d_cost_seeded_pct'), '+11.3f')} {f(r['layout_sd_pct'], '6.2f')}  {r['subject'][:48]}")
     only_layout = [r for r in rows if r.get("truth") == "same" and r.get("d_cost_default_pct")]
     lines.append(f"layout-only jumps of the default link (ic_ir unchanged, ic_cost moved): {len(only_layout)}"
                  + "".join(f"; {r['commit'][:12]} {r['d_cost_default_pct']:+.2f}%" for r in only_layout))
@@ -383,6 +386,7 @@ def main() -> None:
     ap.add_argument("--range", default=None, help="a range of the repository (default: the whole series)")
     ap.add_argument("--plant-after", help="plant: the commit the planted change follows")
     ap.add_argument("--plant-until", help="plant: the last commit replayed on top of it")
+    ap.add_argument("--loops", type=int, default=PLANT_LOOPS, help="plant: turns of the 2-instruction loop per getppid()")
     ap.add_argument("--layouts", default="default,random:4", help="sweep: the layouts of every commit")
     ap.add_argument("--k", type=int, default=4, help="bisect: seeded layouts per probe")
     ap.add_argument("--max-layouts", type=int, default=8, help="bisect: the most layouts a look may grow to")
@@ -400,9 +404,10 @@ def main() -> None:
     if "plant" in o.steps:
         if not (o.plant_after and o.plant_until):
             sys.exit("error: plant needs --plant-after REV and --plant-until REV")
-        out["planted"] = {"after": git(repo, "rev-parse", o.plant_after), "tip": plant(repo, o.plant_after, o.plant_until),
-                          "branch": "layoutbench/planted", "loops": PLANT_LOOPS}
-        print(f"planted: layoutbench/planted = {out['planted']['tip'][:12]} (after {o.plant_after})")
+        out["planted"] = {"after": git(repo, "rev-parse", o.plant_after), "loops": o.loops,
+                          "tip": plant(repo, o.plant_after, o.plant_until, o.loops),
+                          "branch": f"layoutbench/planted-{o.loops}"}
+        print(f"planted: layoutbench/planted-{o.loops} = {out['planted']['tip'][:12]} (after {o.plant_after})")
     if "touching" in o.steps:
         if not o.objdir:
             sys.exit("error: touching needs --objdir (a Linux build's object folder, e.g. from the Linux test tier)")
@@ -435,7 +440,9 @@ def main() -> None:
         if not verdicts and o.json and o.json.is_file():
             verdicts = {"ic_cost": json.loads(o.json.read_text()).get("bisect", {})}
             out["bisect"] = verdicts["ic_cost"]
-        rows, lines = table(out["history"], {k: v for k, v in verdicts.items() if v})
+        a = rng.split("..")[0]
+        commits = [git(repo, "rev-parse", a)] + git(repo, "rev-list", "--reverse", "--first-parent", rng).split()
+        rows, lines = table(out["history"], {k: v for k, v in verdicts.items() if v}, commits)
         out["table"] = rows
         print("\n".join(lines))
     if o.json:
