@@ -390,6 +390,7 @@ def main() -> None:
     ap.add_argument("--layouts", default="default,random:4", help="sweep: the layouts of every commit")
     ap.add_argument("--k", type=int, default=4, help="bisect: seeded layouts per probe")
     ap.add_argument("--max-layouts", type=int, default=8, help="bisect: the most layouts a look may grow to")
+    ap.add_argument("--budget", type=int, help="bisect: the most runs it may spend (stored ones count)")
     ap.add_argument("--timeout", type=float, default=900, help="sweep: seconds per boot (a loaded machine is slow)")
     ap.add_argument("--lbdir", type=Path, help="LAYOUTBENCH_DIR of the sweep and bisection (default: WORKDIR/lb)")
     ap.add_argument("--json", type=Path, help="write the results here")
@@ -428,7 +429,8 @@ def main() -> None:
     verdicts = {}
     if "bisect" in o.steps:
         p = lb("bisect", "run", "linux", rng, "--repo", str(repo), "--target", "qemu-icache", "--layouts", str(o.k),
-               "--max-layouts", str(o.max_layouts), "--metric", "ic_cost", "--json", lbdir=lbdir)
+               "--max-layouts", str(o.max_layouts), "--metric", "ic_cost", "--json",
+               *(["--budget", str(o.budget)] if o.budget else []), lbdir=lbdir)
         if p.returncode != 0:
             sys.exit("error: layoutbench bisect run failed (its message is above)")
         out["bisect"] = verdicts["ic_cost"] = json.loads(p.stdout)
