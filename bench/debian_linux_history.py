@@ -241,7 +241,7 @@ def touching(repo: Path, objdir: Path, tree: Path, rev_range: str) -> list[dict]
 
 # -- plant: one change the benchmark sees, if the series holds none ------------------------------
 
-PLANT_LOOPS = 10  #: two instructions each: 20 more per getppid(), ~1.9% of the /init region's ic_cost (~3 sigma_L)
+PLANT_LOOPS = 10  #: two instructions each: 20 more per getppid(), ~1.9% of the /init region's ic_cost (~0.4 sigma_L of this kernel)
 GETPPID = """\trcu_read_lock();
 \tpid = task_tgid_vnr(rcu_dereference(current->real_parent));
 \trcu_read_unlock();
