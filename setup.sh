@@ -13,6 +13,7 @@ APT_PACKAGES=(
   postgresql                                                   # the shared-store test starts its own server
   linux-source-6.1 xz-utils flex bison bc libelf-dev libssl-dev cpio kmod   # the real-Linux tier
   gcc libc6-dev                                                # the QEMU cache-model plugin (native/qemu-icache)
+  ccache                                                       # kernels/linux/build.sh: neighbouring commits compile only what changed
 )
 # the native symdiff helper (native/symdiff: Rust, std only, no crates) is built with the machine's
 # cargo; Debian's when there is none

@@ -18,23 +18,28 @@ description).  This script
    dependency files ``.*.cmd`` of one build of the tree, e.g. the Linux test tier's), i.e. the
    only commits whose vmlinux can differ from their parent's; every other commit is, by
    construction, equal in instruction count to its parent (ground truth "same");
-4. ``sweep``: ``layoutbench history linux --repo REPO RANGE --target qemu-icache`` over a range
-   (the cache-model metric, default link and seeded layouts) and prints it; the ground truth
-   of each step is the ``ic_ir`` of its default link against its parent's (a step whose
-   ``ic_ir`` is unchanged must never be named a code change);
-5. ``bisect``: ``layoutbench bisect run`` of a range with ``ic_cost`` over K seeded layouts.
+4. ``plant``: a branch ``layoutbench/planted``: one planted change the /init benchmark sees
+   (getppid() made slower, kernel/sys.c) after ``--plant-after``, the commits up to
+   ``--plant-until`` replayed on top (used when a range holds no change the benchmark sees);
+5. ``sweep``: ``layoutbench history linux --repo REPO RANGE --every-commit --target qemu-icache``
+   (the cache-model metrics, the default link and seeded layouts);
+6. ``bisect``: ``layoutbench bisect run`` of the range with ``ic_cost`` over K seeded layouts,
+   beside the single-layout (default link) bisection it runs as its shadow;
+7. ``table``: one row per commit: the ground truth (``ic_ir`` of the default link against the
+   previous commit's: a commit whose ``ic_ir`` is unchanged must never be named), the default
+   link's ``ic_cost`` step (layout-only jumps), the seeded layouts' paired step; then each
+   bisection's culprit checked against the truth, with its cost.
 
-Done and measured here: ``fetch``, ``repo`` and ``touching`` (docs/debian-history.md).  NOT run
-yet: ``sweep`` and ``bisect`` (each probed commit is a full Linux build, ~17 minutes on this
-shared machine), the check of their culprits against ``ic_ir``, and the single default-link
-bisection beside them; they call the commands above as they are.
+Every probed commit that changes a build input is a Linux build; the others link a built
+neighbour's objects (layoutbench's object reuse, ``[build] untracked_inputs`` in the linux
+profile), and kernels/linux/build.sh compiles through ccache, so a neighbouring commit's build
+recompiles only what changed.  Measured runs: docs/debian-history.md.
 
     nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian fetch repo
-    nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian touching --objdir OBJ
-    nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian sweep --range A..B
-
-Every Linux build is a full one (7-10 minutes on 2 shared cores): a sweep of the whole series
-is hours; ``touching`` names the commits worth building.
+    nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian plant \
+        --plant-after 2bb0fc5b9 --plant-until 0c327b742
+    nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian \
+        --range 893865746..layoutbench/planted-10 --layouts default,random:3 sweep bisect table --json OUT.json
 """
 
 from __future__ import annotations
@@ -206,15 +211,20 @@ def make_repo(workdir: Path, version: str, src: Path) -> Path:
 # -- 3. touching ---------------------------------------------------------------------------------
 
 def build_inputs(objdir: Path, tree: Path) -> set[str]:
-    """Paths (relative to the source tree) of every file the build read, from its .*.cmd files."""
-    tree_s = str(tree.resolve())
-    inputs: set[str] = set()
-    for cmd in objdir.rglob(".*.cmd"):
-        for word in re.findall(r"(\S+)", cmd.read_text(errors="replace")):
-            w = word.rstrip("\\:,) ")
-            if w.startswith(tree_s + "/"):
-                inputs.add(w[len(tree_s) + 1:])
-    return inputs
+    """Paths (relative to the source tree) of every file the build read, from its dependency
+    files: layoutbench's own reader (build.build_inputs, what object reuse decides with)."""
+    sys.path.insert(0, str(ROOT))
+    from layoutbench.build import build_inputs as read
+
+    return read(objdir, tree)
+
+
+def _untracked(path: str) -> bool:
+    """A file the build reads that no dependency file names: the linux profile's untracked_inputs."""
+    sys.path.insert(0, str(ROOT))
+    from layoutbench import build, profile
+
+    return build._untracked(path, profile.load("linux").build.untracked_inputs or ())
 
 
 def touching(repo: Path, objdir: Path, tree: Path, rev_range: str) -> list[dict]:
@@ -224,29 +234,165 @@ def touching(repo: Path, objdir: Path, tree: Path, rev_range: str) -> list[dict]
     for line in git(repo, "log", "--first-parent", "--reverse", "--format=%H %s", rev_range).splitlines():
         sha, subject = line.split(" ", 1)
         files = git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", sha).splitlines()
-        hit = sorted(f for f in files if f in inputs or f.startswith(("Makefile", "scripts/", "arch/x86/Makefile")))
+        hit = sorted(f for f in files if f in inputs or _untracked(f))
         rows.append({"commit": sha[:12], "subject": subject, "files": len(files), "build_inputs": hit})
     return rows
 
 
+# -- plant: one change the benchmark sees, if the series holds none ------------------------------
+
+PLANT_LOOPS = 10  #: two instructions each: 20 more per getppid(), ~1.9% of the /init region's ic_cost (~0.4 sigma_L of this kernel)
+GETPPID = """\trcu_read_lock();
+\tpid = task_tgid_vnr(rcu_dereference(current->real_parent));
+\trcu_read_unlock();
+
+\treturn pid;
+}
+"""
+PLANTED_TEMPLATE = """\trcu_read_lock();
+\tpid = task_tgid_vnr(rcu_dereference(current->real_parent));
+\trcu_read_unlock();
+
+\t/* layoutbench: a planted regression, %d turns of a two-instruction loop per call */
+\t{
+\t\tunsigned long n = %d;
+
+\t\tasm volatile("1: dec %%0; jnz 1b" : "+r" (n));
+\t}
+\treturn pid;
+}
+"""
+
+
+def plant(repo: Path, after: str, until: str, loops: int = PLANT_LOOPS) -> str:
+    """A branch ``layoutbench/planted-LOOPS``: commit AFTER, then one planted commit (getppid() made slower
+    in kernel/sys.c, the syscall the /init benchmark calls most), then the commits AFTER..UNTIL
+    replayed on top with their messages and authors (none of them touches kernel/sys.c).  Made
+    with git plumbing (the work tree is not touched), fixed dates: the same hashes everywhere.
+    Returns the branch's last commit; run again, it returns the branch as it is."""
+    branch = f"layoutbench/planted-{loops}"
+    planted = PLANTED_TEMPLATE % (loops, loops)
+    have = git(repo, "rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False)
+    if have:
+        return have
+    base, replay = git(repo, "rev-parse", after), git(repo, "rev-list", "--reverse", f"{after}..{until}").split()
+    for c in replay:
+        if "kernel/sys.c" in git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", c).splitlines():
+            sys.exit(f"error: {c[:12]} changes kernel/sys.c: the planted change cannot be replayed under it")
+    text = git(repo, "show", f"{base}:kernel/sys.c") + "\n"
+    if text.count(GETPPID) != 1:
+        sys.exit("error: getppid() in kernel/sys.c is not as expected: cannot plant the change")
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=text.replace(GETPPID, planted),
+                          capture_output=True, text=True, check=True).stdout.strip()
+    index = repo / ".git" / "layoutbench-plant.index"
+    fixed = {"GIT_COMMITTER_DATE": DATE, "GIT_COMMITTER_NAME": "layoutbench",
+             "GIT_COMMITTER_EMAIL": "layoutbench@localhost", "GIT_INDEX_FILE": str(index)}
+
+    def commit(tree_of: str, parent: str, msg: str, author: tuple[str, str, str]) -> str:
+        git(repo, "read-tree", tree_of, env=fixed)
+        git(repo, "update-index", "--cacheinfo", f"100644,{blob},kernel/sys.c", env=fixed)
+        tree = git(repo, "write-tree", env=fixed)
+        env = {**fixed, "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
+        return subprocess.run(["git", "commit-tree", tree, "-p", parent, "-F", "-"], cwd=repo, input=msg, text=True,
+                              capture_output=True, check=True, env={**os.environ, **env}).stdout.strip()
+
+    head = commit(base, base, f"getppid: planted regression ({loops} turns of a 2-instruction loop)\n\n"
+                  "Not a Debian patch: layoutbench plants it (bench/debian_linux_history.py plant) so that the\n"
+                  "history holds one change the /init benchmark measures beyond layout noise.\n",
+                  ("layoutbench", "layoutbench@localhost", DATE))
+    for c in replay:
+        name, email, date = git(repo, "log", "-1", "--format=%an%x00%ae%x00%aI", c).split("\0")
+        head = commit(c, head, git(repo, "log", "-1", "--format=%B", c) + "\n", (name, email, date))
+    index.unlink(missing_ok=True)
+    git(repo, "branch", branch, head)
+    return head
+
+
 # -- 4./5. sweep and bisect ----------------------------------------------------------------------
 
-def lb(*args: str, workdir: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "LAYOUTBENCH_DIR": str(workdir / "lb")}
+def lb(*args: str, lbdir: Path) -> subprocess.CompletedProcess:
+    """``layoutbench ARGS`` with LAYOUTBENCH_DIR=LBDIR; its progress goes to this terminal."""
+    env = {**os.environ, "LAYOUTBENCH_DIR": str(lbdir)}
     return subprocess.run([sys.executable, "-m", "layoutbench.cli", *args], cwd=ROOT, env=env, text=True,
-                          capture_output=True)
+                          stdout=subprocess.PIPE)
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def table(history: dict, verdicts: dict[str, dict], commits: list[str]) -> tuple[list[dict], list[str]]:
+    """One row per commit of the sweep, and the text lines: the ground truth (``ic_ir`` of the
+    default link against the previous commit's), the default link's ``ic_cost`` step, the seeded
+    layouts' paired step (mean of per-seed log ratios) and their spread; then each bisection's
+    culprit checked against the truth, with what it cost."""
+    import math
+
+    rows, prev = [], None
+    # the store keeps one history per repository: another range swept there is merged into it
+    by_commit = {p["commit"]: p for p in history["points"]}
+    for p in (by_commit[c] for c in commits if c in by_commit):
+        v = p.get("values") or {}
+        ir, cost = v.get("ic_ir", {}), v.get("ic_cost", {})
+        seeded = sorted(k for k in cost if k != "default")
+        row = {"commit": p["commit"], "subject": p.get("subject", ""), "status": p["status"],
+               "images_of": history["series"].get("points", {}).get(p["commit"], {}).get("images_of"), "ic_ir": _mean(ir.get("default", [])),
+               "ic_cost": _mean(cost.get("default", [])),
+               "seeded_cost": {k: _mean(cost[k]) for k in seeded}}
+        sc = list(row["seeded_cost"].values())
+        m = _mean(sc)
+        row["layout_sd_pct"] = (100 * math.sqrt(sum((x - m) ** 2 for x in sc) / (len(sc) - 1)) / m
+                                if len(sc) > 1 else None)
+        if prev is not None:
+            row["d_ic_ir"] = row["ic_ir"] - prev["ic_ir"]
+            row["truth"] = "code" if row["d_ic_ir"] != 0 else "same"
+            row["d_cost_default_pct"] = 100 * (row["ic_cost"] / prev["ic_cost"] - 1)
+            logs = [math.log(row["seeded_cost"][k] / prev["seeded_cost"][k]) for k in seeded if k in prev["seeded_cost"]]
+            row["d_cost_seeded_pct"] = 100 * (math.exp(_mean(logs)) - 1) if logs else None
+        rows.append(row)
+        prev = row
+    lines = [f"{'commit':12}  {'built':10} {'ic_ir':>11} {'d ic_ir':>9} {'truth':5} {'ic_cost default':>15} "
+             f"{'d %':>8} {'K seeds d %':>11} {'sd_L %':>6}  subject"]
+    for r in rows:
+        built = f"={r['images_of'][:8]}" if r["images_of"] else "compiled"
+        def f(x, spec):
+            return format(x, spec) if isinstance(x, (int, float)) and x == x else "-"
+        lines.append(f"{r['commit'][:12]}  {built:10} {f(r['ic_ir'], '11.0f')} {f(r.get('d_ic_ir'), '+9.0f')} "
+                     f"{r.get('truth', 'start'):5} {f(r['ic_cost'], '15.0f')} {f(r.get('d_cost_default_pct'), '+8.3f')} "
+                     f"{f(r.get('d_cost_seeded_pct'), '+11.3f')} {f(r['layout_sd_pct'], '6.2f')}  {r['subject'][:48]}")
+    only_layout = [r for r in rows if r.get("truth") == "same" and r.get("d_cost_default_pct")]
+    lines.append(f"layout-only jumps of the default link (ic_ir unchanged, ic_cost moved): {len(only_layout)}"
+                 + "".join(f"; {r['commit'][:12]} {r['d_cost_default_pct']:+.2f}%" for r in only_layout))
+    truth = {r["commit"]: r.get("truth") for r in rows}
+    for name, v in verdicts.items():
+        for label, culprit, cost in ((f"{name} (K seeded layouts)", v.get("culprit") or v.get("candidate"), v.get("cost", {})),
+                                     (f"{name} single layout (default link)", (v.get("single_layout") or {}).get("culprit"),
+                                      v.get("single_layout") or {})):
+            ok = {"code": "right (ic_ir changed there)", "same": "WRONG (ic_ir unchanged there)"}.get(
+                truth.get(culprit or ""), "nothing named" if not culprit else "outside the sweep")
+            lines.append(f"{label}: status {v.get('status') if 'single' not in label else '-'}, culprit "
+                         f"{(culprit or '-')[:12]} -> {ok}; runs {cost.get('runs', '?')} "
+                         f"(run now {cost.get('ran_now', '?')}), builds {cost.get('builds', '?')}")
+    return rows, lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "sweep", "bisect"])
+    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "plant", "sweep", "bisect", "table"])
     ap.add_argument("--workdir", required=True, type=Path)
     ap.add_argument("--version", help="the linux source package version (default: the newest served)")
     ap.add_argument("--objdir", type=Path, help="touching: a Linux build's object folder (with .*.cmd files)")
     ap.add_argument("--tree", type=Path, help="touching: the source tree that build compiled (default: OBJDIR/../src/*)")
     ap.add_argument("--range", default=None, help="a range of the repository (default: the whole series)")
+    ap.add_argument("--plant-after", help="plant: the commit the planted change follows")
+    ap.add_argument("--plant-until", help="plant: the last commit replayed on top of it")
+    ap.add_argument("--loops", type=int, default=PLANT_LOOPS, help="plant: turns of the 2-instruction loop per getppid()")
     ap.add_argument("--layouts", default="default,random:4", help="sweep: the layouts of every commit")
     ap.add_argument("--k", type=int, default=4, help="bisect: seeded layouts per probe")
+    ap.add_argument("--max-layouts", type=int, default=8, help="bisect: the most layouts a look may grow to")
+    ap.add_argument("--budget", type=int, help="bisect: the most runs it may spend (stored ones count)")
+    ap.add_argument("--timeout", type=float, default=900, help="sweep: seconds per boot (a loaded machine is slow)")
+    ap.add_argument("--lbdir", type=Path, help="LAYOUTBENCH_DIR of the sweep and bisection (default: WORKDIR/lb)")
     ap.add_argument("--json", type=Path, help="write the results here")
     o = ap.parse_args()
     o.workdir.mkdir(parents=True, exist_ok=True)
@@ -256,6 +402,13 @@ def main() -> None:
     rng = o.range
     if repo and rng is None:
         rng = f"{git(repo, 'rev-list', '--max-parents=0', 'HEAD')}..debian/{version}"
+    if "plant" in o.steps:
+        if not (o.plant_after and o.plant_until):
+            sys.exit("error: plant needs --plant-after REV and --plant-until REV")
+        out["planted"] = {"after": git(repo, "rev-parse", o.plant_after), "loops": o.loops,
+                          "tip": plant(repo, o.plant_after, o.plant_until, o.loops),
+                          "branch": f"layoutbench/planted-{o.loops}"}
+        print(f"planted: layoutbench/planted-{o.loops} = {out['planted']['tip'][:12]} (after {o.plant_after})")
     if "touching" in o.steps:
         if not o.objdir:
             sys.exit("error: touching needs --objdir (a Linux build's object folder, e.g. from the Linux test tier)")
@@ -266,18 +419,34 @@ def main() -> None:
         for r in hit:
             print(f"  {r['commit']} {r['subject'][:70]}  ({', '.join(r['build_inputs'][:3])})")
         out["touching"] = rows
+    lbdir = o.lbdir or o.workdir / "lb"
     if "sweep" in o.steps:
         p = lb("history", "linux", "--repo", str(repo), rng, "--every-commit", "--target", "qemu-icache",
-               "--layouts", o.layouts, "--runs", "1", "--metric", "ic_cost", "--json", workdir=o.workdir)
+               "--layouts", o.layouts, "--runs", "1", "--timeout", str(o.timeout), "--json", lbdir=lbdir)
         if p.returncode != 0:
-            sys.exit(f"error: layoutbench history failed: {p.stderr.strip().splitlines()[-1:]}")
-        out["history"] = json.loads(p.stdout)
-        print(p.stdout[:4000])
+            sys.exit("error: layoutbench history failed (its message is above)")
+        out["history"] = json.loads(p.stdout)["history"]
+    verdicts = {}
     if "bisect" in o.steps:
-        p = lb("bisect", "run", "linux", rng, "--repo", str(repo), "--target", "qemu-icache",
-               "--layouts", str(o.k), "--metric", "ic_cost", workdir=o.workdir)
-        out["bisect"] = {"returncode": p.returncode, "stdout": p.stdout[-4000:], "stderr": p.stderr[-2000:]}
-        print(p.stdout[-4000:] or p.stderr[-2000:])
+        p = lb("bisect", "run", "linux", rng, "--repo", str(repo), "--target", "qemu-icache", "--layouts", str(o.k),
+               "--max-layouts", str(o.max_layouts), "--metric", "ic_cost", "--json",
+               *(["--budget", str(o.budget)] if o.budget else []), lbdir=lbdir)
+        if p.returncode != 0:
+            sys.exit("error: layoutbench bisect run failed (its message is above)")
+        out["bisect"] = verdicts["ic_cost"] = json.loads(p.stdout)
+    if "table" in o.steps:
+        if "history" not in out:  # from the store: the same command, nothing runs again
+            p = lb("history", "linux", "--repo", str(repo), rng, "--every-commit", "--target", "qemu-icache",
+                   "--layouts", o.layouts, "--runs", "1", "--json", lbdir=lbdir)
+            out["history"] = json.loads(p.stdout)["history"]
+        if not verdicts and o.json and o.json.is_file():
+            verdicts = {"ic_cost": json.loads(o.json.read_text()).get("bisect", {})}
+            out["bisect"] = verdicts["ic_cost"]
+        a = rng.split("..")[0]
+        commits = [git(repo, "rev-parse", a)] + git(repo, "rev-list", "--reverse", "--first-parent", rng).split()
+        rows, lines = table(out["history"], {k: v for k, v in verdicts.items() if v}, commits)
+        out["table"] = rows
+        print("\n".join(lines))
     if o.json:
         o.json.write_text(json.dumps(out, indent=1))
 

@@ -83,6 +83,22 @@ class ObjectSet:
         """The kernel tree the objects were built from."""
         return Path(self.info.get("src") or self.checkout.tree or "")
 
+    @property
+    def reused_from(self) -> str | None:
+        """The commit whose objects these are, when they were reused for ``checkout`` (see
+        :func:`reusable`); None when they were compiled from ``checkout`` itself."""
+        return self.info.get("reused_from")
+
+    @property
+    def commit(self) -> str:
+        """The commit the objects were compiled from: the images are that commit's."""
+        return self.reused_from or self.checkout.commit
+
+    @property
+    def key(self) -> str:
+        """Names the object set (and its images) in the work directory."""
+        return f"{self.reused_from[:12] if self.reused_from else self.checkout.key}-{self.info['config']}"
+
     def entries(self, image: str) -> list[tuple[str, str]]:
         """(name the linker knows the object by, its file relative to objdir), in link order.
 
@@ -115,6 +131,96 @@ def _config_hash(profile: Profile, applied: list[quirks.Quirk]) -> str:
     key = json.dumps([b.command, b.cc, sorted(b.env.items()), [q.key() for q in applied]]
                      + ([[f.name, sha256_file(f)] for f in b.inputs] if b.inputs else []))
     return hashlib.sha256(key.encode()).hexdigest()[:8]
+
+
+# -- object reuse: a commit that changes no file a build read links that build's objects ----------
+
+INPUTS_FILE = "inputs.txt"  #: beside build.json: the tree's files the build read, one per line
+_WORD = re.compile(r"[A-Za-z0-9_./+-]+")
+
+
+def build_inputs(objdir: Path, src: Path) -> set[str]:
+    """Files of the tree ``src`` that the build in ``objdir`` read, as paths relative to ``src``:
+    every path named by the compilers' dependency files (make's ``*.d`` from ``-MMD``, kbuild's
+    ``.*.cmd``), absolute or relative to the object or the source folder."""
+    src_s = os.path.realpath(src)
+    words: set[str] = set()
+    for f in objdir.rglob("*"):
+        if (f.name.endswith(".d") or (f.name.startswith(".") and f.name.endswith(".cmd"))) and f.is_file():
+            words.update(_WORD.findall(f.read_text(errors="replace")))
+    out: set[str] = set()
+    for w in words:
+        cands = [w] if w.startswith("/") else [os.path.join(objdir, w), os.path.join(src_s, w)]
+        for c in cands:
+            c = os.path.realpath(c)
+            if c.startswith(src_s + os.sep) and os.path.isfile(c):
+                out.add(c[len(src_s) + 1:])
+                break
+    return out
+
+
+def _inputs_of(base: Path, info: dict) -> set[str] | None:
+    """The recorded inputs of the build in ``base`` (read from its dependency files once)."""
+    f = base / INPUTS_FILE
+    if not f.is_file():
+        src, obj = Path(info.get("src") or ""), base / "obj"
+        if not (src.is_dir() and obj.is_dir()):
+            return None
+        tmp = f.with_suffix(".tmp")
+        tmp.write_text("".join(f"{p}\n" for p in sorted(build_inputs(obj, src))))
+        tmp.replace(f)
+    return set(f.read_text().splitlines())
+
+
+def _untracked(path: str, patterns: tuple[str, ...]) -> bool:
+    import fnmatch
+
+    return any(path.startswith(p) if p.endswith("/") else
+               fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(os.path.basename(path), p) for p in patterns)
+
+
+def changed_files(checkout: source.Checkout, other: str) -> list[str] | None:
+    """Paths (relative to the kernel tree) that differ between commit ``other`` and ``checkout``;
+    None when the repository does not hold ``other``."""
+    args = ["git", "-C", str(checkout.repo), "diff", "--no-renames", "--name-only", other, checkout.commit]
+    if checkout.subdir:
+        args += ["--", checkout.subdir]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    cut = len(checkout.subdir.rstrip("/")) + 1 if checkout.subdir else 0
+    return [ln[cut:] for ln in p.stdout.splitlines() if ln]
+
+
+def reusable(profile: Profile, checkout: source.Checkout, cfg: str) -> tuple[Path, dict, int] | None:
+    """A built object set that ``checkout`` can link instead of compiling: built with the same
+    configuration ``cfg`` from a commit of the same repository that differs from ``checkout``
+    only in files that build did not read (its dependency files name none of them, and none
+    matches the profile's ``untracked_inputs``).  Returns (its folder, its record, how many
+    files differ), the closest such commit first; None when the profile has no
+    ``untracked_inputs`` or no object set qualifies."""
+    patterns = profile.build.untracked_inputs
+    if patterns is None or checkout.repo is None or checkout.commit == source.WORKTREE or checkout.tarball:
+        return None
+    best = None
+    for rec in sorted((workdir() / "objects" / profile.name).glob(f"*-{cfg}/build.json")):
+        try:
+            info = json.loads(rec.read_text())
+        except (OSError, ValueError):
+            continue
+        other = info.get("commit", "")
+        if info.get("reused_from") or other in ("", checkout.commit, source.WORKTREE) or other.startswith("tarball"):
+            continue
+        changed = changed_files(checkout, other)
+        if changed is None or (best is not None and len(changed) >= best[2]):
+            continue
+        if any(_untracked(f, patterns) for f in changed):
+            continue
+        inputs = _inputs_of(rec.parent, info)
+        if inputs is None or inputs.intersection(changed):
+            continue
+        best = (rec.parent, info, len(changed))
+    return best
 
 
 @dataclass(frozen=True)
@@ -260,7 +366,17 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
     record = base / "build.json"
     with _build_lock(base.with_suffix(".lock"), say) as lock_fd:
         if checkout.commit != source.WORKTREE and record.is_file():
-            return ObjectSet(profile, checkout, base / "obj", json.loads(record.read_text()), False)
+            info = json.loads(record.read_text())
+            return ObjectSet(profile, checkout, Path(info.get("objdir") or base / "obj"), info, False)
+        found = reusable(profile, checkout, cfg)
+        if found is not None:
+            other, info, n = found
+            info = {**info, "reused_from": info["commit"], "changed_files": n, "objdir": str(other / "obj")}
+            say(f"objects of {info['commit'][:12]} reused for {checkout.short}: the {n} changed files are not "
+                f"build inputs")
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text(json.dumps(info, indent=1))
+            return ObjectSet(profile, checkout, other / "obj", info, False)
         if checkout.commit == source.WORKTREE:
             src = checkout.tree
         else:
@@ -322,8 +438,7 @@ def link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) -
     """Link one variant (reusing an identical earlier link) and check its placement; two
     processes asking for the same variant (workers sharing a work directory) take turns, so
     one links and the other reuses its image."""
-    lock = workdir() / "images" / objs.profile.name / f"{objs.checkout.key}-{objs.info['config']}" / image / \
-        f"{layout_name}-{seed}.lock"
+    lock = workdir() / "images" / objs.profile.name / objs.key / image / f"{layout_name}-{seed}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     with _locked(lock):
         return _link_variant(objs, image, layout_name, seed)
@@ -340,12 +455,12 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
     profile = objs.profile
     img = profile.image(image)
     objects = objs.objects(image)
+    # objects reused from another commit link that commit's images: the same plan, the same bytes
     plan = layout.make_plan(objects, layout_name, seed, kernel=profile.name, image=image,
-                            commit=objs.checkout.commit, pin_first=img.pin_first, kinds=img.kinds)
+                            commit=objs.commit, pin_first=img.pin_first, kinds=img.kinds)
     seed = plan.seed
     # keyed like the objects: the same commit built with other quirks or settings links other images
-    out = workdir() / "images" / profile.name / f"{objs.checkout.key}-{objs.info['config']}" / image / \
-        f"{layout_name}-{seed}"
+    out = workdir() / "images" / profile.name / objs.key / image / f"{layout_name}-{seed}"
     elf, plan_path, meta = out / "image.elf", out / "plan.json", out / "variant.json"
     if img.kind in ("command", "program"):
         script, text = out / img.fragment, linkscript.render_fragment(plan)
@@ -389,7 +504,7 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
     placement.record(elf, plan, where, info)
     for extra in img.extra_files:
         shutil.copyfile(objs.objdir / extra, out / Path(extra).name)
-    v = Variant(profile.name, objs.checkout.commit, image, layout_name, seed, elf, plan_path, script,
+    v = Variant(profile.name, objs.commit, image, layout_name, seed, elf, plan_path, script,
                 sha256_file(elf), f"0x{plan.plan_id:07x}", True)
     meta.write_text(json.dumps({k: val for k, val in v.to_dict().items() if k != "linked_now"}, indent=1))
     return v

@@ -171,6 +171,8 @@ def build_cmd(**o):
     for v in variants:
         out.print(f"{v.image:7} {v.label:{width}}  plan {v.plan_id}  {v.elf}  {v.plan_path}", markup=False)
     how = "compiled" if objs.compiled_now else "cached objects"
+    if objs.reused_from:
+        how = f"objects of {objs.reused_from[:12]} reused ({objs.info.get('changed_files')} changed files, none a build input)"
     out.print(f"{prof.name} {co.short}: {how} ({objs.objdir}), {len(variants)} variant(s) linked and verified",
               markup=False)
 

@@ -208,6 +208,8 @@ def probe(request: measure.MeasureRequest, target: targets.Target, store: Store,
         rec.update(status="build-failed", message=str(e))
         return rec
     rec.update(ran=out.ran, skipped=out.skipped, failed=out.failed, config=out.key.config)
+    if objs.reused_from:  # the images (and so the runs) are stored under the commit whose objects these are
+        rec["images_of"] = objs.reused_from
     if out.failed and out.failed == total:
         rec.update(status="runs-failed", message=f"all {total} runs failed")
     return rec
@@ -425,11 +427,14 @@ def analyse(store: Store, series: Series, profile: Profile | None = None, metric
     pos = {c: i for i, c in enumerate(series.commits)}
     wanted = {(n, s) for n, s in series.specs}
     commits = series.ordered_points()
+    # a point whose objects were reused from another commit (build.reusable) measured that commit's images
+    images_of = {c: rec.get("images_of", c) for c, rec in series.points.items()}
+    configs = {(images_of[c], rec.get("config", "")) for c, rec in series.points.items()}
     runs = [r for r in store.runs(kernel=series.kernel, commit=None, target=series.target, mode=series.mode)
-            if r["commit_sha"] in series.points and r["host"] == series.host and r["args"] == series.args
+            if r["host"] == series.host and r["args"] == series.args
             and r["image"] == series.image and (r["layout"], r["seed"]) in wanted
             # each point under the configuration it was measured with: two are never pooled
-            and r["config"] == series.points[r["commit_sha"]].get("config", "")]
+            and (r["commit_sha"], r["config"]) in configs]
     run_ids = {r["id"] for r in runs}
     samples = [s for s in store.samples(kernel=series.kernel, target=series.target, mode=series.mode)
                if s["run_id"] in run_ids]
@@ -449,9 +454,11 @@ def analyse(store: Store, series: Series, profile: Profile | None = None, metric
     for c in commits:
         rec = series.points[c]
         p = Point(c, pos.get(c, -1), rec["status"], rec.get("message", ""), rec.get("quirks", []), describe(c))
-        p.runs = sorted((r for r in runs if r["commit_sha"] == c),
+        own = (images_of[c], rec.get("config", ""))
+        p.runs = sorted((r for r in runs if (r["commit_sha"], r["config"]) == own),
                         key=lambda r: (r["rep"], order.get((r["layout"], r["seed"]), 99)))
-        p.samples = [s for s in samples if s["commit_sha"] == c and s["metric"] in metric_info]
+        mine = {r["id"] for r in p.runs}
+        p.samples = [s for s in samples if s["run_id"] in mine and s["metric"] in metric_info]
         for s in sorted(p.samples, key=lambda s: order.get((s["layout"], s["seed"]), 99)):
             p.groups.setdefault(s["metric"], {}).setdefault(layout.label(s["layout"], s["seed"]), []).append(s["value"])
         if p.status == "ok" and p.runs and not p.groups:

@@ -45,6 +45,11 @@ class Build:
     #: files of the profile the build reads (a driver, a build script): their contents are part
     #: of the object cache key, so that editing one rebuilds
     inputs: tuple[Path, ...] = ()
+    #: files of the kernel tree its build reads that no dependency file names (``Makefile*``,
+    #: ``scripts/``): glob patterns of paths in the tree, ``dir/`` for a whole folder.  Set (even
+    #: empty), it turns object reuse on: a commit whose changes touch neither these nor a file
+    #: the dependency files of a built commit list links that commit's objects (build.reusable)
+    untracked_inputs: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -238,6 +243,8 @@ def load(kernel: str) -> Profile:
         env={k: str(v) for k, v in b.get("env", dict, {}).items()},
         timeout=_timeout(file, "[build] timeout", b.get("timeout", (int, float), 3600)),
         inputs=tuple((here / f).resolve() for f in b.get("inputs", list, [])),
+        untracked_inputs=(tuple(str(x) for x in b.get("untracked_inputs", list))
+                          if "untracked_inputs" in b.data else None),
     )
     for f in build.inputs:
         if not f.is_file():

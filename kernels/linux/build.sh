@@ -15,7 +15,16 @@ cmd=$1 src=$2 obj=$3
 # version stamp; without these its build counter and time would change at every link)
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026" KBUILD_BUILD_VERSION=1 \
        KBUILD_BUILD_USER=layoutbench KBUILD_BUILD_HOST=layoutbench
-mk() { make -C "$src" O="$obj" LLVM=1 "$@"; }
+# ccache (Debian's package) when installed: neighbouring commits of a bisection then compile only
+# what changed.  layoutbench exports each commit to OBJROOT/<commit>/src and builds in .../obj, so
+# with CCACHE_BASEDIR at OBJROOT every path the compiler sees is the same relative one (../src/...)
+# and the objects of one export hit for the next.  LAYOUTBENCH_CCACHE=0 turns it off.
+cc=clang
+if [ "${LAYOUTBENCH_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1; then
+  cc="ccache clang"
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$(dirname "$obj")")} CCACHE_NOHASHDIR=1
+fi
+mk() { make -C "$src" O="$obj" LLVM=1 CC="$cc" "$@"; }
 
 case "$cmd" in
 build)
