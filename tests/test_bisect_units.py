@@ -142,6 +142,7 @@ def test_the_log_ends_with_what_was_concluded(tmp_path):
             b.result = result
             assert b.text().splitlines()[-1] == want[status]
         assert b.text().splitlines()[0] == "# layoutbench bisect log: k repo (profile source), metric None"
+        assert b.text().endswith("\n") and not b.text().endswith("\n\n")  # a file `bisect replay` reads back
 
 
 # -- settings ------------------------------------------------------------------------------------
@@ -157,6 +158,12 @@ def test_settings_are_checked_before_anything_runs():
         with pytest.raises(LayoutbenchError) as e:
             bisect.Settings(kernel="k", **kw).check()
         assert str(e.value) == msg, kw
+    bisect.Settings(kernel="k", layouts=2).check()  # two layouts are the fewest that show layout noise
+    from layoutbench.validate import MAX_SEED
+    # every seed a bisection may use (4 x its last look of 10 layouts) fits the store's 64-bit column
+    bisect.Settings(kernel="k", layouts=4, max_layouts=10, seed=MAX_SEED - 39).check()
+    with pytest.raises(LayoutbenchError, match=rf"^--seed {MAX_SEED - 38}: with 40 layouts the last seed passes"):
+        bisect.Settings(kernel="k", layouts=4, max_layouts=10, seed=MAX_SEED - 38).check()
     s = bisect.Settings(kernel="k", layouts=6, max_layouts=3, runs=2, max_runs=1, confidence=0.51)
     s.check()
     assert (s.max_layouts, s.max_runs) == (6, 2)  # the last look is never below the first
@@ -311,10 +318,12 @@ def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, 
     path.write_bytes(first["store"].read_bytes())
     said: list[str] = []
     with closing(Store(path)) as store:
+        before = len(bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None)).log)
         v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
         b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
     n = len([e for e in b.log])
-    assert said[0].startswith(f"resuming the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} (")
+    assert before > 1 and said[0] == (f"resuming the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} "
+                                      f"({before - 1} entries)")  # the marks after the start line
     assert v["culprit"] == first["v"]["culprit"] and v["cost"]["ran_now"] == 0 and v["cost"]["compiled_now"] == 0
     assert {k: v["cost"][k] for k in ("builds", "images", "runs")} == \
         {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
@@ -419,3 +428,41 @@ def test_judge_answers_git_bisect_run_with_its_exit_codes(hist, prof, first, tmp
         (clone / "dev" / "ring.c").write_text("this does not compile\n")
         code, j, det = bisect.judge(store, prof, settings(hist, repo=str(clone)), None, hist["good"], hist["bad"])
         assert (code, j.verdict) == (125, "skip") and "ring.c" in j.note
+
+
+def test_a_bisection_with_only_one_end_marked_says_what_to_mark(hist, prof, tmp_path):
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        bisect.start(store, prof, settings(hist), hist["bad"])  # `bisect start BAD`, GOOD not given yet
+        with pytest.raises(LayoutbenchError, match=r"^the bisection needs a good and a bad commit; mark them with "
+                                                   r"`layoutbench bisect good REV`"):
+            bisect.run(store, prof, settings(hist))
+        assert store.runs() == []  # refused before anything was built or measured
+
+
+def test_the_verdict_text_says_the_runs_per_layout_chosen(first):
+    v = {**first["v"], "runs_per_layout": {"text": "runs per layout: 3 = sqrt(...)"}}
+    assert "runs:    runs per layout: 3 = sqrt(...)" in bisect.text(v).splitlines()
+    assert not any(ln.startswith("runs:") for ln in bisect.text({**first["v"], "runs_per_layout": None}).splitlines())
+
+
+def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, first, tmp_path):
+    """Without a budget: spent/planned (the plan's likely cost) and the time left at the mean
+    duration of the stored runs; with one: the time left only (the engine's line says the rest);
+    nothing before a likely cost is known."""
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    with closing(Store(path)) as store:
+        s = bisect.normalize(prof, settings(hist))
+        p = bisect.Prober(prof, s, store)
+        ledger = decide._Ledger()
+        clock = bisect.Clock(p, s, ledger)
+        assert clock.progress() == ""  # no plan, no budget: nothing to say
+        sec, why = clock.per_run()
+        assert sec is not None and sec > 0 and "measured run(s)" in why
+        ledger.spent, clock.likely = 10, 50
+        left = bisect.costs.duration_text(40 * sec)
+        assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); about {left} left at "
+                                    f"{sec:.3g} s a run (estimated)")
+        ledger.budget = 30
+        assert clock.progress() == (f"; about {bisect.costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
+                                    "(estimated)")
