@@ -410,3 +410,46 @@ def test_a_metric_one_point_lacks_is_not_compared_there(repo, tmp_path):
     assert [(c.metric, c.kind) for c in h.changes] == [("cycles", "code change")]
     assert list(h.point(shas[1]).groups) == ["cycles"]
     store.close()
+
+
+# -- small parts with exact expectations ----------------------------------------------------------
+
+def _series(commits: list[str]) -> history.Series:
+    return history.Series(kernel="k", repo="/r", subdir="", start=commits[0], end=commits[-1], commits=commits,
+                          target="t", host="h", image="i", mode="rerun", args="", specs=[("random", 1)], runs=1)
+
+
+def test_a_points_center_is_the_mean_of_its_layouts_medians_seeded_or_not():
+    p = history.Point("c" * 40, 0, "ok", "", [], {},
+                      groups={"m": {"default": [5.0, 7.0, 6.0], "random:1": [2.0, 2.0, 9.0], "random:2": [4.0]}})
+    assert p.center("m") == 3.0  # (median 2 + median 4) / 2: the seeded layouts only
+    assert p.center("m", seeded=False) == 6.0  # the default link alone
+    assert p.center("other") is None
+
+
+def test_a_sweeps_outcome_as_json():
+    s = _series(["a" * 40, "b" * 40])
+    o = history.SweepOutcome(s, ["b" * 40], ["b" * 40], ran=3, skipped=1, failed_runs=2, build_failed=["x"])
+    assert o.to_dict() == {"series": s.key, "measured": ["b" * 40], "new": ["b" * 40], "ran": 3, "skipped": 1,
+                           "failed_runs": 2, "build_failed": ["x"]}
+
+
+def test_a_stored_bisection_marks_its_candidates_and_every_probe_on_the_history(tmp_path):
+    from contextlib import closing
+
+    from layoutbench import bisect
+    from layoutbench.store import Store
+
+    c = [f"{i + 1:x}" * 40 for i in range(5)]
+    with closing(Store(tmp_path / "s.sqlite")) as store:
+        log = [{"verb": "start", "bad": c[4], "good": c[0]}, {"verb": "good", "commit": c[1]},
+               {"verb": "skip", "commit": c[2]}, {"verb": "bad", "commit": c[4][:12]}, {"verb": "note", "commit": c[3]},
+               "not a mark"]
+        bisect.Bisection(store, bisect.Settings(kernel="k", metric="m"), log,
+                         {"status": "range", "range": [c[2][:12], c[3]], "metric": "m"}).save()
+        bisect.Bisection(store, bisect.Settings(kernel="other", metric="m", repo="/o"), [],
+                         {"status": "found", "culprit": c[3]}).save()  # another kernel's: not on this history
+        got = history.bisect_verdicts(store, _series(c))
+    assert [(g["commit"], g["index"], g["text"], g.get("probe", False)) for g in got] == [
+        (c[2], 2, "bisect: candidate (m)", False), (c[3], 3, "bisect: candidate (m)", False),
+        (c[1], 1, "bisect: good", True), (c[2], 2, "bisect: skip", True), (c[4], 4, "bisect: bad", True)]
