@@ -199,6 +199,7 @@ def test_a_farm_costs_a_commit_built_for_two_machines_once(prof):
 # -- a real bisection, two runs per layout -------------------------------------------------------
 
 def test_two_runs_per_layout_find_the_regression_and_are_counted_as_runs(hist, first):
+    assert "" not in first["said"]  # no budget given: no (empty) budget line
     v = first["v"]
     assert v["status"] == "found" and v["culprit"] == hist["regression"] == sha(hist, 2), v["message"]
     assert v["last_good"] == sha(hist, 1) and v["commits"] == 2 and v["range"] == []
@@ -466,3 +467,30 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         ledger.budget = 30
         assert clock.progress() == (f"; about {bisect.costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
                                     "(estimated)")
+
+
+def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
+    """'about N more runs would be needed': before a layout is measured, the first look; once both
+    ends have values, the look at which their test likely decides (decide.expected_cost) at the
+    noise and change measured; never below one run; the runs already measured count."""
+    import math
+    from types import SimpleNamespace
+
+    eng = decide.Tracked(SimpleNamespace(higher_is_better=False))
+    ends = SimpleNamespace(good="g" * 40, bad="b" * 40)
+    s = bisect.Settings(kernel="k", layouts=4, runs=2)
+    commits = [f"{i:x}" * 40 for i in range(9)]
+    first_look = 2 * max(decide.MIN_LAYOUTS, 4) * 2
+    assert bisect._ends_unspent(eng, ends, s, s.plan(), commits) == first_look
+    eng.have = {ends.good: {1: 2, 2: 2}, ends.bad: {1: 2}}
+    assert bisect._ends_unspent(eng, ends, s, s.plan(), commits) == first_look - 6
+    eng.have = {ends.good: {i: 2 for i in range(1, 9)}, ends.bad: {i: 2 for i in range(1, 9)}}
+    assert bisect._ends_unspent(eng, ends, s, s.plan(), commits) == 1  # all spent: one run, not zero
+    eng.have = {ends.good: {i: 2 for i in range(1, 5)}, ends.bad: {i: 2 for i in range(1, 5)}}
+    eng.pool.add(ends.good, {1: [100.0], 2: [101.0], 3: [99.0], 4: [100.5]})
+    eng.pool.add(ends.bad, {1: [100.6], 2: [101.2], 3: [99.9], 4: [100.9]})
+    s2, _ = eng.pool.var()
+    d = float(eng.pool.y[ends.bad].mean() - eng.pool.y[ends.good].mean())
+    c = decide.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
+    want = max(1, 2 * c["endpoint_layouts"] * 2 - 16)
+    assert c["endpoint_layouts"] > 8 and bisect._ends_unspent(eng, ends, s, s.plan(), commits) == want
