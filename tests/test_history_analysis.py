@@ -414,7 +414,7 @@ def test_a_metric_one_point_lacks_is_not_compared_there(repo, tmp_path):
 
 # -- small parts with exact expectations ----------------------------------------------------------
 
-def _series(commits: list[str]) -> history.Series:
+def _bare_series(commits: list[str]) -> history.Series:
     return history.Series(kernel="k", repo="/r", subdir="", start=commits[0], end=commits[-1], commits=commits,
                           target="t", host="h", image="i", mode="rerun", args="", specs=[("random", 1)], runs=1)
 
@@ -428,7 +428,7 @@ def test_a_points_center_is_the_mean_of_its_layouts_medians_seeded_or_not():
 
 
 def test_a_sweeps_outcome_as_json():
-    s = _series(["a" * 40, "b" * 40])
+    s = _bare_series(["a" * 40, "b" * 40])
     o = history.SweepOutcome(s, ["b" * 40], ["b" * 40], ran=3, skipped=1, failed_runs=2, build_failed=["x"])
     assert o.to_dict() == {"series": s.key, "measured": ["b" * 40], "new": ["b" * 40], "ran": 3, "skipped": 1,
                            "failed_runs": 2, "build_failed": ["x"]}
@@ -449,7 +449,7 @@ def test_a_stored_bisection_marks_its_candidates_and_every_probe_on_the_history(
                          {"status": "range", "range": [c[2][:12], c[3]], "metric": "m"}).save()
         bisect.Bisection(store, bisect.Settings(kernel="other", metric="m", repo="/o"), [],
                          {"status": "found", "culprit": c[3]}).save()  # another kernel's: not on this history
-        got = history.bisect_verdicts(store, _series(c))
+        got = history.bisect_verdicts(store, _bare_series(c))
     assert [(g["commit"], g["index"], g["text"], g.get("probe", False)) for g in got] == [
         (c[2], 2, "bisect: candidate (m)", False), (c[3], 3, "bisect: candidate (m)", False),
         (c[1], 1, "bisect: good", True), (c[2], 2, "bisect: skip", True), (c[4], 4, "bisect: bad", True)]
