@@ -57,7 +57,8 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
   bisected in turn.  Each starts from the layouts its ends already have and looks further
   only while the commits measured in it (its ends, the probes in it, the confirmation's fresh
-  layouts) suggest a step (:func:`side_evidence`; an always-valid test may stop on any rule);
+  layouts) make a step of twice the minimum effect at least ``SIDE_A`` times as likely as none
+  (:func:`side_llr`; an always-valid test may stop on any rule);
   the sub-range that suggests one more is tested first, at the larger level.  A later
   confirmation (a second step) may look to ``CONFIRM_LATER`` layouts.  ``plan.first_only``
   stops after the first step.
@@ -93,14 +94,14 @@ MIN_LAYOUTS = 3  #: no test with fewer layouts on a side
 LOOKS_DIFFERENT = 1.96  #: a probe with |z| this large against an endpoint is not put on its side by the SPRT
 GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 #: the residual test of a sub-range beside a found step starts from the layouts its ends have and
-#: looks further (to RESIDUAL_LAYOUTS) only while the sub-range's measured commits suggest a step
-#: (side_evidence) more than SIDE_Z se in the range's direction, beyond that (to RESIDUAL_FAR) while
-#: they suggest one more than SIDE_Z_FAR se.  simulate.py, 100 histories: SIDE_Z 0.5 / 1.0 / 1.5:
-#: 5σL steps 65 / 51 / 46 runs, two 3+1σL steps both named 65% / 60% / 51% (far 32, confirm 40)
-RESIDUAL_LAYOUTS = 32
-SIDE_Z = 1.0
+#: looks further (up to RESIDUAL_FAR) only while the sub-range's measured commits make a step of
+#: SIDE_STEP x the minimum effect, at one of the places a step could split them, at least SIDE_A
+#: times as likely as no step (side_llr: the lower boundary of Wald's test of those two; issue 21f).
+#: simulate.py, 100 histories, SIDE_A 0.5 / 0.4 / 0.3 / 0.1: 5σL steps 43.1 / 45.8 / 50.4 / 66.8 runs,
+#: two 1+3σL steps both named 74% / 78% / 80% / 86% (the rule before, side_evidence > 1.0: 44.7, 73%)
+SIDE_STEP = 2.0
+SIDE_A = 0.4
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
-SIDE_Z_FAR = 2.0
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
 
 
@@ -745,6 +746,7 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
     c0, c1 = ctx.commits[0], ctx.commits[-1]
     y0 = pool.y
     sign = 1.0 if float(y0[c1].mean() - y0[c0].mean()) >= 0 else -1.0
+    d1 = SIDE_STEP * math.log1p(plan.min_effect)  # the step a side test looks for (log scale)
 
     for side in sorted((sub[:lo + 1], sub[hi:]), key=lambda sd: side_evidence(pool, sd, sign), reverse=True):
         if len(side) < 2 or (plan.first_only and any(s.status == "found" for s in out.steps)):
@@ -757,8 +759,7 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         try:
             e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap), prove_null=False),
                           level=level, cap=cap,
-                          go_on=lambda k, side=side: side_evidence(pool, side, sign)
-                          > (SIDE_Z if k < RESIDUAL_LAYOUTS else SIDE_Z_FAR))
+                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(SIDE_A))
         except Skip:
             continue
         if e.status != "differs":
@@ -768,6 +769,28 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         n0 = len([s for s in out.steps if s.status == "found"])
         _search(ctx, side, f"{a}..{b}")
         rec["unlocated"] = len([s for s in out.steps if s.status == "found"]) == n0
+
+
+def side_llr(pool: Pool, side: list, sign: float, d1: float) -> float:
+    """When to stop looking, not a claim: the log likelihood ratio of "a step of ``d1`` (log scale)
+    in the direction ``sign`` at one of the places a step could split the measured commits of
+    ``side``, each place equally likely" against "no step", from the difference of the mean after
+    the split and the mean before it (each commit's mean weighted by its layouts, pooled variance
+    s^2): per split (d * d1 - d1^2 / 2) / (s^2 (1/n_before + 1/n_after)), averaged as likelihood
+    ratios.  Under no step it drifts down as layouts are added (Wald's test stops at its lower
+    boundary); under a step of d1 it drifts up.  -inf with fewer than two measured commits."""
+    ms = [pool.y[c] for c in side if c in pool.y and pool.y[c].size]
+    s2, _ = pool.var()
+    if len(ms) < 2 or not s2 > 0:
+        return -math.inf
+    n = np.array([y.size for y in ms], dtype=float)
+    cum = np.cumsum([y.sum() for y in ms])
+    nl = np.cumsum(n)[:-1]
+    nr = n.sum() - nl
+    d = sign * ((cum[-1] - cum[:-1]) / nr - cum[:-1] / nl)
+    ll = (d * d1 - d1 * d1 / 2.0) / (s2 * (1.0 / nl + 1.0 / nr))
+    top = float(ll.max())
+    return top + math.log(float(np.mean(np.exp(ll - top))))
 
 
 def side_evidence(pool: Pool, side: list, sign: float) -> float:

@@ -159,6 +159,32 @@ def test_side_evidence_is_the_largest_split_z_in_the_direction():
     assert decide.side_evidence(pool, ["a", "x"], +1.0) == -math.inf
 
 
+def test_side_llr_averages_the_splits_likelihood_ratios_of_a_step_of_d1():
+    """Where a side test stops: log of the mean over the splits of exp((d d1 - d1^2/2) / se^2),
+    d = mean after the split - mean before (in the direction), pooled variance."""
+    pool = decide.Pool()
+    pool.add("a", _groups([0.0, 0.2]))
+    pool.add("b", _groups([1.0, 1.2]))
+    pool.add("c", _groups([1.0, 1.2]))
+    s2 = 0.02 * 3 / 3
+    side = ["a", "x", "b", "c"]  # x: not measured, left out
+    d1 = 0.5
+    v1, v2 = s2 * (1 / 2 + 1 / 4), s2 * (1 / 4 + 1 / 2)  # a | b c, a b | c
+    up = [(1.0 * d1 - d1 * d1 / 2) / v1, (0.5 * d1 - d1 * d1 / 2) / v2]
+    assert decide.side_llr(pool, side, +1.0, d1) == pytest.approx(math.log((math.exp(up[0]) + math.exp(up[1])) / 2))
+    down = [(-1.0 * d1 - d1 * d1 / 2) / v1, (-0.5 * d1 - d1 * d1 / 2) / v2]
+    assert decide.side_llr(pool, side, -1.0, d1) == pytest.approx(math.log((math.exp(down[0]) + math.exp(down[1])) / 2))
+    assert decide.side_llr(pool, ["a", "x"], +1.0, d1) == -math.inf
+    # no step among equal commits: the more layouts, the less likely a step of d1 (Wald's drift)
+    flat = decide.Pool()
+    for c in "pq":
+        flat.add(c, _groups([0.0, 0.1, -0.1, 0.05, -0.05]))
+    few = decide.side_llr(flat, ["p", "q"], +1.0, 0.1)
+    for c in "pq":
+        flat.add(c, _groups([0.0, 0.1, -0.1, 0.05, -0.05] * 4))
+    assert decide.side_llr(flat, ["p", "q"], +1.0, 0.1) < few < 0
+
+
 def test_posterior_puts_the_step_where_the_probes_say():
     pool = decide.Pool()
     sub = ["g", "p1", "p2", "p3", "b"]
