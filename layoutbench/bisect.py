@@ -1190,7 +1190,7 @@ class Abort(LayoutbenchError):
     exit_code = 128
 
 
-JUDGE_EXIT = {"good": 0, "bad": 1, "uncertain": 125, "skip": 125}
+JUDGE_EXIT = {"good": 0, "bad": 1, "between": 1, "uncertain": 125, "skip": 125}  # between: a change on both sides
 
 
 def judge(store: Store, profile: Profile, s: Settings, rev: str | None, good: str | None, bad: str | None,

@@ -123,6 +123,10 @@ def test_a_probe_between_two_steps_is_marked_bad_and_both_steps_are_named(tmp_pa
     assert v["cost"]["failed_builds"] == 0
     verbs = marks(store)
     assert ("bad", sha(m, 2)) in verbs and not [x for x in verbs if x[0] == "skip"], verbs
+    # `git bisect run` with judge: the commit between the steps is bad (exit 1; it was a KeyError)
+    p = lb("judge", "minikernel", "--repo", m["repo"], "--good", m["good"], "--bad", m["bad"], *CG, "--store", str(store),
+           "--commit", sha(m, 2), "--json", check=False)
+    assert p.returncode == 1 and json.loads(p.stdout)["verdict"] == "between", (p.stdout, p.stderr)
 
 
 def test_an_interrupted_bisection_resumes_without_repeating_probes(hist, tmp_path):
