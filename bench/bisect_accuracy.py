@@ -105,8 +105,8 @@ def main() -> None:
     before = export(a.before, base / "before") if a.before else None
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    print(f"bisect accuracy: {a.histories} histories per regression size ({', '.join(f'{x:g}%' for x in pcts)}"
-          + "".join(f", {p1:g}%+{p2:g}%" for p1, p2 in pairs) + f") + {a.null} without, {a.commits} commits each; metric cg_cost (cachegrind, {a.args}); layoutbench: "
+    sizes = [f"{x:g}%" for x in pcts] + [f"{p1:g}%+{p2:g}%" for p1, p2 in pairs]
+    print(f"bisect accuracy: {a.histories} histories per regression size ({', '.join(sizes)}) + {a.null} without, {a.commits} commits each; metric cg_cost (cachegrind, {a.args}); layoutbench: "
           f"{a.layouts} random layouts per probe (looks up to {a.max_layouts}), 95%, min effect 0.5%; single layout: "
           f"default link, 1 run per probe")
     if before:
@@ -146,7 +146,9 @@ def main() -> None:
         named = [st["culprit"] for st in v.get("steps", []) if st["status"] == "found"]
         ours = call(v.get("culprit"), v["status"])
         if two:  # every change point it named, in order; a wrong one marked
-            ours = ",".join(f"#{idx[c]}" + ("" if c in truth else "!") for c in named) or v["status"]
+            ours = ",".join(f"#{idx[c]}" + ("" if c in truth else "!") for c in named) or (
+                f"range #{min(idx[c] for c in v['range'])}..#{max(idx[c] for c in v['range'])}"
+                if v["status"] == "range" and v.get("range") else v["status"])
         theirs = call(sl.get("culprit"), "found")
         e = v.get("effect") or v["endpoints"]
         sizes = [r["pct"] for r in m["regressions"]]
@@ -166,6 +168,10 @@ def main() -> None:
             row["before_wrong"] = planted and old.get("culprit") not in (None, m["regression"])
         if two:  # the first bad commit reported is a true step; any named commit without one is wrong
             row["ours_ok"], row["theirs_ok"] = v.get("culprit") in truth, sl.get("culprit") in truth
+            earliest = m["regressions"][0]["sha"]
+            row["ours_first"], row["theirs_first"] = v.get("culprit") == earliest, sl.get("culprit") == earliest
+            if old is not None:
+                row["before_first"] = old.get("culprit") == earliest
             if old is not None:
                 row["before_ok"] = old.get("culprit") in truth
                 row["before_wrong"] = old.get("culprit") not in truth | {None}
@@ -205,8 +211,9 @@ def main() -> None:
         ok = sum(r[key + "_ok"] for r in pl)
         wrong = sum(r[key + "_wrong"] for r in pl)
         both = f"{sum(r['both'] for r in pl):>3}/{len(pl):<2}" if key == "ours" else f"{'-':>6}"
+        first = sum(r[key + "_first"] for r in pl)
         print(f"{name:<38} {label:>6} {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
-              f"{both}  {wrong:>3}/{len(pl):<3}  {n:>8.1f}")
+              f"{both}  {wrong:>3}/{len(pl):<3}  {n:>8.1f}  (the earliest step: {first}/{len(pl)})")
 
     def null_line(name, key, cost):
         nl = [r for r in rows if not r["planted"]]
