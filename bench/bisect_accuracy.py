@@ -68,7 +68,7 @@ def main() -> None:
     ap.add_argument("--histories", type=int, default=20, help="histories with a planted regression")
     ap.add_argument("--null", type=int, default=20, help="histories with layout-only/ordinary commits only")
     ap.add_argument("--commits", type=int, default=8, help="commits per history (after the import)")
-    ap.add_argument("--regression-pct", default="0.5,1,3", help="regression sizes to sweep (percent, comma list)")
+    ap.add_argument("--regression-pct", default="0.5,1,3", help="regression sizes to sweep (percent, comma list; \"\" for none, e.g. with --two)")
     ap.add_argument("--two", default="", help="two-step pairs, first+second size in percent (e.g. 1+3,3+1,2+2): "
                     "--histories histories each")
     ap.add_argument("--seed", type=int, default=100, help="seed of the first history")
