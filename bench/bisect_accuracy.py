@@ -19,8 +19,21 @@ same histories.  Both use one store and one object cache (the cachegrind runs ar
 deterministic, so a run stored by one is what the other would measure; each bisection's
 state is cleared before the next starts, and each counts every run it used).
 
+With ``--two 1+3,3+1`` it also runs, per pair, N histories with two planted steps (the first
+of 1%, the second of 3% more; make_history's seeded commits in the second and third quarters)
+and reports whether layoutbench named both, whether the first bad commit it reported is a
+true step, whether it named a commit without a step, and its runs, beside the single-layout
+bisection (which names one commit at most).
+
+Every row also gets an *oracle* line: the runs a bisection that knows the layout noise
+sigma_L (the one each history's endpoints measured) needs with fixed-size two-sample z tests,
+90% power at 5% (two-sided): the endpoints sized for the row's change (null rows: the 0.5%
+minimum effect), then ceil(log2 n) probes at alpha / probes, each sized to tell its step's
+midpoint (two-step rows: two searches, each sized for its own step, at alpha / (2 probes));
+no confirmation.  It is computed, not run: the floor of this design at the noise measured.
+
     python bench/bisect_accuracy.py [--histories 20] [--null 20] [--commits 8] [--regression-pct 0.5,1,3]
-                                    [--before 9319707]
+                                    [--two 1+3,3+1,2+2] [--before 9319707]
 """
 
 from __future__ import annotations
@@ -28,6 +41,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -35,6 +49,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from scipy.special import ndtri
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -52,7 +68,9 @@ def main() -> None:
     ap.add_argument("--histories", type=int, default=20, help="histories with a planted regression")
     ap.add_argument("--null", type=int, default=20, help="histories with layout-only/ordinary commits only")
     ap.add_argument("--commits", type=int, default=8, help="commits per history (after the import)")
-    ap.add_argument("--regression-pct", default="0.5,1,3", help="regression sizes to sweep (percent, comma list)")
+    ap.add_argument("--regression-pct", default="0.5,1,3", help="regression sizes to sweep (percent, comma list; \"\" for none, e.g. with --two)")
+    ap.add_argument("--two", default="", help="two-step pairs, first+second size in percent (e.g. 1+3,3+1,2+2): "
+                    "--histories histories each")
     ap.add_argument("--seed", type=int, default=100, help="seed of the first history")
     ap.add_argument("--layouts", type=int, default=4)
     ap.add_argument("--max-layouts", type=int, default=None, help="default: the bisection's own (decide.Plan)")
@@ -78,26 +96,36 @@ def main() -> None:
     say = (lambda m: print(f"    · {m}", file=sys.stderr)) if a.verbose else (lambda m: None)
 
     pcts = [float(x) for x in str(a.regression_pct).split(",") if x]
+    try:
+        pairs = [tuple(float(y) for y in x.split("+")) for x in a.two.split(",") if x]
+    except ValueError:
+        raise SystemExit(f"--two {a.two}: give pairs of sizes in percent, e.g. --two 1+3,3+1") from None
+    if any(len(q) != 2 for q in pairs):
+        raise SystemExit(f"--two {a.two}: each pair is FIRST+SECOND, e.g. 1+3")
     before = export(a.before, base / "before") if a.before else None
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
-    print(f"bisect accuracy: {a.histories} histories per regression size ({', '.join(f'{x:g}%' for x in pcts)}) "
-          f"+ {a.null} without, {a.commits} commits each; metric cg_cost (cachegrind, {a.args}); layoutbench: "
+    sizes = [f"{x:g}%" for x in pcts] + [f"{p1:g}%+{p2:g}%" for p1, p2 in pairs]
+    print(f"bisect accuracy: {a.histories} histories per regression size ({', '.join(sizes)}) + {a.null} without, {a.commits} commits each; metric cg_cost (cachegrind, {a.args}); layoutbench: "
           f"{a.layouts} random layouts per probe (looks up to {a.max_layouts}), 95%, min effect 0.5%; single layout: "
           f"default link, 1 run per probe")
     if before:
         print(f"after: this tree (HEAD {head}, plus any uncommitted change); before: layoutbench at {a.before}")
     print(f"{'history':>8} {'regr':>9} {'layout-only':>12}  {'layoutbench':<14} {'builds':>6} {'runs':>5}   "
           + (f"{'before':<14} {'runs':>5}   " if before else "")
-          + f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6}")
+          + f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6} {'oracle':>6}")
     rows = []
     t0 = time.monotonic()
     specs = [(a.seed + i, True, pct) for pct in pcts for i in range(a.histories)] + \
+        [(a.seed + i, True, pair) for pair in pairs for i in range(a.histories)] + \
         [(a.seed + 1000 + i, False, 0.0) for i in range(a.null)]
     for seed, planted, pct in specs:
-        m = make_history(base / "hist" / f"h{seed}-{pct:g}", a.commits, seed, regression_pct=pct or 3.0,
+        two = isinstance(pct, tuple)
+        name = f"h{seed}-{pct[0]:g}+{pct[1]:g}" if two else f"h{seed}-{pct:g}"
+        m = make_history(base / "hist" / name, a.commits, seed, regression_pct=list(pct) if two else pct or 3.0,
                          regression=planted)
         idx = {c["sha"]: c["index"] for c in m["commits"]}
+        truth = {r["sha"] for r in m["regressions"]}
         s = bisect.Settings(kernel="minikernel", repo=m["repo"], target="cachegrind", metric="cg_cost", args=a.args,
                             layouts=a.layouts, max_layouts=a.max_layouts)
         v = bisect.run(store, prof, s, m["good"], m["bad"], say)
@@ -113,12 +141,21 @@ def main() -> None:
                 return status
             if culprit is None:
                 return status
-            return f"#{idx[culprit]}" + ("" if culprit == m["regression"] else " WRONG" if planted else " (blame)")
+            return f"#{idx[culprit]}" + ("" if culprit in truth else " WRONG" if planted else " (blame)")
 
+        named = [st["culprit"] for st in v.get("steps", []) if st["status"] == "found"]
         ours = call(v.get("culprit"), v["status"])
+        if two:  # every change point it named, in order; a wrong one marked
+            ours = ",".join(f"#{idx[c]}" + ("" if c in truth else "!") for c in named) or (
+                f"range #{min(idx[c] for c in v['range'])}..#{max(idx[c] for c in v['range'])}"
+                if v["status"] == "range" and v.get("range") else v["status"])
         theirs = call(sl.get("culprit"), "found")
         e = v.get("effect") or v["endpoints"]
+        sizes = [r["pct"] for r in m["regressions"]]
+        orc = oracle_runs(v["endpoints"]["layout_noise"], sizes, a.commits + 1)
         row = {"seed": seed, "planted": planted, "pct": pct, "regression": m["regression_index"],
+               "two": two, "named": named, "oracle": {"runs": orc},
+               "both": two and truth <= set(named),
                "layout_only": m["layout_only_indices"], "ours": v.get("culprit"), "status": v["status"],
                "ours_ok": (v.get("culprit") == m["regression"]) if planted else v["status"] in ("noise", "not-shown"),
                "theirs": sl.get("culprit"),
@@ -129,43 +166,84 @@ def main() -> None:
             row["before_ok"] = (old.get("culprit") == m["regression"]) if planted else \
                 old["status"] in ("noise", "not-shown")
             row["before_wrong"] = planted and old.get("culprit") not in (None, m["regression"])
-        row["ours_wrong"] = planted and v.get("culprit") not in (None, m["regression"])
-        row["theirs_wrong"] = planted and sl.get("culprit") not in (None, m["regression"])
+        if two:  # the first bad commit reported is a true step; any named commit without one is wrong
+            row["ours_ok"], row["theirs_ok"] = v.get("culprit") in truth, sl.get("culprit") in truth
+            earliest = m["regressions"][0]["sha"]
+            row["ours_first"], row["theirs_first"] = v.get("culprit") == earliest, sl.get("culprit") == earliest
+            if old is not None:
+                row["before_first"] = old.get("culprit") == earliest
+            if old is not None:
+                row["before_ok"] = old.get("culprit") in truth
+                row["before_wrong"] = old.get("culprit") not in truth | {None}
+        row["ours_wrong"] = planted and any(c not in truth for c in (named if two else [v.get("culprit")]) if c)
+        row["theirs_wrong"] = planted and sl.get("culprit") not in truth | {None}
         rows.append(row)
-        regr = f"#{m['regression_index']} {pct:g}%" if planted else "-"
+        regr = (",".join(f"#{r['index']}" for r in m["regressions"]) + f" {pct[0]:g}+{pct[1]:g}%" if two
+                else f"#{m['regression_index']} {pct:g}%" if planted else "-")
         was = f"{call(old.get('culprit'), old['status']):<14} {old['cost']['runs']:>5}   " if old is not None else ""
         print(f"{seed:>8} {regr:>9} "
               f"{','.join(map(str, m['layout_only_indices'])):>12}  {ours:<14} {v['cost']['builds']:>6} "
               f"{v['cost']['runs']:>5}   {was}{theirs:<14} {sl['builds']:>6} {sl['runs']:>5}  "
-              f"{100 * (e['ratio'] - 1):>+6.2f}% {100 * e['layout_noise']:>5.2f}%", flush=True)
+              f"{100 * (e['ratio'] - 1):>+6.2f}% {100 * e['layout_noise']:>5.2f}% {orc:>6}", flush=True)
 
     def line(name, key, cost, pct):
         pl = [r for r in rows if r["planted"] and r["pct"] == pct]
+        if not pl:
+            return
+        n = statistics.mean(cost(r)["runs"] for r in pl)
+        if key == "oracle":
+            print(f"{name:<38} {pct:>5g}% {'(computed: the runs only)':<30}  {n:>8.1f}")
+            return
         ok = sum(r[key + "_ok"] for r in pl)
         wrong = sum(r[key + "_wrong"] for r in pl)
-        n = statistics.mean(cost(r)["runs"] for r in pl) if pl else 0
         print(f"{name:<38} {pct:>5g}% {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
-              f"{wrong:>3}/{len(pl):<3}  {n:>8.1f}")
+              f"{'':>6}  {wrong:>3}/{len(pl):<3}  {n:>8.1f}")
+
+    def two_line(name, key, cost, pair):
+        pl = [r for r in rows if r["two"] and r["pct"] == pair]
+        if not pl:
+            return
+        n = statistics.mean(cost(r)["runs"] for r in pl)
+        label = f"{pair[0]:g}+{pair[1]:g}%"
+        if key == "oracle":
+            print(f"{name:<38} {label:>6} {'(computed: the runs only)':<30}  {n:>8.1f}")
+            return
+        ok = sum(r[key + "_ok"] for r in pl)
+        wrong = sum(r[key + "_wrong"] for r in pl)
+        both = f"{sum(r['both'] for r in pl):>3}/{len(pl):<2}" if key == "ours" else f"{'-':>6}"
+        first = sum(r[key + "_first"] for r in pl)
+        print(f"{name:<38} {label:>6} {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
+              f"{both}  {wrong:>3}/{len(pl):<3}  {n:>8.1f}  (the earliest step: {first}/{len(pl)})")
 
     def null_line(name, key, cost):
         nl = [r for r in rows if not r["planted"]]
         if nl:
+            n = statistics.mean(cost(r)["runs"] for r in nl)
+            if key == "oracle":
+                print(f"{name:<38} {'null':>6} {'(computed: the runs only)':<30}  {n:>8.1f}")
+                return
             ok = sum(r[key + "_ok"] for r in nl)
-            print(f"{name:<38} {'null':>6} {ok:>3}/{len(nl):<3} nothing blamed  "
-                  f"{statistics.mean(cost(r)['runs'] for r in nl):>8.1f}")
+            print(f"{name:<38} {'null':>6} {ok:>3}/{len(nl):<3} nothing blamed  {'':>14}  {n:>8.1f}")
 
     engines = [("layoutbench bisect (after)" if before else "layoutbench bisect (K layouts)", "ours",
                 lambda r: r["cost"])]
     if before:
         engines.append((f"layoutbench bisect (before, {a.before})", "before", lambda r: r["before"]))
+    engines.append(("oracle (knows sigma_L, fixed z tests)", "oracle", lambda r: r["oracle"]))
     engines.append(("single layout (default, 1 run)", "theirs", lambda r: r["single"]))
     print()
-    print(f"{'':<38} {'regr.':>6} {'right culprit':<14} {'wrong':<8} {'runs':>8}  (mean per history)")
+    print(f"{'':<38} {'regr.':>6} {'right culprit':<14} {'both':>6}  {'wrong':<7}  {'runs':>8}  (mean per history)")
     for pct in pcts:
         for name, key, cost in engines:
             line(name, key, cost, pct)
+    for pair in pairs:
+        for name, key, cost in engines:
+            two_line(name, key, cost, pair)
     for name, key, cost in engines:
         null_line(name, key, cost)
+    if pairs:
+        print("two-step rows: 'right culprit' = the first bad commit reported is a planted step; 'both' = both "
+              "steps named; 'wrong' = a commit without a step named (layoutbench: any of its change points)")
     wrong = [r for r in rows if r["planted"] and not r["ours_ok"]]
     if wrong:
         print("layoutbench misses: " + ", ".join(f"seed {r['seed']}: {r['status']}" for r in wrong))
@@ -173,6 +251,35 @@ def main() -> None:
           f"both bisections: their builds overlap), runs count cachegrind runs")
     if tmp:
         tmp.cleanup()
+
+
+def oracle_runs(sigma: float, sizes: list[float], n: int, alpha: float = 0.05,
+                min_effect: float = 0.005) -> int:
+    """Runs of the oracle bisection (see the module's docstring) at layout noise ``sigma`` (log
+    scale, one run per layout) over ``n`` commits (GOOD and BAD included), for planted steps of
+    ``sizes`` percent (none: a null range, sized for ``min_effect``)."""
+    from layoutbench import decide
+
+    za, zb = float(ndtri(1 - alpha / 2)), float(ndtri(0.9))
+    total = math.log1p(sum(sizes) / 100) if sizes else math.log1p(min_effect)
+    ne0 = max(2, math.ceil(2 * (sigma * (za + zb) / total) ** 2))  # layouts a side at the endpoints
+    if not sizes:
+        return 2 * ne0
+    probes = decide.planned_probes(n)
+    zp = float(ndtri(1 - alpha / (probes * len(sizes))))
+
+    def runs(ne: int) -> float:
+        out = 2 * ne
+        for size in sizes:  # one search per step, its probes sized to tell the step's midpoint
+            # the midpoint is estimated from both endpoints (the sizes are known): variance sigma^2 / (2 ne)
+            rest = (math.log1p(size / 100) / 2 / sigma / zp) ** 2 - 1 / (2 * ne)
+            if rest <= 0:
+                return math.inf
+            out += probes * math.ceil(1 / rest - 1e-9)
+        return out
+
+    # more endpoint layouts make the probes' midpoints sharper: the cheapest split is the floor
+    return int(min(runs(ne) for ne in range(ne0, ne0 + 400)))
 
 
 def export(rev: str, dest: Path) -> Path:

@@ -347,9 +347,9 @@ class Journal:
             extra["target"] = target  # the machine that judged it (GOOD and BAD measured there too)
         if self.places is not None:
             extra.update(self.places.place_of(target))  # the labgrid place of that slot
-        if j.verdict in ("good", "bad"):
-            self.b.mark(j.verdict, commit, j.describe(), "measured", subject=subj, layouts=j.layouts, runs=j.runs,
-                        **extra)
+        if j.verdict in ("good", "bad", "between"):  # between (a change on both sides): bad, as decide's own journal
+            self.b.mark("bad" if j.verdict == "between" else j.verdict, commit, j.describe(), "measured", subject=subj,
+                        layouts=j.layouts, runs=j.runs, **extra)
         else:
             why = "uncertain" if j.verdict == "uncertain" else "build"
             self.b.mark("skip", commit, j.describe(), "measured", subject=subj, why=why, layouts=j.layouts,
@@ -1190,7 +1190,7 @@ class Abort(LayoutbenchError):
     exit_code = 128
 
 
-JUDGE_EXIT = {"good": 0, "bad": 1, "uncertain": 125, "skip": 125}
+JUDGE_EXIT = {"good": 0, "bad": 1, "between": 1, "uncertain": 125, "skip": 125}  # between: a change on both sides
 
 
 def judge(store: Store, profile: Profile, s: Settings, rev: str | None, good: str | None, bad: str | None,

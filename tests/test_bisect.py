@@ -112,6 +112,23 @@ def test_a_history_of_layout_only_commits_blames_nobody_and_claims_no_equivalenc
     assert sl["agrees"] is False
 
 
+def test_a_probe_between_two_steps_is_marked_bad_and_both_steps_are_named(tmp_path, workdir):
+    # two 2% steps (#1, #3): commit 2 differs from GOOD and from BAD ("between"); on real builds it
+    # was marked as a skipped build and the verdict was a range of all three commits
+    m = make_history(tmp_path / "repo", 4, seed=100, regression_at=[1, 3], regression_pct=[2.0, 2.0], layout_only=[4])
+    store = tmp_path / "r.sqlite"
+    v = bisect_json(m, store, "--no-shadow")
+    assert v["status"] == "found" and v["culprit"] == sha(m, 1), v["message"]
+    assert [st["culprit"] for st in v["steps"] if st["status"] == "found"] == [sha(m, 1), sha(m, 3)]
+    assert v["cost"]["failed_builds"] == 0
+    verbs = marks(store)
+    assert ("bad", sha(m, 2)) in verbs and not [x for x in verbs if x[0] == "skip"], verbs
+    # `git bisect run` with judge: the commit between the steps is bad (exit 1; it was a KeyError)
+    p = lb("judge", "minikernel", "--repo", m["repo"], "--good", m["good"], "--bad", m["bad"], *CG, "--store", str(store),
+           "--commit", sha(m, 2), "--json", check=False)
+    assert p.returncode == 1 and json.loads(p.stdout)["verdict"] == "between", (p.stdout, p.stderr)
+
+
 def test_an_interrupted_bisection_resumes_without_repeating_probes(hist, tmp_path):
     store = tmp_path / "r.sqlite"
     cmd = [sys.executable, "-m", "layoutbench.cli", "bisect", "minikernel", f"{hist['good']}..{hist['bad']}",

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Make a git history of the minikernel to bisect: seeded, with a planted regression.
+"""Make a git history of the minikernel to bisect: seeded, with one or two planted regressions.
 
     python kernels/minikernel/make_history.py /tmp/hist --commits 10 --seed 3 \\
         [--regression-at 6] [--regression-pct 3] [--layout-only 2,4,8] [--broken 3:5] [--no-regression]
+    python kernels/minikernel/make_history.py /tmp/hist --commits 16 --seed 3 \\
+        [--regression-at 5,11] --regression-pct 1,3
 
 The repository gets the minikernel's tree at its top (use it with
 ``layoutbench ... --repo /tmp/hist``) and ``1 + commits`` commits:
@@ -13,6 +15,9 @@ The repository gets the minikernel's tree at its top (use it with
   cold function that grows;
 - one ``regression`` commit makes the hot path slower: ``cksum_fold`` (called for every
   checksum of every packet) spins a calibrated number of extra iterations;
+- or two (``--regression-pct 1,3``: two sizes, in order): the first adds the loop as above,
+  the second raises its count by the second size's iterations (two change points in one
+  function; their commits default to a seeded one in each of the second and third quarters);
 - a ``broken`` range ``A:B``: commit A adds a helper with an unused variable, which
   ``-Werror`` turns into a build failure, and commit B (exclusive end) fixes it; a quirk
   file that repairs the range (``EXTRA_CFLAGS=-Wno-error=unused-variable``) and one with
@@ -108,8 +113,19 @@ def _add_to_list(makefile: Path, var: str, path: str) -> None:
     makefile.write_text(text[:m.end()] + path + " " + text[m.end():])
 
 
-def make_history(path, n_commits: int = 10, seed: int = 0, regression_at: int | None = None,
-                 regression_pct: float = 3.0, layout_only: list[int] | None = None,
+def _pair(x, what: str) -> list | None:
+    """Two values given as a list/tuple (two regressions); None for one value."""
+    if not isinstance(x, (list, tuple)):
+        return None
+    if len(x) == 1:
+        return None
+    if len(x) != 2:
+        raise ValueError(f"{what}: one or two values, not {len(x)}")
+    return list(x)
+
+
+def make_history(path, n_commits: int = 10, seed: int = 0, regression_at: int | list[int] | None = None,
+                 regression_pct: float | list[float] = 3.0, layout_only: list[int] | None = None,
                  broken_range: tuple[int, int] | None = None, regression: bool = True,
                  src: Path = SRC) -> dict:
     """Create the repository at ``path`` (replaced if it exists) and return its manifest.
@@ -117,6 +133,9 @@ def make_history(path, n_commits: int = 10, seed: int = 0, regression_at: int | 
     Commit indices count from 1 (commit 0 is the import).  ``regression_at`` defaults to
     a seeded commit in the middle third; ``layout_only`` defaults to about 40% of the other
     commits, seeded; ``broken_range=(a, b)`` makes commits a..b-1 fail to build (b fixes it).
+
+    Two regressions: ``regression_pct=[p1, p2]`` with ``regression_at=[i1, i2]`` (i1 < i2) or
+    None (seeded): commit i1 plants a step of p1%, commit i2 a further step of p2%.
     """
     path = Path(path).resolve()
     rng = random.Random(seed)
@@ -127,13 +146,30 @@ def make_history(path, n_commits: int = 10, seed: int = 0, regression_at: int | 
     _git(path, "add", "-A")
     _git(path, "commit", "-q", "-m", "import minikernel")
     idx = list(range(1, n_commits + 1))
+    pcts, ats = _pair(regression_pct, "regression_pct"), _pair(regression_at, "regression_at")
+    if isinstance(regression_pct, (list, tuple)) and pcts is None:
+        regression_pct = regression_pct[0]
+    if isinstance(regression_at, (list, tuple)) and ats is None:
+        regression_at = regression_at[0]
+    if ats is not None and pcts is None:
+        raise ValueError("two regression commits need two sizes (regression_pct=[p1, p2])")
+    second = None  # (index, iterations) of the second regression
+    if pcts is not None and regression:
+        if ats is None:
+            q = max(1, n_commits // 4)
+            ats = [rng.randint(q, max(q, 2 * q)), 0]
+            ats[1] = rng.randint(max(ats[0] + 1, 2 * q + 1), max(ats[0] + 1, 2 * q + 1, 3 * q))
+        if not (1 <= ats[0] < ats[1] <= n_commits):
+            raise ValueError(f"regression commits {ats[0]},{ats[1]} must satisfy 1 <= first < second <= {n_commits}")
+        regression_at, regression_pct = ats[0], pcts[0]
+        second = (ats[1], max(1, round(ITERS_PER_PCT * pcts[1])))
     if regression and regression_at is None:
         lo, hi = max(1, n_commits // 3), max(1, (2 * n_commits) // 3)
         regression_at = rng.randint(lo, max(lo, hi))
     if not regression:
         regression_at = None
     if layout_only is None:
-        others = [i for i in idx if i != regression_at]
+        others = [i for i in idx if i != regression_at and (second is None or i != second[0])]
         layout_only = sorted(rng.sample(others, k=max(1, round(0.4 * len(others))))) if others else []
     if broken_range is not None:
         a, b = broken_range
@@ -165,6 +201,15 @@ def make_history(path, n_commits: int = 10, seed: int = 0, regression_at: int | 
             f.write_text(text.replace(REGRESSION_OLD, REGRESSION_NEW.replace("{n}", str(iters)), 1))
             kinds.append("regression")
             subject.append("checksum: fold carries defensively")
+        if second is not None and i == second[0]:
+            f = path / "lib" / "checksum.c"
+            text = f.read_text()
+            old = REGRESSION_NEW.replace("{n}", str(iters))
+            if old not in text:
+                raise RuntimeError("lib/checksum.c lost the first regression's loop; update make_history.py")
+            f.write_text(text.replace(old, REGRESSION_NEW.replace("{n}", str(iters + second[1])), 1))
+            kinds.append("regression")
+            subject.append("checksum: fold the carries more times (paranoid)")
         if i in layout_only:
             if rng.random() < 0.5 and drivers:
                 name = drivers.pop()
@@ -201,6 +246,10 @@ def make_history(path, n_commits: int = 10, seed: int = 0, regression_at: int | 
         "repo": str(path), "seed": seed, "commits": commits, "good": by[0], "bad": by[n_commits],
         "regression": by.get(regression_at) if regression_at else None, "regression_index": regression_at,
         "regression_pct": regression_pct if regression_at else 0.0, "regression_iterations": iters,
+        # every planted step in order: commit, index, size (percent of cg_cost) and the iterations it adds
+        "regressions": ([{"sha": by[regression_at], "index": regression_at, "pct": regression_pct,
+                          "iterations": iters}] if regression_at else [])
+        + ([{"sha": by[second[0]], "index": second[0], "pct": pcts[1], "iterations": second[1]}] if second else []),
         "layout_only": [by[i] for i in layout_only], "layout_only_indices": list(layout_only),
         "broken": [by[i] for i in range(*broken_range)] if broken_range else [],
         "broken_range": list(broken_range) if broken_range else None, "quirks": None, "quirks_patch": None,
@@ -245,8 +294,8 @@ def main() -> None:
     ap.add_argument("path", type=Path, help="where to create the repository (replaced if it exists)")
     ap.add_argument("--commits", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--regression-at", type=int)
-    ap.add_argument("--regression-pct", type=float, default=3.0)
+    ap.add_argument("--regression-at", help="the regression's commit index; two (e.g. 3,9) with two sizes")
+    ap.add_argument("--regression-pct", default="3", help="its size in %% of cg_cost; two (e.g. 1,3): two regressions")
     ap.add_argument("--no-regression", action="store_true", help="only layout-only and ordinary commits")
     ap.add_argument("--layout-only", help="comma-separated commit indices (default: seeded, ~40%%)")
     ap.add_argument("--broken", help="A:B: commits A..B-1 do not build, B fixes them")
@@ -258,7 +307,20 @@ def main() -> None:
         return
     lo = [int(x) for x in a.layout_only.split(",") if x] if a.layout_only is not None else None
     br = tuple(int(x) for x in a.broken.split(":")) if a.broken else None
-    m = make_history(a.path, a.commits, a.seed, a.regression_at, a.regression_pct, lo, br, not a.no_regression)
+    try:
+        pct = [float(x) for x in a.regression_pct.split(",")]
+        at = [int(x) for x in a.regression_at.split(",")] if a.regression_at else None
+    except ValueError:
+        raise SystemExit(f"--regression-at {a.regression_at} / --regression-pct {a.regression_pct}: "
+                         "give numbers, one or two comma-separated (e.g. --regression-at 3,9 --regression-pct 1,3)")
+    if at is not None and len(at) != len(pct):
+        raise SystemExit(f"--regression-at {a.regression_at} names {len(at)} commit(s) but --regression-pct "
+                         f"{a.regression_pct} {len(pct)} size(s): give as many of each")
+    try:
+        m = make_history(a.path, a.commits, a.seed, at if at is None or len(at) > 1 else at[0],
+                         pct if len(pct) > 1 else pct[0], lo, br, not a.no_regression)
+    except ValueError as e:
+        raise SystemExit(f"make_history: {e}")
     for c in m["commits"]:
         print(f"{c['index']:3} {c['sha'][:12]} {c['kind']:22} {c['subject']}")
     print(f"manifest: {a.path.resolve().parent / (a.path.resolve().name + '.manifest.json')}")
