@@ -96,7 +96,7 @@ patch = "{patch}"
 def _git(repo: Path, *args: str, when: int = 0) -> str:
     import os
 
-    date = f"2026-01-01T00:00:00Z" if not when else f"@{1767225600 + 60 * when} +0000"
+    date = "2026-01-01T00:00:00Z" if not when else f"@{1767225600 + 60 * when} +0000"
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
                           env={**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}).stdout.strip()
 
