@@ -102,6 +102,11 @@ SIDE_Z = 1.0
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
 SIDE_Z_FAR = 2.0
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
+#: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
+#: NOISE_EFFECT x min_effect is shown with probability NOISE_POWER at the pooled noise
+#: (:func:`noise_cap`), never beyond ``Plan.noise_top``.
+NOISE_EFFECT = 2.0
+NOISE_POWER = 0.9
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,12 @@ class Plan:
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints (expensive)
     test_layouts: int = 40  #: the furthest a test looks without --prove-null
     budget: int | None = None  #: runs the whole bisection may spend (None: no cap)
+
+    @property
+    def noise_top(self) -> int:
+        """The furthest a test looks at a noisy benchmark (:func:`noise_cap`): 3x the cap, at most
+        ``max_layouts``."""
+        return max(self.cap, min(self.max_layouts, 3 * self.cap))
 
     @property
     def alpha(self) -> float:
@@ -146,6 +157,31 @@ class Plan:
     def check(self) -> None:
         if self.spending not in SPENDING:
             raise ValueError(f"spending must be one of {', '.join(SPENDING)}")
+
+
+def noise_cap(plan: Plan, s2: float, ns: tuple, level: float, one_sided: bool = False) -> int:
+    """Layouts per side at which a test with looks ``ns`` at ``level`` shows a change of
+    NOISE_EFFECT x min_effect with probability NOISE_POWER when a layout's value has variance
+    ``s2`` (the pooled estimate): between ``plan.cap`` (also when s2 is not known, or with no
+    minimum effect to scale by) and ns[-1]."""
+    if not (s2 > 0 and math.isfinite(s2)) or ns[-1] <= plan.cap or not plan.min_effect > 0:
+        return min(plan.cap, ns[-1])
+    c = gs_boundary(tuple(ns), level, one_sided=one_sided) + float(ndtri(NOISE_POWER))
+    delta = NOISE_EFFECT * math.log1p(plan.min_effect)
+    return max(plan.cap, min(ns[-1], math.ceil(2.0 * s2 * (c / delta) ** 2)))
+
+
+def extended(first: int, cap: int, top: int) -> list[int]:
+    """The looks of a test that stops at ``cap`` at a quiet benchmark and may go on to ``top`` at a
+    noisy one: schedule(first, cap), then GROWTH times the last, ... up to top."""
+    out = schedule(first, cap)
+    while out[-1] < top:
+        out.append(min(top, max(out[-1] + 1, math.ceil(GROWTH * out[-1]))))
+    return out
+
+
+def _top_looks(plan: Plan) -> tuple:
+    return tuple(extended(max(MIN_LAYOUTS, plan.layouts), plan.cap, plan.noise_top))
 
 
 def schedule(first: int, top: int) -> list[int]:
@@ -392,23 +428,29 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
     looks = plan.looks()
+    noisy = cap is None and not plan.prove_null and plan.noise_top > plan.cap
+    if noisy:  # a quiet benchmark stops at plan.cap, a noisy one may go on (noise_cap)
+        looks = [(k, plan.runs) for k in extended(max(MIN_LAYOUTS, plan.layouts), plan.cap, plan.noise_top)]
     if cap is not None:
         looks = [(k, r) for k, r in looks if k < cap] + [(cap, plan.runs)]
         looks = [lk for i, lk in enumerate(looks) if i == 0 or lk[0] > looks[i - 1][0]]
     t = None
     ns = tuple(k for k, _ in looks)
+    stop = looks[-1][0]
     for j, (k, r) in enumerate(looks):
         k = max(k, min(pool.n(good), pool.n(bad)))
         _measure(tr, good, k, r)
         _measure(tr, bad, k, r)
         t = ztest(pool, good, bad)
+        if noisy:  # the boundary is the whole design's: stopping before its last look keeps the level
+            stop = noise_cap(plan, pool.var()[0], ns, a)
         if t.crosses(ns, a) and abs(t.est) >= m:
             return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a)
         if abs(t.est) + t.half_width(a) < m:  # an equivalence shown on the way: say it (cheap at low noise)
             return Ends("noise", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,
                         f"its always-valid {100 * (1 - a):.3g}% interval lies within ±{100 * plan.min_effect:g}%: "
                         f"a change of {100 * plan.min_effect:g}% or more is ruled out")
-        if k >= looks[-1][0] or (go_on is not None and not go_on(k)):
+        if k >= stop or (go_on is not None and not go_on(k)):
             break
     more = layouts_to_rule_out(t, m, a)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
@@ -451,7 +493,8 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
     r = plan.runs
     k = MIN_LAYOUTS
     jd = Judgement("uncertain", level=a)
-    cap = min(plan.max_layouts, 2 * plan.cap)  # in a range with a shown change a probe may look further
+    # in a range with a shown change a probe may look further: twice the endpoints' cap (noise_cap)
+    cap = min(plan.max_layouts, 2 * noise_cap(plan, pool.var()[0], _top_looks(plan), plan.alpha))
     try:
         while True:
             for c in (good, bad):
@@ -506,7 +549,10 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     m = math.log1p(plan.min_effect)
     shown, k, size = None, 0, math.nan
     r = plan.runs
-    ns = tuple(schedule(plan.layouts, cap or plan.cap))
+    top = cap or plan.cap
+    if top < plan.noise_top:  # at a noisy benchmark: far enough to show 2x the minimum effect (noise_cap)
+        top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
+    ns = tuple(schedule(plan.layouts, top))
     try:
         for k in ns:
             ya = pool.add_fresh(last_good, used, tr.groups_after(last_good, used, k, r))
@@ -831,19 +877,25 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dic
     measured them): layouts per test from the always-valid boundaries, runs in all."""
     d = abs(math.log(ratio)) / noise if noise > 0 else math.inf
 
-    def n_for(z_gap: float, level: float, first: int, sign: int = 0) -> int:
-        """The first look of the test's schedule at which it rejects with probability ~80%."""
-        ns = tuple(schedule(max(MIN_LAYOUTS, first), plan.cap))
-        c = gs_boundary(ns, level, one_sided=bool(sign)) + 0.84
-        return next((n for n in ns if z_gap * math.sqrt(n / 2.0) >= c), ns[-1])
+    s2 = noise * noise
+    top = _top_looks(plan)
 
-    ends = n_for(d, plan.alpha, plan.layouts)
+    def n_for(z_gap: float, level: float, ns: tuple, stop: int, sign: int = 0) -> int:
+        """The first look of the test's schedule at which it rejects with probability ~80%
+        (else where it stops: :func:`noise_cap`)."""
+        c = gs_boundary(ns, level, one_sided=bool(sign)) + 0.84
+        return next((n for n in ns if n >= stop or z_gap * math.sqrt(n / 2.0) >= c), ns[-1])
+
+    ends = n_for(d, plan.alpha, top, noise_cap(plan, s2, top, plan.alpha))
     probes = planned_probes(n_commits)
     a = probe_level(plan.alpha, 1, probes)
     bound = math.log((1 - a) / a)
     # Wald's expected sample size, with the overshoot of the looks and the endpoints' own noise
-    per_probe = min(2 * plan.cap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
-    conf = n_for(d, family_level(plan.alpha, 1), plan.layouts, sign=1)
+    pcap = min(plan.max_layouts, 2 * noise_cap(plan, s2, top, plan.alpha))
+    per_probe = min(pcap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
+    lc = family_level(plan.alpha, 1)
+    cns = tuple(schedule(plan.layouts, noise_cap(plan, s2, top, lc, one_sided=True)))
+    conf = n_for(d, lc, cns, cns[-1], sign=1)
     refs = max(ends, per_probe)  # GOOD and BAD follow the probes
     # the confirmation measures only its fresh seeds (beyond every seed a decision used)
     runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf)

@@ -143,7 +143,8 @@ def test_a_spent_budget_says_not_shown_and_what_would_rule_it_out():
     seen = 0
     for i in range(20):
         p = sim.SimProber(sc, np.random.default_rng(80_000 + i))
-        e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan(test_layouts=8))
+        # max_layouts 8: no further look at a noisy benchmark either (decide.noise_cap)
+        e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan(test_layouts=8, max_layouts=8))
         assert e.status in ("differs", "not-shown")
         if e.status == "not-shown":
             seen += 1
@@ -296,3 +297,35 @@ def test_share_test_tells_a_part_from_the_whole():
     whole = prober({"g": 0.0, "lg": 0.0, "c": 0.03, "b": 0.03})
     assert decide.share_test(part, ("g", "lg", "c", "b"), 0.7, 1) < 0.01
     assert decide.share_test(whole, ("g", "lg", "c", "b"), 0.7, 1) > 0.5
+
+
+def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
+    """Run noise 2% (1% of runs 10x that), 3 runs a layout, a 1 sigma_L step (16 commits): the
+    caps scale with the pooled noise (decide.noise_cap), so the step is named in most histories
+    (with the caps fixed at 40 layouts: 33% of 200, most 'not shown'); never a wrong commit; at
+    a quiet benchmark the caps stay at 40 (and 80 for a probe)."""
+    sc = sim.Scenario("noisy", "step", 1.0, sigma_r=0.02, runs=3, outliers=0.01)
+    r = sim.rates(sc, decide.Plan(runs=3, max_runs=3), 40, seed0=0)
+    assert r["right"] >= 0.65 and r["wrong"] == 0, r
+    plan = decide.Plan()
+    top = decide._top_looks(plan)
+    assert top[:7] == (4, 6, 9, 14, 21, 32, 40) and top[-1] == plan.noise_top == 120
+    assert decide.noise_cap(plan, 0.0104 ** 2, top, 0.05) == 40  # sigma_L 1%, sigma_R 0.3%
+    assert 60 <= decide.noise_cap(plan, 0.016 ** 2, top, 0.05) <= 100
+    assert decide.noise_cap(plan, 0.05 ** 2, top, 0.05) == 120 and decide.noise_cap(plan, math.nan, top, 0.05) == 40
+    assert decide.noise_cap(decide.Plan(max_layouts=40), 0.05 ** 2, (4, 40), 0.05) == 40
+
+
+def test_a_noisy_null_pair_differs_at_most_alpha_though_the_test_looks_further():
+    """The endpoints at run noise 2% (outliers, 3 runs): the looks go on beyond 40 layouts
+    (noise_cap; a 0.2% minimum effect: to 120) under the boundary of the whole design, so the
+    level holds: "differs" on at most ~5% of 300 null pairs."""
+    differs = far = 0
+    sc = sim.Scenario("n", "null", commits=1, sigma_r=0.02, runs=3, outliers=0.01)
+    for i in range(300):
+        p = sim.SimProber(sc, np.random.default_rng(7_000 + i))
+        p.epoch[1] = 1
+        e = decide.endpoints(p, "c0", "c1", decide.Plan(runs=3, min_effect=0.002))
+        differs += e.status == "differs"
+        far += e.layouts > 40
+    assert differs / 300 <= 0.075 and far >= 250, (differs / 300, far)
