@@ -14,8 +14,9 @@ so that the same code runs on real builds (``bisect.py``) and in simulation
 
 The model
 ---------
-A layout's value is the **median of the logs of its runs** (one outlier run does not
-move it).  The spread of these per-layout values around their commit's mean is the layout
+A layout's value is a **Huber-type mean of the logs of its runs** (:func:`layout_values`:
+each run pulled to within 2 run-noise sd of the layout's median, then the mean; one outlier
+run moves it little, and at normal run noise it is nearly as efficient as the mean).  The spread of these per-layout values around their commit's mean is the layout
 noise (plus run noise / R); it is a property of the benchmark and the build, so it is
 **pooled over every commit measured** (:class:`Pool`: sum of (n_c - 1) s_c^2 over
 commits, as many degrees of freedom as layouts measured minus commits) instead of being
@@ -115,7 +116,7 @@ class Plan:
 
     layouts: int = 4  #: K at the first look of the endpoints
     max_layouts: int = 128  #: the furthest any test looks (an equivalence proof, --prove-null)
-    runs: int = 1  #: R: runs per layout (their median is the layout's value)
+    runs: int = 1  #: R: runs per layout (their Huber-type mean is the layout's value: layout_values)
     max_runs: int = 1  #: kept for the settings (the layout is the unit: more layouts, not more runs)
     confidence: float = 0.95
     min_effect: float = DEFAULT_MIN_EFFECT
@@ -227,9 +228,35 @@ def probe_level(alpha: float, j: int, planned: int) -> float:
 
 # -- the pooled model ------------------------------------------------------------------------------
 
+CLIP = 2.0  #: a run's log is pulled to within CLIP run-noise sd of its layout's median (layout_values)
+
+
+def run_scale(logs: list) -> float:
+    """The run noise (sd of one run's log) from the runs of every layout given: the median
+    |difference| of two runs of the same layout / (sqrt 2 * 0.6745), consistent at normal noise
+    and moved by an outlier run no more than by any other.  0 when fewer than two layouts have
+    two runs (one layout's three runs with an outlier among them cannot tell it from noise)
+    or when the runs agree."""
+    if sum(x.size > 1 for x in logs) < 2:
+        return 0.0
+    d = [np.abs(x[i] - x[j]) for x in logs if x.size > 1 for i, j in zip(*np.triu_indices(x.size, 1))]
+    return float(np.median(d)) / (math.sqrt(2.0) * 0.6745)
+
+
 def layout_values(groups: dict) -> np.ndarray:
-    """Each layout's value: the median of the logs of its runs, in the order of the groups."""
-    return np.array([float(np.median(np.log(np.asarray(v, dtype=float)))) for v in groups.values() if len(v)])
+    """Each layout's value, in the order of the groups: the mean of the logs of its runs, each
+    first pulled to within CLIP x the run noise (:func:`run_scale`, over every layout of the
+    call) of the layout's median -- a Huber-type mean: at normal run noise nearly as efficient
+    as the mean (the median of 3 runs needs ~1.3x the layouts), and one outlier run moves it by
+    at most CLIP run-noise sd / R.  One run: its log; without a run noise to judge by
+    (run_scale 0): the median."""
+    logs = [np.log(np.asarray(v, dtype=float)) for v in groups.values() if len(v)]
+    c = CLIP * run_scale(logs)
+    out = []
+    for x in logs:
+        med = float(np.median(x))
+        out.append(med + float(np.mean(np.clip(x - med, -c, c))))
+    return np.array(out)
 
 
 class Pool:
