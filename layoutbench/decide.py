@@ -105,7 +105,8 @@ SIDE_Z_FAR = 2.0
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
 #: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
 #: NOISE_EFFECT x min_effect is shown with probability NOISE_POWER at the pooled noise
-#: (:func:`noise_cap`), never beyond ``Plan.noise_top``.
+#: (:func:`noise_cap`), never beyond ``Plan.noise_top``; the endpoints stop there earlier when the
+#: estimate is below min_effect by z(NOISE_POWER) standard errors (a noisy null range: -15% runs)
 NOISE_EFFECT = 2.0
 NOISE_POWER = 0.9
 
@@ -471,6 +472,8 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         t = ztest(pool, good, bad)
         if noisy:  # the boundary is the whole design's: stopping before its last look keeps the level
             stop = noise_cap(plan, pool.var()[0], ns, a)
+            if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
+                stop = k  # beyond the quiet cap only while a change of min_effect is still likely
         if t.crosses(ns, a) and abs(t.est) >= m:
             return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a)
         if abs(t.est) + t.half_width(a) < m:  # an equivalence shown on the way: say it (cheap at low noise)
