@@ -36,7 +36,9 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
 * **Endpoints** (level alpha): a range without a code change is blamed only if this test
   rejects (probability <= alpha).  A change also needs an estimate of at least
   ``min_effect``.  When the test has looked ``plan.test_layouts`` layouts far without
-  showing a change the status is ``not-shown``: "no change of at least X shown; about N
+  showing a change (at a noisy benchmark further, up to ``plan.noise_top``: until a change of
+  twice ``min_effect`` would be shown with 90% power, :func:`noise_cap`, or the estimate is
+  below ``min_effect`` by 1.28 se) the status is ``not-shown``: "no change of at least X shown; about N
   more layouts would rule it out" -- *not* "within layout noise".  That equivalence claim
   is made only when the always-valid interval lies inside +-min_effect (status ``noise``);
   the endpoints look further for it (up to ``max_layouts``) only with ``plan.prove_null``.
@@ -448,10 +450,13 @@ class Ends:
 
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
               go_on=None) -> Ends:
-    """Do GOOD and BAD differ by a change of at least min_effect?  An always-valid test at
-    ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` (the plan's); ``go_on(k)``,
-    when given, may end it earlier (an always-valid test keeps its level whatever decides
-    when it stops)."""
+    """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
+    ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` when given; else up to the
+    plan's cap at a quiet benchmark and on to ``plan.noise_top`` at a noisy one
+    (:func:`noise_cap` from the pooled variance, or sooner once the estimate is below
+    min_effect by z(NOISE_POWER) se), under the boundary of the whole design to noise_top;
+    ``go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
+    whatever decides when)."""
     tr, pool = _pool_of(prober)
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)

@@ -350,3 +350,20 @@ def test_a_noisy_null_pair_differs_at_most_alpha_though_the_test_looks_further()
         differs += e.status == "differs"
         far += e.layouts > 40
     assert differs / 300 <= 0.075 and far >= 250, (differs / 300, far)
+
+
+def test_a_noisy_null_pair_stops_once_the_minimum_effect_is_unlikely():
+    """Beyond the quiet 40-layout cap the endpoints stop when the estimate is below min_effect
+    by z(0.9) standard errors: of 40 null pairs at the noisy row's noise (noise cap ~90 layouts)
+    about half say "not shown" at 40-60 layouts (without that stop: 3 of 40), each with an
+    estimate well inside the minimum effect."""
+    sc = sim.Scenario("n", "null", commits=1, sigma_r=0.02, runs=3, outliers=0.01)
+    early = 0
+    for i in range(40):
+        p = sim.SimProber(sc, np.random.default_rng(9_000 + i))
+        p.epoch[1] = 1
+        e = decide.endpoints(p, "c0", "c1", decide.Plan(runs=3))
+        if e.status == "not-shown" and 40 <= e.layouts < 90:
+            early += 1
+            assert abs(math.log(e.comparison.ratio)) < math.log1p(0.005), e.comparison.ratio
+    assert early >= 10, early
