@@ -38,7 +38,7 @@ def one(sc: sim.Scenario, seed: int, runs: int | None, c_l: float, c_r: float) -
         extra_layouts, extra_runs = 8, 16  # the 2-run look (reused by the bisection when R >= 2)
         p.asked = {}
     out = decide.bisect_range(p, p.names, decide.Plan(runs=chosen), decide.MemoryJournal())
-    layouts = sum(k for k, _ in p.asked.values())
+    layouts = len(p.asked)  # (commit, seed) pairs measured
     runs_ = p.runs
     if runs is None and chosen < 2:
         layouts, runs_ = max(layouts, extra_layouts), runs_ + extra_runs // 2

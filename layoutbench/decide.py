@@ -14,8 +14,9 @@ so that the same code runs on real builds (``bisect.py``) and in simulation
 
 The model
 ---------
-A layout's value is the **median of the logs of its runs** (one outlier run does not
-move it).  The spread of these per-layout values around their commit's mean is the layout
+A layout's value is a **Huber-type mean of the logs of its runs** (:func:`layout_values`:
+each run pulled to within 2 run-noise sd of the layout's median, then the mean; one outlier
+run moves it little, and at normal run noise it is nearly as efficient as the mean).  The spread of these per-layout values around their commit's mean is the layout
 noise (plus run noise / R); it is a property of the benchmark and the build, so it is
 **pooled over every commit measured** (:class:`Pool`: sum of (n_c - 1) s_c^2 over
 commits, as many degrees of freedom as layouts measured minus commits) instead of being
@@ -35,7 +36,9 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
 * **Endpoints** (level alpha): a range without a code change is blamed only if this test
   rejects (probability <= alpha).  A change also needs an estimate of at least
   ``min_effect``.  When the test has looked ``plan.test_layouts`` layouts far without
-  showing a change the status is ``not-shown``: "no change of at least X shown; about N
+  showing a change (at a noisy benchmark further, up to ``plan.noise_top``: until a change of
+  twice ``min_effect`` would be shown with 90% power, :func:`noise_cap`, or the estimate is
+  below ``min_effect`` by 1.28 se) the status is ``not-shown``: "no change of at least X shown; about N
   more layouts would rule it out" -- *not* "within layout noise".  That equivalence claim
   is made only when the always-valid interval lies inside +-min_effect (status ``noise``);
   the endpoints look further for it (up to ``max_layouts``) only with ``plan.prove_null``.
@@ -103,6 +106,12 @@ SIDE_STEP = 2.0
 SIDE_A = 0.4
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
+#: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
+#: NOISE_EFFECT x min_effect is shown with probability NOISE_POWER at the pooled noise
+#: (:func:`noise_cap`), never beyond ``Plan.noise_top``; the endpoints stop there earlier when the
+#: estimate is below min_effect by z(NOISE_POWER) standard errors (a noisy null range: -15% runs)
+NOISE_EFFECT = 2.0
+NOISE_POWER = 0.9
 
 
 @dataclass(frozen=True)
@@ -111,7 +120,7 @@ class Plan:
 
     layouts: int = 4  #: K at the first look of the endpoints
     max_layouts: int = 128  #: the furthest any test looks (an equivalence proof, --prove-null)
-    runs: int = 1  #: R: runs per layout (their median is the layout's value)
+    runs: int = 1  #: R: runs per layout (their Huber-type mean is the layout's value: layout_values)
     max_runs: int = 1  #: kept for the settings (the layout is the unit: more layouts, not more runs)
     confidence: float = 0.95
     min_effect: float = DEFAULT_MIN_EFFECT
@@ -122,6 +131,12 @@ class Plan:
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints (expensive)
     test_layouts: int = 40  #: the furthest a test looks without --prove-null
     budget: int | None = None  #: runs the whole bisection may spend (None: no cap)
+
+    @property
+    def noise_top(self) -> int:
+        """The furthest a test looks at a noisy benchmark (:func:`noise_cap`): 3x the cap, at most
+        ``max_layouts``."""
+        return max(self.cap, min(self.max_layouts, 3 * self.cap))
 
     @property
     def alpha(self) -> float:
@@ -147,6 +162,31 @@ class Plan:
     def check(self) -> None:
         if self.spending not in SPENDING:
             raise ValueError(f"spending must be one of {', '.join(SPENDING)}")
+
+
+def noise_cap(plan: Plan, s2: float, ns: tuple, level: float, one_sided: bool = False) -> int:
+    """Layouts per side at which a test with looks ``ns`` at ``level`` shows a change of
+    NOISE_EFFECT x min_effect with probability NOISE_POWER when a layout's value has variance
+    ``s2`` (the pooled estimate): between ``plan.cap`` (also when s2 is not known, or with no
+    minimum effect to scale by) and ns[-1]."""
+    if not (s2 > 0 and math.isfinite(s2)) or ns[-1] <= plan.cap or not plan.min_effect > 0:
+        return min(plan.cap, ns[-1])
+    c = gs_boundary(tuple(ns), level, one_sided=one_sided) + float(ndtri(NOISE_POWER))
+    delta = NOISE_EFFECT * math.log1p(plan.min_effect)
+    return max(plan.cap, min(ns[-1], math.ceil(2.0 * s2 * (c / delta) ** 2)))
+
+
+def extended(first: int, cap: int, top: int) -> list[int]:
+    """The looks of a test that stops at ``cap`` at a quiet benchmark and may go on to ``top`` at a
+    noisy one: schedule(first, cap), then GROWTH times the last, ... up to top."""
+    out = schedule(first, cap)
+    while out[-1] < top:
+        out.append(min(top, max(out[-1] + 1, math.ceil(GROWTH * out[-1]))))
+    return out
+
+
+def _top_looks(plan: Plan) -> tuple:
+    return tuple(extended(max(MIN_LAYOUTS, plan.layouts), plan.cap, plan.noise_top))
 
 
 def schedule(first: int, top: int) -> list[int]:
@@ -192,9 +232,35 @@ def probe_level(alpha: float, j: int, planned: int) -> float:
 
 # -- the pooled model ------------------------------------------------------------------------------
 
+CLIP = 2.0  #: a run's log is pulled to within CLIP run-noise sd of its layout's median (layout_values)
+
+
+def run_scale(logs: list) -> float:
+    """The run noise (sd of one run's log) from the runs of every layout given: the median
+    |difference| of two runs of the same layout / (sqrt 2 * 0.6745), consistent at normal noise
+    and moved by an outlier run no more than by any other.  0 when fewer than two layouts have
+    two runs (one layout's three runs with an outlier among them cannot tell it from noise)
+    or when the runs agree."""
+    if sum(x.size > 1 for x in logs) < 2:
+        return 0.0
+    d = [np.abs(x[i] - x[j]) for x in logs if x.size > 1 for i, j in zip(*np.triu_indices(x.size, 1))]
+    return float(np.median(d)) / (math.sqrt(2.0) * 0.6745)
+
+
 def layout_values(groups: dict) -> np.ndarray:
-    """Each layout's value: the median of the logs of its runs, in the order of the groups."""
-    return np.array([float(np.median(np.log(np.asarray(v, dtype=float)))) for v in groups.values() if len(v)])
+    """Each layout's value, in the order of the groups: the mean of the logs of its runs, each
+    first pulled to within CLIP x the run noise (:func:`run_scale`, over every layout of the
+    call) of the layout's median -- a Huber-type mean: at normal run noise nearly as efficient
+    as the mean (the median of 3 runs needs ~1.3x the layouts), and one outlier run moves it by
+    at most CLIP run-noise sd / R.  One run: its log; without a run noise to judge by
+    (run_scale 0): the median."""
+    logs = [np.log(np.asarray(v, dtype=float)) for v in groups.values() if len(v)]
+    c = CLIP * run_scale(logs)
+    out = []
+    for x in logs:
+        med = float(np.median(x))
+        out.append(med + float(np.mean(np.clip(x - med, -c, c))))
+    return np.array(out)
 
 
 class Pool:
@@ -385,31 +451,42 @@ class Ends:
 
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
               go_on=None) -> Ends:
-    """Do GOOD and BAD differ by a change of at least min_effect?  An always-valid test at
-    ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` (the plan's); ``go_on(k)``,
-    when given, may end it earlier (an always-valid test keeps its level whatever decides
-    when it stops)."""
+    """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
+    ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` when given; else up to the
+    plan's cap at a quiet benchmark and on to ``plan.noise_top`` at a noisy one
+    (:func:`noise_cap` from the pooled variance, or sooner once the estimate is below
+    min_effect by z(NOISE_POWER) se), under the boundary of the whole design to noise_top;
+    ``go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
+    whatever decides when)."""
     tr, pool = _pool_of(prober)
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
     looks = plan.looks()
+    noisy = cap is None and not plan.prove_null and plan.noise_top > plan.cap
+    if noisy:  # a quiet benchmark stops at plan.cap, a noisy one may go on (noise_cap)
+        looks = [(k, plan.runs) for k in extended(max(MIN_LAYOUTS, plan.layouts), plan.cap, plan.noise_top)]
     if cap is not None:
         looks = [(k, r) for k, r in looks if k < cap] + [(cap, plan.runs)]
         looks = [lk for i, lk in enumerate(looks) if i == 0 or lk[0] > looks[i - 1][0]]
     t = None
     ns = tuple(k for k, _ in looks)
+    stop = looks[-1][0]
     for j, (k, r) in enumerate(looks):
         k = max(k, min(pool.n(good), pool.n(bad)))
         _measure(tr, good, k, r)
         _measure(tr, bad, k, r)
         t = ztest(pool, good, bad)
+        if noisy:  # the boundary is the whole design's: stopping before its last look keeps the level
+            stop = noise_cap(plan, pool.var()[0], ns, a)
+            if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
+                stop = k  # beyond the quiet cap only while a change of min_effect is still likely
         if t.crosses(ns, a) and abs(t.est) >= m:
             return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a)
         if abs(t.est) + t.half_width(a) < m:  # an equivalence shown on the way: say it (cheap at low noise)
             return Ends("noise", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,
                         f"its always-valid {100 * (1 - a):.3g}% interval lies within ±{100 * plan.min_effect:g}%: "
                         f"a change of {100 * plan.min_effect:g}% or more is ruled out")
-        if k >= looks[-1][0] or (go_on is not None and not go_on(k)):
+        if k >= stop or (go_on is not None and not go_on(k)):
             break
     more = layouts_to_rule_out(t, m, a)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
@@ -452,7 +529,8 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
     r = plan.runs
     k = MIN_LAYOUTS
     jd = Judgement("uncertain", level=a)
-    cap = min(plan.max_layouts, 2 * plan.cap)  # in a range with a shown change a probe may look further
+    # in a range with a shown change a probe may look further: twice the endpoints' cap (noise_cap)
+    cap = min(plan.max_layouts, 2 * noise_cap(plan, pool.var()[0], _top_looks(plan), plan.alpha))
     try:
         while True:
             for c in (good, bad):
@@ -507,7 +585,10 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     m = math.log1p(plan.min_effect)
     shown, k, size = None, 0, math.nan
     r = plan.runs
-    ns = tuple(schedule(plan.layouts, cap or plan.cap))
+    top = cap or plan.cap
+    if top < plan.noise_top:  # at a noisy benchmark: far enough to show 2x the minimum effect (noise_cap)
+        top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
+    ns = tuple(schedule(plan.layouts, top))
     try:
         for k in ns:
             ya = pool.add_fresh(last_good, used, tr.groups_after(last_good, used, k, r))
@@ -854,19 +935,25 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dic
     measured them): layouts per test from the always-valid boundaries, runs in all."""
     d = abs(math.log(ratio)) / noise if noise > 0 else math.inf
 
-    def n_for(z_gap: float, level: float, first: int, sign: int = 0) -> int:
-        """The first look of the test's schedule at which it rejects with probability ~80%."""
-        ns = tuple(schedule(max(MIN_LAYOUTS, first), plan.cap))
-        c = gs_boundary(ns, level, one_sided=bool(sign)) + 0.84
-        return next((n for n in ns if z_gap * math.sqrt(n / 2.0) >= c), ns[-1])
+    s2 = noise * noise
+    top = _top_looks(plan)
 
-    ends = n_for(d, plan.alpha, plan.layouts)
+    def n_for(z_gap: float, level: float, ns: tuple, stop: int, sign: int = 0) -> int:
+        """The first look of the test's schedule at which it rejects with probability ~80%
+        (else where it stops: :func:`noise_cap`)."""
+        c = gs_boundary(ns, level, one_sided=bool(sign)) + 0.84
+        return next((n for n in ns if n >= stop or z_gap * math.sqrt(n / 2.0) >= c), ns[-1])
+
+    ends = n_for(d, plan.alpha, top, noise_cap(plan, s2, top, plan.alpha))
     probes = planned_probes(n_commits)
     a = probe_level(plan.alpha, 1, probes)
     bound = math.log((1 - a) / a)
     # Wald's expected sample size, with the overshoot of the looks and the endpoints' own noise
-    per_probe = min(2 * plan.cap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
-    conf = n_for(d, family_level(plan.alpha, 1), plan.layouts, sign=1)
+    pcap = min(plan.max_layouts, 2 * noise_cap(plan, s2, top, plan.alpha))
+    per_probe = min(pcap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
+    lc = family_level(plan.alpha, 1)
+    cns = tuple(schedule(plan.layouts, noise_cap(plan, s2, top, lc, one_sided=True)))
+    conf = n_for(d, lc, cns, cns[-1], sign=1)
     refs = max(ends, per_probe)  # GOOD and BAD follow the probes
     # the confirmation measures only its fresh seeds (beyond every seed a decision used)
     runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf)

@@ -81,7 +81,8 @@ def test_ztest_z_log_lr_and_interval():
     assert not decide.ZTest(-1.0, 0.01, 10_000, 8, 8).crosses(ns, 0.05, sign=+1)  # one-sided: the sign counts
 
 
-def test_a_layout_is_the_median_of_its_runs():
+def test_a_layout_is_the_median_of_its_runs_when_no_run_noise_is_measured():
+    """One layout with runs (the others one run or none): no run noise to pull runs to, the median."""
     y = decide.layout_values({"a": [1.0, 1.01, 10.0], "b": [2.0], "c": []})
     assert np.allclose(y, [math.log(1.01), math.log(2.0)])
 
