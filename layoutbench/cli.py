@@ -674,6 +674,8 @@ def bisect_grp():
 @click.option("--shadow/--no-shadow", default=None,
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the "
+              "target's); a commit whose runs all fail is skipped.")
 @click.option("--plan", "plan_only", is_flag=True,
               help="Measure the endpoints' first look only and print what the bisection will likely cost (runs, "
               "and time at the time a run takes; the runs per layout the target's layout_cost/run_cost make "
@@ -689,7 +691,8 @@ def bisect_run_cmd(**o):
             raise LayoutbenchError(f"range {span!r} must look like GOOD..BAD")
         good, bad = span.split("..", 1)
     prof = profile.load(o["kernel"])
-    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say, plan_only=o["plan_only"])
+    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say, plan_only=o["plan_only"],
+                   timeout=o["timeout"])
     if o["as_json"]:
         out.print_json(_json(v, default=str))
     elif v.get("status") == "plan":
