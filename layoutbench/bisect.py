@@ -74,8 +74,9 @@ class Settings:
     #: ``--budget 8h``: seconds the bisection may spend, turned into runs at the time a run takes
     #: (costs.seconds_per_run); exclusive with ``budget``
     budget_time: float | None = None
-    #: --runs not given: with a target stating layout_cost and run_cost, R is chosen from the
-    #: costs and the measured noise split (costs.runs_per_layout)
+    #: --runs not given: where a new layout costs more than a run (the target's layout_cost and
+    #: run_cost, else measured), R is chosen from the costs and the measured noise split
+    #: (choose_runs, costs.runs_per_layout)
     runs_auto: bool = False
     runs_choice: dict | None = None  #: that choice, once made (a resumed bisection keeps it)
     #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
