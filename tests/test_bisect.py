@@ -422,7 +422,7 @@ def test_bisect_run_timeout_kills_a_hanging_benchmark_and_skips_its_commit(hist,
     d.mkdir(parents=True)
     text = MINI_TOML.read_text().replace('repo = "../.."', f'repo = "{ROOT}"')
     (d / "kernel.toml").write_text(text.replace("[metrics]", f'[targets.hang]\nkind = "local"\nimage = "hosted"\n'
-                                                f'timeout = 300\ncommand = ["sh", "{bench}", "{{image}}"]\n\n[metrics]'))
+                                                f'timeout = 20\ncommand = ["sh", "{bench}", "{{image}}"]\n\n[metrics]'))
     store = tmp_path / "t.sqlite"
     p = lb("bisect", "minikernel", f"{sha(hist, 2)}..{sha(hist, 5)}", "--repo", hist["repo"], "--target", "hang",
            "--metric", "cost", "--runs", "1", "--no-shadow", "--first-only", "--timeout", "1", "--store", str(store),

@@ -119,6 +119,7 @@ def test_the_costs_measured_are_medians_of_their_pieces_and_say_where_they_came_
     assert costs.worth_splitting(costs.choose(30, None, _m(durations=[0.04])))
     assert not costs.worth_splitting(costs.choose(None, None, _m(durations=[0.04])))  # no link measured
     assert not costs.worth_splitting(costs.choose(None, None, _m(links=[0.5])))  # no run measured
+    assert not costs.worth_splitting(costs.choose(None, None, _m(links=[0.5], durations=[0.0])))  # no ratio
     # what is not a time is left out: a run without a duration, a negative or NaN piece
     m = costs.measured([0.1, float("nan"), -1.0], [{"duration": None}, {"duration": 1.0, "boot_seconds": None}])
     assert m.links == (0.1,) and m.runs == (1.0,)

@@ -236,12 +236,17 @@ def test_store_an_older_store_gets_the_columns_of_the_measured_costs(kind, tmp_p
     assert st.link_seconds("k", "hosted") == []
     assert st.run_seconds("k", "local", "rerun", "") == [{"duration": 2.5, "boot_seconds": None,
                                                           "deploy_seconds": None}]
-    # an image of the old store linked again, and a new one: their link times are stored
-    v = _variant(tmp_path, "c0ffee", "random", 1)
-    v = dataclasses.replace(v, sha256="ab", link_seconds=0.25)
-    assert st.build_id(v, {}) == 1
+    # an image of the old store reused (its link time kept in its folder since): stored once, not
+    # replaced by a later reuse; linked again: the new link's time
+    v = dataclasses.replace(_variant(tmp_path, "c0ffee", "random", 1), sha256="ab", linked_now=False,
+                            link_seconds=0.25)
+    assert st.build_id(v, {}) == 1 and st.link_seconds("k", "hosted") == [0.25]
+    assert st.build_id(dataclasses.replace(v, link_seconds=9.0), {}) == 1 and st.link_seconds("k", "hosted") == [0.25]
+    assert st.build_id(dataclasses.replace(v, link_seconds=None), {}) == 1 and st.link_seconds("k", "hosted") == [0.25]
+    assert st.build_id(dataclasses.replace(v, linked_now=True, link_seconds=0.5), {}) == 1
+    assert st.link_seconds("k", "hosted") == [0.5]
     bid = st.build_id(dataclasses.replace(_variant(tmp_path, "c0ffee", "random", 2), link_seconds=0.75), {})
-    assert sorted(st.link_seconds("k", "hosted")) == [0.25, 0.75] and st.link_seconds("k", "kernel") == []
+    assert sorted(st.link_seconds("k", "hosted")) == [0.5, 0.75] and st.link_seconds("k", "kernel") == []
     r = _result("ok", 2.0)
     r.boot_seconds, r.deploy_seconds = 40.0, 1.5
     st.add_run(bid, RunKey("local", "h1", "rerun", "", "c"), 0, r, Path("/tmp/n"), 1.0)
