@@ -445,6 +445,12 @@ def test_the_verdict_text_says_the_runs_per_layout_chosen(first):
     v = {**first["v"], "runs_per_layout": {"text": "runs per layout: 3 = sqrt(...)"}}
     assert "runs:    runs per layout: 3 = sqrt(...)" in bisect.text(v).splitlines()
     assert not any(ln.startswith("runs:") for ln in bisect.text({**first["v"], "runs_per_layout": None}).splitlines())
+    # --runs given: no choice; the verdict still says where the costs of a layout and a run came from
+    v = first["v"]
+    assert v["runs_per_layout"] is None and (v["costs"]["layout_from"], v["costs"]["run_from"]) == ("measured",) * 2
+    said = [ln for ln in bisect.text(v).splitlines() if ln.startswith("costs:")]
+    assert said == [f"costs:   a layout and a run, {v['costs']['text']}"] and " runs " in said[0], said
+    assert not any(ln.startswith("costs:") for ln in bisect.text({**v, "runs_per_layout": {"text": "x"}}).splitlines())
 
 
 def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, first, tmp_path):
