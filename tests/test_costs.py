@@ -133,6 +133,14 @@ def test_bisect_refuses_a_bad_budget_in_one_line(value):
     assert len(line.splitlines()) == 1 and f"--budget {value!r} is not allowed" in line, p.stderr
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "1e9"])
+def test_bisect_refuses_a_bad_timeout_in_one_line(value):
+    p = lb("bisect", "run", "minikernel", "HEAD~1..HEAD", "--timeout", value, "--plan", check=False)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    line = p.stderr.strip()
+    assert len(line.splitlines()) == 1 and "--timeout " in line and "is not allowed" in line, p.stderr
+
+
 @pytest.mark.parametrize("key,value,shown", [("layout_cost", "0", "0"), ("run_cost", "-60", "-60"),
                                              ("layout_cost", '"60"', "'60'"), ("run_cost", "true", "True"),
                                              ("run_cost", "nan", "nan")])
