@@ -78,7 +78,12 @@ def test_the_time_a_run_takes():
         20.0, "run_cost 5 s + layout_cost 60 s / 4 run(s) per layout (the profile)")
     assert costs.seconds_per_run(costs.choose(None, 5), 4)[0] == 5.0
     # a stated run_cost and a measured layout: each its own
-    assert costs.seconds_per_run(costs.choose(None, 5, measured), 2)[0] == pytest.approx(5 + 0.3 / 2)
+    assert costs.seconds_per_run(costs.choose(None, 5, measured), 2) == (
+        pytest.approx(5 + 0.3 / 2), "a run 5 s + a layout 0.3 s / 2 run(s) per layout; a layout measured: median of "
+                                    "3 link(s) 0.3 s, run_cost 5 s stated")
+    assert costs.seconds_per_run(costs.choose(None, 5), 2) == (5.0, "run_cost 5 s (the profile)")
+    assert costs.seconds_per_run(costs.choose(None, None, measured), 1)[0] == pytest.approx(2.3)  # R = 1: a whole link
+    assert costs.seconds_per_run(costs.choose(None, None, measured), 0)[0] == pytest.approx(2.3)  # R below 1: as 1
     # then the measured medians (not means: 6 s is an outlier); then nothing
     sec, why = costs.seconds_per_run(costs.choose(None, None, measured), 3)
     assert sec == pytest.approx(2.0 + 0.3 / 3)
@@ -123,6 +128,10 @@ def test_the_costs_measured_are_medians_of_their_pieces_and_say_where_they_came_
     # what is not a time is left out: a run without a duration, a negative or NaN piece
     m = costs.measured([0.1, float("nan"), -1.0], [{"duration": None}, {"duration": 1.0, "boot_seconds": None}])
     assert m.links == (0.1,) and m.runs == (1.0,)
+    assert costs.measured([0.0], [{"duration": 0.0}]).links == (0.0,)  # 0 s is a time (a cached step)
+    assert costs.choose(None, None, _m(links=[1.0], durations=[2.0])).to_dict() == {
+        "layout": 1.0, "run": 2.0, "layout_from": "measured", "run_from": "measured",
+        "text": "measured: median of 1 link(s) 1 s, 1 runs 2 s"}
 
 
 @pytest.mark.parametrize("value", ["0", "8x", "-3", "2h-1m"])
