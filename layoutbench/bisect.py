@@ -74,8 +74,9 @@ class Settings:
     #: ``--budget 8h``: seconds the bisection may spend, turned into runs at the time a run takes
     #: (costs.seconds_per_run); exclusive with ``budget``
     budget_time: float | None = None
-    #: --runs not given: with a target stating layout_cost and run_cost, R is chosen from the
-    #: costs and the measured noise split (costs.runs_per_layout)
+    #: --runs not given: where a new layout costs more than a run (the target's layout_cost and
+    #: run_cost, else measured), R is chosen from the costs and the measured noise split
+    #: (choose_runs, costs.runs_per_layout)
     runs_auto: bool = False
     runs_choice: dict | None = None  #: that choice, once made (a resumed bisection keeps it)
     #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
@@ -166,11 +167,13 @@ class Prober:
     connection, its lab place) at the end."""
 
     def __init__(self, profile: Profile, settings: Settings, store: Store, say=lambda m: None,
-                 lock: threading.Lock | None = None):
+                 lock: threading.Lock | None = None, timeout: float | None = None):
         if len(settings.targets) > 1:  # a farm's settings: this prober measures on the first target
             settings = dataclasses.replace(settings, target=settings.targets[0])
         self.profile, self.s, self.store, self.say = profile, settings, store, say
-        self.target = targets.make(profile, settings.target)
+        #: ``timeout``: seconds before a run is killed (None: the target's); not a setting of the
+        #: bisection (a resumed one takes the one given now), nor of the target's configuration
+        self.target = targets.make(profile, settings.target, timeout)
         self.name = settings.target or self.target.spec.name  #: the machine, as the marks name it
         #: with several probers in threads: held while compiling and linking (shared object cache)
         self.lock = lock
@@ -184,7 +187,6 @@ class Prober:
         self.compiled_now = 0
         self.ran_now = 0
         self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
-        self.durations: dict[int, float] = {}  #: run id → seconds, the ok runs the layouts used
 
     def __enter__(self) -> "Prober":
         self.target.__enter__()
@@ -228,8 +230,6 @@ class Prober:
         self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
         used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
-        if purpose == "layouts":
-            self.durations.update((r["id"], r["duration"]) for r in m.runs if r["rep"] < runs and r["status"] == "ok")
         samples = [x for x in m.samples if x["rep"] < runs and x["status"] == "ok"]
         mine = [x for x in samples if x["metric"] == self.s.metric]
         if mine:
@@ -680,16 +680,17 @@ def _decision_flags(b, s: Settings, say) -> Settings:
 
 
 def run(store: Store, profile: Profile, s: Settings, good: str | None = None, bad: str | None = None,
-        say=lambda m: None, plan_only: bool = False) -> dict:
+        say=lambda m: None, plan_only: bool = False, timeout: float | None = None) -> dict:
     """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict.  With
     ``plan_only``: measure the endpoints' first look only and return what the bisection will
-    likely cost (status ``plan``)."""
+    likely cost (status ``plan``).  ``timeout``: seconds before a run is killed (None: the
+    target's); a commit whose runs all fail (time out) is skipped."""
     with contextlib.ExitStack() as stack:  # closes the prober's target however the bisection ends
-        return _run(stack, store, profile, s, good, bad, say, plan_only)
+        return _run(stack, store, profile, s, good, bad, say, plan_only, timeout)
 
 
 def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, good: str | None,
-         bad: str | None, say, plan_only: bool = False) -> dict:
+         bad: str | None, say, plan_only: bool = False, timeout: float | None = None) -> dict:
     s = normalize(profile, s)
     key = state_key(s.kernel, s.repo, s.subdir)
     b = Bisection.load(store, key)
@@ -718,9 +719,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         with contextlib.closing(targets.make(profile, names[0])) as pool:
             names = names * pool.slots()
     lock = threading.Lock() if len(names) > 1 else None
-    p = Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock)
-    probers = [p] + [Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.location), say, lock)
-                     for n in names[1:]]
+    p = Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock, timeout)
+    probers = [p] + [Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.location), say, lock,
+                            timeout) for n in names[1:]]
     places = farmmod.Farm(probers, b, say) if farmmod.pool(profile, s.targets) else None
     for q in probers:
         stack.enter_context(q)
@@ -744,8 +745,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     eng = decide.Tracked(Engine(p, cos))
     ledger = eng.ledger
     ledger.budget = plan.budget
-    if s.runs_choice and s.runs < 2:  # the runs the choice measured beyond R count against the budget too
-        ledger.spent = (2 - s.runs) * 2 * max(decide.MIN_LAYOUTS, s.layouts)
+    look = (s.runs_choice or {}).get("look_runs", 2)
+    if s.runs_choice and s.runs < look:  # the runs the choice measured beyond R count against the budget too
+        ledger.spent = (look - s.runs) * 2 * max(decide.MIN_LAYOUTS, s.layouts)
     clock = Clock(p, s, ledger)
     eng.prober.after = clock.update
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos), after=clock.update), ledger) for q in probers[1:]]
@@ -853,6 +855,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     verdict["cost"]["ran_now"] = sum(q.ran_now for q in probers)
     verdict["budget"] = clock.summary()
     verdict["runs_per_layout"] = s.runs_choice
+    verdict["costs"] = target_costs(p, s).to_dict()
     # 5. what a single-layout bisection would have said
     if s.shadow:
         before = (p.compiled_now, p.ran_now)
@@ -878,24 +881,32 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     return verdict
 
 
+def target_costs(p: Prober, s: Settings) -> costs.Costs:
+    """The layout and run cost of the prober's target: as the profile states them, else as
+    measured (the medians of the links of this kernel's image and of the ok runs of this kernel
+    on this target, mode and arguments that the store holds, the bisection's own included)."""
+    lc, rc = costs.target_costs(p.target.spec.settings)
+    if lc is not None and rc is not None:
+        return costs.choose(lc, rc)
+    m = costs.measured(p.store.link_seconds(p.profile.name, p.target.spec.image),
+                       p.store.run_seconds(p.profile.name, p.target.spec.name, s.mode, " ".join(p.extra)),
+                       getattr(p.target, "run_noun", "runs"))
+    return costs.choose(lc, rc, m)
+
+
 class Clock:
     """The budget in runs and in time: a ``--budget 8h`` turned into runs at the time a run takes
-    (costs.seconds_per_run: the target's stated costs, else the runs of this kernel and target
-    already in the store, else the bisection's own first runs), updated as runs are measured;
-    and the progress text (runs spent / planned, time left)."""
+    (costs.seconds_per_run of ``target_costs``: the target's stated costs, else the costs
+    measured in the store, the bisection's own first runs included), updated as runs are
+    measured; and the progress text (runs spent / planned, time left)."""
 
     def __init__(self, p: Prober, s: Settings, ledger):
         self.p, self.s, self.ledger = p, s, ledger
-        self.layout_cost, self.run_cost = costs.target_costs(p.target.spec.settings)
-        self.stored = {r["id"]: r["duration"] for r in p.store.runs(
-            kernel=p.profile.name, target=p.target.spec.name, mode=s.mode, args=" ".join(p.extra),
-            status="ok")[-500:]}
         self.likely: int | None = None  #: the plan's likely cost in runs, when known
         self.update()
 
     def per_run(self) -> tuple[float | None, str]:
-        return costs.seconds_per_run(self.layout_cost, self.run_cost, self.s.runs,
-                                     list({**self.stored, **self.p.durations}.values()))
+        return costs.seconds_per_run(target_costs(self.p, self.s), self.s.runs)
 
     def update(self) -> None:
         """Set the ledger's budget in runs from a duration budget (once a run's time is known)."""
@@ -948,32 +959,57 @@ class Clock:
 
 
 def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict | None:
-    """Runs per layout from the costs: when the target states ``layout_cost`` and ``run_cost``
-    and --runs was not given, GOOD and BAD are measured at their first look with 2 runs a
-    layout (the least that splits the noise), and R = costs.runs_per_layout of the measured
-    layout and run variance.  Sets ``s.runs``; returns the choice (kept in the settings: a
-    resumed bisection keeps it), or None."""
-    lc, rc = costs.target_costs(p.target.spec.settings)
-    if not s.runs_choice and (not s.runs_auto or lc is None or rc is None):
-        return None
+    """Runs per layout from the costs, when --runs was not given and the bisection has not
+    measured its endpoints yet.  The costs are ``target_costs``: stated in the profile, or
+    measured -- then GOOD and BAD are first measured at their first look with 1 run a layout
+    (the endpoints' own first look, so the links and runs of this bisection count), and where
+    a new layout costs no more than a run, R = 1 and no run is spent on splitting the noise.
+    Otherwise (and always with both costs stated) GOOD and BAD are measured at their first
+    look with 2 runs a layout (the least that splits the noise), and R = costs.runs_per_layout
+    of the measured layout and run variance.  Sets ``s.runs``; returns the choice (kept in
+    the settings: a resumed bisection keeps it), or None."""
     k = max(decide.MIN_LAYOUTS, s.layouts)
-    try:  # (a resumed bisection reads them from the store: its cost counts them as the first session did)
-        groups = [p.groups(cos[c], k, 2) for c in (b.good, b.bad)]
-    except Skip as e:
-        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+
+    def look(runs: int) -> list[dict]:
+        try:  # (a resumed bisection reads them from the store: its cost counts them as the first session did)
+            return [p.groups(cos[c], k, runs) for c in (b.good, b.bad)]
+        except Skip as e:
+            raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+
     if s.runs_choice:
+        look(s.runs_choice.get("look_runs", 2))
         return s.runs_choice
+    if not s.runs_auto or b.entry("endpoints") is not None:
+        return None
+    c = target_costs(p, s)
+    if not c.stated:
+        look(1)
+        c = target_costs(p, s)
+        if c.layout is None or c.run is None or c.run <= 0:
+            return None
+        if not costs.worth_splitting(c):
+            choice = {"runs": 1, "optimum": None, "layout_cost": c.layout, "run_cost": c.run, "costs": c.to_dict(),
+                      "look_runs": 1, "max": costs.MAX_RUNS_PER_LAYOUT,
+                      "text": (f"runs per layout: 1: a new layout ({c.layout:.3g} s) costs no more than a run "
+                               f"({c.run:.3g} s), so no run is spent splitting the noise (costs {c.text})")}
+            s.runs, s.runs_choice = 1, choice
+            say(choice["text"])
+            return choice
+    groups = look(2)
     split = costs.noise_split(groups)
     if split is None:
         return None
+    lc, rc = c.layout, c.run
     r, raw = costs.runs_per_layout(lc, rc, split.var_run, split.var_layout)
-    choice = {"runs": r, "optimum": raw, "layout_cost": lc, "run_cost": rc,
+    noise = (f"(run noise {100 * math.sqrt(split.var_run):.3g}% / layout noise "
+             f"{100 * math.sqrt(split.var_layout):.3g}%)^2) = {raw:.3g}, rounded, within 1..{costs.MAX_RUNS_PER_LAYOUT}")
+    where = f"noise measured on GOOD and BAD, {k} layouts x 2 runs"
+    text = (f"runs per layout: {r} = sqrt((layout_cost {lc:g} s / run_cost {rc:g} s) x {noise} (costs {c.text}; "
+            f"{where})" if c.stated else
+            f"runs per layout: {r} = sqrt((a layout {lc:.3g} s / a run {rc:.3g} s) x {noise} (costs {c.text}; {where})")
+    choice = {"runs": r, "optimum": raw, "layout_cost": lc, "run_cost": rc, "costs": c.to_dict(), "look_runs": 2,
               "layout_noise": math.sqrt(split.var_layout), "run_noise": math.sqrt(split.var_run),
-              "max": costs.MAX_RUNS_PER_LAYOUT, "measured": f"GOOD and BAD, {k} layouts x 2 runs",
-              "text": (f"runs per layout: {r} = sqrt((layout_cost {lc:g} s / run_cost {rc:g} s) x (run noise "
-                       f"{100 * math.sqrt(split.var_run):.3g}% / layout noise {100 * math.sqrt(split.var_layout):.3g}%)^2)"
-                       f" = {raw:.3g}, rounded, within 1..{costs.MAX_RUNS_PER_LAYOUT} (noise measured on GOOD and "
-                       f"BAD, {k} layouts x 2 runs)")}
+              "max": costs.MAX_RUNS_PER_LAYOUT, "measured": f"GOOD and BAD, {k} layouts x 2 runs", "text": text}
     s.runs, s.max_runs, s.runs_choice = r, max(s.max_runs, r), choice
     say(choice["text"])
     return choice
@@ -1037,6 +1073,9 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
            "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
            "runs_per_layout": s.runs_choice}
     if clock is not None:
+        out["costs"] = target_costs(clock.p, s).to_dict()
+        if not s.runs_choice and out["costs"]["text"]:
+            lines.append(f"costs: {out['costs']['text']}")
         clock.likely = cost["runs"]
         sec, why = clock.per_run()
         if sec is not None:

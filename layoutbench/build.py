@@ -425,6 +425,9 @@ class Variant:
     sha256: str
     plan_id: str
     linked_now: bool
+    #: wall seconds the link took (plan, script, linker, placement check) when it was linked;
+    #: a reused image keeps the seconds of its link (None: linked before they were recorded)
+    link_seconds: float | None = None
 
     @property
     def label(self) -> str:
@@ -453,6 +456,7 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
     image, by the compiler driver with the partial script that INCLUDEs that fragment.
     """
     profile = objs.profile
+    t0 = time.monotonic()
     img = profile.image(image)
     objects = objs.objects(image)
     # objects reused from another commit link that commit's images: the same plan, the same bytes
@@ -505,7 +509,7 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
     for extra in img.extra_files:
         shutil.copyfile(objs.objdir / extra, out / Path(extra).name)
     v = Variant(profile.name, objs.commit, image, layout_name, seed, elf, plan_path, script,
-                sha256_file(elf), f"0x{plan.plan_id:07x}", True)
+                sha256_file(elf), f"0x{plan.plan_id:07x}", True, time.monotonic() - t0)
     meta.write_text(json.dumps({k: val for k, val in v.to_dict().items() if k != "linked_now"}, indent=1))
     return v
 

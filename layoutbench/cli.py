@@ -600,8 +600,8 @@ def bisect_options(f):
         click.option("--layouts", type=int, help="K seeded layouts per probe, the same seeds on every commit  [default: 4]"),
         click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
                      "[default: 128; spent only while no look decides]"),
-        click.option("--runs", type=int, help="R runs per layout  [default: 1; chosen from the noise split when the "
-                     "target states layout_cost and run_cost]"),
+        click.option("--runs", type=int, help="R runs per layout  [default: 1; chosen from the noise split where a "
+                     "new layout costs more than a run: the target's layout_cost and run_cost, else measured]"),
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
         click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
         click.option("--confidence", type=float, help="1 - the error budget of every test, spent over its looks  [default: 0.95]"),
@@ -616,7 +616,7 @@ def bisect_options(f):
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),
         click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
                      "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
-                     "layout_cost, else the stored runs, else the first runs); at the end the best verdict it has "
+                     "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "
                      "(candidates with probabilities, or 'not decided at this budget')."),
         store_option,
     ]
@@ -674,10 +674,12 @@ def bisect_grp():
 @click.option("--shadow/--no-shadow", default=None,
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the "
+              "target's); a commit whose runs all fail is skipped.")
 @click.option("--plan", "plan_only", is_flag=True,
               help="Measure the endpoints' first look only and print what the bisection will likely cost (runs, "
-              "and time at the time a run takes; the runs per layout the target's layout_cost/run_cost make "
-              "cheapest; whether it fits --budget).")
+              "and time at the time a run takes; the runs per layout the layout and run costs make cheapest, "
+              "each cost stated or measured; whether it fits --budget).")
 def bisect_run_cmd(**o):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
@@ -689,7 +691,8 @@ def bisect_run_cmd(**o):
             raise LayoutbenchError(f"range {span!r} must look like GOOD..BAD")
         good, bad = span.split("..", 1)
     prof = profile.load(o["kernel"])
-    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say, plan_only=o["plan_only"])
+    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say, plan_only=o["plan_only"],
+                   timeout=o["timeout"])
     if o["as_json"]:
         out.print_json(_json(v, default=str))
     elif v.get("status") == "plan":

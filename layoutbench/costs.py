@@ -2,10 +2,17 @@
 the time a run takes, and the runs per layout that two costs make cheapest.
 
 * ``--budget 500`` is 500 runs; ``--budget 8h`` (``90m``, ``2h30m``, ``45s``, ``1.5h``) is a
-  duration, turned into runs with the time per run: the target's ``run_cost`` and
-  ``layout_cost`` when the profile states them (a layout's cost shared by its R runs),
-  else the mean duration of the runs already in the store for this kernel and target,
-  else -- before any run is measured -- of the endpoints' first runs (the plan says so).
+  duration, turned into runs with the time per run, ``run + layout / R``: a layout's cost
+  shared by its R runs.
+* The two costs (:func:`choose`): each is the target's ``layout_cost`` / ``run_cost`` when the
+  profile states it (a stated cost always wins), else **measured** (:func:`measured`): the
+  median of what the store holds for this kernel and target -- a layout: the link of an
+  image (plan, script, linker, placement check; ``builds.link_seconds``) plus, where the
+  target deploys an image once and reruns it (ssh without reboot: the copy), that deploy
+  (``runs.deploy_seconds``); a run: its ``duration`` (on QEMU and labgrid every run is a
+  boot, so a rerun costs a boot too) plus the steps every run repeats before its benchmark
+  (ssh: install, reboot; ``runs.boot_seconds``).  Before anything is measured: nothing (the
+  plan says so, and the budget in runs is set after the endpoints' first runs).
 * Runs per layout: where a new layout costs ``c_layout`` (a link, a reboot) and a rerun on
   the same layout ``c_run``, and a layout's value has layout variance s_L^2 plus run
   variance s_R^2 / R, the cost per unit of information is lowest at the classic
@@ -79,21 +86,114 @@ def target_costs(settings: dict) -> tuple[float | None, float | None]:
     return (None if lc is None else float(lc)), (None if rc is None else float(rc))
 
 
-def seconds_per_run(layout_cost: float | None, run_cost: float | None, runs_per_layout: int,
-                    durations: list[float]) -> tuple[float | None, str]:
-    """The time one run takes on average, and where that number comes from: the stated costs
-    (``run_cost + layout_cost / R``: a layout's cost is shared by its R runs), else the mean of
-    ``durations`` (measured runs), else None (nothing to go by yet)."""
+def _seconds(values) -> list[float]:
+    return [float(v) for v in values if v is not None and math.isfinite(float(v)) and float(v) >= 0]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The pieces of a layout's and a run's cost as the store holds them for one kernel and target."""
+
+    links: tuple[float, ...] = ()  #: seconds each image's link took
+    deploys: tuple[float, ...] = ()  #: seconds a new image's deploy took (a rerun skips it)
+    runs: tuple[float, ...] = ()  #: seconds each run took: its duration + the steps every run repeats
+    noun: str = "runs"  #: what a run is on this target ("boots+runs" on QEMU)
+
+    @property
+    def layout(self) -> float | None:
+        """median link (+ median deploy where the target has one); None without a measured link."""
+        if not self.links:
+            return None
+        return float(np.median(self.links)) + (float(np.median(self.deploys)) if self.deploys else 0.0)
+
+    @property
+    def run(self) -> float | None:
+        return float(np.median(self.runs)) if self.runs else None
+
+    def layout_text(self) -> str:
+        out = f"{len(self.links)} link(s) {float(np.median(self.links)):.3g} s"
+        if self.deploys:
+            out += f" + {len(self.deploys)} deploy(s) {float(np.median(self.deploys)):.3g} s"
+        return out
+
+    def run_text(self) -> str:
+        return f"{len(self.runs)} {self.noun} {float(np.median(self.runs)):.3g} s"
+
+
+def measured(links, rows, noun: str = "runs") -> Measured:
+    """The measured pieces from the store's rows: ``links`` (link seconds of the images) and
+    ``rows`` (ok runs: ``duration``, ``boot_seconds``, ``deploy_seconds``, None where not measured)."""
+    runs = _seconds((r["duration"] or 0.0) + (r.get("boot_seconds") or 0.0) for r in rows
+                    if r.get("duration") is not None)
+    return Measured(tuple(_seconds(links)), tuple(_seconds(r.get("deploy_seconds") for r in rows)), tuple(runs),
+                    noun)
+
+
+@dataclass(frozen=True)
+class Costs:
+    """The layout and run cost a bisection plans with, each with where it came from."""
+
+    layout: float | None  #: seconds a new layout costs (None: not stated, not measured)
+    run: float | None  #: seconds a rerun of the same layout costs
+    layout_from: str  #: "stated", "measured" or "" (unknown)
+    run_from: str
+    text: str  #: where they came from, for people
+
+    @property
+    def stated(self) -> bool:
+        return self.layout_from == self.run_from == "stated"
+
+    def to_dict(self) -> dict:
+        return {"layout": self.layout, "run": self.run, "layout_from": self.layout_from, "run_from": self.run_from,
+                "text": self.text}
+
+
+def choose(layout_cost: float | None, run_cost: float | None, m: Measured | None = None) -> Costs:
+    """Each cost as stated (``layout_cost``, ``run_cost`` of the profile; a stated cost always
+    wins), else as measured (``m``: medians), else None; with the text saying where each came from:
+    ``stated: layout_cost 60 s, run_cost 5 s``, ``measured: median of 12 link(s) 0.8 s, 12
+    boots+runs 3.1 s``, or a mix of the two."""
+    m = m or Measured()
+    lc, lf = (layout_cost, "stated") if layout_cost is not None else (m.layout, "measured" if m.links else "")
+    rc, rf = (run_cost, "stated") if run_cost is not None else (m.run, "measured" if m.runs else "")
+    if lf == rf == "stated":
+        text = f"stated: layout_cost {lc:g} s, run_cost {rc:g} s"
+    elif lf == rf == "measured":
+        text = f"measured: median of {m.layout_text()}, {m.run_text()}"
+    else:
+        parts = [f"layout_cost {lc:g} s stated" if lf == "stated" else
+                 f"a layout measured: median of {m.layout_text()}" if lf else "a layout not measured yet",
+                 f"run_cost {rc:g} s stated" if rf == "stated" else
+                 f"a run measured: median of {m.run_text()}" if rf else "a run not measured yet"]
+        text = ", ".join(parts)
+    return Costs(lc, rc, lf, rf, text)
+
+
+def worth_splitting(c: Costs) -> bool:
+    """Whether a bisection spends a second run a layout on its endpoints' first look to split the
+    noise and choose R: always with both costs stated (the profile says a layout costs more);
+    with a cost measured, only where a new layout costs more than a rerun (otherwise
+    R* <= s_R / s_L, and the runs beyond what the layouts need are not traded for fewer layouts
+    by this engine's layout-counted tests: docs/bisect.md)."""
+    if c.stated:
+        return True
+    return c.layout is not None and c.run is not None and c.run > 0 and c.layout > c.run
+
+
+def seconds_per_run(c: Costs, runs_per_layout: int) -> tuple[float | None, str]:
+    """The time one run takes on average, and where that number comes from: ``run + layout / R``
+    (a layout's cost is shared by its R runs; a layout not known yet counts 0), or None while
+    the run's cost is neither stated nor measured."""
     r = max(1, int(runs_per_layout))
-    if run_cost is not None:
-        x = run_cost + (layout_cost or 0.0) / r
-        why = f"run_cost {run_cost:g} s" + (f" + layout_cost {layout_cost:g} s / {r} run(s) per layout"
-                                              if layout_cost else "") + " (the profile)"
+    if c.run is None:
+        return None, "not measured yet"
+    x = c.run + (c.layout or 0.0) / r
+    if c.stated or (c.run_from == "stated" and c.layout is None):
+        why = f"run_cost {c.run:g} s" + (f" + layout_cost {c.layout:g} s / {r} run(s) per layout"
+                                         if c.layout else "") + " (the profile)"
         return x, why
-    d = [float(v) for v in durations if v is not None and math.isfinite(float(v)) and float(v) >= 0]
-    if d:
-        return float(np.mean(d)), f"the mean duration of {len(d)} measured run(s)"
-    return None, "not measured yet"
+    return x, (f"a run {c.run:.3g} s" + (f" + a layout {c.layout:.3g} s / {r} run(s) per layout" if c.layout
+                                         else "") + f"; {c.text}")
 
 
 def runs_for(seconds: float, per_run: float) -> int:

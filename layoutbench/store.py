@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS builds (
     kernel TEXT NOT NULL, commit_sha TEXT NOT NULL, image TEXT NOT NULL,
     layout TEXT NOT NULL, seed INTEGER NOT NULL, plan_id TEXT NOT NULL, plan TEXT NOT NULL,
     image_sha256 TEXT NOT NULL, elf_path TEXT NOT NULL,
-    toolchain TEXT NOT NULL, quirks TEXT NOT NULL, created REAL NOT NULL,
+    toolchain TEXT NOT NULL, quirks TEXT NOT NULL, created REAL NOT NULL, link_seconds REAL,
     UNIQUE (kernel, commit_sha, image, layout, seed, image_sha256)
 );
 CREATE TABLE IF NOT EXISTS runs (
@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS runs (
     rep INTEGER NOT NULL, args TEXT NOT NULL DEFAULT '', config TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL, exit_code INTEGER, message TEXT NOT NULL DEFAULT '',
     started REAL NOT NULL, duration REAL NOT NULL, log_path TEXT NOT NULL,
+    boot_seconds REAL, deploy_seconds REAL,
     UNIQUE (build_id, target, host, mode, rep, args, config)
 );
 CREATE TABLE IF NOT EXISTS configs (
@@ -74,6 +75,11 @@ CREATE TABLE IF NOT EXISTS machine_checks (
     findings TEXT NOT NULL
 );
 """
+
+#: columns added since a table was first written (table, column, type): a store without them gets
+#: them when it is opened, NULL in the rows it holds (not measured)
+_ADDED_COLUMNS = (("builds", "link_seconds", "REAL"), ("runs", "boot_seconds", "REAL"),
+                  ("runs", "deploy_seconds", "REAL"))
 
 #: columns of a runs table written before runs were keyed by their target configuration
 _OLD_RUN_COLUMNS = ("id, build_id, target, host, accelerator, mode, rep, args, status, exit_code, message, "
@@ -193,9 +199,12 @@ class Store:
             with self._tx():
                 self.db.execute("SELECT pg_advisory_xact_lock(7420501)")  # one worker creates the schema
                 for stmt in SCHEMA.replace("INTEGER PRIMARY KEY", "SERIAL PRIMARY KEY") \
-                        .replace(" REAL ", " DOUBLE PRECISION ").split(";"):
+                        .replace(" REAL", " DOUBLE PRECISION").split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
+                for table, column, kind in _ADDED_COLUMNS:  # a store written by an older layoutbench
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} "
+                                    f"{kind.replace('REAL', 'DOUBLE PRECISION')}")
             return
         global _opened
         _opened = self.path
@@ -232,8 +241,17 @@ class Store:
                 yield
 
     def _migrate(self) -> None:
-        """Key the runs of an older store by target configuration: they get config '' (unknown),
-        so they are kept and shown but never reused for a configuration measured now."""
+        """Bring an older store up to the schema: key its runs by target configuration (they get
+        config '' (unknown), so they are kept and shown but never reused for a configuration
+        measured now), and add the columns of the measured costs (NULL: not measured)."""
+        self._migrate_config()
+        for table, column, kind in _ADDED_COLUMNS:
+            if column not in {r["name"] for r in self.db.execute(f"PRAGMA table_info({table})")}:
+                with self._tx():
+                    if column not in {r["name"] for r in self.db.execute(f"PRAGMA table_info({table})")}:
+                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+    def _migrate_config(self) -> None:
         if "config" in {r["name"] for r in self.db.execute("PRAGMA table_info(runs)")}:
             return
         runs_table = SCHEMA.split("CREATE TABLE IF NOT EXISTS runs", 1)[1].split(";", 1)[0]
@@ -253,15 +271,21 @@ class Store:
         find = ("SELECT id FROM builds WHERE kernel=? AND commit_sha=? AND image=? AND layout=? AND seed=? "
                 "AND image_sha256=?")
         row = self.db.execute(find, key).fetchone()
+        secs = getattr(variant, "link_seconds", None)
         if row:
+            if secs is not None and getattr(variant, "linked_now", False):  # linked again: the newest link's time
+                self.db.execute("UPDATE builds SET link_seconds=? WHERE id=?", (secs, row["id"]))
+            elif secs is not None:  # a reused image whose row predates the measured links
+                self.db.execute("UPDATE builds SET link_seconds=? WHERE id=? AND link_seconds IS NULL",
+                                (secs, row["id"]))
             return row["id"]
         self.db.execute(
             "INSERT INTO builds (kernel, commit_sha, image, layout, seed, plan_id, plan, image_sha256, elf_path,"
-            " toolchain, quirks, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+            " toolchain, quirks, created, link_seconds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
             (variant.kernel, variant.commit, variant.image, variant.layout, variant.seed, variant.plan_id,
              Path(variant.plan_path).read_text(), variant.sha256, str(variant.elf),
              json.dumps({"cc": build_info.get("cc"), "ld": build_info.get("ld")}),
-             json.dumps(build_info.get("quirks", [])), time.time()),
+             json.dumps(build_info.get("quirks", [])), time.time(), secs),
         )
         return self.db.execute(find, key).fetchone()["id"]
 
@@ -328,9 +352,11 @@ class Store:
                             "AND args=? AND config=?", where)
             cur = self.db.execute(
                 "INSERT INTO runs (build_id, target, host, accelerator, mode, rep, args, config, status, exit_code,"
-                " message, started, duration, log_path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                " message, started, duration, log_path, boot_seconds, deploy_seconds) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                 (build_id, key.target, key.host, result.accelerator, key.mode, rep, key.args, key.config,
-                 result.status, result.exit_code, result.message, started, result.duration, str(log)),
+                 result.status, result.exit_code, result.message, started, result.duration, str(log),
+                 getattr(result, "boot_seconds", None), getattr(result, "deploy_seconds", None)),
             )
             run_id = cur.fetchone()["id"]
             self.db.executemany(
@@ -338,6 +364,22 @@ class Store:
                 [(run_id, s.metric, s.value, s.unit, int(s.higher_is_better)) for s in result.samples],
             )
         return run_id
+
+    # -- measured costs (costs.measured) ----------------------------------------------------------
+    def link_seconds(self, kernel: str, image: str, limit: int = 500) -> list[float]:
+        """The measured link times of ``kernel``'s ``image`` (the newest ``limit`` images linked)."""
+        rows = self.db.execute("SELECT link_seconds FROM builds WHERE kernel=? AND image=? AND link_seconds IS NOT "
+                               "NULL ORDER BY id DESC LIMIT ?", (kernel, image, limit))
+        return [float(r["link_seconds"]) for r in rows]
+
+    def run_seconds(self, kernel: str, target: str, mode: str, args: str, limit: int = 500) -> list[dict]:
+        """The newest ``limit`` ok runs of ``kernel`` on ``target`` (mode, arguments): their
+        ``duration``, ``boot_seconds`` and ``deploy_seconds`` (None: not measured)."""
+        rows = self.db.execute(
+            "SELECT runs.duration, runs.boot_seconds, runs.deploy_seconds FROM runs JOIN builds ON builds.id = "
+            "runs.build_id WHERE builds.kernel=? AND runs.target=? AND runs.mode=? AND runs.args=? AND "
+            "runs.status='ok' ORDER BY runs.id DESC LIMIT ?", (kernel, target, mode, args, limit))
+        return [dict(r) for r in rows]
 
     # -- queries ---------------------------------------------------------------------------------
     def runs(self, **where) -> list[dict]:

@@ -342,3 +342,114 @@ def test_runs_per_layout_from_the_costs_and_the_measured_noise_split(hist, coste
     assert reps == max(2, r)
     assert v["budget"]["seconds_per_run"] == pytest.approx(1 + 30 / r)
     assert f"at {1 + 30 / r:.3g} s a run" in v["message"] and "budget 8h: " in v["message"]
+
+
+# -- the layout and run costs measured when the profile states none ----------------------------------
+
+def _median(xs):
+    import numpy as np
+
+    return float(np.median(xs))
+
+
+def test_measured_costs_on_qemu_a_link_is_cheaper_than_a_boot_so_one_run_a_layout(hist, tmp_path):
+    """No cost stated: --plan on real TCG boots of the minikernel records each image's link time
+    and each boot+run's duration in the store; the costs are their medians (recomputed here from
+    the store), a new layout (a link) costs less than a rerun (a boot) on QEMU, so R = 1 without a
+    second run on any layout, and the plan, the JSON and the budget say where the costs came from."""
+    store = tmp_path / "q.sqlite"
+    p = lb("bisect", "minikernel", f"{hist['good']}..{hist['bad']}", "--repo", hist["repo"], "--target", "qemu",
+           "--args", "iterations=2000", "--layouts", "3", "--store", str(store), "--plan", "--budget", "1h", "--json",
+           env={"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_ACCEL": "tcg"})
+    v = json.loads(p.stdout)
+    with sqlite3.connect(store) as c:
+        links = [r[0] for r in c.execute("SELECT link_seconds FROM builds WHERE image = 'kernel'")]
+        runs = c.execute("SELECT r.duration, r.boot_seconds, r.deploy_seconds, r.rep, r.accelerator FROM runs r "
+                         "JOIN builds b ON b.id = r.build_id WHERE r.status = 'ok'").fetchall()
+    assert len(links) == 6 and all(x is not None and 0 < x < 60 for x in links), links
+    assert len(runs) == 6 and {r[3] for r in runs} == {0} and {r[4] for r in runs} == {"tcg"}, runs
+    assert all(r[1] is None and r[2] is None for r in runs)  # a QEMU boot is in the run's duration
+    link, boot = _median(links), _median([r[0] for r in runs])
+    assert link < boot, (link, boot)
+    ch = v["runs_per_layout"]
+    assert (ch["runs"], ch["look_runs"], v["settings"]["runs"]) == (1, 1, 1), ch
+    assert ch["layout_cost"] == pytest.approx(link) and ch["run_cost"] == pytest.approx(boot)
+    assert (ch["costs"]["layout_from"], ch["costs"]["run_from"]) == ("measured", "measured")
+    said = f"measured: median of 6 link(s) {link:.3g} s, 6 boots+runs {boot:.3g} s"
+    assert ch["costs"]["text"] == said and v["costs"]["text"] == said
+    assert "runs per layout: 1: a new layout" in v["message"] and said in v["message"], v["message"]
+    assert v["budget"]["seconds_per_run"] == pytest.approx(boot + link)
+    assert said in v["budget"]["seconds_per_run_from"] and "at " in v["message"]
+
+
+@pytest.fixture(scope="module")
+def layout_stated(tmp_path_factory):
+    """The minikernel profile whose local (timed) target states only a layout's cost (30 s: a reboot)."""
+    from conftest import MINI_TOML, ROOT
+
+    d = tmp_path_factory.mktemp("profiles")
+    text = MINI_TOML.read_text().replace('repo = "../.."', f'repo = "{ROOT}"')
+    text = text.replace('args = ["iterations=100000"]\n', 'args = ["iterations=100000"]\nlayout_cost = 30\n')
+    assert text.count("_cost = ") == 1
+    (d / "minikernel").mkdir()
+    (d / "minikernel" / "kernel.toml").write_text(text)
+    return d
+
+
+def test_runs_per_layout_from_a_stated_layout_cost_and_a_measured_run_cost(hist, layout_stated, tmp_path):
+    """The local target states a layout at 30 s and no run cost: the run cost is measured (the
+    median duration of the endpoints' first runs, as the store holds them), a layout costs more,
+    so GOOD and BAD get a second run a layout and R = sqrt(30 / run x sR^2/sL^2); the text says
+    which cost was stated and which measured."""
+    from layoutbench import costs
+
+    store = tmp_path / "l.sqlite"
+    v, err = costed_bisect(hist, layout_stated, store, "--target", "local", "--args", "iterations=3000",
+                           "--layouts", "3", "--plan")
+    ch = v["runs_per_layout"]
+    with sqlite3.connect(store) as c:
+        first = [r[0] for r in c.execute("SELECT duration FROM runs WHERE status = 'ok' AND rep = 0")]
+        second = c.execute("SELECT count(*) FROM runs WHERE rep = 1").fetchone()[0]
+    assert len(first) == 6 and second == 6 and ch["look_runs"] == 2
+    assert ch["layout_cost"] == 30 and ch["run_cost"] == pytest.approx(_median(first))
+    assert (ch["costs"]["layout_from"], ch["costs"]["run_from"]) == ("stated", "measured")
+    assert ch["runs"] == costs.runs_per_layout(30, ch["run_cost"], ch["run_noise"] ** 2, ch["layout_noise"] ** 2)[0]
+    assert f"layout_cost 30 s stated, a run measured: median of 6 runs {_median(first):.3g} s" in ch["text"]
+    assert ch["text"].startswith(f"runs per layout: {ch['runs']} = sqrt((a layout 30 s / a run ") and \
+        ch["text"] in v["message"]
+
+
+def test_bisect_run_timeout_kills_a_hanging_benchmark_and_skips_its_commit(hist, tmp_path):
+    """--timeout on `bisect run`: a benchmark that hangs at one commit (a real sleep) is killed at
+    the timeout with a one-line reason, stored as a timeout, and its commit is skipped as one that
+    cannot be measured; the verdict is the range of candidates.  The benchmark elsewhere is the
+    cachegrind cost of the image (valgrind run by a script: deterministic, layout-sensitive)."""
+    from conftest import MINI_TOML, ROOT
+
+    hang = sha(hist, 3)
+    bench = tmp_path / "bench.sh"
+    bench.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in */{hang[:12]}-*) exec sleep 300;; esac\n'
+        'valgrind --tool=cachegrind --cache-sim=yes --I1=4096,2,64 --cachegrind-out-file=/dev/null "$1" '
+        "iterations=300 quiet 2>&1 >/dev/null | awk '/ I +refs:/ {gsub(\",\",\"\",$4); ir=$4} "
+        "/ I1 +misses:/ {gsub(\",\",\"\",$4); m=$4} END {print \"LAYOUTBENCH metric name=cost value=\" ir+20*m "
+        "\" unit=events better=lower\"; print \"LAYOUTBENCH end status=ok\"}'\n")
+    d = tmp_path / "profiles" / "minikernel"
+    d.mkdir(parents=True)
+    text = MINI_TOML.read_text().replace('repo = "../.."', f'repo = "{ROOT}"')
+    (d / "kernel.toml").write_text(text.replace("[metrics]", f'[targets.hang]\nkind = "local"\nimage = "hosted"\n'
+                                                f'timeout = 20\ncommand = ["sh", "{bench}", "{{image}}"]\n\n[metrics]'))
+    store = tmp_path / "t.sqlite"
+    p = lb("bisect", "minikernel", f"{sha(hist, 2)}..{sha(hist, 5)}", "--repo", hist["repo"], "--target", "hang",
+           "--metric", "cost", "--runs", "1", "--no-shadow", "--first-only", "--timeout", "1", "--store", str(store),
+           "--json", env={"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(tmp_path / "profiles")})
+    v = json.loads(p.stdout)
+    lines = [ln for ln in p.stderr.splitlines() if ": timeout: " in ln]
+    assert lines and all("no end after 1s: killed" in ln for ln in lines), p.stderr
+    assert ("skip", hang) in marks(store) and "Traceback" not in p.stderr
+    with sqlite3.connect(store) as c:
+        st = c.execute("SELECT DISTINCT r.status, r.message FROM runs r JOIN builds b ON b.id = r.build_id "
+                       "WHERE b.commit_sha = ?", (hang,)).fetchall()
+    assert st == [("timeout", "no end after 1s: killed")], st
+    assert v["status"] == "range" and set(v["range"]) == {hang, hist["regression"]}, v["message"]

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 from contextlib import closing
 
+import numpy as np
 import pytest
 
 from conftest import script
@@ -444,12 +445,18 @@ def test_the_verdict_text_says_the_runs_per_layout_chosen(first):
     v = {**first["v"], "runs_per_layout": {"text": "runs per layout: 3 = sqrt(...)"}}
     assert "runs:    runs per layout: 3 = sqrt(...)" in bisect.text(v).splitlines()
     assert not any(ln.startswith("runs:") for ln in bisect.text({**first["v"], "runs_per_layout": None}).splitlines())
+    # --runs given: no choice; the verdict still says where the costs of a layout and a run came from
+    v = first["v"]
+    assert v["runs_per_layout"] is None and (v["costs"]["layout_from"], v["costs"]["run_from"]) == ("measured",) * 2
+    said = [ln for ln in bisect.text(v).splitlines() if ln.startswith("costs:")]
+    assert said == [f"costs:   a layout and a run, {v['costs']['text']}"] and " runs " in said[0], said
+    assert not any(ln.startswith("costs:") for ln in bisect.text({**v, "runs_per_layout": {"text": "x"}}).splitlines())
 
 
 def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, first, tmp_path):
-    """Without a budget: spent/planned (the plan's likely cost) and the time left at the mean
-    duration of the stored runs; with one: the time left only (the engine's line says the rest);
-    nothing before a likely cost is known."""
+    """Without a budget: spent/planned (the plan's likely cost) and the time left at the costs
+    measured in the store (a run's median duration + a link's median / R); with one: the time
+    left only (the engine's line says the rest); nothing before a likely cost is known."""
     path = tmp_path / "r.sqlite"
     path.write_bytes(first["store"].read_bytes())
     with closing(Store(path)) as store:
@@ -459,7 +466,11 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         clock = bisect.Clock(p, s, ledger)
         assert clock.progress() == ""  # no plan, no budget: nothing to say
         sec, why = clock.per_run()
-        assert sec is not None and sec > 0 and "measured run(s)" in why
+        assert sec is not None and sec > 0 and "; measured: median of " in why, why
+        links, runs = store.link_seconds("minikernel", "hosted"), store.run_seconds(
+            "minikernel", "cachegrind", "rerun", " ".join(s.args.split()))
+        assert links and runs
+        assert sec == pytest.approx(float(np.median([r["duration"] for r in runs])) + float(np.median(links)) / 2)
         ledger.spent, clock.likely = 10, 50
         left = bisect.costs.duration_text(40 * sec)
         assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); about {left} left at "

@@ -64,15 +64,74 @@ def test_the_noise_split_is_the_one_way_anova():
     assert same.var_layout == 0.0 and same.var_run == pytest.approx(2e-4)  # floored at 0, never negative
 
 
+def _m(links=(), deploys=(), durations=(), boots=(), noun="runs"):
+    rows = [{"duration": d, "boot_seconds": b, "deploy_seconds": None} for d, b in
+            zip(durations, list(boots) + [None] * (len(durations) - len(boots)))]
+    rows += [{"duration": None, "boot_seconds": None, "deploy_seconds": x} for x in deploys]
+    return costs.measured(links, rows, noun)
+
+
 def test_the_time_a_run_takes():
-    # stated costs first: a layout's cost shared by its R runs
-    assert costs.seconds_per_run(60, 5, 4, [100.0]) == (20.0, "run_cost 5 s + layout_cost 60 s / 4 run(s) per "
-                                                              "layout (the profile)")
-    assert costs.seconds_per_run(None, 5, 4, [])[0] == 5.0
-    # then the measured runs' mean; then nothing
-    assert costs.seconds_per_run(None, None, 4, [1.0, 2.0, 6.0]) == (3.0, "the mean duration of 3 measured run(s)")
-    assert costs.seconds_per_run(60, None, 1, []) == (None, "not measured yet")
+    measured = _m(links=[0.5, 0.1, 0.3], durations=[1.0, 2.0, 6.0])  # median link 0.3 s, median run 2 s
+    # stated costs first (always, over measured ones): a layout's cost shared by its R runs
+    assert costs.seconds_per_run(costs.choose(60, 5, measured), 4) == (
+        20.0, "run_cost 5 s + layout_cost 60 s / 4 run(s) per layout (the profile)")
+    assert costs.seconds_per_run(costs.choose(None, 5), 4)[0] == 5.0
+    # a stated run_cost and a measured layout: each its own
+    assert costs.seconds_per_run(costs.choose(None, 5, measured), 2) == (
+        pytest.approx(5 + 0.3 / 2), "a run 5 s + a layout 0.3 s / 2 run(s) per layout; a layout measured: median of "
+                                    "3 link(s) 0.3 s, run_cost 5 s stated")
+    assert costs.seconds_per_run(costs.choose(None, 5), 2) == (5.0, "run_cost 5 s (the profile)")
+    assert costs.seconds_per_run(costs.choose(None, None, measured), 1)[0] == pytest.approx(2.3)  # R = 1: a whole link
+    assert costs.seconds_per_run(costs.choose(None, None, measured), 0)[0] == pytest.approx(2.3)  # R below 1: as 1
+    # then the measured medians (not means: 6 s is an outlier); then nothing
+    sec, why = costs.seconds_per_run(costs.choose(None, None, measured), 3)
+    assert sec == pytest.approx(2.0 + 0.3 / 3)
+    assert why == "a run 2 s + a layout 0.3 s / 3 run(s) per layout; measured: median of 3 link(s) 0.3 s, 3 runs 2 s"
+    assert costs.seconds_per_run(costs.choose(None, None, _m(durations=[4.0])), 1) == (
+        4.0, "a run 4 s; a layout not measured yet, a run measured: median of 1 runs 4 s")
+    assert costs.seconds_per_run(costs.choose(60, None, _m(links=[1.0])), 1) == (None, "not measured yet")
     assert costs.runs_for(8 * 3600, 12.5) == 2304 and costs.runs_for(10, 60) == 1
+
+
+def test_the_costs_measured_are_medians_of_their_pieces_and_say_where_they_came_from():
+    # a QEMU target: every run is a boot; its duration holds the boot
+    m = _m(links=[0.2, 0.4, 0.3, 9.0], durations=[3.0, 3.2, 2.9], noun="boots+runs")
+    assert (m.layout, m.run) == (pytest.approx(0.35), pytest.approx(3.0))
+    c = costs.choose(None, None, m)
+    assert (c.layout_from, c.run_from, c.stated) == ("measured", "measured", False)
+    assert c.text == "measured: median of 4 link(s) 0.35 s, 3 boots+runs 3 s"
+    # ssh rebooting per run: the install and reboot before the benchmark are part of a run
+    m = _m(links=[1.0], durations=[2.0, 2.0], boots=[50.0, 60.0], noun="reboots+runs")
+    assert m.run == pytest.approx(57.0) and m.layout == 1.0
+    # ssh without reboot: a new image's copy is part of a new layout, not of a rerun
+    m = _m(links=[1.0, 3.0], deploys=[0.5], durations=[2.0])
+    assert m.layout == pytest.approx(2.5) and m.run == 2.0
+    assert costs.choose(None, None, m).text == "measured: median of 2 link(s) 2 s + 1 deploy(s) 0.5 s, 1 runs 2 s"
+    # stated wins, each on its own; nothing measured, nothing stated: unknown
+    assert costs.choose(60, 5, m).text == "stated: layout_cost 60 s, run_cost 5 s" and costs.choose(60, 5, m).stated
+    c = costs.choose(60, None, m)
+    assert (c.layout, c.run, c.layout_from, c.run_from) == (60, 2.0, "stated", "measured")
+    assert c.text == "layout_cost 60 s stated, a run measured: median of 1 runs 2 s"
+    c = costs.choose(None, None, _m())
+    assert (c.layout, c.run, c.layout_from, c.run_from) == (None, None, "", "")
+    # the second run a layout that splits the noise: with both costs stated always; measured, only
+    # where a new layout costs more than a rerun
+    assert costs.worth_splitting(costs.choose(5, 60))
+    assert costs.worth_splitting(costs.choose(None, None, _m(links=[0.2], durations=[0.1])))
+    assert not costs.worth_splitting(costs.choose(None, None, _m(links=[0.1], durations=[0.1])))
+    assert not costs.worth_splitting(costs.choose(None, None, _m(links=[0.06], durations=[0.57], noun="boots+runs")))
+    assert costs.worth_splitting(costs.choose(30, None, _m(durations=[0.04])))
+    assert not costs.worth_splitting(costs.choose(None, None, _m(durations=[0.04])))  # no link measured
+    assert not costs.worth_splitting(costs.choose(None, None, _m(links=[0.5])))  # no run measured
+    assert not costs.worth_splitting(costs.choose(None, None, _m(links=[0.5], durations=[0.0])))  # no ratio
+    # what is not a time is left out: a run without a duration, a negative or NaN piece
+    m = costs.measured([0.1, float("nan"), -1.0], [{"duration": None}, {"duration": 1.0, "boot_seconds": None}])
+    assert m.links == (0.1,) and m.runs == (1.0,)
+    assert costs.measured([0.0], [{"duration": 0.0}]).links == (0.0,)  # 0 s is a time (a cached step)
+    assert costs.choose(None, None, _m(links=[1.0], durations=[2.0])).to_dict() == {
+        "layout": 1.0, "run": 2.0, "layout_from": "measured", "run_from": "measured",
+        "text": "measured: median of 1 link(s) 1 s, 1 runs 2 s"}
 
 
 @pytest.mark.parametrize("value", ["0", "8x", "-3", "2h-1m"])
@@ -81,6 +140,14 @@ def test_bisect_refuses_a_bad_budget_in_one_line(value):
     assert p.returncode != 0 and "Traceback" not in p.stderr
     line = p.stderr.strip()
     assert len(line.splitlines()) == 1 and f"--budget {value!r} is not allowed" in line, p.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "1e9"])
+def test_bisect_refuses_a_bad_timeout_in_one_line(value):
+    p = lb("bisect", "run", "minikernel", "HEAD~1..HEAD", "--timeout", value, "--plan", check=False)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    line = p.stderr.strip()
+    assert len(line.splitlines()) == 1 and "--timeout " in line and "is not allowed" in line, p.stderr
 
 
 @pytest.mark.parametrize("key,value,shown", [("layout_cost", "0", "0"), ("run_cost", "-60", "-60"),

@@ -58,6 +58,9 @@ def test_compare_over_ssh_stores_samples_of_the_remote_host(workdir, tmp_path, l
     assert rows(db, "SELECT count(*) FROM samples")[0][0] >= 6
     # the image went over sftp into remote_dir, once per variant, and the log says what ran
     assert len(list((tmp_path / "remote-remote").iterdir())) == 3
+    # the copy is a new image's cost (a layout's), stored with the run that made it; a rerun skips it
+    assert rows(db, "SELECT rep, count(*), sum(deploy_seconds > 0), sum(deploy_seconds IS NULL), "
+                    "sum(boot_seconds IS NULL) FROM runs GROUP BY rep") == [(0, 3, 3, 0, 3), (1, 3, None, 3, 3)]
     log = Path(rows(db, "SELECT log_path FROM runs LIMIT 1")[0][0]).read_text()
     assert f"# ssh {host} (bench0)" in log and "LAYOUTBENCH metric name=cycles_per_packet" in log
     # resumable as any compare: nothing runs again
@@ -142,6 +145,8 @@ def test_reboot_and_wait_then_run_the_installed_image(workdir, tmp_path, lab):
     assert (state / "boot_id").read_text() != "boot-1\n"
     assert "# reboot:" in log and "# back after" in log and "collected" in log
     assert r.host == f"root@127.0.0.1:{lab.servers[0].port}"
+    # the copy, install and reboot (its command sleeps 1 s) are a run's cost, not in its duration
+    assert r.boot_seconds >= 1.0 and r.deploy_seconds is None and t.run_noun == "reboots+runs"
 
 
 def test_a_hanging_remote_run_is_killed_with_its_process_group(workdir, tmp_path, lab):

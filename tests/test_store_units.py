@@ -5,6 +5,7 @@ their progress in, the quiet-machine checks, and a file that is no store."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -180,3 +181,81 @@ def test_store_a_run_is_stored_whole_or_not_at_all(store, tmp_path):
         store.add_run(bid, key, 0, broken, Path("/tmp/b"), 2.0)
     assert [(r["log_path"], r["status"]) for r in store.runs(build_id=bid)] == [("/tmp/a", "ok")]
     assert [(s["metric"], s["value"]) for s in store.samples(build_id=bid)] == [("cycles", 3.0), ("ops", 6.0)]
+
+
+#: the builds, runs and samples tables as a store written before the measured costs holds them
+_BEFORE_COSTS = """
+CREATE TABLE builds (id INTEGER PRIMARY KEY, kernel TEXT NOT NULL, commit_sha TEXT NOT NULL, image TEXT NOT NULL,
+    layout TEXT NOT NULL, seed INTEGER NOT NULL, plan_id TEXT NOT NULL, plan TEXT NOT NULL,
+    image_sha256 TEXT NOT NULL, elf_path TEXT NOT NULL, toolchain TEXT NOT NULL, quirks TEXT NOT NULL,
+    created REAL NOT NULL, UNIQUE (kernel, commit_sha, image, layout, seed, image_sha256));
+CREATE TABLE runs (id INTEGER PRIMARY KEY, build_id INTEGER NOT NULL REFERENCES builds(id),
+    target TEXT NOT NULL, host TEXT NOT NULL, accelerator TEXT NOT NULL, mode TEXT NOT NULL,
+    rep INTEGER NOT NULL, args TEXT NOT NULL DEFAULT '', config TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL, exit_code INTEGER, message TEXT NOT NULL DEFAULT '',
+    started REAL NOT NULL, duration REAL NOT NULL, log_path TEXT NOT NULL,
+    UNIQUE (build_id, target, host, mode, rep, args, config));
+CREATE TABLE samples (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+    metric TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, higher_is_better INTEGER NOT NULL);
+INSERT INTO builds VALUES (1, 'k', 'c0ffee', 'hosted', 'random', 1, '0x1', '{}', 'ab', '/x', '{}', '[]', 0);
+INSERT INTO runs VALUES (7, 1, 'local', 'h1', 'native', 'rerun', 0, '', 'c', 'ok', 0, '', 0, 2.5, '/l');
+INSERT INTO samples VALUES (1, 7, 'cycles', 100.0, 'cycles', 0);
+"""
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_store_an_older_store_gets_the_columns_of_the_measured_costs(kind, tmp_path, request):
+    """A store written before link, boot and deploy seconds were recorded (SQLite and PostgreSQL)
+    gets the columns when opened: its rows keep their values with the new ones NULL (not measured,
+    left out of the medians), and what is stored now carries them."""
+    if kind == "sqlite":
+        import sqlite3
+
+        where = tmp_path / "old.sqlite"
+        with sqlite3.connect(where) as c:
+            c.executescript(_BEFORE_COSTS)
+    else:
+        import psycopg
+
+        url = request.getfixturevalue("pg")
+        db = "old_" + tmp_path.name.replace("-", "_").lower()
+        with psycopg.connect(url, autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {db}")
+        where = url.replace("/layoutbench?", f"/{db}?")
+        with psycopg.connect(where, autocommit=True) as c:
+            for stmt in _BEFORE_COSTS.replace("INTEGER PRIMARY KEY", "SERIAL PRIMARY KEY").replace(
+                    " REAL", " DOUBLE PRECISION").split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            for table in ("builds", "runs", "samples"):  # the rows above were written with their ids
+                c.execute(f"SELECT setval('{table}_id_seq', 100)")
+    st = Store(where)
+    old = st.runs()[0]
+    assert (old["id"], old["duration"], old["boot_seconds"], old["deploy_seconds"]) == (7, 2.5, None, None)
+    assert st.builds()[0]["link_seconds"] is None and st.samples()[0]["value"] == 100.0
+    assert st.link_seconds("k", "hosted") == []
+    assert st.run_seconds("k", "local", "rerun", "") == [{"duration": 2.5, "boot_seconds": None,
+                                                          "deploy_seconds": None}]
+    # an image of the old store reused (its link time kept in its folder since): stored once, not
+    # replaced by a later reuse; linked again: the new link's time
+    v = dataclasses.replace(_variant(tmp_path, "c0ffee", "random", 1), sha256="ab", linked_now=False,
+                            link_seconds=0.25)
+    assert st.build_id(v, {}) == 1 and st.link_seconds("k", "hosted") == [0.25]
+    assert st.build_id(dataclasses.replace(v, link_seconds=9.0), {}) == 1 and st.link_seconds("k", "hosted") == [0.25]
+    assert st.build_id(dataclasses.replace(v, link_seconds=None), {}) == 1 and st.link_seconds("k", "hosted") == [0.25]
+    assert st.build_id(dataclasses.replace(v, linked_now=True, link_seconds=0.5), {}) == 1
+    assert st.link_seconds("k", "hosted") == [0.5]
+    bid = st.build_id(dataclasses.replace(_variant(tmp_path, "c0ffee", "random", 2), link_seconds=0.75), {})
+    assert sorted(st.link_seconds("k", "hosted")) == [0.5, 0.75] and st.link_seconds("k", "kernel") == []
+    r = _result("ok", 2.0)
+    r.boot_seconds, r.deploy_seconds = 40.0, 1.5
+    st.add_run(bid, RunKey("local", "h1", "rerun", "", "c"), 0, r, Path("/tmp/n"), 1.0)
+    st.add_run(bid, RunKey("local", "h1", "rerun", "", "c"), 1, _result("failed"), Path("/tmp/f"), 2.0)
+    got = st.run_seconds("k", "local", "rerun", "")  # the newest first; ok runs only
+    assert got == [{"duration": 0.5, "boot_seconds": 40.0, "deploy_seconds": 1.5},
+                   {"duration": 2.5, "boot_seconds": None, "deploy_seconds": None}]
+    assert st.run_seconds("k", "local", "rerun", "other args") == [] and st.run_seconds("k", "qemu", "rerun", "") == []
+    st.close()
+    again = Store(where)  # opening a migrated store again is fine
+    assert len(again.runs()) == 3
+    again.close()

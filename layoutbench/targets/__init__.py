@@ -36,6 +36,12 @@ class RunResult:
     samples: list[metrics.Sample] = field(default_factory=list)
     message: str = ""  #: why it is not ok, one line
     build: dict = field(default_factory=dict)
+    #: seconds this run spent before its benchmark on steps every run repeats and ``duration``
+    #: does not hold (ssh: install, reboot); None: the target has none (a QEMU boot is in ``duration``)
+    boot_seconds: float | None = None
+    #: seconds spent on steps only a new image needs on this target, skipped by a rerun of the
+    #: same image (ssh without reboot: the copy); None: none happened
+    deploy_seconds: float | None = None
 
 
 def run_command(cmd: list[str], timeout: float, log: Path, env: dict | None = None,
@@ -89,6 +95,8 @@ class Target:
     kind = "?"
     success_exit = 0
     counts = False  #: perf counters, pinning and the quiet-machine check apply
+    #: what one stored run's time is, in the words of the measured costs ("12 boots+runs 3.1 s")
+    run_noun = "runs"
 
     def __init__(self, spec: TargetSpec, profile: Profile):
         self.spec, self.profile = spec, profile

@@ -110,6 +110,7 @@ class LabgridTarget(Target):
     exit status counts as success)."""
 
     kind = "labgrid"
+    run_noun = "boots+runs"  #: every run boots the image: a rerun costs a boot too
     success_exit = 33
 
     def __init__(self, spec, profile):

@@ -300,6 +300,10 @@ class PlaceTarget(Target):
 
     # -- identity --------------------------------------------------------------------------------
     @property
+    def run_noun(self) -> str:
+        return "reboots+runs" if self.spec.settings.get("reboot") else "runs"
+
+    @property
     def place(self) -> str | None:
         return self._view or (self.held.place if self.held else None)
 

@@ -55,6 +55,7 @@ class QemuTarget(Target):
     ``success_exit``, ``qemu`` (binary), ``extra_args``."""
 
     kind = "qemu"
+    run_noun = "boots+runs"  #: every run boots the image: a rerun costs a boot too
     success_exit = 33
 
     def __init__(self, spec, profile):

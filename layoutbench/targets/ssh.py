@@ -227,6 +227,11 @@ class SshTarget(Target):
                     await sftp.remove(remote)
                 await sftp.rename(tmp, remote)
 
+    def copied(self, image: Path) -> str | None:
+        """The remote path of ``image`` when this connection already copied it there, else None."""
+        remote = f"{self.remote_dir}/{image.stem}-{sha256_file(image)[:16]}"
+        return remote if remote in self._copied else None
+
     def copy(self, image: Path) -> str:
         """Copy ``image`` to the target (skipped when that exact image is already there)."""
         sha = sha256_file(image)
@@ -300,9 +305,14 @@ class SshTarget(Target):
                 f.flush()
 
             note(f"# ssh {self.host} ({self.alias})\n")
+            steps = {"deploy": 0.0, "boot": 0.0}  # what this run spent before its benchmark, by kind of step
             try:
+                t0, fresh = time.monotonic(), self.copied(image) is None
                 remote = self.copy(image)
+                # a copy a rerun skips is a new layout's cost; with a reboot every run copies again
+                steps["boot" if s.get("reboot") or not fresh else "deploy"] += time.monotonic() - t0
                 note(f"# copied {image} to {remote}\n")
+                t0 = time.monotonic()
                 if s.get("install"):
                     cmd = str(s["install"]).replace("{image}", shlex.quote(remote))  # remote_dir is the user's text
                     note(f"# install: {cmd}\n")
@@ -313,6 +323,7 @@ class SshTarget(Target):
                                            f"{out.strip()[-200:]}", "failed")
                 if s.get("reboot"):
                     self.reboot_and_wait(note)
+                steps["boot"] += time.monotonic() - t0
                 cmd = self.remote_command(remote, list(extra or []))
                 note(f"# run: {cmd}\n")
                 code, output, secs, timed_out = self._timed(cmd, note)
@@ -332,7 +343,14 @@ class SshTarget(Target):
                 self.close()
                 note(f"# ssh error: {_why(e)}\n")
                 return self._error(f"ssh target {self.spec.name}: {_why(e)}", "error")
-        return self.finish(output, code, timed_out, secs, log)
+        r = self.finish(output, code, timed_out, secs, log)
+        r.deploy_seconds = steps["deploy"] if fresh and not s.get("reboot") else None
+        r.boot_seconds = steps["boot"] if s.get("install") or s.get("reboot") else None
+        return r
+
+    @property
+    def run_noun(self) -> str:
+        return "reboots+runs" if self.spec.settings.get("reboot") else "runs"
 
     def _timed(self, cmd: str, sink):
         t0 = time.monotonic()
