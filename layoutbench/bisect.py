@@ -686,11 +686,12 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
     likely cost (status ``plan``).  ``timeout``: seconds before a run is killed (None: the
     target's); a commit whose runs all fail (time out) is skipped."""
     with contextlib.ExitStack() as stack:  # closes the prober's target however the bisection ends
-        return _run(stack, store, profile, s, good, bad, say, plan_only, timeout)
+        return _run(stack, store, profile, s, (good, bad), say, plan_only, timeout)
 
 
-def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, good: str | None,
-         bad: str | None, say, plan_only: bool = False, timeout: float | None = None) -> dict:
+def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings,
+         ends: tuple[str | None, str | None], say, plan_only: bool = False, timeout: float | None = None) -> dict:
+    good, bad = ends
     s = normalize(profile, s)
     key = state_key(s.kernel, s.repo, s.subdir)
     b = Bisection.load(store, key)
@@ -1207,6 +1208,8 @@ def text(v: dict) -> str:
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
                  f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")
+    if not (v.get("runs_per_layout") or {}).get("text") and (v.get("costs") or {}).get("text"):
+        lines.append(f"costs:   a layout and a run, {v['costs']['text']}")  # R given: where the costs came from
     lines.extend(farmmod.text_lines(v))
     if len(v.get("targets") or []) > 1:
         lines.append(f"farm:    {v.get('probes', 0)} probes in {v.get('rounds', 0)} rounds over {len(v['targets'])} "
