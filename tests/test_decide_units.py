@@ -356,3 +356,60 @@ def test_an_equivalence_shown_on_the_way_says_so():
     e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan())
     assert e.status == "noise" and e.layouts == 4
     assert e.note == "its always-valid 95% interval lies within ±0.5%: a change of 0.5% or more is ruled out"
+
+
+# -- small parts the merged engine's mutation run found untested (2026-11-25) -----------------------
+
+def test_extended_looks_go_on_past_the_quiet_cap_without_repeating_a_look():
+    assert decide.extended(4, 40, 120) == [4, 6, 9, 14, 21, 32, 40, 60, 90, 120]
+    assert decide.extended(4, 40, 40) == decide.schedule(4, 40) == [4, 6, 9, 14, 21, 32, 40]
+    assert decide.extended(3, 40, 50) == [3, 5, 8, 12, 18, 27, 40, 50]
+
+
+def test_split_cuts_the_window_not_the_range_from_zero():
+    assert decide.split(8, 16, list(range(9, 16)), 1) == [12]
+    assert decide.split(8, 16, [9, 10, 11, 13, 14, 15], 1) == [11]  # 12 tested: the nearest, the earlier on a tie
+    assert decide.split(6, 18, list(range(7, 18)), 2) == [10, 14]
+
+
+class _Fixed:
+    """A prober of fixed per-seed values (one run a layout), as decide's parts see one."""
+
+    def __init__(self, vals: dict):
+        self.vals = vals
+        self.kmax = {c: len(v) for c, v in vals.items()}
+
+    def groups(self, c, k, r):
+        return _groups(self.vals[c][:k])
+
+
+def test_share_test_at_exactly_three_layouts_is_the_t_test_of_the_step_minus_its_share():
+    from layoutbench import stats
+    vals = {"g": [0.0, 0.01, -0.01], "lg": [0.001, 0.011, -0.012], "c": [0.031, 0.043, 0.02], "b": [0.05, 0.06, 0.045]}
+    p = decide.share_test(_Fixed(vals), ("g", "lg", "c", "b"), 0.5, 1)
+    x = [(vals["c"][i] - vals["lg"][i]) - 0.5 * (vals["b"][i] - vals["g"][i]) for i in range(3)]
+    assert p == pytest.approx(stats.one_sided_t(x))
+    assert not math.isnan(p)
+    short = {c: v[:2] for c, v in vals.items()}
+    assert math.isnan(decide.share_test(_Fixed(short), ("g", "lg", "c", "b"), 0.5, 1))  # 2 layouts: no test
+
+
+def test_the_single_layout_bisection_halves_every_window():
+    commits = [f"c{i}" for i in range(17)]
+    asked = []
+
+    def single(c):
+        asked.append(c)
+        return 2.0 if int(c[1:]) >= 15 else 1.0
+    out = decide.single_layout(single, commits)
+    assert out["culprit"] == "c15" and out["values"] == 6  # GOOD, BAD and the probes 8, 12, 14, 15
+    assert asked == ["c0", "c16", "c8", "c12", "c14", "c15"]
+
+
+def test_the_single_layout_bisection_ends_in_a_range_when_only_unbuildable_commits_are_left():
+    def single(c):
+        if c == "c2":
+            raise decide.Skip("does not build")
+        return {"c0": 1.0, "c1": 1.0, "c3": 2.0}[c]
+    out = decide.single_layout(single, ["c0", "c1", "c2", "c3"])
+    assert out["culprit"] is None and out["range"] == ["c2", "c3"]
