@@ -860,16 +860,11 @@ def side_llr(pool: Pool, side: list, sign: float, d1: float) -> float:
     s^2): per split (d * d1 - d1^2 / 2) / (s^2 (1/n_before + 1/n_after)), averaged as likelihood
     ratios.  Under no step it drifts down as layouts are added (Wald's test stops at its lower
     boundary); under a step of d1 it drifts up.  -inf with fewer than two measured commits."""
-    ms = [pool.y[c] for c in side if c in pool.y and pool.y[c].size]
-    s2, _ = pool.var()
-    if len(ms) < 2 or not s2 > 0:
+    split = _splits(pool, side, sign)
+    if split is None:
         return -math.inf
-    n = np.array([y.size for y in ms], dtype=float)
-    cum = np.cumsum([y.sum() for y in ms])
-    nl = np.cumsum(n)[:-1]
-    nr = n.sum() - nl
-    d = sign * ((cum[-1] - cum[:-1]) / nr - cum[:-1] / nl)
-    ll = (d * d1 - d1 * d1 / 2.0) / (s2 * (1.0 / nl + 1.0 / nr))
+    d, v = split
+    ll = (d * d1 - d1 * d1 / 2.0) / v
     top = float(ll.max())
     return top + math.log(float(np.mean(np.exp(ll - top))))
 
@@ -880,18 +875,27 @@ def side_evidence(pool: Pool, side: list, sign: float) -> float:
     largest z over the places a step could split them, of the mean of the commits after the split
     minus the mean of those before (each commit's mean weighted by its layouts, pooled variance).
     -inf when fewer than two of its commits are measured."""
+    split = _splits(pool, side, sign)
+    if split is None:
+        return -math.inf
+    d, v = split
+    return float(np.max(d / np.sqrt(v)))
+
+
+def _splits(pool: Pool, side: list, sign: float):
+    """For each place a step could split the measured commits of ``side`` (in order): the mean of
+    the commits after it minus the mean of those before (each commit's mean weighted by its
+    layouts), in the direction ``sign``, and that difference's variance under the pooled s^2.
+    None with fewer than two measured commits or no variance yet."""
     ms = [pool.y[c] for c in side if c in pool.y and pool.y[c].size]
     s2, _ = pool.var()
     if len(ms) < 2 or not s2 > 0:
-        return -math.inf
+        return None
     n = np.array([y.size for y in ms], dtype=float)
-    tot = np.array([y.sum() for y in ms])
-    best = -math.inf
-    for j in range(1, len(ms)):
-        nl, nr = n[:j].sum(), n[j:].sum()
-        d = tot[j:].sum() / nr - tot[:j].sum() / nl
-        best = max(best, sign * d / math.sqrt(s2 * (1.0 / nl + 1.0 / nr)))
-    return best
+    cum = np.cumsum([y.sum() for y in ms])
+    nl = np.cumsum(n)[:-1]
+    nr = n.sum() - nl
+    return sign * ((cum[-1] - cum[:-1]) / nr - cum[:-1] / nl), s2 * (1.0 / nl + 1.0 / nr)
 
 
 def posterior(pool: Pool, sub: list[str], lo: int, hi: int) -> list[tuple[str, float]]:
