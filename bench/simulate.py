@@ -13,7 +13,7 @@ blaming one is a false blame.  Scenarios: null, one step of ``size * sigma_L``, 
 (``sizes``, the first in the first half of the range), a drift.  The default link (what a
 single-layout bisection measures) is seed 0.
 
-    python bench/simulate.py [--histories 200] [--commits 16] [--two]
+    python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough]
 
 prints, on the SAME histories (every value is drawn from a generator keyed by the history and
 its place, so the order of asking does not matter):
@@ -260,6 +260,8 @@ def main() -> None:
     ap.add_argument("--no-today", action="store_true", help="skip today's engine (slow)")
     ap.add_argument("--two", action="store_true", help="also the two-step rows (every change point)")
     ap.add_argument("--only-two", action="store_true", help="only the two-step rows")
+    ap.add_argument("--thorough", action="store_true",
+                    help="also the new engine with --thorough (Plan.thorough: the residual search looks further)")
     ap.add_argument("--rows", help="only these rows of the table(s), e.g. 2,3 (0-based; to run rows side by side)")
     a = ap.parse_args()
     t0 = time.time()
@@ -295,12 +297,17 @@ def main() -> None:
                   f"{rn['sl_runs']:4.1f}", flush=True)
             if not a.no_today:
                 print(f"{'':30s}   new/today runs: {rn['runs'] / rt['runs']:.2f}", flush=True)
+            if a.thorough:
+                rh = rates(sc, replace(plan_new, thorough=True), a.histories) | {"null": null}
+                print(f"{'  --thorough':30s} | {'':26s} | {cell(rh)} |" + (
+                    f" new/today runs: {rh['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
         print("null rows: blame = false blame (a commit named); step rows: right = the named first bad commit is the "
               "step; wrong = a named commit that changed no code; runs = values measured per bisection (mean, p90)")
     if a.two or a.only_two:
-        print(f"{'two steps (every change point)':30s} | {'today --all-changes':^27s} | {'new (default)':^27s}")
-        print(f"{'':30s} | {'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s} | "
-              f"{'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s}")
+        th = f" | {'new --thorough':^27s}" if a.thorough else ""
+        print(f"{'two steps (every change point)':30s} | {'today --all-changes':^27s} | {'new (default)':^27s}" + th)
+        four = f"{'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s}"
+        print(f"{'':30s} | {four} | {four}" + (f" | {four}" if a.thorough else ""))
         for ri, sc in enumerate(twos(a.commits)):
             if a.rows and str(ri) not in a.rows.split(","):
                 continue
@@ -315,7 +322,9 @@ def main() -> None:
                 if r is None:
                     return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>6s}"
                 return f"{pc(r['both'])} {pc(r['right'])} {pc(r['wrong'])} {r['runs']:6.1f}"
-            print(f"{sc.name:30s} | {c2(rt)} | {c2(rn)}", flush=True)
+            rh = rates(sc, _dc.replace(decide.Plan(), min_effect=a.min_effect, thorough=True),
+                       a.histories) if a.thorough else None
+            print(f"{sc.name:30s} | {c2(rt)} | {c2(rn)}" + (f" | {c2(rh)}" if a.thorough else ""), flush=True)
         print("both: both steps named (confirmed); first: the first bad commit reported is a true step; wrong: a "
               "named commit without a step")
     print(f"{time.time() - t0:.0f}s")

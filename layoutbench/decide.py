@@ -104,6 +104,10 @@ GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 #: two 1+3σL steps both named 74% / 78% / 80% / 86% (the rule before, side_evidence > 1.0: 44.7, 73%)
 SIDE_STEP = 2.0
 SIDE_A = 0.4
+#: --thorough (Plan.thorough): the residual tests look on while a step is at least THOROUGH_A times
+#: as likely as none, and look first at THOROUGH_FIRST layouts a side at least (see docs/bisect.md)
+THOROUGH_A = 0.1
+THOROUGH_FIRST = 8
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
 #: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
@@ -131,6 +135,7 @@ class Plan:
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints (expensive)
     test_layouts: int = 40  #: the furthest a test looks without --prove-null
     budget: int | None = None  #: runs the whole bisection may spend (None: no cap)
+    thorough: bool = False  #: the residual tests look further for a second, smaller step (THOROUGH_A)
 
     @property
     def noise_top(self) -> int:
@@ -652,6 +657,9 @@ class Outcome:
     steps: list[Step] = field(default_factory=list)  #: every step looked at, in commit order
     several: bool = False  #: more than one change point confirmed, or a change shown but not located
     residual: list[dict] = field(default_factory=list)  #: sub-ranges beside a found step shown to differ
+    #: every sub-range beside a found step that was tested: good, bad, status (differs / not-shown),
+    #: ratio and its always-valid interval, layouts a side at the last look, the test's level
+    sides: list[dict] = field(default_factory=list)
     share: float = math.nan
     probes: int = 0
     alpha: float = 0.05
@@ -828,24 +836,28 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
     y0 = pool.y
     sign = 1.0 if float(y0[c1].mean() - y0[c0].mean()) >= 0 else -1.0
     d1 = SIDE_STEP * math.log1p(plan.min_effect)  # the step a side test looks for (log scale)
+    side_a = THOROUGH_A if plan.thorough else SIDE_A
 
     for side in sorted((sub[:lo + 1], sub[hi:]), key=lambda sd: side_evidence(pool, sd, sign), reverse=True):
         if len(side) < 2 or (plan.first_only and any(s.status == "found" for s in out.steps)):
             continue
         a, b = side[0], side[-1]
-        have = max(MIN_LAYOUTS, min(pool.n(a), pool.n(b)))  # the first look buys no layout it need not
+        have = max(THOROUGH_FIRST if plan.thorough else MIN_LAYOUTS, min(pool.n(a), pool.n(b)))  # no layout it need not
         cap = max(MIN_LAYOUTS, min(plan.max_layouts, max(have, RESIDUAL_FAR)))
         prober.ledger.residuals += 1
         level = family_level(plan.alpha, prober.ledger.residuals)
         try:
             e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap), prove_null=False),
                           level=level, cap=cap,
-                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(SIDE_A))
+                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(side_a))
         except Skip:
             continue
+        c = e.comparison
+        out.sides.append({"good": a, "bad": b, "status": e.status, "ratio": c.ratio, "ci_low": c.ci_low,
+                          "ci_high": c.ci_high, "layouts": e.layouts, "level": level})
         if e.status != "differs":
             continue
-        rec = {"good": a, "bad": b, "ratio": e.comparison.ratio, "level": level}
+        rec = {"good": a, "bad": b, "ratio": c.ratio, "level": level}
         out.residual.append(rec)
         n0 = len([s for s in out.steps if s.status == "found"])
         _search(ctx, side, f"{a}..{b}")
