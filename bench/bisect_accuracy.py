@@ -32,8 +32,15 @@ minimum effect), then ceil(log2 n) probes at alpha / probes, each sized to tell 
 midpoint (two-step rows: two searches, each sized for its own step, at alpha / (2 probes));
 no confirmation.  It is computed, not run: the floor of this design at the noise measured.
 
+With ``--json`` it prints one JSON object on stdout instead (the tables go to stderr): the
+settings, every history's row (its planted steps and layout-only commits by index, each
+bisection's status, culprit and named commits by index, right/wrong/both, builds and runs; the
+oracle's runs, the effect and the layout noise measured) and every line of the summary table
+(histories, right, wrong, both, the earliest step, mean runs); an oracle that cannot reach the
+power at that noise has runs null.
+
     python bench/bisect_accuracy.py [--histories 20] [--null 20] [--commits 8] [--regression-pct 0.5,1,3]
-                                    [--two 1+3,3+1,2+2] [--before 9319707]
+                                    [--two 1+3,3+1,2+2] [--before 9319707] [--json]
 """
 
 from __future__ import annotations
@@ -78,8 +85,11 @@ def main() -> None:
     ap.add_argument("--workdir", help="keep objects, images and the store here (default: a temporary folder)")
     ap.add_argument("--before", metavar="REV", help="also run the bisection of this older commit of layoutbench "
                     "(e.g. 9319707, the main branch before issue 21) on the same histories")
+    ap.add_argument("--json", action="store_true",
+                    help="print every row's numbers and the summary as one JSON object on stdout (the tables go to stderr)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
+    out = sys.stderr if a.json else sys.stdout  # the tables
 
     tmp = tempfile.TemporaryDirectory(prefix="lb-bisect-bench-") if not a.workdir else None
     base = Path(a.workdir or tmp.name).resolve()
@@ -108,12 +118,13 @@ def main() -> None:
     sizes = [f"{x:g}%" for x in pcts] + [f"{p1:g}%+{p2:g}%" for p1, p2 in pairs]
     print(f"bisect accuracy: {a.histories} histories per regression size ({', '.join(sizes)}) + {a.null} without, {a.commits} commits each; metric cg_cost (cachegrind, {a.args}); layoutbench: "
           f"{a.layouts} random layouts per probe (looks up to {a.max_layouts}), 95%, min effect 0.5%; single layout: "
-          f"default link, 1 run per probe")
+          f"default link, 1 run per probe", file=out)
     if before:
-        print(f"after: this tree (HEAD {head}, plus any uncommitted change); before: layoutbench at {a.before}")
+        print(f"after: this tree (HEAD {head}, plus any uncommitted change); before: layoutbench at {a.before}",
+              file=out)
     print(f"{'history':>8} {'regr':>9} {'layout-only':>12}  {'layoutbench':<14} {'builds':>6} {'runs':>5}   "
           + (f"{'before':<14} {'runs':>5}   " if before else "")
-          + f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6} {'oracle':>6}")
+          + f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6} {'oracle':>6}", file=out)
     rows = []
     t0 = time.monotonic()
     specs = [(a.seed + i, True, pct) for pct in pcts for i in range(a.histories)] + \
@@ -160,9 +171,14 @@ def main() -> None:
                "ours_ok": (v.get("culprit") == m["regression"]) if planted else v["status"] in ("noise", "not-shown"),
                "theirs": sl.get("culprit"),
                "theirs_ok": (sl.get("culprit") == m["regression"]) if planted else sl.get("culprit") is None,
-               "cost": v["cost"], "single": sl, "effect": e["ratio"], "noise": e["layout_noise"]}
+               "cost": v["cost"], "single": sl, "effect": e["ratio"], "noise": e["layout_noise"],
+               "commits": a.commits, "regressions": [r["index"] for r in m["regressions"]],
+               "index": {"ours": idx.get(v.get("culprit")), "named": [idx[c] for c in named],
+                         "theirs": idx.get(sl.get("culprit"))}}
         if old is not None:
             row["before"] = old["cost"]
+            row["before_status"] = old["status"]
+            row["index"]["before"] = idx.get(old.get("culprit"))
             row["before_ok"] = (old.get("culprit") == m["regression"]) if planted else \
                 old["status"] in ("noise", "not-shown")
             row["before_wrong"] = planted and old.get("culprit") not in (None, m["regression"])
@@ -184,73 +200,129 @@ def main() -> None:
         print(f"{seed:>8} {regr:>9} "
               f"{','.join(map(str, m['layout_only_indices'])):>12}  {ours:<14} {v['cost']['builds']:>6} "
               f"{v['cost']['runs']:>5}   {was}{theirs:<14} {sl['builds']:>6} {sl['runs']:>5}  "
-              f"{100 * (e['ratio'] - 1):>+6.2f}% {100 * e['layout_noise']:>5.2f}% {orc:>6}", flush=True)
+              f"{100 * (e['ratio'] - 1):>+6.2f}% {100 * e['layout_noise']:>5.2f}% {orc:>6}", file=out, flush=True)
 
-    def line(name, key, cost, pct):
-        pl = [r for r in rows if r["planted"] and r["pct"] == pct]
-        if not pl:
-            return
-        n = statistics.mean(cost(r)["runs"] for r in pl)
-        if key == "oracle":
-            print(f"{name:<38} {pct:>5g}% {'(computed: the runs only)':<30}  {n:>8.1f}")
-            return
-        ok = sum(r[key + "_ok"] for r in pl)
-        wrong = sum(r[key + "_wrong"] for r in pl)
-        print(f"{name:<38} {pct:>5g}% {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
-              f"{'':>6}  {wrong:>3}/{len(pl):<3}  {n:>8.1f}")
-
-    def two_line(name, key, cost, pair):
-        pl = [r for r in rows if r["two"] and r["pct"] == pair]
-        if not pl:
-            return
-        n = statistics.mean(cost(r)["runs"] for r in pl)
-        label = f"{pair[0]:g}+{pair[1]:g}%"
-        if key == "oracle":
-            print(f"{name:<38} {label:>6} {'(computed: the runs only)':<30}  {n:>8.1f}")
-            return
-        ok = sum(r[key + "_ok"] for r in pl)
-        wrong = sum(r[key + "_wrong"] for r in pl)
-        both = f"{sum(r['both'] for r in pl):>3}/{len(pl):<2}" if key == "ours" else f"{'-':>6}"
-        first = sum(r[key + "_first"] for r in pl)
-        print(f"{name:<38} {label:>6} {ok:>3}/{len(pl):<3} ({100 * ok / max(1, len(pl)):>3.0f}%)  "
-              f"{both}  {wrong:>3}/{len(pl):<3}  {n:>8.1f}  (the earliest step: {first}/{len(pl)})")
-
-    def null_line(name, key, cost):
-        nl = [r for r in rows if not r["planted"]]
-        if nl:
-            n = statistics.mean(cost(r)["runs"] for r in nl)
-            if key == "oracle":
-                print(f"{name:<38} {'null':>6} {'(computed: the runs only)':<30}  {n:>8.1f}")
-                return
-            ok = sum(r[key + "_ok"] for r in nl)
-            print(f"{name:<38} {'null':>6} {ok:>3}/{len(nl):<3} nothing blamed  {'':>14}  {n:>8.1f}")
-
-    engines = [("layoutbench bisect (after)" if before else "layoutbench bisect (K layouts)", "ours",
-                lambda r: r["cost"])]
+    engines = [("layoutbench bisect (after)" if before else "layoutbench bisect (K layouts)", "ours")]
     if before:
-        engines.append((f"layoutbench bisect (before, {a.before})", "before", lambda r: r["before"]))
-    engines.append(("oracle (knows sigma_L, fixed z tests)", "oracle", lambda r: r["oracle"]))
-    engines.append(("single layout (default, 1 run)", "theirs", lambda r: r["single"]))
-    print()
-    print(f"{'':<38} {'regr.':>6} {'right culprit':<14} {'both':>6}  {'wrong':<7}  {'runs':>8}  (mean per history)")
-    for pct in pcts:
-        for name, key, cost in engines:
-            line(name, key, cost, pct)
-    for pair in pairs:
-        for name, key, cost in engines:
-            two_line(name, key, cost, pair)
-    for name, key, cost in engines:
-        null_line(name, key, cost)
+        engines.append((f"layoutbench bisect (before, {a.before})", "before"))
+    engines.append(("oracle (knows sigma_L, fixed z tests)", "oracle"))
+    engines.append(("single layout (default, 1 run)", "theirs"))
+    summary = summarize(rows, engines, pcts, pairs)
+    print(file=out)
+    print(f"{'':<38} {'regr.':>6} {'right culprit':<14} {'both':>6}  {'wrong':<7}  {'runs':>8}  (mean per history)",
+          file=out)
+    for line in summary:
+        print(summary_line(line), file=out)
     if pairs:
         print("two-step rows: 'right culprit' = the first bad commit reported is a planted step; 'both' = both "
-              "steps named; 'wrong' = a commit without a step named (layoutbench: any of its change points)")
+              "steps named; 'wrong' = a commit without a step named (layoutbench: any of its change points)", file=out)
     wrong = [r for r in rows if r["planted"] and not r["ours_ok"]]
     if wrong:
-        print("layoutbench misses: " + ", ".join(f"seed {r['seed']}: {r['status']}" for r in wrong))
-    print(f"wall time {time.monotonic() - t0:.0f}s; builds count commits compiled (an object cache is shared by "
-          f"both bisections: their builds overlap), runs count cachegrind runs")
+        print("layoutbench misses: " + ", ".join(f"seed {r['seed']}: {r['status']}" for r in wrong), file=out)
+    wall = time.monotonic() - t0
+    print(f"wall time {wall:.0f}s; builds count commits compiled (an object cache is shared by "
+          f"both bisections: their builds overlap), runs count cachegrind runs", file=out)
+    if a.json:
+        settings = {"histories": a.histories, "null": a.null, "commits": a.commits, "regression_pct": pcts,
+                    "two": [list(q) for q in pairs], "seed": a.seed, "layouts": a.layouts,
+                    "max_layouts": a.max_layouts, "target": "cachegrind", "metric": "cg_cost", "args": a.args,
+                    "head": head, "before": a.before}
+        print(json.dumps(result_json(settings, rows, summary, wall), indent=1, allow_nan=False))
     if tmp:
         tmp.cleanup()
+
+
+COST = {"ours": "cost", "before": "before", "oracle": "oracle", "theirs": "single"}  #: row key of each engine's cost
+
+
+def summarize(rows: list[dict], engines: list[tuple[str, str]], pcts: list[float],
+              pairs: list[tuple[float, float]]) -> list[dict]:
+    """The summary table's lines, as numbers: per regression size (then per two-step pair, then
+    the null histories) and engine ((name, key) with key ours, before, oracle or theirs) the
+    histories, the mean runs per history and (not the oracle: it is computed, not run) how many
+    named a right culprit and how many a wrong one (null histories: right = blamed nothing, wrong =
+    named a commit; the table shows right only); two-step lines also how many named the earliest
+    step and (layoutbench) both steps."""
+    out = []
+    groups = [("step", pct, [r for r in rows if r["planted"] and not r["two"] and r["pct"] == pct]) for pct in pcts]
+    groups += [("two-step", pair, [r for r in rows if r["two"] and r["pct"] == pair]) for pair in pairs]
+    groups.append(("null", None, [r for r in rows if not r["planted"]]))
+    for kind, size, group in groups:
+        if not group:
+            continue
+        for name, key in engines:
+            line = {"engine": name, "key": key, "kind": kind, "size": list(size) if kind == "two-step" else size,
+                    "histories": len(group), "runs": statistics.mean(r[COST[key]]["runs"] for r in group)}
+            if key != "oracle":
+                line["right"] = sum(r[key + "_ok"] for r in group)
+                line["wrong"] = sum(_wrong(r, key) for r in group)
+                if kind == "two-step":
+                    line["first"] = sum(r[key + "_first"] for r in group)
+                    if key == "ours":
+                        line["both"] = sum(r["both"] for r in group)
+            out.append(line)
+    return out
+
+
+def summary_line(line: dict) -> str:
+    """One line of the summary table, as :func:`summarize` gives it."""
+    n, runs, name = line["histories"], line["runs"], line["engine"]
+    if line["kind"] == "step":
+        label = f"{line['size']:>5g}%"
+    elif line["kind"] == "two-step":
+        label = f"{line['size'][0]:g}+{line['size'][1]:g}%"
+        label = f"{label:>6}"
+    else:
+        label = f"{'null':>6}"
+    if line["key"] == "oracle":
+        return f"{name:<38} {label} {'(computed: the runs only)':<30}  {runs:>8.1f}"
+    ok = line["right"]
+    if line["kind"] == "null":
+        return f"{name:<38} {label} {ok:>3}/{n:<3} nothing blamed  {'':>14}  {runs:>8.1f}"
+    right = f"{ok:>3}/{n:<3} ({100 * ok / max(1, n):>3.0f}%)"
+    if line["kind"] == "step":
+        return f"{name:<38} {label} {right}  {'':>6}  {line['wrong']:>3}/{n:<3}  {runs:>8.1f}"
+    both = f"{line['both']:>3}/{n:<2}" if "both" in line else f"{'-':>6}"
+    return (f"{name:<38} {label} {right}  {both}  {line['wrong']:>3}/{n:<3}  {runs:>8.1f}  "
+            f"(the earliest step: {line['first']}/{n})")
+
+
+def _wrong(r: dict, key: str) -> bool:
+    """Did the engine name a commit without a step (null histories: any commit)?"""
+    return r[key + "_wrong"] if r["planted"] else r["index"][key] is not None
+
+
+def _finite(x):
+    """A number for JSON: infinity (an oracle that cannot reach its power) is null."""
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def result_json(settings: dict, rows: list[dict], summary: list[dict], wall: float) -> dict:
+    """What ``--json`` prints: the settings, every history's row and the summary's lines.  Commits
+    are named by their index in the history (0: the import, GOOD; ``commits``: BAD); right and
+    wrong as in :func:`summarize`."""
+    def engine(r, key):
+        e = {"culprit": r["index"][key], "right": r[key + "_ok"], "wrong": _wrong(r, key),
+             "builds": r[COST[key]]["builds"], "runs": r[COST[key]]["runs"]}
+        if r["two"]:
+            e["first"] = r[key + "_first"]
+        return e
+
+    out_rows = []
+    for r in rows:
+        kind = "two-step" if r["two"] else "step" if r["planted"] else "null"
+        o = {"seed": r["seed"], "kind": kind, "size": list(r["pct"]) if r["two"] else r["pct"] if r["planted"] else None,
+             "commits": r["commits"], "regressions": r["regressions"], "layout_only": r["layout_only"],
+             "layoutbench": {**engine(r, "ours"), "status": r["status"], "named": r["index"]["named"]},
+             "single_layout": engine(r, "theirs"), "oracle": {"runs": _finite(r["oracle"]["runs"])},
+             "effect_pct": 100 * (r["effect"] - 1), "layout_noise_pct": 100 * r["noise"]}
+        if r["two"]:
+            o["layoutbench"]["both"] = r["both"]
+        if "before" in r:
+            o["before"] = {**engine(r, "before"), "status": r["before_status"]}
+        out_rows.append(o)
+    return {"settings": settings, "rows": out_rows,
+            "summary": [{k: _finite(v) for k, v in line.items()} for line in summary], "wall_s": round(wall, 1)}
 
 
 def oracle_runs(sigma: float, sizes: list[float], n: int, alpha: float = 0.05,

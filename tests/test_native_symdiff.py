@@ -243,6 +243,20 @@ def test_jump_into_code_without_a_symbol(tmp_path, pad, order, f_status):
         assert by["f"]["old_addr"] != by["f"]["new_addr"] and d["counts"]["changed"] == 0
 
 
+@pytest.mark.parametrize("target, f_status", [("ptr", "moved"), ("ptr2", "changed")])
+def test_a_moved_functions_tail_call_through_a_pointer_is_compared_by_its_own_end(tmp_path, target, f_status):
+    """test_symdiff_rules' tail_call_pair on both paths: llvm-objdump decides f (its bytes differ
+    where no address explains them) and f's last instruction, ``jmp *ptr(%rip)``, is followed by h,
+    the next function printed, 3 bytes past f's end in one image and 5 in the other: the (%rip)
+    target is taken from f's end, so f moved; through another pointer it changed."""
+    from test_symdiff_rules import tail_call_pair
+
+    d = both(*tail_call_pair(tmp_path, target))
+    by = {s["name"]: s["status"] for s in d["symbols"]}
+    assert (by["f"], by["g"], by["h"]) == (f_status, "resized", "moved")
+    assert d["compared"]["llvm_objdump"] == 2 and d["compared"]["same_after_masking"] == 0
+
+
 def test_hosted_executable(tmp_path):
     """Two dynamically linked programs, one function added: no plan at all."""
     exes = []

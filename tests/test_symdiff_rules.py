@@ -467,3 +467,41 @@ def test_a_functions_last_instruction_ends_at_the_function_not_at_the_next_one_p
     got = samecode.instructions(side, [f, h], samecode.objdump(side, [f, h], "llvm-objdump-19"))
     jmp = got[f.addr][-1]
     assert jmp[0].split() == ["jmpq", "*@(%rip)"] and jmp[1] == [syms["ptr"].addr]
+
+
+def tail_call_pair(tmp_path, target: str = "ptr") -> tuple:
+    """Two real images (hand-written assembly, ld.lld-19) where f's code is the same, f moved, and
+    llvm-objdump decides it: f and h each hold an `addl %eax, %ebx` encoded 01 c3 in one image and
+    03 d8 in the other (no address explains those bytes; both print the same instruction), and f
+    ends in a tail call through a pointer, ``jmp *ptr(%rip)`` (in the second image through
+    `target`).  Between f and h lies g, which grows from 2 to 4 nops: llvm-objdump is not asked
+    for g, so the line printed after f's last instruction is h's, 3 bytes past f's end in the
+    first image and 5 in the second."""
+    sides = []
+    for name, add, pad, nops, ptr in (("a", "0x01, 0xc3", 1, 2, "ptr"), ("b", "0x03, 0xd8", 2, 4, target)):
+        (tmp_path / f"{name}.s").write_text(
+            ".text\n.globl _start\n.type _start,@function\n_start:\n" + " nop\n" * pad + " call f\n ret\n"
+            ".size _start, .-_start\n"
+            f".globl f\n.type f,@function\nf:\n .byte {add}\n jmp *{ptr}(%rip)\n.size f, .-f\n"
+            ".globl g\n.type g,@function\ng:\n" + " nop\n" * nops + " ret\n.size g, .-g\n"
+            f".globl h\n.type h,@function\nh:\n .byte {add}\n ret\n.size h, .-h\n"
+            ".data\n.skip 8192\n.globl ptr\n.type ptr,@object\nptr: .quad 0\n.size ptr, 8\n"
+            ".globl ptr2\n.type ptr2,@object\nptr2: .quad 0\n.size ptr2, 8\n")
+        subprocess.run(["clang-19", "-c", "-o", tmp_path / f"{name}.o", tmp_path / f"{name}.s"], check=True)
+        subprocess.run(["ld.lld-19", "-static", "-o", tmp_path / f"{name}.elf", tmp_path / f"{name}.o"], check=True)
+        sides.append(tmp_path / f"{name}.elf")
+    return tuple(sides)
+
+
+@pytest.mark.parametrize("target, f_status", [("ptr", "moved"), ("ptr2", "changed")])
+def test_a_moved_functions_tail_call_through_a_pointer_is_compared_by_its_own_end(tmp_path, target, f_status):
+    """The whole diff on tail_call_pair: llvm-objdump decides f and h (2 functions); f's last
+    instruction ends at f's end, so its (%rip) target is ptr on both sides and f only moved.  Ended
+    at the next line printed (h's), the targets would be ptr+3 and ptr+5: "changed".  A tail call
+    through another pointer is a change."""
+    r = symdiff.diff(*(symdiff.load_side(p) for p in tail_call_pair(tmp_path, target)))
+    st = status(r)
+    assert (st["f"], st["g"], st["h"], st["_start"]) == (f_status, "resized", "moved", "resized")
+    assert r.compared["llvm_objdump"] == 2 and r.compared["same_after_masking"] == 0
+    f = next(s for s in r.symbols if s.name == "f")
+    assert f.old_addr != f.new_addr

@@ -1,0 +1,167 @@
+"""More of layoutbench.decide with exact expectations, where a mutation run found no test: how a
+probe's looks grow, the residual record of a sub-range shown to differ where no step was then
+found, and the runs a budget's note says are left.  Synthetic probers only (fast: bench/mutate.py
+runs this file against every mutant of decide.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+from conftest import script
+
+from layoutbench import decide
+
+sim = script("bench/simulate.py")
+
+
+class _Same:
+    """Every commit has the same value at each seed (one run a layout): a probe is shown neither
+    like GOOD nor like BAD, so it looks until its cap.  Records the layouts asked at each call."""
+
+    higher_is_better = False
+
+    def __init__(self):
+        self.vals = [0.01 * math.sin(3 * s) for s in range(1, 201)]
+        self.asked: list[tuple[str, int]] = []
+
+    def groups(self, c, k, r):
+        self.asked.append((c, k))
+        return {f"random:{s + 1}": [math.exp(v)] for s, v in enumerate(self.vals[:k])}
+
+
+# -- (a) judge_probe's looks -------------------------------------------------------------------------
+
+def test_a_probe_looks_at_3_layouts_then_25_percent_more_each_time_up_to_its_cap():
+    """k -> min(cap, max(k + 1, ceil(1.25 k))) from MIN_LAYOUTS = 3: 3, 4, 5, 7, 9, 12, ... and the
+    last look exactly at the cap (twice the quiet cap of 40 here; max_layouts when smaller).  The
+    endpoints are measured to the same layouts before each look of the probe."""
+    p = _Same()
+    j = decide.judge_probe(p, "p", "g", "b", decide.Plan())
+    looks = [3, 4, 5, 7, 9, 12, 15, 19, 24, 30, 38, 48, 60, 75, 80]
+    assert [k for c, k in p.asked if c == "p"] == looks
+    assert [k for c, k in p.asked if c == "g"] == [k for c, k in p.asked if c == "b"] == looks
+    assert p.asked[:3] == [("g", 3), ("b", 3), ("p", 3)]
+    assert (j.verdict, j.note, j.layouts, j.runs) == ("uncertain", "looks spent", 80, 1)
+    p = _Same()
+    j = decide.judge_probe(p, "p", "g", "b", decide.Plan(max_layouts=20))
+    assert [k for c, k in p.asked if c == "p"] == [3, 4, 5, 7, 9, 12, 15, 19, 20] and j.layouts == 20
+
+
+def test_a_probe_that_decides_stops_at_that_look():
+    """A probe like BAD (a 5 sigma_L step before it) is called bad at its first look; one like GOOD
+    (the step after it) good within a few looks of the same schedule."""
+    sc = sim.Scenario("s", "step", 5.0, commits=8, sigma_r=0.003)
+    p = sim.SimProber(sc, np.random.default_rng(4))
+    at = p.steps[0]
+    good, bad = p.names[0], p.names[-1]
+    asked = []
+    plain = p.groups
+
+    def groups(c, k, r):
+        asked.append((c, k))
+        return plain(c, k, r)
+    p.groups = groups
+    j = decide.judge_probe(p, p.names[at], good, bad, decide.Plan())
+    assert j.verdict == "bad" and [k for c, k in asked if c == p.names[at]] == [3] and j.layouts == 3
+    asked.clear()
+    j = decide.judge_probe(p, p.names[at - 1], good, bad, decide.Plan())
+    ks = [k for c, k in asked if c == p.names[at - 1]]
+    assert j.verdict == "good" and ks == [3, 4, 5, 7, 9, 12][:len(ks)] and j.layouts == ks[-1]
+
+
+# -- (b) a residual shown to differ where no step was found -------------------------------------------
+
+def _bisect(seed):
+    """5 sigma_L step over 8 commits, run noise 0.3%, layout-only commits shifting the mean by
+    +-0.4% (below the 0.5% minimum effect each, above it together)."""
+    sc = sim.Scenario("s", "step", 5.0, commits=8, sigma_r=0.003, shift=0.004)
+    p = sim.SimProber(sc, np.random.default_rng(seed))
+    return p, decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
+
+
+def test_a_residual_range_that_differs_without_a_step_found_in_it_is_unlocated():
+    p, out = _bisect(6)
+    found = [s for s in out.steps if s.status == "found"]
+    assert [(s.last_good, s.culprit) for s in found] == [("c3", "c4")] == [(p.names[p.steps[0] - 1], p.names[p.steps[0]])]
+    (rec,) = out.residual  # after the step: c4..c8 differs (the shifts add up), its search confirms nothing
+    assert (rec["good"], rec["bad"], rec["unlocated"]) == ("c4", "c8", True) and rec["ratio"] > 1.005
+    assert [s.status for s in out.steps if s.status != "found"] == ["uncertain"]
+    assert out.status == "found" and out.several  # one step named, and a change it does not explain
+
+
+def test_residual_ranges_whose_searches_find_their_steps_are_located():
+    """Two planted steps (2 then 4 sigma_L, 16 commits, no layout shifts): the first search ends
+    uncertain at c11; both sides differ, and each side's search finds a step (c12 after, c3
+    before): neither residual is unlocated, though a step was left unconfirmed on the way."""
+    sc = sim.Scenario("t", "two", commits=16, sigma_r=0.003, sizes=(2.0, 4.0))
+    p = sim.SimProber(sc, np.random.default_rng(8))
+    out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
+    assert [(r["good"], r["bad"], r["unlocated"]) for r in out.residual] == [("c11", "c16", False), ("c0", "c10", False)]
+    assert [(s.culprit, s.status) for s in out.steps] == [("c3", "found"), ("c11", "uncertain"), ("c12", "found")]
+    assert [p.names[i] for i in p.steps] == ["c3", "c12"] and out.culprit == "c3"
+    assert out.several  # two steps found
+
+
+def test_a_residual_range_whose_search_finds_the_only_step_is_not_several_changes():
+    """The first search ends uncertain at c1; c1..c8 differs and its search finds c2, the planted
+    step: located, and one change in all."""
+    p, out = _bisect(3)
+    (rec,) = out.residual
+    assert (rec["good"], rec["bad"], rec["unlocated"]) == ("c1", "c8", False)
+    assert [(s.culprit, s.status) for s in out.steps] == [("c1", "uncertain"), ("c2", "found")]
+    assert p.names[p.steps[0]] == "c2" and out.culprit == "c2" and not out.several
+
+
+# -- (c) _more_runs: the runs a budget's note says are left ---------------------------------------------
+
+class _NoLog:
+    """A journal as bisect.py's: marks and record, no ``log`` of its own."""
+
+    def __init__(self):
+        self._m = decide.MemoryJournal()
+
+    def marks(self, segment):
+        return self._m.marks(segment)
+
+    def record(self, *a, **kw):
+        self._m.record(*a, **kw)
+
+
+def _ctx(journal, plan):
+    names = [f"c{i}" for i in range(17)]
+    return decide._Search([decide.Tracked(_Same())], names, plan, journal, lambda m: None, None)
+
+
+def test_more_runs_from_the_plans_layouts_when_the_journal_has_no_marks_or_no_log():
+    """(probes left + a confirmation's 2) x layouts x runs: probes left = ceil(log2(hi - lo)), at
+    least 1; layouts = the most a mark took, at least the plan's K; a journal without a log (as
+    bisect.py's) or with an empty one: the plan's K."""
+    plan = decide.Plan(layouts=5, runs=2)
+    nolog = _NoLog()
+    nolog.record(None, "c3", decide.Judgement("good", layouts=9, runs=2))
+    for j in (decide.MemoryJournal(), nolog):
+        ctx = _ctx(j, plan)
+        assert decide._more_runs(ctx, ctx.commits, 0, 9) == (4 + 2) * 5 * 2
+        assert decide._more_runs(ctx, ctx.commits, 0, 8) == (3 + 2) * 5 * 2
+        assert decide._more_runs(ctx, ctx.commits, 3, 4) == (1 + 2) * 5 * 2
+        assert decide._more_runs(ctx, ctx.commits, 4, 4) == (1 + 2) * 5 * 2
+    mem = decide.MemoryJournal()
+    mem.record(None, "c8", decide.Judgement("bad", layouts=3, runs=2))
+    assert decide._more_runs(_ctx(mem, plan), [], 0, 9) == 6 * 5 * 2  # a mark below K: K
+    mem.record(None, "c4", decide.Judgement("uncertain", layouts=9, runs=2))
+    assert decide._more_runs(_ctx(mem, plan), [], 0, 9) == 6 * 9 * 2  # the most a mark took
+
+
+def test_a_budgets_note_counts_the_marks_layouts_only_when_the_journal_keeps_them():
+    """The same bisection (2 sigma_L step, 16 commits) stopped at 40 runs with a window of 4
+    commits left: 2 probes and a confirmation, at the 7 layouts its marks took (in memory) or at
+    the plan's K = 4 (a journal without a log)."""
+    notes = []
+    for j in (decide.MemoryJournal(), _NoLog()):
+        p = sim.SimProber(sim.Scenario("s", "step", 2.0, commits=16, sigma_r=0.003), np.random.default_rng(4))
+        out = decide.bisect_range(p, p.names, decide.Plan(budget=40), j)
+        assert out.status == "budget" and [c for c, _ in out.candidates] == ["c9", "c10", "c11", "c12"]
+        notes.append(int(re.search(r"about (\d+) more runs would decide$", out.note).group(1)))
+    assert notes == [(2 + 2) * 7, (2 + 2) * 4]
