@@ -786,7 +786,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         e = ends.comparison
         verdict.update(status="noise", culprit=None, range=[], message=(
             f"within layout noise (a change of {fmt.pct(plan.min_effect)} or more is ruled out): BAD/GOOD = "
-            f"{e.ratio:.4f} ({100 * s.confidence:g}% always-valid CI {e.ci_low:.4f}…{e.ci_high:.4f}) over {k} layouts "
+            f"{e.ratio:.4f} ({100 * e.confidence:.3g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}, the equivalence test's) over {k} layouts "
             f"x {r} run(s), {e.noise_text()}; no commit is blamed"))
     elif ends.status != "differs":
         e = ends.comparison

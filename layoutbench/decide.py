@@ -40,7 +40,8 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   twice ``min_effect`` would be shown with 90% power, :func:`noise_cap`, or the estimate is
   below ``min_effect`` by 1.28 se) the status is ``not-shown``: "no change of at least X shown; about N
   more layouts would rule it out" -- *not* "within layout noise".  That equivalence claim
-  is made only when the always-valid interval lies inside +-min_effect (status ``noise``);
+  is made only when an equivalence test passes (status ``noise``): two one-sided tests at
+  alpha, group-sequential over the same looks (their 1 - 2 alpha interval inside +-min_effect);
   the endpoints look further for it (up to ``max_layouts``) only with ``plan.prove_null``.
 * **Probes**: probe j of the whole bisection (every probe counts, an uncertain one too) gets
   level alpha_j, sum over all j <= alpha (:func:`probe_level`).  It runs a sequential
@@ -372,6 +373,14 @@ class ZTest:
         q = float(stdtrit(self.df, ndtr(zb))) if self.df < 1000 else zb
         return q * self.se
 
+    def tost_half(self, c: float) -> float:
+        """Half width of the equivalence test's interval: ``c`` (a boundary on the z scale) turned
+        into a t quantile with the pooled variance's degrees of freedom, times se (log scale)."""
+        if not self.se > 0 or self.df < 2:
+            return math.inf if self.df < 2 else 0.0
+        q = float(stdtrit(self.df, ndtr(c))) if self.df < 1000 else c
+        return q * self.se
+
     def p_value(self) -> float:
         """Always-valid p-value: min(1, 1 / likelihood ratio)."""
         return float(min(1.0, math.exp(-self.log_lr()))) if self.df >= 2 else 1.0
@@ -427,15 +436,15 @@ def _measure(tr, commit, k: int, r: int) -> np.ndarray:
     return tr.pool.add(commit, tr.groups(commit, k, r))
 
 
-def layouts_to_rule_out(t: ZTest, m: float, level: float) -> int | None:
-    """About how many layouts per side an equivalence test at ``level`` would need to put the
-    interval inside +-m at the present estimate (None: not at this estimate)."""
+def layouts_to_rule_out(t: ZTest, m: float, c: float) -> int | None:
+    """About how many layouts per side the equivalence test with boundary ``c`` (:func:`endpoints`)
+    would need to put its interval inside +-m at the present estimate (None: not at this estimate)."""
     if not math.isfinite(t.se) or abs(t.est) >= m:
         return None
     s = t.se / math.sqrt(1.0 / t.na + 1.0 / t.nb)
     for n in range(max(t.na, t.nb), 100_000):
         tt = ZTest(t.est, s * math.sqrt(2.0 / n), max(t.df, 30), n, n)
-        if abs(t.est) + tt.half_width(level) < m:
+        if abs(t.est) + tt.tost_half(c) < m:
             return n
     return None
 
@@ -475,6 +484,10 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         looks = [lk for i, lk in enumerate(looks) if i == 0 or lk[0] > looks[i - 1][0]]
     t = None
     ns = tuple(k for k, _ in looks)
+    # the equivalence ("noise"): two one-sided tests at level a, group-sequential over the same
+    # looks (a shift of +-m is the null of each: crossing its one-sided boundary anywhere has
+    # probability <= a), so its interval is est +- c_eq se at level 1 - 2a
+    c_eq = gs_boundary(ns, a, one_sided=True)
     stop = looks[-1][0]
     for j, (k, r) in enumerate(looks):
         k = max(k, min(pool.n(good), pool.n(bad)))
@@ -487,13 +500,18 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
                 stop = k  # beyond the quiet cap only while a change of min_effect is still likely
         if t.crosses(ns, a) and abs(t.est) >= m:
             return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a)
-        if abs(t.est) + t.half_width(a) < m:  # an equivalence shown on the way: say it (cheap at low noise)
-            return Ends("noise", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,
-                        f"its always-valid {100 * (1 - a):.3g}% interval lies within ±{100 * plan.min_effect:g}%: "
-                        f"a change of {100 * plan.min_effect:g}% or more is ruled out")
+        h = t.tost_half(c_eq)
+        if abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
+            shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, a, plan.min_effect),
+                                        ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
+                                        confidence=1.0 - 2.0 * a, verdict="no difference",
+                                        reason=f"within ±{100 * plan.min_effect:g}% (equivalence test)")
+            return Ends("noise", shown, k, r, j, a,
+                        f"its {100 * (1 - 2 * a):.3g}% interval (two one-sided {100 * a:.3g}% tests over the looks) lies "
+                        f"within ±{100 * plan.min_effect:g}%: a change of {100 * plan.min_effect:g}% or more is ruled out")
         if k >= stop or (go_on is not None and not go_on(k)):
             break
-    more = layouts_to_rule_out(t, m, a)
+    more = layouts_to_rule_out(t, m, c_eq)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
             "at this estimate more layouts would not rule it out")
     return Ends("not-shown", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,

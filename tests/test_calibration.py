@@ -262,6 +262,28 @@ def test_thorough_names_both_of_two_unequal_steps_in_nine_of_ten_at_a_stated_pri
     assert 55.0 <= float(np.mean(runs)) <= 80.0, float(np.mean(runs))
 
 
+def _ends_at(shift: float, sigma_l: float, seed: int, plan) -> decide.Ends:
+    p = sim.SimProber(sim.Scenario("e", "null", commits=1, sigma_l=sigma_l, sigma_r=0.001), np.random.default_rng(seed))
+    p.code[1], p.epoch[1] = math.log1p(shift), 1  # BAD = GOOD shifted; its layouts drawn again
+    return decide.endpoints(decide.Tracked(p), "c0", "c1", plan)
+
+
+def test_the_equivalence_holds_its_level_and_is_shown_sooner_at_low_layout_noise():
+    """The endpoints' "within layout noise" (status noise) is two one-sided tests at 5%,
+    group-sequential over the looks (the one-sided boundary of the design, as a t quantile):
+    300 fixed-seed pairs a row, layout noise 0.45% (the real builds' of bench/bisect_accuracy.py),
+    minimum effect 0.5%.  A true shift of exactly 0.5% is called noise in 6 of 300 (2%; the
+    level is 5%); no shift is called noise in 296 of 300 at 22.2 layouts a side on average (the
+    always-valid interval before: 270 of 300 at 31.2; the two-sided boundary: 291 at 25.9)."""
+    plan = decide.Plan()
+    at_m = [_ends_at(0.005, 0.0045, 70_000 + i, plan) for i in range(300)]
+    assert sum(e.status == "noise" for e in at_m) <= 15  # 5% of 300
+    null = [_ends_at(0.0, 0.0045, 70_000 + i, plan) for i in range(300)]
+    shown = sum(e.status == "noise" for e in null)
+    assert shown >= 293, shown
+    assert float(np.mean([e.layouts for e in null])) <= 23.5
+
+
 def test_the_residual_tests_stop_soon_beside_a_single_large_step():
     """60 single 5 sigma_L steps (fixed seeds): both sub-ranges beside the step are null, and
     their tests stop as the layouts make a step of twice the minimum effect unlikely (Wald's

@@ -355,7 +355,32 @@ def test_an_equivalence_shown_on_the_way_says_so():
     p = sim.SimProber(sim.Scenario("n", "null", sigma_l=0.0005), np.random.default_rng(1))
     e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan())
     assert e.status == "noise" and e.layouts == 4
-    assert e.note == "its always-valid 95% interval lies within ±0.5%: a change of 0.5% or more is ruled out"
+    assert e.note == ("its 90% interval (two one-sided 5% tests over the looks) lies within ±0.5%: a change of 0.5% "
+                      "or more is ruled out")
+    # the interval shown is the equivalence test's: est +- the one-sided boundary of the design's looks, as a t quantile
+    tr = decide.Tracked(p)
+    for cm in (p.names[0], p.names[-1]):
+        decide._measure(tr, cm, 4, 1)
+    t = decide.ztest(tr.pool, p.names[0], p.names[-1])
+    ns = tuple(decide.extended(4, 40, 120))
+    h = t.tost_half(decide.gs_boundary(ns, 0.05, one_sided=True))
+    c = e.comparison
+    assert c.confidence == pytest.approx(0.90) and c.verdict == "no difference"
+    assert (c.ci_low, c.ci_high) == (pytest.approx(math.exp(t.est - h)), pytest.approx(math.exp(t.est + h)))
+    assert 0.995 < c.ci_low and c.ci_high < 1.005
+
+
+def test_the_equivalence_half_width_and_the_layouts_it_would_need():
+    t = decide.ZTest(0.001, 0.002, 5, 4, 4)
+    assert t.tost_half(2.0) == pytest.approx(float(decide.stdtrit(5, decide.ndtr(2.0))) * 0.002)
+    assert decide.ZTest(0.001, 0.002, 5000, 4, 4).tost_half(2.0) == pytest.approx(0.004)
+    assert decide.ZTest(0.0, 0.002, 1, 4, 4).tost_half(2.0) == math.inf
+    # 0.1% measured at se 0.2% over 4 + 4 layouts: the interval est +- 2 se' fits in +-0.5% once se' < 0.2%,
+    # se' = 0.2% sqrt(4/n) (n a side; the t quantile at >= 30 df), so at n = 5 or 6, not at 4
+    n = decide.layouts_to_rule_out(t, 0.005, 2.0)
+    tt = lambda k: decide.ZTest(0.001, 0.002 * math.sqrt(4 / k), 30, k, k)  # noqa: E731
+    assert 0.001 + tt(n).tost_half(2.0) < 0.005 <= 0.001 + tt(n - 1).tost_half(2.0)
+    assert decide.layouts_to_rule_out(decide.ZTest(0.006, 0.002, 30, 4, 4), 0.005, 2.0) is None
 
 
 # -- small parts the merged engine's mutation run found untested (2026-11-25) -----------------------
