@@ -244,6 +244,8 @@ def headline(commits: int = 16) -> list[Scenario]:
     out.append(Scenario("null, shift 0.3%", "null", sigma_r=0.003, shift=0.003, commits=commits))
     out.append(Scenario("step 1σL σR 2% R=3 1% outl.", "step", 1, sigma_r=0.02, runs=3, outliers=0.01,
                         commits=commits))
+    # a quiet benchmark: the layout noise of the real builds of bench/bisect_accuracy.py (~0.45%)
+    out.append(Scenario("null, σL 0.45%", "null", sigma_l=0.0045, sigma_r=0.003, commits=commits))
     return out
 
 
