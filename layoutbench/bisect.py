@@ -1067,7 +1067,8 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
     msg = (f"plan: BAD/GOOD = {math.exp(d):.4f} at the first look ({s.layouts} layouts a side), layout noise "
            f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost: endpoints "
            f"{cost['endpoint_layouts']} layouts a side, {cost['probes']} probes of about {cost['probe_layouts']} "
-           f"layouts, a confirmation of {cost['confirm_layouts']} fresh layouts a side: about {cost['runs']} runs "
+           f"layouts, a confirmation of {cost['confirm_layouts']} fresh layouts a side, the ranges beside the step "
+           f"{cost['side_layouts']} more layouts: about {cost['runs']} runs "
            f"({s.runs} run(s) per layout)" + "; every further change point costs about as much again")
     lines = [msg]
     if s.runs_choice:

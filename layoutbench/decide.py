@@ -989,10 +989,14 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dic
     cns = tuple(schedule(plan.layouts, noise_cap(plan, s2, top, lc, one_sided=True)))
     conf = n_for(d, lc, cns, cns[-1], sign=1)
     refs = max(ends, per_probe)  # GOOD and BAD follow the probes
-    # the confirmation measures only its fresh seeds (beyond every seed a decision used)
-    runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf)
+    # the confirmation measures only its fresh seeds (beyond every seed a decision used); the two
+    # sub-ranges beside the step: both ends of each brought to about two looks past the side test's
+    # first (THOROUGH_FIRST with --thorough) where the endpoints and probes left them fewer
+    first = THOROUGH_FIRST if plan.thorough else MIN_LAYOUTS
+    sides = 0 if plan.first_only else 4 * max(0, math.ceil(GROWTH * GROWTH * first) - refs)
+    runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf + sides)
     return {"endpoint_layouts": ends, "probes": probes, "probe_layouts": per_probe, "confirm_layouts": conf,
-            "runs": runs, "step_in_noise_units": d}
+            "side_layouts": sides, "runs": runs, "step_in_noise_units": d}
 
 
 def share_test(prober, four: tuple, share_min: float, runs: int) -> float:
