@@ -81,6 +81,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=100, help="seed of the first history")
     ap.add_argument("--layouts", type=int, default=4)
     ap.add_argument("--max-layouts", type=int, default=None, help="default: the bisection's own (decide.Plan)")
+    ap.add_argument("--thorough", action="store_true",
+                    help="bisect with --thorough (the ranges beside a found step searched further)")
     ap.add_argument("--args", default="iterations=300", help="program arguments of the cachegrind runs")
     ap.add_argument("--workdir", help="keep objects, images and the store here (default: a temporary folder)")
     ap.add_argument("--before", metavar="REV", help="also run the bisection of this older commit of layoutbench "
@@ -117,7 +119,8 @@ def main() -> None:
                           text=True).stdout.strip()
     sizes = [f"{x:g}%" for x in pcts] + [f"{p1:g}%+{p2:g}%" for p1, p2 in pairs]
     print(f"bisect accuracy: {a.histories} histories per regression size ({', '.join(sizes)}) + {a.null} without, {a.commits} commits each; metric cg_cost (cachegrind, {a.args}); layoutbench: "
-          f"{a.layouts} random layouts per probe (looks up to {a.max_layouts}), 95%, min effect 0.5%; single layout: "
+          f"{a.layouts} random layouts per probe (looks up to {a.max_layouts}), 95%, min effect 0.5%"
+          f"{', --thorough' if a.thorough else ''}; single layout: "
           f"default link, 1 run per probe", file=out)
     if before:
         print(f"after: this tree (HEAD {head}, plus any uncommitted change); before: layoutbench at {a.before}",
@@ -138,7 +141,7 @@ def main() -> None:
         idx = {c["sha"]: c["index"] for c in m["commits"]}
         truth = {r["sha"] for r in m["regressions"]}
         s = bisect.Settings(kernel="minikernel", repo=m["repo"], target="cachegrind", metric="cg_cost", args=a.args,
-                            layouts=a.layouts, max_layouts=a.max_layouts)
+                            layouts=a.layouts, max_layouts=a.max_layouts, thorough=a.thorough)
         v = bisect.run(store, prof, s, m["good"], m["bad"], say)
         sl = v["single_layout"]
         clear_state(store)
@@ -226,7 +229,7 @@ def main() -> None:
         settings = {"histories": a.histories, "null": a.null, "commits": a.commits, "regression_pct": pcts,
                     "two": [list(q) for q in pairs], "seed": a.seed, "layouts": a.layouts,
                     "max_layouts": a.max_layouts, "target": "cachegrind", "metric": "cg_cost", "args": a.args,
-                    "head": head, "before": a.before}
+                    "head": head, "before": a.before, "thorough": a.thorough}
         print(json.dumps(result_json(settings, rows, summary, wall), indent=1, allow_nan=False))
     if tmp:
         tmp.cleanup()

@@ -27,7 +27,7 @@ def test_the_smallest_run_prints_every_number_of_its_table_as_json(tmp_path):
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)  # stdout is the JSON and nothing else; the tables went to stderr
     assert d["settings"]["regression_pct"] == [3.0] and d["settings"]["commits"] == 2
-    assert d["settings"]["metric"] == "cg_cost" and d["settings"]["before"] is None
+    assert d["settings"]["metric"] == "cg_cost" and d["settings"]["before"] is None and d["settings"]["thorough"] is False
     (row,) = d["rows"]
     lb, sl = row["layoutbench"], row["single_layout"]
     assert (row["kind"], row["size"], row["commits"], len(row["regressions"])) == ("step", 3.0, 2, 1)
