@@ -4,6 +4,7 @@ against every mutant of decide.py.  The error rates themselves: tests/test_calib
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -114,7 +115,12 @@ def test_expected_cost_and_the_share_test_edges():
     assert tiny["endpoint_layouts"] == plan.cap and tiny["confirm_layouts"] == plan.cap
     big = decide.expected_cost(17, 1.05, 0.01, plan)
     assert big["endpoint_layouts"] == 4 and big["probes"] == 4
-    assert big["runs"] == 2 * max(4, big["probe_layouts"]) + 4 * big["probe_layouts"] + 2 * big["confirm_layouts"]
+    assert big["runs"] == (2 * max(4, big["probe_layouts"]) + 4 * big["probe_layouts"] + 2 * big["confirm_layouts"]
+                           + big["side_layouts"])
+    # the sides: both ends of both brought to ceil(1.5^2 x the side test's first look) = 7 (--thorough: 18) from 4
+    assert big["side_layouts"] == 4 * (7 - 4) == 12
+    assert decide.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, thorough=True))["side_layouts"] == 4 * 14
+    assert decide.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, first_only=True))["side_layouts"] == 0
 
     class Broken:
         kmax = {c: 8 for c in "gacb"}
