@@ -59,6 +59,10 @@ class Scenario:
     runs: int = 1  #: R of the plan
     sizes: tuple = ()  #: two: (first, second) in sigma_L (default: size / 2, size)
     outliers: float = 0.0  #: probability that a run is an outlier (10 sigma_R slower)
+    #: the layout effects' law, each with sd sigma_L: normal; bimodal (+-0.9 sigma_L, each with a
+    #: normal jitter of sd 0.436 sigma_L: two clusters, as when a hot loop straddles a cache line
+    #: or not); t3 (Student's t with 3 degrees of freedom, scaled: a heavy tail of rare bad layouts)
+    layout_effect: str = "normal"
 
 
 class SimProber:
@@ -108,7 +112,14 @@ class SimProber:
     def _L(self, e: int, seed: int) -> float:
         b = seed // BLOCK
         if (e, b) not in self._layout:
-            self._layout[(e, b)] = np.random.default_rng((self.key, 0, e, b)).normal(0.0, self.sc.sigma_l, BLOCK)
+            g, sl = np.random.default_rng((self.key, 0, e, b)), self.sc.sigma_l
+            if self.sc.layout_effect == "bimodal":
+                x = sl * (0.9 * np.where(g.random(BLOCK) < 0.5, -1.0, 1.0) + g.normal(0.0, math.sqrt(0.19), BLOCK))
+            elif self.sc.layout_effect == "t3":
+                x = sl * g.standard_t(3, BLOCK) / math.sqrt(3.0)
+            else:
+                x = g.normal(0.0, sl, BLOCK)
+            self._layout[(e, b)] = x
         return self._layout[(e, b)][seed % BLOCK]
 
     def _e(self, i: int, seed: int, r: int) -> np.ndarray:
@@ -264,11 +275,13 @@ def main() -> None:
     ap.add_argument("--only-two", action="store_true", help="only the two-step rows")
     ap.add_argument("--thorough", action="store_true",
                     help="also the new engine with --thorough (Plan.thorough: the residual search looks further)")
+    ap.add_argument("--layout-effect", choices=("normal", "bimodal", "t3"), default="normal",
+                    help="the layout effects' law (sd sigma_L each; default normal)")
     ap.add_argument("--rows", help="only these rows of the table(s), e.g. 2,3 (0-based; to run rows side by side)")
     a = ap.parse_args()
     t0 = time.time()
     print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: {a.histories} histories per row (the same for every "
-          f"engine), {a.commits} commits, σL 1%, σR 0.3% R=1 unless named, ~40% layout-only commits; 95%, "
+          f"engine), {a.commits} commits, σL 1% ({a.layout_effect}), σR 0.3% R=1 unless named, ~40% layout-only commits; 95%, "
           f"min effect {100 * a.min_effect:g}%; today = the engine before issue 21 (default plan), new = "
           "layoutbench.decide (default plan), oracle = knows σ, fixed-size z tests, single = one layout, 1 run")
 
@@ -288,6 +301,7 @@ def main() -> None:
         for ri, sc in enumerate(headline(a.commits)):
             if a.rows and str(ri) not in a.rows.split(","):
                 continue
+            sc = replace(sc, layout_effect=a.layout_effect)
             null = sc.kind == "null"
             plan_old = _engine("today").Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
             plan_new = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
@@ -313,6 +327,7 @@ def main() -> None:
         for ri, sc in enumerate(twos(a.commits)):
             if a.rows and str(ri) not in a.rows.split(","):
                 continue
+            sc = replace(sc, layout_effect=a.layout_effect)
             import dataclasses as _dc
             rt = None
             if not a.no_today:
