@@ -202,12 +202,13 @@ def test_a_farm_costs_a_commit_built_for_two_machines_once(prof):
     a.used = {("layouts", "c1"): {("random", 1, 0), ("random", 2, 0), ("random", 1, 1)},
               ("single", "c1"): {("default", 0, 0)}}
     b.used = {("layouts", "c1"): {("random", 1, 0)}, ("layouts", "c2"): {("random", 1, 0), ("random", 2, 0)}}
-    b.failed = {("layouts", "c3"), ("single", "c4")}
+    b.failed = {("layouts", "c3"), ("single", "c4"), ("single", "c5")}
     assert a.cost() == {"builds": 1, "failed_builds": 0, "images": 2, "runs": 3}
     assert a.cost("single") == {"builds": 1, "failed_builds": 0, "images": 1, "runs": 1}
-    assert b.cost() == {"builds": 3, "failed_builds": 1, "images": 3, "runs": 3}
+    assert b.cost() == {"builds": 3, "failed_builds": 1, "images": 3, "runs": 3}  # its own purpose's failures only
+    assert b.cost("single") == {"builds": 2, "failed_builds": 2, "images": 0, "runs": 0}
     assert bisect.farm_cost(ps) == {"builds": 3, "failed_builds": 1, "images": 5, "runs": 6}
-    assert bisect.farm_cost(ps, "single") == {"builds": 2, "failed_builds": 1, "images": 1, "runs": 1}
+    assert bisect.farm_cost(ps, "single") == {"builds": 3, "failed_builds": 2, "images": 1, "runs": 1}
     assert a.name == "cachegrind"
 
 
@@ -215,6 +216,8 @@ def test_a_farm_costs_a_commit_built_for_two_machines_once(prof):
 
 def test_two_runs_per_layout_find_the_regression_and_are_counted_as_runs(hist, first):
     assert "" not in first["said"]  # no budget given: no (empty) budget line
+    assert any(m.startswith("target ") and m.endswith("; 2 commit(s) in range; 4 layouts x 2 run(s) per probe (up to "
+                                                      f"{decide.Plan.max_layouts} x 2)") for m in first["said"])
     v = first["v"]
     assert v["unit"] == "events"  # cg_cost's unit (cg_ir's is instructions, cg_i1_misses' misses)
     assert v["status"] == "found" and v["culprit"] == hist["regression"] == sha(hist, 2), v["message"]
@@ -284,6 +287,10 @@ def test_the_verdict_as_text(hist, first):
     assert lines[2:4] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}"]
     assert lines[4].startswith(f"effect:  cg_cost x{e['ratio']:.4f} vs {sha(hist, 1)[:12]} (")
     assert f"paired over {e['layouts']} fresh layouts); share of the endpoints' change" in lines[4]
+    assert f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, paired" in lines[4]
+    assert [ln for ln in lines if ln.startswith("bound:")] == ([f"bound:   {v['bound']}"] if v["bound"] else [])
+    assert not any(ln.startswith("bound:") for ln in bisect.text({**v, "bound": None}).splitlines())
+    assert "bound:   x" in bisect.text({**v, "bound": "x"}).splitlines()
     assert f"cost:    3 builds (0 failed), {c['images']} images, {c['runs']} runs ({c['compiled_now']} compiled and " \
            f"{c['ran_now']} run in this session)" in lines
     sl = v["single_layout"]
@@ -372,7 +379,8 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
                        plan_only=True)
         b = bisect.Bisection.load(store, key)
     assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]})")
-    assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01
+    assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01 and v["commits"] == 2
+    assert v["budget"]["spent"] == 8  # the first look, 4 layouts x 1 run a side: no choice, nothing else charged
     assert v["message"].startswith(f"plan: BAD/GOOD = {v['ratio']:.4f} at the first look (4 layouts a side), layout "
                                    "noise ") and f"about {v['plan']['runs']} runs (1 run(s) per layout); " in v["message"]
     assert b.s.target_config != old.s.target_config and b.s.runs == 1
@@ -500,6 +508,13 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
             (sec, pytest.approx(10 * sec), pytest.approx(20 * sec))
         ledger.spent = 35  # past the budget (a last probe's runs): no time left, not a negative one
         assert clock.summary()["time_left_estimate"] == 0
+        # --budget 1h: the runs it pays for at that time a run, set as soon as the clock is made
+        timed = dataclasses.replace(s, budget_time=3600.0)
+        ledger = decide._Ledger()
+        clock = bisect.Clock(p, timed, ledger)
+        assert ledger.budget == int(3600 // sec) > 0
+        assert clock.assumes() == f"budget 1h: {ledger.budget} runs at {sec:.3g} s a run ({why})"
+        assert clock.summary()["duration_text"] == "1h"
 
 
 def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(first, hist):
@@ -582,6 +597,7 @@ def test_runs_per_layout_from_stated_costs_and_the_two_run_look_charged_to_the_b
         p = bisect.Prober(prof, s, store)
         looked = [p.groups(p.checkout(c), 4, 2) for c in (hist["good"], hist["bad"])]
     assert _nruns(path) == before  # every run read from the store
+    assert v["commits"] == 2
     ch = v["runs_per_layout"]
     split = bisect.costs.noise_split(looked)
     assert split.var_run == 0.0 and split.var_layout > 0  # the premise: cachegrind's runs repeat exactly
@@ -663,3 +679,60 @@ def test_a_farm_measures_its_first_look_on_the_first_machine_and_names_the_other
     assert v["status"] == "plan" and _nruns(path) == before
     also = [m for m in said if m.startswith("also target ")]
     assert len(also) == 1 and also[0].endswith(": 2 probes per round, one per machine"), said
+
+
+def test_a_range_without_a_commit_or_a_judge_without_ends_is_one_line(hist, prof, tmp_path):
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        with pytest.raises(bisect.Abort) as e:  # no bisection in progress, no --good/--bad
+            bisect.judge(store, prof, settings(hist), sha(hist, 1), None, None)
+        assert str(e.value) == ("judge needs --good and --bad, or a bisection of this kernel and repository in "
+                                "progress")
+        bisect.start(store, prof, settings(hist), hist["bad"])  # one in progress, GOOD not marked yet
+        with pytest.raises(bisect.Abort):
+            bisect.judge(store, prof, settings(hist), sha(hist, 1), None, None)
+        with pytest.raises(LayoutbenchError) as e:  # BAD before GOOD: nothing in GOOD..BAD
+            bisect.run(store, prof, settings(hist), hist["bad"], hist["good"])
+        assert str(e.value) == f"{hist['bad'][:12]}..{hist['good'][:12]} holds no commit; is GOOD an ancestor of BAD?"
+        assert store.runs() == []
+    # `git bisect run` skips a commit on 125 and marks it bad on 1..127 otherwise: an uncertain probe is skipped
+    assert bisect.JUDGE_EXIT == {"good": 0, "bad": 1, "between": 1, "uncertain": 125, "skip": 125}
+
+
+def test_a_budget_spent_before_the_endpoints_decide_says_how_many_more_runs(hist, prof, first, tmp_path):
+    """Not decided at this budget: the runs spent of it, and about how many more the endpoints
+    need (their first look here: none measured yet), at the time a run takes."""
+    from types import SimpleNamespace
+
+    path = _copy_without_state(first, hist, tmp_path)
+    with closing(Store(path)) as store:
+        s = bisect.normalize(prof, settings(hist, budget=10))
+        b = bisect.start(store, prof, s, hist["bad"], hist["good"])
+        p = bisect.Prober(prof, s, store)
+        ledger = decide._Ledger(10)
+        ledger.spent = 8
+        clock = bisect.Clock(p, s, ledger)
+        sec, _ = clock.per_run()
+        v = bisect._budget_at_endpoints(decide.Tracked(SimpleNamespace(higher_is_better=False)), b, s,
+                                        b.commits(prof), clock, prof, p)
+        kept = bisect.Bisection.load(store, b.key)
+    assert sec is not None and v["status"] == "budget" and v["more_runs"] == 16  # 4 layouts x 2 runs x 2 ends
+    assert v["message"] == (f"not decided at this budget (8 of 10 runs spent): the endpoints have not shown a change "
+                            f"yet; about 16 more runs would be needed (about {bisect.costs.duration_text(16 * sec)} "
+                            f"at {sec:.3g} s a run)")
+    assert kept.result["message"] == v["message"] and v["budget"]["spent"] == 8
+    assert bisect.text(v).splitlines()[2] == f"verdict: {v['message']}"
+
+
+def test_a_resumed_choice_reads_its_look_again_and_measures_nothing(hist, prof, first, tmp_path):
+    """A bisection that chose R keeps the choice; resumed, its look is read again at the runs it
+    was measured with (2 when an older choice does not say), never with more."""
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    with closing(Store(path)) as store:
+        s = bisect.normalize(prof, settings(hist, runs=1, runs_choice={"runs": 1, "text": "runs per layout: 1"}))
+        b = bisect.start(store, prof, s, hist["bad"], hist["good"])
+        p = bisect.Prober(prof, s, store)
+        cos = {c: p.checkout(c) for c in b.commits(prof)}
+        assert bisect.choose_runs(p, b, s, cos, lambda m: None) == s.runs_choice
+        assert p.cost()["runs"] == 2 * 4 * 2  # the look: 4 layouts x 2 runs a side, read from the store
+    assert _nruns(path) == before
