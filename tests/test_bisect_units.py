@@ -11,9 +11,12 @@ commits, every other path read from its store or on its first look."""
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import sqlite3
 import subprocess
 from contextlib import closing
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -122,6 +125,9 @@ def test_marks_by_hand_return_what_they_marked_and_show_in_the_log(hist, prof, t
         # the bisection the verbs act on
         assert bisect.current(store).key == b.key
         assert bisect.current(store, "minikernel", hist["repo"], profile=prof).key == b.key
+        # the repository as given is resolved first: another spelling of the same path finds it
+        other = f"{hist['repo']}/../{Path(hist['repo']).name}"
+        assert bisect.current(store, "minikernel", other, profile=prof).key == b.key
         with pytest.raises(LayoutbenchError, match=r"^no bisection of minikernel in progress for /nonexistent; "):
             bisect.current(store, "minikernel", "/nonexistent")
         assert [x.key for x in bisect.stored(store)] == [b.key]
@@ -161,6 +167,14 @@ def test_settings_are_checked_before_anything_runs():
             bisect.Settings(kernel="k", **kw).check()
         assert str(e.value) == msg, kw
     bisect.Settings(kernel="k", layouts=2).check()  # two layouts are the fewest that show layout noise
+    # --budget: a whole number of runs above 0, or a duration above 0 (the one line names the option)
+    for kw, shown in [({"budget": 0}, "0"), ({"budget": True}, "True"), ({"budget": 2.5}, "2.5"),
+                      ({"budget_time": 0.0}, "'0.0s'")]:
+        with pytest.raises(LayoutbenchError) as e:
+            bisect.Settings(kernel="k", **kw).check()
+        assert str(e.value).startswith(f"--budget {shown} is not allowed: give a number of runs above 0"), kw
+    bisect.Settings(kernel="k", budget=1).check()
+    bisect.Settings(kernel="k", budget_time=60.0).check()
     from layoutbench.validate import MAX_SEED
     # every seed a bisection may use (4 x its last look of 10 layouts) fits the store's 64-bit column
     bisect.Settings(kernel="k", layouts=4, max_layouts=10, seed=MAX_SEED - 39).check()
@@ -189,12 +203,13 @@ def test_a_farm_costs_a_commit_built_for_two_machines_once(prof):
     a.used = {("layouts", "c1"): {("random", 1, 0), ("random", 2, 0), ("random", 1, 1)},
               ("single", "c1"): {("default", 0, 0)}}
     b.used = {("layouts", "c1"): {("random", 1, 0)}, ("layouts", "c2"): {("random", 1, 0), ("random", 2, 0)}}
-    b.failed = {("layouts", "c3"), ("single", "c4")}
+    b.failed = {("layouts", "c3"), ("single", "c4"), ("single", "c5")}
     assert a.cost() == {"builds": 1, "failed_builds": 0, "images": 2, "runs": 3}
     assert a.cost("single") == {"builds": 1, "failed_builds": 0, "images": 1, "runs": 1}
-    assert b.cost() == {"builds": 3, "failed_builds": 1, "images": 3, "runs": 3}
+    assert b.cost() == {"builds": 3, "failed_builds": 1, "images": 3, "runs": 3}  # its own purpose's failures only
+    assert b.cost("single") == {"builds": 2, "failed_builds": 2, "images": 0, "runs": 0}
     assert bisect.farm_cost(ps) == {"builds": 3, "failed_builds": 1, "images": 5, "runs": 6}
-    assert bisect.farm_cost(ps, "single") == {"builds": 2, "failed_builds": 1, "images": 1, "runs": 1}
+    assert bisect.farm_cost(ps, "single") == {"builds": 3, "failed_builds": 2, "images": 1, "runs": 1}
     assert a.name == "cachegrind"
 
 
@@ -202,7 +217,10 @@ def test_a_farm_costs_a_commit_built_for_two_machines_once(prof):
 
 def test_two_runs_per_layout_find_the_regression_and_are_counted_as_runs(hist, first):
     assert "" not in first["said"]  # no budget given: no (empty) budget line
+    assert any(m.startswith("target ") and m.endswith("; 2 commit(s) in range; 4 layouts x 2 run(s) per probe (up to "
+                                                      f"{decide.Plan.max_layouts} x 2)") for m in first["said"])
     v = first["v"]
+    assert v["unit"] == "events"  # cg_cost's unit (cg_ir's is instructions, cg_i1_misses' misses)
     assert v["status"] == "found" and v["culprit"] == hist["regression"] == sha(hist, 2), v["message"]
     assert v["last_good"] == sha(hist, 1) and v["commits"] == 2 and v["range"] == []
     c = v["cost"]
@@ -270,6 +288,10 @@ def test_the_verdict_as_text(hist, first):
     assert lines[2:4] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}"]
     assert lines[4].startswith(f"effect:  cg_cost x{e['ratio']:.4f} vs {sha(hist, 1)[:12]} (")
     assert f"paired over {e['layouts']} fresh layouts); share of the endpoints' change" in lines[4]
+    assert f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, paired" in lines[4]
+    assert [ln for ln in lines if ln.startswith("bound:")] == ([f"bound:   {v['bound']}"] if v["bound"] else [])
+    assert not any(ln.startswith("bound:") for ln in bisect.text({**v, "bound": None}).splitlines())
+    assert "bound:   x" in bisect.text({**v, "bound": "x"}).splitlines()
     assert f"cost:    3 builds (0 failed), {c['images']} images, {c['runs']} runs ({c['compiled_now']} compiled and " \
            f"{c['ran_now']} run in this session)" in lines
     sl = v["single_layout"]
@@ -378,7 +400,8 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
                        plan_only=True)
         b = bisect.Bisection.load(store, key)
     assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]})")
-    assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01
+    assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01 and v["commits"] == 2
+    assert v["budget"]["spent"] == 8  # the first look, 4 layouts x 1 run a side: no choice, nothing else charged
     assert v["message"].startswith(f"plan: BAD/GOOD = {v['ratio']:.4f} at the first look (4 layouts a side), layout "
                                    "noise ") and f"about {v['plan']['runs']} runs (1 run(s) per layout); " in v["message"]
     assert b.s.target_config != old.s.target_config and b.s.runs == 1
@@ -499,6 +522,34 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         ledger.budget = 30
         assert clock.progress() == (f"; about {bisect.costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
                                     "(estimated)")
+        got = clock.summary()  # the verdict's JSON: the same numbers
+        assert {k: got[k] for k in ("runs", "spent", "likely_runs", "duration", "duration_text")} == \
+            {"runs": 30, "spent": 10, "likely_runs": 50, "duration": None, "duration_text": None}
+        assert (got["seconds_per_run"], got["time_spent_estimate"], got["time_left_estimate"]) == \
+            (sec, pytest.approx(10 * sec), pytest.approx(20 * sec))
+        ledger.spent = 35  # past the budget (a last probe's runs): no time left, not a negative one
+        assert clock.summary()["time_left_estimate"] == 0
+        # --budget 1h: the runs it pays for at that time a run, set as soon as the clock is made
+        timed = dataclasses.replace(s, budget_time=3600.0)
+        ledger = decide._Ledger()
+        clock = bisect.Clock(p, timed, ledger)
+        assert ledger.budget == int(3600 // sec) > 0
+        assert clock.assumes() == f"budget 1h: {ledger.budget} runs at {sec:.3g} s a run ({why})"
+        assert clock.summary()["duration_text"] == "1h"
+
+
+def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(first, hist):
+    """Once the endpoints differ, the likely cost of the whole bisection is known (at the noise and
+    change they measured): each probe's progress line says the runs spent of it and the time left."""
+    likely = first["v"]["budget"]["likely_runs"]
+    assert isinstance(likely, int) and likely > 0
+    probes = [m for m in first["said"] if m.startswith("probe ")]
+    assert len(probes) == 1, first["said"]
+    got = re.fullmatch(rf"probe {sha(hist, 1)[:12]} \(1 commit\(s\) left to test; (\d+) runs spent\); (\d+)/(\d+) runs "
+                       r"spent/planned \(the plan's likely cost\); about \w+ left at [0-9.e+-]+ s a run \(estimated\)",
+                       probes[0])
+    assert got is not None, probes[0]
+    assert got[1] == got[2] and int(got[3]) == likely
 
 
 def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
@@ -526,3 +577,183 @@ def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
     c = decide.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
     want = max(1, 2 * c["endpoint_layouts"] * 2 - 16)
     assert c["endpoint_layouts"] > 8 and bisect._ends_unspent(eng, ends, s, s.plan(), commits) == want
+
+
+# -- runs per layout from the costs, the budget's clock, the farm's first prober -------------------
+
+def _copy_without_state(first, hist, tmp_path, name="r.sqlite"):
+    """The first bisection's store (its runs: 2 a layout on the endpoints' seeds) without its
+    bisection state: a bisection started on it chooses anew and reads its runs, measuring nothing."""
+    path = tmp_path / name
+    path.write_bytes(first["store"].read_bytes())
+    with closing(Store(path)) as store:
+        bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None)).reset()
+    return path
+
+
+def _costed(prof, **stated):
+    t = prof.targets["cachegrind"]
+    return dataclasses.replace(prof, targets={**prof.targets, "cachegrind": dataclasses.replace(
+        t, settings={**t.settings, **stated})})
+
+
+def _nruns(path):
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+
+def test_runs_per_layout_from_stated_costs_and_the_two_run_look_charged_to_the_budget(hist, prof, first, tmp_path):
+    """--runs not given, layout_cost 30 s and run_cost 1 s stated: GOOD and BAD are looked at with
+    2 runs a layout, R comes from the measured noise split (cachegrind repeats a run exactly: no
+    run noise, R = 1), the runs of that look beyond R count against --budget 40, the plan and the
+    progress say the budget's time at 1 + 30 / R s a run; a plan does not keep the choice."""
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    said: list[str] = []
+    with closing(Store(path)) as store:
+        v = bisect.run(store, _costed(prof, layout_cost=30, run_cost=1), settings(hist, runs=1, runs_auto=True,
+                       budget=40), hist["good"], hist["bad"], say=said.append, plan_only=True)
+        kept = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
+        s = bisect.normalize(prof, settings(hist))
+        p = bisect.Prober(prof, s, store)
+        looked = [p.groups(p.checkout(c), 4, 2) for c in (hist["good"], hist["bad"])]
+    assert _nruns(path) == before  # every run read from the store
+    assert v["commits"] == 2
+    ch = v["runs_per_layout"]
+    split = bisect.costs.noise_split(looked)
+    assert split.var_run == 0.0 and split.var_layout > 0  # the premise: cachegrind's runs repeat exactly
+    assert (ch["runs"], ch["look_runs"], ch["layout_cost"], ch["run_cost"]) == (1, 2, 30, 1)
+    assert ch["layout_noise"] == pytest.approx(math.sqrt(split.var_layout)) and ch["run_noise"] == 0.0
+    assert ch["text"].startswith("runs per layout: 1 = sqrt((layout_cost 30 s / run_cost 1 s) x (run noise 0% / "
+                                 "layout noise ") and ch["text"].endswith(
+        "(costs stated: layout_cost 30 s, run_cost 1 s; noise measured on GOOD and BAD, 4 layouts x 2 runs)")
+    assert ch["text"] in said and ch["text"] in v["message"].splitlines()
+    # the budget: the look's second runs (4 layouts x 2 ends) and the plan's first look at R = 1 (8 runs)
+    # are the 16 runs measured; each is charged once
+    bd = v["budget"]
+    assert (bd["runs"], bd["spent"], bd["likely_runs"]) == (40, 16, v["plan"]["runs"])
+    assert (bd["seconds_per_run"], bd["time_left_estimate"]) == (31.0, 24 * 31.0)
+    assumes = "budget 40 runs: 40 runs at 31 s a run (run_cost 1 s + layout_cost 30 s / 1 run(s) per layout " \
+              "(the profile)), about 20m40s"
+    assert assumes in said
+    fits = " -- the likely cost fits" if v["plan"]["runs"] <= 40 else " -- the likely cost does not fit"
+    assert any(ln.startswith(assumes + fits) for ln in v["message"].splitlines()), v["message"]
+    assert f"time: about {bisect.costs.duration_text(v['plan']['runs'] * 31)} at 31 s a run" in v["message"]
+    # a plan measures and says; the bisection it plans chooses again when it runs
+    assert kept.s.runs_choice is None and kept.s.budget == 40
+
+
+def test_runs_per_layout_from_measured_costs_split_the_noise_only_where_a_layout_costs_more(
+        hist, prof, first, tmp_path):
+    """Nothing stated: the costs are the medians the store holds (here set to known values, so
+    that no timing decides the test).  A link of 0.5 s against a run of 2 s: R = 1 from the
+    1-run look, no second run; a link of 3 s against a run of 1 s: the 2-run look splits the noise."""
+    for link, dur, look in [(0.5, 2.0, 1), (3.0, 1.0, 2)]:
+        path = _copy_without_state(first, hist, tmp_path, f"{link}.sqlite")
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE builds SET link_seconds = ? WHERE link_seconds IS NOT NULL", (link,))
+            db.execute("UPDATE runs SET duration = ?, boot_seconds = NULL, deploy_seconds = NULL", (dur,))
+        said: list[str] = []
+        with closing(Store(path)) as store:
+            nl = len(store.link_seconds("minikernel", "hosted"))
+            nr = len(store.run_seconds("minikernel", "cachegrind", "rerun", ARGS))
+            v = bisect.run(store, prof, settings(hist, runs=1, runs_auto=True), hist["good"], hist["bad"],
+                           say=said.append, plan_only=True)
+        ch = v["runs_per_layout"]
+        where = f"measured: median of {nl} link(s) {link:g} s, {nr} runs {dur:g} s"
+        assert (ch["runs"], ch["look_runs"], ch["costs"]["text"]) == (1, look, where), ch
+        if look == 1:
+            assert ch["text"] == (f"runs per layout: 1: a new layout ({link:g} s) costs no more than a run ({dur:g} s), "
+                                  f"so no run is spent splitting the noise (costs {where})")
+            assert v["budget"]["spent"] == 8  # the plan's look at R = 1: the choice measured nothing beyond it
+        else:
+            assert ch["text"].startswith(f"runs per layout: 1 = sqrt((a layout {link:g} s / a run {dur:g} s) x (run "
+                                         "noise 0% / layout noise ") and ch["text"].endswith(
+                f"(costs {where}; noise measured on GOOD and BAD, 4 layouts x 2 runs)")
+            assert v["budget"]["spent"] == 16
+        assert ch["text"] in said and ch["text"] in v["message"].splitlines()
+        assert v["budget"]["seconds_per_run"] == pytest.approx(dur + link)  # R = 1: a whole link a run
+
+
+def test_a_bisection_in_a_new_store_chooses_runs_from_the_costs_its_first_look_measured(hist, prof, first, tmp_path):
+    """Nothing stated, nothing measured yet: the endpoints' first look with 1 run a layout (3
+    layouts a side) is what measures a link and a run; the choice says so."""
+    path = tmp_path / "new.sqlite"
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist, runs=1, layouts=2, runs_auto=True), hist["good"], hist["bad"],
+                       plan_only=True)
+    ch = v["runs_per_layout"]
+    assert ch is not None and ch["costs"]["layout_from"] == ch["costs"]["run_from"] == "measured", v
+    assert ch["costs"]["text"].startswith("measured: median of 6 link(s) ") and ", 6 runs " in ch["costs"]["text"]
+
+
+def test_a_farm_measures_its_first_look_on_the_first_machine_and_names_the_others(hist, prof, first, tmp_path):
+    """--target cachegrind,local: the plan's first look is measured by the first machine's prober
+    (cachegrind: every run is in the store) and the other machine is named in one line."""
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    said: list[str] = []
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist, target="cachegrind,local"), hist["good"], hist["bad"],
+                       say=said.append, plan_only=True)
+        assert store.runs(target="local") == []
+    assert v["status"] == "plan" and _nruns(path) == before
+    also = [m for m in said if m.startswith("also target ")]
+    assert len(also) == 1 and also[0].endswith(": 2 probes per round, one per machine"), said
+
+
+def test_a_range_without_a_commit_or_a_judge_without_ends_is_one_line(hist, prof, tmp_path):
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        with pytest.raises(bisect.Abort) as e:  # no bisection in progress, no --good/--bad
+            bisect.judge(store, prof, settings(hist), sha(hist, 1), None, None)
+        assert str(e.value) == ("judge needs --good and --bad, or a bisection of this kernel and repository in "
+                                "progress")
+        bisect.start(store, prof, settings(hist), hist["bad"])  # one in progress, GOOD not marked yet
+        with pytest.raises(bisect.Abort):
+            bisect.judge(store, prof, settings(hist), sha(hist, 1), None, None)
+        with pytest.raises(LayoutbenchError) as e:  # BAD before GOOD: nothing in GOOD..BAD
+            bisect.run(store, prof, settings(hist), hist["bad"], hist["good"])
+        assert str(e.value) == f"{hist['bad'][:12]}..{hist['good'][:12]} holds no commit; is GOOD an ancestor of BAD?"
+        assert store.runs() == []
+    # `git bisect run` skips a commit on 125 and marks it bad on 1..127 otherwise: an uncertain probe is skipped
+    assert bisect.JUDGE_EXIT == {"good": 0, "bad": 1, "between": 1, "uncertain": 125, "skip": 125}
+
+
+def test_a_budget_spent_before_the_endpoints_decide_says_how_many_more_runs(hist, prof, first, tmp_path):
+    """Not decided at this budget: the runs spent of it, and about how many more the endpoints
+    need (their first look here: none measured yet), at the time a run takes."""
+    from types import SimpleNamespace
+
+    path = _copy_without_state(first, hist, tmp_path)
+    with closing(Store(path)) as store:
+        s = bisect.normalize(prof, settings(hist, budget=10))
+        b = bisect.start(store, prof, s, hist["bad"], hist["good"])
+        p = bisect.Prober(prof, s, store)
+        ledger = decide._Ledger(10)
+        ledger.spent = 8
+        clock = bisect.Clock(p, s, ledger)
+        sec, _ = clock.per_run()
+        v = bisect._budget_at_endpoints(decide.Tracked(SimpleNamespace(higher_is_better=False)), b, s,
+                                        b.commits(prof), clock, prof, p)
+        kept = bisect.Bisection.load(store, b.key)
+    assert sec is not None and v["status"] == "budget" and v["more_runs"] == 16  # 4 layouts x 2 runs x 2 ends
+    assert v["message"] == (f"not decided at this budget (8 of 10 runs spent): the endpoints have not shown a change "
+                            f"yet; about 16 more runs would be needed (about {bisect.costs.duration_text(16 * sec)} "
+                            f"at {sec:.3g} s a run)")
+    assert kept.result["message"] == v["message"] and v["budget"]["spent"] == 8
+    assert bisect.text(v).splitlines()[2] == f"verdict: {v['message']}"
+
+
+def test_a_resumed_choice_reads_its_look_again_and_measures_nothing(hist, prof, first, tmp_path):
+    """A bisection that chose R keeps the choice; resumed, its look is read again at the runs it
+    was measured with (2 when an older choice does not say), never with more."""
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    with closing(Store(path)) as store:
+        s = bisect.normalize(prof, settings(hist, runs=1, runs_choice={"runs": 1, "text": "runs per layout: 1"}))
+        b = bisect.start(store, prof, s, hist["bad"], hist["good"])
+        p = bisect.Prober(prof, s, store)
+        cos = {c: p.checkout(c) for c in b.commits(prof)}
+        assert bisect.choose_runs(p, b, s, cos, lambda m: None) == s.runs_choice
+        assert p.cost()["runs"] == 2 * 4 * 2  # the look: 4 layouts x 2 runs a side, read from the store
+    assert _nruns(path) == before
