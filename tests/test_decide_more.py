@@ -165,3 +165,41 @@ def test_a_budgets_note_counts_the_marks_layouts_only_when_the_journal_keeps_the
         assert out.status == "budget" and [c for c, _ in out.candidates] == ["c9", "c10", "c11", "c12"]
         notes.append(int(re.search(r"about (\d+) more runs would decide$", out.note).group(1)))
     assert notes == [(2 + 2) * 7, (2 + 2) * 4]
+
+
+# -- (d) small exact pieces a mutation run found untested ----------------------------------------------
+
+def test_tost_half_is_infinite_below_2_df_and_zero_with_no_spread_from_2_df():
+    """With se 0 the equivalence interval has no width once the variance has 2 df (0.0), and
+    below 2 df there is no interval at all (inf), whatever the se."""
+    z = decide.ZTest(est=0.0, se=0.0, df=2, na=3, nb=3)
+    assert z.tost_half(1.64) == 0.0
+    assert decide.ZTest(est=0.0, se=0.0, df=1, na=3, nb=3).tost_half(1.64) == math.inf
+    assert decide.ZTest(est=0.0, se=0.1, df=1, na=3, nb=3).tost_half(1.64) == math.inf
+    assert decide.ZTest(est=0.0, se=0.1, df=2, na=3, nb=3).tost_half(1.64) > 0.1
+
+
+def test_rounds_needed_is_1_when_one_round_of_k_probes_covers_the_range():
+    """ceil(log_(k+1)(n - 1)): 3 commits with one prober (a single probe) or 5 with 3 probers: one
+    round; 4 commits with one prober: two."""
+    assert decide.rounds_needed(3, 1) == 1 and decide.rounds_needed(5, 3) == 1
+    assert decide.rounds_needed(2, 1) == 1 and decide.rounds_needed(4, 1) == 2
+    assert decide.rounds_needed(17, 1) == 4 and decide.rounds_needed(17, 3) == 2
+    assert decide.planned_probes(5, 3) == 3
+
+
+def test_expected_cost_of_no_change_looks_to_the_quiet_cap_per_probe():
+    """ratio 1 (d = 0): no Wald size; a probe is expected to look until the plan's cap."""
+    plan = decide.Plan()
+    e = decide.expected_cost(10, 1.0, 0.01, plan)
+    assert e["step_in_noise_units"] == 0.0 and e["probe_layouts"] == plan.cap
+
+
+def test_an_outcomes_bound_states_the_level_and_the_farm():
+    ends = decide.Ends.__new__(decide.Ends)
+    one = decide.Outcome("found", ends, alpha=0.05).bound()
+    assert one.startswith("a range without a code change is blamed with probability <= 5% ")
+    assert "any probe misjudged with probability <= 5% (every probe counted)" in one and "per round" not in one
+    two = decide.Outcome("found", ends, alpha=0.01, k=2).bound()
+    assert "<= 1% (the endpoints'" in two
+    assert two.endswith("; 2 probes per round, each against GOOD and BAD measured on its own machine")
