@@ -203,3 +203,51 @@ def test_an_outcomes_bound_states_the_level_and_the_farm():
     two = decide.Outcome("found", ends, alpha=0.01, k=2).bound()
     assert "<= 1% (the endpoints'" in two
     assert two.endswith("; 2 probes per round, each against GOOD and BAD measured on its own machine")
+
+
+class _LongNames:
+    """A SimProber whose commits are named as git names them (40 characters): c9 -> 'c9' padded."""
+
+    def __init__(self, p):
+        self.p, self.higher_is_better = p, p.higher_is_better
+        self.names = [f"{n}{'abcdef0123456789' * 3}"[:40] for n in p.names]
+        self._short = dict(zip(self.names, p.names))
+
+    def groups(self, c, k, r):
+        return self.p.groups(self._short[c], k, r)
+
+    def groups_after(self, c, first, k, r):
+        return self.p.groups_after(self._short[c], first, k, r)
+
+
+def test_a_budgets_note_names_the_candidates_by_their_first_12_characters():
+    """The budget test's bisection with 40-character names: the note lists c9 .. c12 abbreviated to
+    12 characters, each with its probability in whole percent."""
+    p = _LongNames(sim.SimProber(sim.Scenario("s", "step", 2.0, commits=16, sigma_r=0.003), np.random.default_rng(4)))
+    out = decide.bisect_range(p, p.names, decide.Plan(budget=40), decide.MemoryJournal())
+    assert out.status == "budget" and [c[:3] for c, _ in out.candidates] == ["c9a", "c10", "c11", "c12"]
+    listed = re.search(r"the step is among (.*); about", out.note).group(1).split(", ")
+    assert listed == [f"{c[:12]} ({100 * q:.0f}%)" for c, q in out.candidates]
+    assert all(re.fullmatch(r"c\d+[0-9a-f]+ \(\d+%\)", s) and len(s.split()[0]) == 12 for s in listed)
+
+
+def test_a_farm_of_two_names_the_machine_of_each_probe():
+    """Two probers with names (machines A and B): each probe line says which one measured it
+    ("probe c.. on A"), each judgement line ends with [A] / [B]; a single named prober says neither."""
+    def run(names):
+        ps = []
+        for i, nm in enumerate(names):
+            q = sim.SimProber(sim.Scenario("s", "step", 5.0, commits=8, sigma_r=0.003), np.random.default_rng(4))
+            q.name = nm
+            ps.append(q)
+        lines: list[str] = []
+        decide.bisect_range(ps if len(ps) > 1 else ps[0], ps[0].names, decide.Plan(), decide.MemoryJournal(),
+                            say=lines.append)
+        return lines
+    two = run(["A", "B"])
+    probes = [s for s in two if s.startswith("probe ")]
+    assert probes and all(re.match(r"probe c\d+ on [AB] \(", s) for s in probes)
+    assert {s.split()[3] for s in probes} == {"A", "B"}
+    assert any(s.endswith(" [A]") for s in two) and any(s.endswith(" [B]") for s in two)
+    one = run(["A"])
+    assert [s for s in one if s.startswith("probe ")] and not any(" on A" in s or "[A]" in s for s in one)
