@@ -9,6 +9,7 @@ import math
 import re
 
 import numpy as np
+import pytest
 from conftest import script
 
 from layoutbench import decide
@@ -251,3 +252,46 @@ def test_a_farm_of_two_names_the_machine_of_each_probe():
     assert any(s.endswith(" [A]") for s in two) and any(s.endswith(" [B]") for s in two)
     one = run(["A"])
     assert [s for s in one if s.startswith("probe ")] and not any(" on A" in s or "[A]" in s for s in one)
+
+
+# -- (e) the confirmation inside a step ------------------------------------------------------------------
+
+class _Offsets:
+    """Fixed values: commit c at seed s is exp(off[c] + 0.01 sin(3 s)) (one shared layout effect,
+    no run noise).  Records the fresh seeds (first, k) asked of each commit."""
+
+    higher_is_better = False
+
+    def __init__(self, off):
+        self.off, self.fresh = off, {}
+
+    def groups(self, c, k, r):
+        return self.groups_after(c, 0, k, r)
+
+    def groups_after(self, c, first, k, r):
+        self.fresh.setdefault(c, []).append((first, k))
+        return {f"random:{s}": [math.exp(self.off[c] + 0.01 * math.sin(3 * s))] * r
+                for s in range(first + 1, first + k + 1)}
+
+
+def test_a_step_whose_endpoints_were_never_measured_is_confirmed_in_either_direction():
+    """GOOD and BAD adjacent and unmeasured (the window already one commit wide): no sign of the
+    range's change is known, so the confirmation is two-sided and a 20% drop is found, on fresh
+    seeds after the plan's K."""
+    p = _Offsets({"g": 0.0, "b": -0.2})
+    st, probes, rounds = decide._k_step([decide.Tracked(p)], ["g", "b"], decide.Plan(), decide.MemoryJournal(),
+                                        None, lambda m: None)
+    assert (st.status, st.culprit, probes, rounds) == ("found", "b", 0, 0)
+    assert st.effect == pytest.approx(-0.2) and p.fresh["g"][0][0] == 4
+
+
+def test_the_first_confirmation_looks_to_the_quiet_cap_and_later_ones_to_confirm_later():
+    """A null step confirmed on the same prober twice: the first confirmation looks at fresh seeds
+    up to the cap (40), the second (a second step of the bisection) up to CONFIRM_LATER (64)."""
+    p = _Offsets({"g": 0.0, "b": 0.0, "g2": 0.0, "b2": 0.0})
+    tr, plan = decide.Tracked(p), decide.Plan()
+    st1, _, _ = decide._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st2, _, _ = decide._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
+    assert (st1.status, st2.status) == ("uncertain", "uncertain")
+    assert (st1.confirm_layouts, st2.confirm_layouts) == (plan.cap, decide.CONFIRM_LATER) == (40, 64)
+    assert p.fresh["b"][-1] == (4, 40) and p.fresh["b2"][-1] == (44, 64)  # the second after the first's seeds
