@@ -295,3 +295,28 @@ def test_the_first_confirmation_looks_to_the_quiet_cap_and_later_ones_to_confirm
     assert (st1.status, st2.status) == ("uncertain", "uncertain")
     assert (st1.confirm_layouts, st2.confirm_layouts) == (plan.cap, decide.CONFIRM_LATER) == (40, 64)
     assert p.fresh["b"][-1] == (4, 40) and p.fresh["b2"][-1] == (44, 64)  # the second after the first's seeds
+
+
+# -- (f) judge_probe: the note of a bad probe, the cap from the pool's variance -------------------------
+
+def test_a_probe_like_bad_is_bad_without_the_between_note_and_one_between_has_it():
+    """BAD 20% above GOOD (no noise but the shared layout effect): a probe equal to BAD differs from
+    GOOD only -- "bad", no note; one 10% above GOOD differs from both -- "between" with the note."""
+    p = _Offsets({"g": 0.0, "b": 0.2, "p": 0.2, "q": 0.1})
+    j = decide.judge_probe(p, "p", "g", "b", decide.Plan())
+    assert (j.verdict, j.note) == ("bad", "") and "either side" not in j.describe()
+    j = decide.judge_probe(p, "q", "g", "b", decide.Plan())
+    assert (j.verdict, j.note) == ("between", "differs from both GOOD and BAD: a change on either side")
+
+
+def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
+    """With the endpoints already measured at a quiet benchmark (pooled variance ~5e-5 on 8 df) a
+    never-deciding probe looks to twice the quiet cap (80), not on to max_layouts (128)."""
+    p, plan = _Same(), decide.Plan()
+    tr = decide.Tracked(p)
+    for c in ("g", "b"):
+        decide._measure(tr, c, 5, 1)
+    s2, df = tr.pool.var()
+    assert 0 < s2 < 1e-4 and df == 8
+    j = decide.judge_probe(tr, "p", "g", "b", plan)
+    assert (j.verdict, j.note, j.layouts) == ("uncertain", "looks spent", 2 * plan.cap) and plan.max_layouts > 80
