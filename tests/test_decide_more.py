@@ -9,6 +9,7 @@ import math
 import re
 
 import numpy as np
+import pytest
 from conftest import script
 
 from layoutbench import decide
@@ -165,3 +166,157 @@ def test_a_budgets_note_counts_the_marks_layouts_only_when_the_journal_keeps_the
         assert out.status == "budget" and [c for c, _ in out.candidates] == ["c9", "c10", "c11", "c12"]
         notes.append(int(re.search(r"about (\d+) more runs would decide$", out.note).group(1)))
     assert notes == [(2 + 2) * 7, (2 + 2) * 4]
+
+
+# -- (d) small exact pieces a mutation run found untested ----------------------------------------------
+
+def test_tost_half_is_infinite_below_2_df_and_zero_with_no_spread_from_2_df():
+    """With se 0 the equivalence interval has no width once the variance has 2 df (0.0), and
+    below 2 df there is no interval at all (inf), whatever the se."""
+    z = decide.ZTest(est=0.0, se=0.0, df=2, na=3, nb=3)
+    assert z.tost_half(1.64) == 0.0
+    assert decide.ZTest(est=0.0, se=0.0, df=1, na=3, nb=3).tost_half(1.64) == math.inf
+    assert decide.ZTest(est=0.0, se=0.1, df=1, na=3, nb=3).tost_half(1.64) == math.inf
+    assert decide.ZTest(est=0.0, se=0.1, df=2, na=3, nb=3).tost_half(1.64) > 0.1
+
+
+def test_rounds_needed_is_1_when_one_round_of_k_probes_covers_the_range():
+    """ceil(log_(k+1)(n - 1)): 3 commits with one prober (a single probe) or 5 with 3 probers: one
+    round; 4 commits with one prober: two."""
+    assert decide.rounds_needed(3, 1) == 1 and decide.rounds_needed(5, 3) == 1
+    assert decide.rounds_needed(2, 1) == 1 and decide.rounds_needed(4, 1) == 2
+    assert decide.rounds_needed(17, 1) == 4 and decide.rounds_needed(17, 3) == 2
+    assert decide.planned_probes(5, 3) == 3
+
+
+def test_expected_cost_of_no_change_looks_to_the_quiet_cap_per_probe():
+    """ratio 1 (d = 0): no Wald size; a probe is expected to look until the plan's cap."""
+    plan = decide.Plan()
+    e = decide.expected_cost(10, 1.0, 0.01, plan)
+    assert e["step_in_noise_units"] == 0.0 and e["probe_layouts"] == plan.cap
+
+
+def test_an_outcomes_bound_states_the_level_and_the_farm():
+    ends = decide.Ends.__new__(decide.Ends)
+    one = decide.Outcome("found", ends, alpha=0.05).bound()
+    assert one.startswith("a range without a code change is blamed with probability <= 5% ")
+    assert "any probe misjudged with probability <= 5% (every probe counted)" in one and "per round" not in one
+    two = decide.Outcome("found", ends, alpha=0.01, k=2).bound()
+    assert "<= 1% (the endpoints'" in two
+    assert two.endswith("; 2 probes per round, each against GOOD and BAD measured on its own machine")
+
+
+class _LongNames:
+    """A SimProber whose commits are named as git names them (40 characters): c9 -> 'c9' padded."""
+
+    def __init__(self, p):
+        self.p, self.higher_is_better = p, p.higher_is_better
+        self.names = [f"{n}{'abcdef0123456789' * 3}"[:40] for n in p.names]
+        self._short = dict(zip(self.names, p.names))
+
+    def groups(self, c, k, r):
+        return self.p.groups(self._short[c], k, r)
+
+    def groups_after(self, c, first, k, r):
+        return self.p.groups_after(self._short[c], first, k, r)
+
+
+def test_a_budgets_note_names_the_candidates_by_their_first_12_characters():
+    """The budget test's bisection with 40-character names: the note lists c9 .. c12 abbreviated to
+    12 characters, each with its probability in whole percent."""
+    p = _LongNames(sim.SimProber(sim.Scenario("s", "step", 2.0, commits=16, sigma_r=0.003), np.random.default_rng(4)))
+    out = decide.bisect_range(p, p.names, decide.Plan(budget=40), decide.MemoryJournal())
+    assert out.status == "budget" and [c[:3] for c, _ in out.candidates] == ["c9a", "c10", "c11", "c12"]
+    listed = re.search(r"the step is among (.*); about", out.note).group(1).split(", ")
+    assert listed == [f"{c[:12]} ({100 * q:.0f}%)" for c, q in out.candidates]
+    assert all(re.fullmatch(r"c\d+[0-9a-f]+ \(\d+%\)", s) and len(s.split()[0]) == 12 for s in listed)
+
+
+def test_a_farm_of_two_names_the_machine_of_each_probe():
+    """Two probers with names (machines A and B): each probe line says which one measured it
+    ("probe c.. on A"), each judgement line ends with [A] / [B]; a single named prober says neither."""
+    def run(names):
+        ps = []
+        for i, nm in enumerate(names):
+            q = sim.SimProber(sim.Scenario("s", "step", 5.0, commits=8, sigma_r=0.003), np.random.default_rng(4))
+            q.name = nm
+            ps.append(q)
+        lines: list[str] = []
+        decide.bisect_range(ps if len(ps) > 1 else ps[0], ps[0].names, decide.Plan(), decide.MemoryJournal(),
+                            say=lines.append)
+        return lines
+    two = run(["A", "B"])
+    probes = [s for s in two if s.startswith("probe ")]
+    assert probes and all(re.match(r"probe c\d+ on [AB] \(", s) for s in probes)
+    assert {s.split()[3] for s in probes} == {"A", "B"}
+    assert any(s.endswith(" [A]") for s in two) and any(s.endswith(" [B]") for s in two)
+    one = run(["A"])
+    assert [s for s in one if s.startswith("probe ")] and not any(" on A" in s or "[A]" in s for s in one)
+
+
+# -- (e) the confirmation inside a step ------------------------------------------------------------------
+
+class _Offsets:
+    """Fixed values: commit c at seed s is exp(off[c] + 0.01 sin(3 s)) (one shared layout effect,
+    no run noise).  Records the fresh seeds (first, k) asked of each commit."""
+
+    higher_is_better = False
+
+    def __init__(self, off):
+        self.off, self.fresh = off, {}
+
+    def groups(self, c, k, r):
+        return self.groups_after(c, 0, k, r)
+
+    def groups_after(self, c, first, k, r):
+        self.fresh.setdefault(c, []).append((first, k))
+        return {f"random:{s}": [math.exp(self.off[c] + 0.01 * math.sin(3 * s))] * r
+                for s in range(first + 1, first + k + 1)}
+
+
+def test_a_step_whose_endpoints_were_never_measured_is_confirmed_in_either_direction():
+    """GOOD and BAD adjacent and unmeasured (the window already one commit wide): no sign of the
+    range's change is known, so the confirmation is two-sided and a 20% drop is found, on fresh
+    seeds after the plan's K."""
+    p = _Offsets({"g": 0.0, "b": -0.2})
+    st, probes, rounds = decide._k_step([decide.Tracked(p)], ["g", "b"], decide.Plan(), decide.MemoryJournal(),
+                                        None, lambda m: None)
+    assert (st.status, st.culprit, probes, rounds) == ("found", "b", 0, 0)
+    assert st.effect == pytest.approx(-0.2) and p.fresh["g"][0][0] == 4
+
+
+def test_the_first_confirmation_looks_to_the_quiet_cap_and_later_ones_to_confirm_later():
+    """A null step confirmed on the same prober twice: the first confirmation looks at fresh seeds
+    up to the cap (40), the second (a second step of the bisection) up to CONFIRM_LATER (64)."""
+    p = _Offsets({"g": 0.0, "b": 0.0, "g2": 0.0, "b2": 0.0})
+    tr, plan = decide.Tracked(p), decide.Plan()
+    st1, _, _ = decide._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st2, _, _ = decide._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
+    assert (st1.status, st2.status) == ("uncertain", "uncertain")
+    assert (st1.confirm_layouts, st2.confirm_layouts) == (plan.cap, decide.CONFIRM_LATER) == (40, 64)
+    assert p.fresh["b"][-1] == (4, 40) and p.fresh["b2"][-1] == (44, 64)  # the second after the first's seeds
+
+
+# -- (f) judge_probe: the note of a bad probe, the cap from the pool's variance -------------------------
+
+def test_a_probe_like_bad_is_bad_without_the_between_note_and_one_between_has_it():
+    """BAD 20% above GOOD (no noise but the shared layout effect): a probe equal to BAD differs from
+    GOOD only -- "bad", no note; one 10% above GOOD differs from both -- "between" with the note."""
+    p = _Offsets({"g": 0.0, "b": 0.2, "p": 0.2, "q": 0.1})
+    j = decide.judge_probe(p, "p", "g", "b", decide.Plan())
+    assert (j.verdict, j.note) == ("bad", "") and "either side" not in j.describe()
+    j = decide.judge_probe(p, "q", "g", "b", decide.Plan())
+    assert (j.verdict, j.note) == ("between", "differs from both GOOD and BAD: a change on either side")
+
+
+def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
+    """With the endpoints already measured at a quiet benchmark (pooled variance ~5e-5 on 8 df) a
+    never-deciding probe looks to twice the quiet cap (80), not on to max_layouts (128)."""
+    p, plan = _Same(), decide.Plan()
+    tr = decide.Tracked(p)
+    for c in ("g", "b"):
+        decide._measure(tr, c, 5, 1)
+    s2, df = tr.pool.var()
+    assert 0 < s2 < 1e-4 and df == 8
+    j = decide.judge_probe(tr, "p", "g", "b", plan)
+    assert (j.verdict, j.note, j.layouts) == ("uncertain", "looks spent", 2 * plan.cap) and plan.max_layouts > 80
