@@ -1124,13 +1124,18 @@ def _sides(v: dict) -> list[str]:
     """What the tests of the ranges beside each found step showed where they did not show a change:
     an estimate, not a proof that the range is flat."""
     out = []
+    quiet = False
     for sd in v.get("sides", []):
-        if sd.get("status") != "not-shown":
+        if sd.get("status") not in ("not-shown", "noise"):
             continue
+        conf = sd.get("confidence") or 1 - sd["level"]
+        said = ("no other change shown there, none ruled out" if sd["status"] == "not-shown" else
+                "within layout noise there (an equivalence test passed: a change of the minimum effect is ruled out)")
+        quiet = quiet or sd["status"] == "not-shown"
         out.append(f"beside:  {sd['good'][:12]}..{sd['bad'][:12]} x{sd['ratio']:.4f} "
-                   f"({100 * (1 - sd['level']):.3g}% CI {sd['ci_low']:.4f}…{sd['ci_high']:.4f}, {sd['layouts']} "
-                   "layouts a side): no other change shown there, none ruled out")
-    if out and not v["settings"].get("thorough"):
+                   f"({100 * conf:.3g}% CI {sd['ci_low']:.4f}…{sd['ci_high']:.4f}, {sd['layouts']} "
+                   f"layouts a side): {said}")
+    if quiet and not v["settings"].get("thorough"):
         out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 20-26% of "
                    "simulated ranges at this search's price; --thorough: 7-8%, docs/bisect.md)")
     return out

@@ -675,8 +675,9 @@ class Outcome:
     steps: list[Step] = field(default_factory=list)  #: every step looked at, in commit order
     several: bool = False  #: more than one change point confirmed, or a change shown but not located
     residual: list[dict] = field(default_factory=list)  #: sub-ranges beside a found step shown to differ
-    #: every sub-range beside a found step that was tested: good, bad, status (differs / not-shown),
-    #: ratio and its always-valid interval, layouts a side at the last look, the test's level
+    #: every sub-range beside a found step that was tested: good, bad, status (differs / not-shown /
+    #: noise), ratio, its interval and that interval's confidence, layouts a side at the last look,
+    #: the test's level
     sides: list[dict] = field(default_factory=list)
     share: float = math.nan
     probes: int = 0
@@ -872,7 +873,7 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
             continue
         c = e.comparison
         out.sides.append({"good": a, "bad": b, "status": e.status, "ratio": c.ratio, "ci_low": c.ci_low,
-                          "ci_high": c.ci_high, "layouts": e.layouts, "level": level})
+                          "ci_high": c.ci_high, "confidence": c.confidence, "layouts": e.layouts, "level": level})
         if e.status != "differs":
             continue
         rec = {"good": a, "bad": b, "ratio": c.ratio, "level": level}

@@ -353,6 +353,12 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     th = bisect.text({**v, "sides": [quiet], "settings": {**v["settings"], "thorough": True}}).splitlines()
     assert [ln for ln in th if ln.startswith("beside:")] == beside and "--thorough: " not in "\n".join(th)
     assert not any(ln.startswith("beside:") for ln in bisect.text({**v, "sides": [shown]}).splitlines())
+    flat = {**quiet, "status": "noise", "ratio": 1.0004, "ci_low": 0.9971, "ci_high": 1.0037, "confidence": 0.9392}
+    t = bisect.text({**v, "sides": [flat]}).splitlines()
+    assert [ln for ln in t if ln.startswith("beside:")] == [
+        f"beside:  {g[:12]}..{c[:12]} x1.0004 (93.9% CI 0.9971…1.0037, 6 layouts a side): within layout noise there "
+        "(an equivalence test passed: a change of the minimum effect is ruled out)"]
+    assert "--thorough: " not in "\n".join(t)  # nothing was missed where a change is ruled out
     assert isinstance(v["sides"], list)  # the bisection's own verdict carries them (JSON too)
 
 
