@@ -28,6 +28,7 @@ import contextlib
 import json
 import math
 import os
+import random
 import re
 import sqlite3
 import time
@@ -240,6 +241,24 @@ class Store:
                 self.db.execute("BEGIN IMMEDIATE")
                 yield
 
+    #: PostgreSQL's "deadlock detected" and "could not serialize": the server rolled the
+    #: transaction back; running it again is the documented answer (workers storing at once)
+    RETRY_SQLSTATES = ("40P01", "40001")
+    RETRIES = 6
+
+    def _retry(self, fn):
+        """``fn()`` (one whole transaction), run again when a PostgreSQL store rolled it back as a
+        deadlock or a serialization failure (a short random wait between tries, at most RETRIES
+        tries); any other error, and every error of an SQLite store, at once."""
+        for i in range(self.RETRIES):
+            try:
+                return fn()
+            except Exception as e:
+                if (self.url is None or getattr(e, "sqlstate", None) not in self.RETRY_SQLSTATES
+                        or i == self.RETRIES - 1):
+                    raise
+                time.sleep(random.uniform(0.01, 0.05) * (i + 1))
+
     def _migrate(self) -> None:
         """Bring an older store up to the schema: key its runs by target configuration (they get
         config '' (unknown), so they are kept and shown but never reused for a configuration
@@ -267,6 +286,9 @@ class Store:
     def build_id(self, variant, build_info: dict) -> int:
         """The id of a linked image, registered the first time (several workers may race: the
         unique key decides, and every one gets the same id)."""
+        return self._retry(lambda: self._build_id(variant, build_info))
+
+    def _build_id(self, variant, build_info: dict) -> int:
         key = (variant.kernel, variant.commit, variant.image, variant.layout, variant.seed, variant.sha256)
         find = ("SELECT id FROM builds WHERE kernel=? AND commit_sha=? AND image=? AND layout=? AND seed=? "
                 "AND image_sha256=?")
@@ -343,6 +365,10 @@ class Store:
         if why:  # the sample gate: the run is stored as failed with the reason, without its samples
             result.status, result.message, result.samples = "failed", why, []
         where = (build_id, key.target, key.host, key.mode, rep, key.args, key.config)
+        return self._retry(lambda: self._add_run(key, rep, result, log, started, where))
+
+    def _add_run(self, key: RunKey, rep: int, result, log: Path, started: float, where: tuple) -> int:
+        build_id = where[0]
         with self._tx():
             if self.url is not None:  # workers storing the same run wait for each other (SQLite: BEGIN IMMEDIATE)
                 self.db.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (json.dumps(where),))

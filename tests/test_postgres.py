@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -97,3 +98,62 @@ def test_an_unreachable_postgresql_store_is_one_line(tmp_path):
     p = lb("results", "--store", f"postgresql://nobody@/nodb?host={tmp_path}", check=False)
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert p.stderr.strip().count("\n") == 0 and "cannot connect to the store" in p.stderr
+
+
+def test_a_transaction_the_server_rolled_back_as_a_deadlock_runs_again(pg, tmp_path):
+    """Two workers' transactions that take the same two rows in opposite orders: PostgreSQL
+    detects the deadlock and rolls one back (a real 40P01 from the server, after its 1 s
+    deadlock_timeout); Store._retry runs that transaction again and both finish.  Any other
+    error, and every error of an SQLite store, is raised at once."""
+    import threading
+
+    a, b = Store(pg), Store(pg)
+    try:
+        for k in ("dl:1", "dl:2"):
+            a.set_state(k, 0)
+        tries = {"a": 0, "b": 0}
+        ready = threading.Barrier(2)
+
+        def tx(st: Store, me: str, first: str, second: str) -> str:
+            tries[me] += 1
+            with st._tx():
+                st.db.execute("UPDATE state SET value=? WHERE key=?", (json.dumps(me), first))
+                if tries[me] == 1:
+                    ready.wait(timeout=30)  # both hold their first row
+                st.db.execute("UPDATE state SET value=? WHERE key=?", (json.dumps(me), second))
+            return me
+
+        out: dict = {}
+        t = threading.Thread(target=lambda: out.setdefault("b", b._retry(lambda: tx(b, "b", "dl:2", "dl:1"))))
+        t.start()
+        out["a"] = a._retry(lambda: tx(a, "a", "dl:1", "dl:2"))
+        t.join(timeout=60)
+        assert out == {"a": "a", "b": "b"}
+        assert sorted(tries.values()) == [1, 2]  # one was rolled back by the server and ran again
+
+        calls = []
+
+        def unique():
+            calls.append(1)
+            a.db.execute("INSERT INTO configs (hash, text, created) VALUES (?,?,?)", ("dup", "x", 0.0))
+
+        unique()
+        with pytest.raises(Exception) as e:
+            a._retry(unique)
+        assert e.value.sqlstate == "23505" and len(calls) == 2  # a unique violation: raised at once
+    finally:
+        a.close()
+        b.close()
+    lite = Store(tmp_path / "r.sqlite")
+    try:
+        n = []
+
+        def boom():
+            n.append(1)
+            raise sqlite3.OperationalError("database is locked")
+
+        with pytest.raises(sqlite3.OperationalError):
+            lite._retry(boom)
+        assert n == [1]
+    finally:
+        lite.close()
