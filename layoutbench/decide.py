@@ -365,17 +365,15 @@ class ZTest:
         return (sign * self.z if sign else abs(self.z)) >= c
 
     def half_width(self, level: float) -> float:
-        """Half width of the always-valid interval at ``level`` (log scale)."""
-        if not self.se > 0 or self.df < 2:
-            return math.inf if self.df < 2 else 0.0
+        """Half width of the always-valid interval at ``level`` (log scale): its z boundary
+        through :meth:`tost_half`."""
         x = self.neff
-        zb = math.sqrt((1.0 + x) / x * (2.0 * math.log(1.0 / level) + math.log1p(x)))
-        q = float(stdtrit(self.df, ndtr(zb))) if self.df < 1000 else zb
-        return q * self.se
+        return self.tost_half(math.sqrt((1.0 + x) / x * (2.0 * math.log(1.0 / level) + math.log1p(x))))
 
     def tost_half(self, c: float) -> float:
-        """Half width of the equivalence test's interval: ``c`` (a boundary on the z scale) turned
-        into a t quantile with the pooled variance's degrees of freedom, times se (log scale)."""
+        """Half width of an interval whose boundary is ``c`` on the z scale (the equivalence
+        test's, the always-valid one's): ``c`` turned into a t quantile with the pooled variance's
+        degrees of freedom, times se (log scale)."""
         if not self.se > 0 or self.df < 2:
             return math.inf if self.df < 2 else 0.0
         q = float(stdtrit(self.df, ndtr(c))) if self.df < 1000 else c
