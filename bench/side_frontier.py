@@ -45,7 +45,7 @@ restored afterwards.  It prints four sections:
    true 0.5% shift (one commit, sigma_R 0.1%, pair i from seed 70000 + i, 600 pairs), how often
    "within layout noise" is said and at how many layouts a side.
 
-A full default run takes about 2 minutes of CPU (128 s on 2026-11-26).  ``--json`` prints the same numbers as one
+A full default run takes about 2 minutes of CPU (137 s on 2026-11-26).  ``--json`` prints the same numbers as one
 JSON object instead of the tables.
 """
 
@@ -271,8 +271,8 @@ def main() -> None:
             def rel(name):
                 return f"{r[name]['runs'] / ref[name]:6.2f}" if ref else f"{'-':>6s}"
             say(f"{label:20s} | {r[s5.name]['runs']:8.1f} {rel(s5.name)} | {r[s2.name]['runs']:8.1f} {rel(s2.name)} | "
-                f"{100 * r[t13.name]['both']:9.0f}% {r[t13.name]['runs']:6.1f} | "
-                f"{100 * r[t31.name]['both']:9.0f}% {r[t31.name]['runs']:6.1f} | {100 * wrong:4.1f}%")
+                f"{100 * r[t13.name]['both']:9.1f}% {r[t13.name]['runs']:6.1f} | "
+                f"{100 * r[t31.name]['both']:9.1f}% {r[t31.name]['runs']:6.1f} | {100 * wrong:4.1f}%")
         say(f"today's engine before issue 21 on 200 histories (docs/bisect.md): {', '.join(f'{k} {v}' for k, v in TODAY_200.items())}; "
             "today's two-step rows ran with --all-changes; wrong: the largest share of histories in the row with a "
             "named commit without a step")
