@@ -1,0 +1,321 @@
+"""Where a bisection's runs go, and what the side tests beside a found step cost and buy.
+
+    nice -n 10 python bench/side_frontier.py [--histories 100] [--settings 0.4:3,0.1:8] [--only phases,frontier]
+                                             [--no-today] [--json]
+
+Every number comes from the real decision code (``layoutbench.decide``, unchanged) run against
+``bench/simulate.py``'s synthetic histories (``Scenario``, ``SimProber``: 16 commits, sigma_L 1%,
+sigma_R 0.3%, one run a layout, ~40% layout-only commits), history i drawn from seed ``--seed0`` + i
+for every setting, so every column is measured on the same histories.  Only module constants
+(``decide.THOROUGH_A``, ``decide.THOROUGH_FIRST``) and ``Plan`` fields are varied, and they are
+restored afterwards.  It prints four sections:
+
+1. **phases** -- the mean runs of a bisection split by the phase that asked for them: the
+   endpoints' test (``decide.endpoints`` called by ``bisect_range``), the probes
+   (``decide.judge_probe``), the confirmations (``decide.confirm``) and the side tests (the residual
+   tests of the sub-ranges beside a found step: ``decide.endpoints`` called with ``go_on`` by
+   ``_search``), for single steps of 1, 2 and 5 sigma_L and null ranges, default plan and
+   ``--thorough``.  Each of those functions is wrapped while the script runs; the runs the ledger
+   counts between a wrapper's entry and exit are charged to it.  ``other`` is what no wrapper saw (0 when every run is accounted for); ``total`` is the
+   prober's own count of the values it measured (independent of the ledger).  Also: the side
+   tests per bisection and the layouts a side their ends already had when the test began.
+2. **frontier** -- for each setting (SIDE_A, first look): the mean runs of single 5 and 2 sigma_L
+   bisections beside the share of two-step histories (1+3 and 3+1 sigma_L) in which both steps
+   were named, with those rows' runs (cost next to every rate), and the runs as a fraction of the
+   engine before issue 21 (``bench/decide_before.py``, default plan; ``--all-changes`` for the
+   two-step rows) on the same histories.  The default setting is ``Plan()`` (SIDE_A 0.4, first look
+   MIN_LAYOUTS = 3); every other setting is ``Plan(thorough=True)`` with ``THOROUGH_A`` and
+   ``THOROUGH_FIRST`` set to it (0.1:8 is ``--thorough`` as shipped).
+3. **wald** -- the arithmetic behind "the two goals exclude each other".  A side test beside a
+   large single step must, to name a second step of 1 sigma_L (twice the minimum effect) in ~90%
+   of two-step ranges, miss it at most beta of the time.  Any sequential test of "no step" (0)
+   against "a step of d = 1 sigma_L" that adds a pair of layouts at a time (one at each end of the
+   side, unpaired: the pair's difference is N(delta, 2 sigma_L^2)) has, by Wald's approximation,
+   under no step the expected number of pairs::
+
+       E0[N] = ((1 - alpha) ln B + alpha ln A) / (-K),   E1[N] = (beta ln B + (1 - beta) ln A) / K,
+       A = (1 - beta) / alpha,   B = beta / (1 - alpha),   K = d^2 / (2 * 2 sigma_L^2) = 1/4
+
+   (K: the Kullback-Leibler information of one pair).  On a single step both sides are null, so
+   the side tests cost about 2 sides x 2 runs a pair x (E0[N] - h) runs, h the layouts a side
+   the ends already have (measured in section 1).  Added to the 5 sigma_L bisection's other
+   phases (section 1) that is the least a single 5 sigma_L bisection costs at that miss rate,
+   beside a third of today's runs.
+4. **prove-null** -- ``--prove-null`` at 1% layout noise: the endpoints of a null pair and of a
+   true 0.5% shift (one commit, sigma_R 0.1%, pair i from seed 70000 + i, 600 pairs), how often
+   "within layout noise" is said and at how many layouts a side.
+
+A full default run takes about 2 minutes of CPU (137 s on 2026-11-26).  ``--json`` prints the same numbers as one
+JSON object instead of the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import simulate as S  # noqa: E402
+
+from layoutbench import decide  # noqa: E402
+
+PHASES = ("endpoints", "probes", "confirmation", "sides")
+#: (SIDE_A, first look): the default, the frontier measured in session 8, and --thorough (0.1, 8)
+SETTINGS = ((0.4, 3), (0.4, 8), (0.2, 6), (0.1, 5), (0.1, 8), (0.03, 3))
+#: the engine before issue 21 on 200 histories (docs/bisect.md's table): 5, 2, 1 sigma_L, null
+TODAY_200 = {"step 5σL": 137.2, "step 2σL": 228.5, "step 1σL": 510.6, "null": 296.6}
+BETAS = (0.03, 0.05, 0.07, 0.10)
+
+
+def singles() -> list[S.Scenario]:
+    return [S.Scenario("step 1σL", "step", 1, sigma_r=0.003), S.Scenario("step 2σL", "step", 2, sigma_r=0.003),
+            S.Scenario("step 5σL", "step", 5, sigma_r=0.003), S.Scenario("null", "null", sigma_r=0.003)]
+
+
+class PhaseMeter:
+    """While entered: decide.endpoints, decide.judge_probe and decide.confirm are wrapped so that
+    the runs the ledger counts during each call are charged to its phase; the originals are put back
+    on exit."""
+
+    def __init__(self):
+        self.runs: Counter = Counter()
+        self.calls: Counter = Counter()
+        self.side_have: list[tuple] = []  #: per side test: the layouts its two ends had when it began
+        self._saved: dict = {}
+
+    def _wrap(self, fn, phase_of):
+        def wrapped(prober, *a, **k):
+            phase = phase_of(a, k)
+            ledger = prober.ledger
+            s0 = ledger.spent
+            self.calls[phase] += 1
+            if phase == "sides":  # the layouts each end's statistic already has (pool.y: fresh ones too)
+                self.side_have.append(tuple(prober.pool.y[c].size if c in prober.pool.y else 0 for c in a[:2]))
+            try:
+                return fn(prober, *a, **k)
+            finally:  # (no wrapped call runs inside another: a nested one would be charged twice and
+                self.runs[phase] += ledger.spent - s0  # the phases would add up to more than the total)
+        return wrapped
+
+    def __enter__(self):
+        self._saved = {n: getattr(decide, n) for n in ("endpoints", "judge_probe", "confirm")}
+        decide.endpoints = self._wrap(self._saved["endpoints"],
+                                      lambda a, k: "sides" if k.get("go_on") is not None else "endpoints")
+        decide.judge_probe = self._wrap(self._saved["judge_probe"], lambda a, k: "probes")
+        decide.confirm = self._wrap(self._saved["confirm"], lambda a, k: "confirmation")
+        return self
+
+    def __exit__(self, *exc):
+        for n, f in self._saved.items():
+            setattr(decide, n, f)
+
+
+@contextlib.contextmanager
+def setting(side_a: float, first: int):
+    """The plan of a (SIDE_A, first look) setting: the default ``Plan()`` when it is the default's,
+    else ``Plan(thorough=True)`` with THOROUGH_A / THOROUGH_FIRST set (restored afterwards)."""
+    if side_a == decide.SIDE_A and first == decide.MIN_LAYOUTS:
+        yield decide.Plan()
+        return
+    saved = decide.THOROUGH_A, decide.THOROUGH_FIRST
+    decide.THOROUGH_A, decide.THOROUGH_FIRST = side_a, first
+    try:
+        yield decide.Plan(thorough=True)
+    finally:
+        decide.THOROUGH_A, decide.THOROUGH_FIRST = saved
+
+
+def one(sc: S.Scenario, plan: decide.Plan, seed: int) -> dict:
+    """One history (``simulate.one``: the same outcome fields) with its runs split by phase."""
+    with PhaseMeter() as m:
+        r = S.one(sc, plan, seed)
+    ph = {p: m.runs[p] for p in PHASES}
+    return r | ph | {"other": r["runs"] - sum(ph.values()), "side_tests": m.calls["sides"],
+                     "side_have": m.side_have}
+
+
+def rows(sc: S.Scenario, plan, n: int, seed0: int = 0) -> list[dict]:
+    return [one(sc, plan, seed0 + i) for i in range(n)]
+
+
+def summary(rs: list[dict]) -> dict:
+    out = {k: float(np.mean([r[k] for r in rs])) for k in ("runs", "right", "wrong", "blame", "both", "other",
+                                                             "side_tests") + PHASES}
+    have = [h for r in rs for h in r["side_have"]]
+    out["side_have"] = float(np.mean(have)) if have else math.nan  # layouts an end had (mean over ends)
+    out["side_ends"] = [h for r in rs for h in r["side_have"]]
+    out["n"] = len(rs)
+    return out
+
+
+def today(sc: S.Scenario, n: int, seed0: int = 0) -> float:
+    """Mean runs of the engine before issue 21 on the same histories (two steps: --all-changes)."""
+    eng = S._engine("today")
+    plan = eng.Plan(all_changes=True) if sc.kind == "two" else eng.Plan()
+    return float(np.mean([S.one(sc, plan, seed0 + i, which="today")["runs"] for i in range(n)]))
+
+
+def wald(alpha: float, beta: float, kl: float = 0.25) -> tuple[float, float]:
+    """Wald's approximate expected sample sizes (E0[N], E1[N]) of a sequential test with errors
+    alpha, beta whose observations carry Kullback-Leibler information ``kl`` each."""
+    a, b = math.log((1 - beta) / alpha), math.log(beta / (1 - alpha))
+    return ((1 - alpha) * b + alpha * a) / -kl, (beta * b + (1 - beta) * a) / kl
+
+
+def side_runs(e0: float, ends: list[tuple], per: float) -> float:
+    """Runs the side tests of a bisection would need to reach ``e0`` layouts at each end: ``per``
+    side tests, each end brought from the layouts it had (``ends``: one (a, b) a side test) to e0."""
+    if not ends:
+        return math.nan
+    return per * float(np.mean([sum(max(0.0, e0 - x) for x in ab) for ab in ends]))
+
+
+def prove_null(n: int = 600, sigma_l: float = 0.01, seed0: int = 70_000) -> list[dict]:
+    out = []
+    for shift in (0.0, 0.005):
+        noise = lay = 0
+        for i in range(n):
+            p = S.SimProber(S.Scenario("pair", "null", commits=1, sigma_l=sigma_l, sigma_r=0.001),
+                            np.random.default_rng(seed0 + i))
+            p.code[1], p.epoch[1] = math.log1p(shift), 1
+            e = decide.endpoints(decide.Tracked(p), "c0", "c1", decide.Plan(prove_null=True))
+            noise += e.status == "noise"
+            lay += e.layouts
+        out.append({"shift": shift, "pairs": n, "noise": noise / n, "layouts": lay / n})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--histories", type=int, default=100)
+    ap.add_argument("--seed0", type=int, default=0, help="history i is drawn from seed SEED0 + i (default 0)")
+    ap.add_argument("--settings", help="frontier settings SIDE_A:FIRST,... (default: "
+                    + ",".join(f"{a:g}:{f}" for a, f in SETTINGS) + ")")
+    ap.add_argument("--only", help="sections to print: phases,frontier,wald,prove-null (default: all)")
+    ap.add_argument("--no-today", action="store_true", help="no runs of the engine before issue 21")
+    ap.add_argument("--wald-alpha", type=float, default=0.025)
+    ap.add_argument("--json", action="store_true", help="one JSON object instead of the tables")
+    a = ap.parse_args()
+    only = set(a.only.split(",")) if a.only else {"phases", "frontier", "wald", "prove-null"}
+    bad = only - {"phases", "frontier", "wald", "prove-null"}
+    if bad:
+        ap.error(f"--only: unknown section(s) {', '.join(sorted(bad))} (phases, frontier, wald, prove-null)")
+    try:
+        settings = ([(float(s.split(":")[0]), int(s.split(":")[1])) for s in a.settings.split(",")]
+                    if a.settings else list(SETTINGS))
+    except (ValueError, IndexError):
+        ap.error(f"--settings: {a.settings!r} is not SIDE_A:FIRST,... (e.g. 0.4:3,0.1:8)")
+    n, s0 = a.histories, a.seed0
+    t0 = time.process_time()
+    res: dict = {"date": time.strftime("%Y-%m-%d"), "histories": n, "seed0": s0}
+    say = (lambda *x, **k: None) if a.json else (lambda *x, **k: print(*x, **k, flush=True))
+    say(f"side tests, {res['date']}: {n} histories a row (seeds {s0}..{s0 + n - 1}, the same for every setting), "
+        "16 commits, σL 1%, σR 0.3%, R=1, ~40% layout-only commits; 95%, min effect 0.5%; layoutbench.decide "
+        "unchanged; runs = values measured per bisection (mean)")
+
+    # 1. phases
+    five: dict = {}
+    ref = None
+    if only & {"phases", "wald"}:
+        say("\n1. where the runs go (mean runs per bisection, charged to the phase that asked for them)")
+        say(f"{'scenario':12s} {'plan':10s} | {'endpoints':>9s} {'probes':>7s} {'confirm':>7s} {'sides':>7s} "
+            f"{'other':>5s} | {'total':>7s} | {'right':>6s} {'wrong':>6s} | {'side tests':>10s} {'end had':>8s}")
+        res["phases"] = []
+        for sc in singles():
+            for name, plan in (("default", decide.Plan()), ("--thorough", decide.Plan(thorough=True))):
+                r = summary(rows(sc, plan, n, s0))
+                res["phases"].append({"scenario": sc.name, "plan": name} | {k: v for k, v in r.items() if k != "side_ends"})
+                if sc.name == "step 5σL":
+                    five[name] = r
+                right = r["blame"] if sc.kind == "null" else r["right"]
+                say(f"{sc.name:12s} {name:10s} | {r['endpoints']:9.1f} {r['probes']:7.1f} {r['confirmation']:7.1f} "
+                    f"{r['sides']:7.1f} {r['other']:5.1f} | {r['runs']:7.1f} | {100 * right:5.1f}% "
+                    f"{100 * r['wrong']:5.1f}% | {r['side_tests']:10.2f} {r['side_have']:8.1f}")
+        say("right: the named first bad commit is the step (null: false blame); side tests: per bisection; end had: "
+            "the layouts an end of a side test had when it began (mean over ends; a confirmation's fresh ones too)")
+
+    # 2. the frontier
+    if "frontier" in only:
+        s5, s2 = S.Scenario("step 5σL", "step", 5, sigma_r=0.003), S.Scenario("step 2σL", "step", 2, sigma_r=0.003)
+        t13, t31 = S.twos()[1], S.twos()[2]
+        say("\n2. the frontier: (SIDE_A, first look) -> single-step runs beside both of two steps named, with their runs")
+        if not a.no_today:
+            ref = {sc.name: today(sc, n, s0) for sc in (s5, s2, t13, t31)}
+            res["today"] = ref
+        say(f"{'setting':20s} | {'5σL runs':>8s} {'/today':>6s} | {'2σL runs':>8s} {'/today':>6s} | "
+            f"{'1+3σL both':>10s} {'runs':>6s} | {'3+1σL both':>10s} {'runs':>6s} | {'wrong':>5s}")
+        if ref:
+            say(f"{'today (before 21)':20s} | {ref[s5.name]:8.1f} {1:6.2f} | {ref[s2.name]:8.1f} {1:6.2f} | "
+                f"{'-':>10s} {ref[t13.name]:6.1f} | {'-':>10s} {ref[t31.name]:6.1f} |")
+            say(f"{'a third of today':20s} | {ref[s5.name] / 3:8.1f} {1 / 3:6.2f} | {ref[s2.name] / 3:8.1f} "
+                f"{1 / 3:6.2f} |")
+        res["frontier"] = []
+        for side_a, first in settings:
+            with setting(side_a, first) as plan:
+                r = {sc.name: summary(rows(sc, plan, n, s0)) for sc in (s5, s2, t13, t31)}
+            label = f"{side_a:g}, {first}" + (" (default)" if not plan.thorough else
+                                               " (--thorough)" if (side_a, first) == (0.1, 8) else "")
+            wrong = max(x["wrong"] for x in r.values())
+            res["frontier"].append({"side_a": side_a, "first": first, "thorough": plan.thorough,
+                                    "rows": {k: {f: v for f, v in x.items() if f != "side_ends"} for k, x in r.items()}})
+
+            def rel(name):
+                return f"{r[name]['runs'] / ref[name]:6.2f}" if ref else f"{'-':>6s}"
+            say(f"{label:20s} | {r[s5.name]['runs']:8.1f} {rel(s5.name)} | {r[s2.name]['runs']:8.1f} {rel(s2.name)} | "
+                f"{100 * r[t13.name]['both']:9.1f}% {r[t13.name]['runs']:6.1f} | "
+                f"{100 * r[t31.name]['both']:9.1f}% {r[t31.name]['runs']:6.1f} | {100 * wrong:4.1f}%")
+        say(f"today's engine before issue 21 on 200 histories (docs/bisect.md): {', '.join(f'{k} {v}' for k, v in TODAY_200.items())}; "
+            "today's two-step rows ran with --all-changes; wrong: the largest share of histories in the row with a "
+            "named commit without a step")
+
+    # 3. Wald
+    if "wald" in only:
+        say(f"\n3. Wald: a sequential test of no step against 1σL, a pair of layouts (one at each end of a side, "
+            f"unpaired) at a time, K = 1/4 a pair, alpha {a.wald_alpha:g}")
+        d5, t5 = five.get("default"), five.get("--thorough")
+        ends = d5["side_ends"] if d5 else []
+        h = d5["side_have"] if d5 else math.nan
+        per = d5["side_tests"] if d5 else math.nan
+        rest = d5["endpoints"] + d5["probes"] + d5["confirmation"] if d5 else math.nan
+        third = (ref["step 5σL"] if ref else TODAY_200["step 5σL"]) / 3
+        say(f"{'miss β':>6s} | {'E0[N] pairs':>11s} {'E1[N] pairs':>11s} | {'side runs, 5σL':>14s} | "
+            f"{'5σL total':>9s} {'a third of today':>16s}")
+        res["wald"] = {"alpha": a.wald_alpha, "kl": 0.25, "ends_had": h, "side_tests": per, "other_phases_5": rest,
+                       "third": third, "rows": []}
+        for beta in BETAS:
+            e0, e1 = wald(a.wald_alpha, beta)
+            side = side_runs(e0, ends, per)
+            res["wald"]["rows"].append({"beta": beta, "e0": e0, "e1": e1, "side_runs": side, "total_5": rest + side})
+            say(f"{100 * beta:5.0f}% | {e0:11.1f} {e1:11.1f} | {side:14.1f} | {rest + side:9.1f} {third:16.1f}")
+        say(f"side runs = {per:.2f} side tests a 5σL bisection x the runs that bring each end of a side from the "
+            f"layouts it had (mean {h:.1f}, section 1) to E0[N]; 5σL total = those + the default 5σL bisection's "
+            f"endpoints, probes and confirmation ({rest:.1f} runs, section 1)")
+        if d5 and t5:
+            say(f"measured (section 1): side tests of a 5σL bisection {d5['sides']:.1f} runs (default), "
+                f"{t5['sides']:.1f} (--thorough)")
+
+    # 4. --prove-null
+    if "prove-null" in only:
+        res["prove_null"] = prove_null()
+        say("\n4. --prove-null at σL 1% (σR 0.1%, pairs from seeds 70000..70599): 'within layout noise' said")
+        for r in res["prove_null"]:
+            say(f"  true shift {100 * r['shift']:.1f}%: {100 * r['noise']:.1f}% of {r['pairs']} pairs, "
+                f"{r['layouts']:.1f} layouts a side (mean)")
+    res["cpu_seconds"] = round(time.process_time() - t0, 1)
+    if a.json:
+        print(json.dumps(res, indent=1, ensure_ascii=False))
+    else:
+        say(f"\n{res['cpu_seconds']:.0f} s of CPU")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""bench/side_frontier.py: the per-phase split of a simulated bisection's runs accounts for every
+run, charges the side tests (and only them) to "sides", leaves layoutbench.decide as it was, and
+Wald's expected sample size it prints is that of the test it describes."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+from conftest import ROOT, script
+
+from layoutbench import decide
+
+sf = script("bench/side_frontier.py")
+FIVE = sf.S.Scenario("step 5σL", "step", 5, sigma_r=0.003)
+
+
+def test_every_run_is_charged_to_one_phase_and_thorough_moves_only_the_sides():
+    originals = (decide.endpoints, decide.judge_probe, decide.confirm)
+    d = sf.rows(FIVE, decide.Plan(), 6, seed0=300)
+    t = sf.rows(FIVE, decide.Plan(thorough=True), 6, seed0=300)
+    assert (decide.endpoints, decide.judge_probe, decide.confirm) == originals  # put back
+    for r in d + t:
+        # the prober's own count of values measured, not the ledger the meter reads
+        assert sum(r[p] for p in sf.PHASES) == r["runs"] and r["other"] == 0
+        assert r["right"] and r["endpoints"] > 0 and r["probes"] > 0 and r["confirmation"] > 0
+        assert r["side_tests"] == 2  # a 5σL step in the middle third: a sub-range on each side
+    for a, b in zip(d, t):
+        # the endpoints' test runs before any side test: --thorough cannot change it
+        assert a["endpoints"] == b["endpoints"]
+        assert b["sides"] >= a["sides"]
+    assert sum(b["sides"] for b in t) > sum(a["sides"] for a in d) + 6 * 5  # first look 8, not 3
+    assert all(b["sides"] > 0 for b in t)
+
+
+def test_a_null_range_has_no_side_tests_and_a_setting_is_put_back():
+    null = sf.S.Scenario("null", "null", sigma_r=0.003)
+    for r in sf.rows(null, decide.Plan(), 4, seed0=300):
+        assert r["sides"] == 0 and r["side_tests"] == 0 and not r["blame"]
+        assert r["endpoints"] > 0 and sum(r[p] for p in sf.PHASES) == r["runs"]
+    saved = decide.THOROUGH_A, decide.THOROUGH_FIRST
+    with sf.setting(0.2, 6) as plan:
+        assert plan.thorough and (decide.THOROUGH_A, decide.THOROUGH_FIRST) == (0.2, 6)
+    with sf.setting(decide.SIDE_A, decide.MIN_LAYOUTS) as plan:
+        assert plan == decide.Plan()
+    assert (decide.THOROUGH_A, decide.THOROUGH_FIRST) == saved
+
+
+def test_wald_expected_sample_size_matches_a_simulated_sprt():
+    """Wald's E0[N] (overshoot ignored) against Wald's test of 0 vs 1 sigma_L run on pairs of
+    layouts (difference N(0, 2) under no step): the simulated mean is at least the approximation
+    and not far above it."""
+    alpha, beta = 0.025, 0.05
+    e0, e1 = sf.wald(alpha, beta)
+    assert e0 < sf.wald(alpha, 0.03)[0] and e1 > 0
+    lo, hi = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.0, math.sqrt(2.0), (4000, 400))
+    llr = np.cumsum((1.0 * x - 0.5) / 2.0, axis=1)
+    out = (llr <= lo) | (llr >= hi)
+    n = out.argmax(axis=1) + 1
+    assert out.any(axis=1).all()
+    assert e0 <= n.mean() <= 1.35 * e0
+    assert (llr[np.arange(4000), n - 1] >= hi).mean() < alpha  # its level, for the record
+
+
+def test_the_script_prints_json():
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--histories", "2",
+                        "--settings", "0.4:3", "--only", "frontier", "--no-today", "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    row = d["frontier"][0]
+    assert (row["side_a"], row["first"], row["thorough"]) == (0.4, 3, False)
+    assert set(row["rows"]) == {"step 5σL", "step 2σL", "two steps 1+3σL", "two steps 3+1σL"}
+    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--settings", "x"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert bad.returncode != 0 and "--settings" in bad.stderr and "Traceback" not in bad.stderr
