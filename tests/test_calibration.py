@@ -426,3 +426,28 @@ def test_a_noisy_null_pair_stops_once_the_minimum_effect_is_unlikely():
             early += 1
             assert abs(math.log(e.comparison.ratio)) < math.log1p(0.005), e.comparison.ratio
     assert early >= 10, early
+
+
+def test_the_oracle_that_looks_for_every_change_pays_for_its_side_tests_on_a_single_step():
+    """bench/simulate.py --oracle-every: the floor of this design (knows sigma, fixed-size z tests)
+    when it also tests the sub-ranges beside a found step for a second step of twice the minimum
+    effect (90% power at 5%).  On the same 30 single 5 sigma_L histories it names the step as
+    often as the plain oracle, give or take a side's false alarm at 5%, and costs far more (each side's ends get ~22 layouts: 2 (z.975 +
+    z.9)^2 at a step of 1 sigma_L), but reuses what it measured: at most the four ends' layouts
+    more; on a null range it finds nothing and costs the same.  (Mutations: dropping the side
+    tests, or measuring the sides on fresh seeds, break the two runs bounds.)"""
+    za, zb = 1.959964, 1.281552
+    ns = math.ceil(2 * (math.sqrt(0.01 ** 2 + 0.003 ** 2) * (za + zb) / (decide.SIDE_STEP * math.log1p(0.005))) ** 2)
+    extra, right = [], [0, 0]
+    for i in range(30):
+        sc = sim.Scenario("s", "step", 5.0, sigma_r=0.003)
+        plain, every = sim.oracle(sc, 33_000 + i), sim.oracle(sc, 33_000 + i, every=True)
+        right[0] += plain["right"]
+        right[1] += every["right"]
+        extra.append(every["runs"] - plain["runs"])
+    assert right[0] >= 28 and right[1] >= right[0] - 3, right
+    assert min(extra) >= 2 * ns, (min(extra), ns)  # both sides' far ends, at least
+    assert float(np.mean(extra)) <= 4 * ns + 20, (float(np.mean(extra)), ns)  # a false side search at most
+    for i in range(10):
+        sc = sim.Scenario("n", "null", sigma_r=0.003)
+        assert sim.oracle(sc, 34_000 + i, every=True)["runs"] == sim.oracle(sc, 34_000 + i)["runs"]
