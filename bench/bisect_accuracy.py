@@ -17,7 +17,9 @@ With ``--before REV`` it also runs, on every history, the bisection of an older 
 ``python -m layoutbench.cli bisect ... --json`` from there): before/after side by side on the
 same histories.  Both use one store and one object cache (the cachegrind runs are
 deterministic, so a run stored by one is what the other would measure; each bisection's
-state is cleared before the next starts, and each counts every run it used).
+state is cleared before the next starts, and each counts every run it used); the older one
+links its own images (a work folder ``work-before`` beside ``work``, its ``objects`` a link to
+this one's): an image record written by this tree may hold fields the older code cannot read.
 
 With ``--two 1+3,3+1`` it also runs, per pair, N histories with two planted steps (the first
 of 1%, the second of 3% more; make_history's seeded commits in the second and third quarters)
@@ -371,12 +373,26 @@ def clear_state(store) -> None:
         store.del_state(key)
 
 
+def before_workdir(work: Path) -> Path:
+    """The older layoutbench's work folder beside ``work`` (this tree's): the object cache is
+    shared (a symbolic link: each commit compiled once), the linked images are its own.  An
+    image's record (``variant.json``) is read back as the ``Variant`` of the code that reads it,
+    and this tree's records carry fields an older one does not know (``link_seconds``: the older
+    engine ended in a TypeError on the first image this tree had linked)."""
+    own = work.parent / (work.name + "-before")
+    own.mkdir(parents=True, exist_ok=True)
+    (work / "objects").mkdir(parents=True, exist_ok=True)
+    if not (own / "objects").is_symlink():
+        (own / "objects").symlink_to(work / "objects", target_is_directory=True)
+    return own
+
+
 def run_before(tree: Path, m: dict, a, store_path) -> dict:
     """The older layoutbench's bisection of the same history, from its exported tree."""
     cmd = [sys.executable, "-m", "layoutbench.cli", "bisect", "minikernel", f"{m['good']}..{m['bad']}",
            "--repo", m["repo"], "--target", "cachegrind", "--metric", "cg_cost", "--args", a.args,
            "--layouts", str(a.layouts), "--max-layouts", str(a.max_layouts), "--store", str(store_path), "--json"]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "LAYOUTBENCH_DIR": str(before_workdir(Path(os.environ["LAYOUTBENCH_DIR"])))}
     p = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"the bisection of {tree.name} failed: {p.stderr.strip().splitlines()[-1:]}")

@@ -118,3 +118,24 @@ def test_the_summary_and_the_json_of_two_step_and_null_rows():
     assert o["single_layout"] == {"culprit": 6, "right": False, "wrong": True, "builds": 5, "runs": 5}
     assert "first" not in o["layoutbench"] and "both" not in o["layoutbench"]
     assert d["summary"][2]["runs"] is None and d["summary"][0] == ours  # infinity is null, the rest as summarize gave
+
+
+def test_before_runs_the_older_engine_beside_on_images_this_tree_linked(tmp_path):
+    """--before 9319707 (main before issue 21) on the smallest history: the older engine reads
+    no image record this tree wrote (its own images, the object cache shared), so it finishes
+    and its row says what it found.  Before the fix it ended in one line, "the bisection of
+    before failed: TypeError: Variant.__init__() got an unexpected keyword argument
+    'link_seconds'", on the first image this tree had linked."""
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "bisect_accuracy.py"), "--histories", "1", "--null", "0",
+                        "--regression-pct", "3", "--commits", "2", "--workdir", str(tmp_path), "--before", "9319707",
+                        "--json"], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    (row,) = d["rows"]
+    assert d["settings"]["before"] == "9319707"
+    assert (row["before"]["status"], row["before"]["culprit"]) == ("found", row["regressions"][0])
+    assert row["before"]["right"] and not row["before"]["wrong"] and row["before"]["runs"] > 2
+    assert (tmp_path / "work-before" / "objects").resolve() == (tmp_path / "work" / "objects").resolve()
+    old = list((tmp_path / "work-before" / "images").rglob("variant.json"))
+    assert old and all("link_seconds" not in json.loads(f.read_text()) for f in old)  # the older code's own records
+    assert [s["key"] for s in d["summary"]] == ["ours", "before", "oracle", "theirs"]

@@ -58,3 +58,18 @@ def test_one_size_in_a_list_is_the_one_step_history_and_bad_pairs_get_one_line(t
         p = subprocess.run([sys.executable, str(MH), str(tmp_path / "c"), "--commits", "8", *args],
                            capture_output=True, text=True)
         assert p.returncode != 0 and word in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_a_step_under_one_percent_is_a_loop_in_the_compiled_function(tmp_path):
+    """0.5% is 25 iterations: clang-19 unrolled a constant count below 50 in full and the empty
+    asm statements left no instruction, so a planted step under 1% compiled to the function it
+    replaced (measured +0.05% for 0.8% planted); the planted commit now changes the machine code
+    and grows it (the loop is there)."""
+    p = subprocess.run([sys.executable, str(MH), str(tmp_path / "h"), "--commits", "3", "--seed", "1",
+                        "--regression-at", "2", "--regression-pct", "0.5"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    m = json.loads((tmp_path / "h.manifest.json").read_text())
+    assert [(r["index"], r["iterations"]) for r in m["regressions"]] == [(2, 25)]
+    sha = {c["index"]: c["sha"] for c in m["commits"]}
+    before, after = (cksum_fold(m["repo"], sha[i], tmp_path / "o") for i in (1, 2))
+    assert len(after) > len(before)
