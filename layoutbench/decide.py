@@ -100,14 +100,17 @@ GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 #: the residual test of a sub-range beside a found step starts from the layouts its ends have and
 #: looks further (up to RESIDUAL_FAR) only while the sub-range's measured commits make a step of
 #: SIDE_STEP x the minimum effect, at one of the places a step could split them, at least SIDE_A
-#: times as likely as no step (side_llr: the lower boundary of Wald's test of those two; issue 21f).
-#: simulate.py, 100 histories, SIDE_A 0.5 / 0.4 / 0.3 / 0.1: 5σL steps 43.1 / 45.8 / 50.4 / 66.8 runs,
-#: two 1+3σL steps both named 74% / 78% / 80% / 86% (the rule before, side_evidence > 1.0: 44.7, 73%)
+#: times as likely as no step (side_llr: the lower boundary of Wald's test of those two; issue 21f),
+#: asked after every layout added a side (session 9; before, at the x1.5 looks only: a Wald test
+#: stops as soon as its boundary is crossed, and the looks overshot it).  bench/side_frontier.py,
+#: 200 histories: SIDE_A 0.25 -> 5σL 44.8 runs, two steps 1+3σL / 3+1σL both named 82.0% / 78.5%
+#: (SIDE_A 0.4 at the x1.5 looks, before: 45.6, 80.5% / 74.5%); --thorough (0.07, first look 8):
+#: 66.2 runs, 92.0% / 92.0% (0.1 at the looks, before: 73.3, 92.0% / 93.0%)
 SIDE_STEP = 2.0
-SIDE_A = 0.4
+SIDE_A = 0.25
 #: --thorough (Plan.thorough): the residual tests look on while a step is at least THOROUGH_A times
 #: as likely as none, and look first at THOROUGH_FIRST layouts a side at least (see docs/bisect.md)
-THOROUGH_A = 0.1
+THOROUGH_A = 0.07
 THOROUGH_FIRST = 8
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
@@ -462,14 +465,16 @@ class Ends:
 
 
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
-              go_on=None) -> Ends:
+              go_on=None, every_layout: bool = False) -> Ends:
     """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
     ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` when given; else up to the
     plan's cap at a quiet benchmark and on to ``plan.noise_top`` at a noisy one
     (:func:`noise_cap` from the pooled variance, or sooner once the estimate is below
     min_effect by z(NOISE_POWER) se), under the boundary of the whole design to noise_top;
     ``go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
-    whatever decides when)."""
+    whatever decides when); with ``every_layout`` it is asked after every layout added a side,
+    between the looks too, while "differs" and "noise" are judged at the looks only (their
+    boundaries are those of the looks' design)."""
     tr, pool = _pool_of(prober)
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
@@ -487,7 +492,12 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     # probability <= a), so its interval is est +- c_eq se at level 1 - 2a
     c_eq = gs_boundary(ns, a, one_sided=True)
     stop = looks[-1][0]
-    for j, (k, r) in enumerate(looks):
+    steps = [(k, r, True) for k, r in looks]
+    if every_layout and go_on is not None:  # one layout a side at a time between the looks, for go_on
+        steps = [(k, plan.runs, k in ns) for k in range(ns[0], ns[-1] + 1)]
+    j = -1
+    for k, r, at_look in steps:
+        j += at_look
         k = max(k, min(pool.n(good), pool.n(bad)))
         _measure(tr, good, k, r)
         _measure(tr, bad, k, r)
@@ -496,10 +506,10 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
             stop = noise_cap(plan, pool.var()[0], ns, a)
             if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
                 stop = k  # beyond the quiet cap only while a change of min_effect is still likely
-        if t.crosses(ns, a) and abs(t.est) >= m:
+        if at_look and t.crosses(ns, a) and abs(t.est) >= m:
             return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a)
         h = t.tost_half(c_eq)
-        if abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
+        if at_look and abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
             shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, a, plan.min_effect),
                                         ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
                                         confidence=1.0 - 2.0 * a, verdict="no difference",
@@ -866,7 +876,8 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         try:
             e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap), prove_null=False),
                           level=level, cap=cap,
-                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(side_a))
+                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(side_a),
+                          every_layout=True)
         except Skip:
             continue
         c = e.comparison

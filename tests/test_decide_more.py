@@ -320,3 +320,29 @@ def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
     assert 0 < s2 < 1e-4 and df == 8
     j = decide.judge_probe(tr, "p", "g", "b", plan)
     assert (j.verdict, j.note, j.layouts) == ("uncertain", "looks spent", 2 * plan.cap) and plan.max_layouts > 80
+
+
+def test_a_side_test_asks_its_stop_rule_after_every_layout_and_decides_at_its_looks_only():
+    """endpoints(..., go_on, every_layout=True), as the residual tests beside a found step call it:
+    go_on is asked after every layout added a side (3, 4, 5, ...), not only at the x1.5 looks, and
+    "differs" is said only at a look (3, 5, 8, 12, 18, 27, cap): its boundary is the looks' design,
+    and a crossing between them would spend a level the design did not count.  30 fixed pairs,
+    a 0.8% shift at 1% layout noise: some differ, each at a look."""
+    plan = decide.Plan(layouts=3)
+    cap = 40
+    looks = [k for k in decide.schedule(3, plan.cap) if k < cap] + [cap]
+    differs = 0
+    for i in range(30):
+        p = sim.SimProber(sim.Scenario("e", "null", commits=1, sigma_l=0.01, sigma_r=0.001),
+                          np.random.default_rng(35_000 + i))
+        p.code[1], p.epoch[1] = math.log1p(0.008), 1
+        asked: list[int] = []
+        e = decide.endpoints(decide.Tracked(p), "c0", "c1", plan, level=0.05, cap=cap,
+                             go_on=lambda k, asked=asked: asked.append(k) or True, every_layout=True)
+        assert asked == list(range(3, 3 + len(asked))), asked
+        assert asked[-1] >= e.layouts - 1 if asked else e.layouts == 3
+        if e.status == "differs":
+            differs += 1
+            assert e.layouts in looks, (e.layouts, looks)
+            assert e.look == looks.index(e.layouts)
+    assert 5 <= differs < 30, differs

@@ -69,12 +69,12 @@ def test_wald_expected_sample_size_matches_a_simulated_sprt():
 
 def test_the_script_prints_json():
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--histories", "2",
-                        "--settings", "0.4:3", "--only", "frontier", "--no-today", "--json"],
+                        "--settings", f"{decide.SIDE_A:g}:3", "--only", "frontier", "--no-today", "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     row = d["frontier"][0]
-    assert (row["side_a"], row["first"], row["thorough"]) == (0.4, 3, False)
+    assert (row["side_a"], row["first"], row["thorough"]) == (decide.SIDE_A, 3, False)
     assert set(row["rows"]) == {"step 5σL", "step 2σL", "two steps 1+3σL", "two steps 3+1σL"}
     bad = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--settings", "x"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
