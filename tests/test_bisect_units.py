@@ -692,6 +692,25 @@ def test_runs_per_layout_from_measured_costs_split_the_noise_only_where_a_layout
         assert v["budget"]["seconds_per_run"] == pytest.approx(dur + link)  # R = 1: a whole link a run
 
 
+def test_an_uncertain_culprit_is_what_the_single_layout_bisection_is_compared_with(hist, prof, first, tmp_path):
+    """A minimum effect between the confirmation's fresh ratio and the endpoints' (both measured by
+    the first bisection; at most 4 layouts, so every run is in its store): the endpoints differ by
+    it, the culprit's fresh layouts do not -- "uncertain", its candidate BAD.  The single-layout
+    bisection, which blames BAD too, agrees with that candidate."""
+    ends, fresh = first["v"]["endpoints"]["ratio"], first["v"]["effect"]["ratio"]
+    assert fresh < ends and first["v"]["endpoints"]["layouts"] == first["v"]["effect"]["layouts"] == 4  # premise
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist, min_effect=(ends + fresh) / 2 - 1, max_layouts=4), hist["good"],
+                       hist["bad"])
+    assert (v["status"], v["candidate"], v.get("culprit")) == ("uncertain", hist["bad"], None), v["message"]
+    sl = v["single_layout"]
+    assert sl["culprit"] == hist["bad"] and sl["agrees"] is True and _nruns(path) == before
+    assert bisect.text(v).splitlines()[-1].startswith("single-layout bisection (default link, 1 run per probe, as "
+                                                      "asv find) agrees: it blames ")
+
+
 def test_the_choice_of_one_run_a_layout_where_a_layout_is_no_dearer_is_returned_and_kept(hist, prof, first, tmp_path):
     """choose_runs returns the choice it made (the caller saves the bisection on it): a link of
     0.5 s against a run of 2 s, R = 1 from the 1-run look, in the settings and returned."""
