@@ -231,7 +231,8 @@ def _conflict(pg: str, st: Store, how: str, hold: str, call) -> BaseException | 
         x.execute(hold)
         t = threading.Thread(target=run)
         t.start()
-        _wait_for_lock(_raw(pg), st.db.conn.info.backend_pid)
+        with _raw(pg) as watch:
+            _wait_for_lock(watch, st.db.conn.info.backend_pid)
         if how == "deadlock":
             x.execute("LOCK TABLE state IN SHARE MODE")  # returns once the server rolled the store's statement back
         x.execute("COMMIT")
