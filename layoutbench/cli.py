@@ -52,9 +52,8 @@ class Group(click.Group):
         except Exception as e:
             if not type(e).__module__.startswith("psycopg"):
                 raise
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            err.print(f"layoutbench: error: the PostgreSQL store failed: {redact_text(first)}; run the same "
-                      f"command again when the server is back (what was stored is kept)", markup=False)
+            from .store import error_line
+            err.print(f"layoutbench: error: {redact_text(error_line(e))}", markup=False)
             sys.exit(2)
         except (KeyboardInterrupt, procs.Terminated) as e:
             procs.kill_all()

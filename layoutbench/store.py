@@ -148,6 +148,21 @@ def explain(e: Exception, path=None) -> str:
     return f"{path}: store error ({why})"
 
 
+def error_line(e: Exception) -> str:
+    """One line for an error of a PostgreSQL store: the store operation that failed (when a write
+    raised it), after how many tries, the server's first line, and what to do."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    op, tries = getattr(e, "store_op", None), getattr(e, "store_tries", 1)
+    if op is None:
+        return f"the PostgreSQL store failed: {first}; run the same command again when the server is back " \
+               f"(what was stored is kept)"
+    said = f"store: {op} failed after {tries} {'try' if tries == 1 else 'tries'}: {first}"
+    if getattr(e, "sqlstate", None) in Store.RETRY_SQLSTATES:
+        return f"{said}; other workers kept writing the same rows: run the same command again (what was " \
+               f"stored is kept)"
+    return f"{said}; run the same command again when the server is back (what was stored is kept)"
+
+
 def is_url(path) -> bool:
     """A PostgreSQL URL rather than an SQLite file."""
     return str(path).startswith(("postgresql://", "postgres://"))
@@ -197,15 +212,7 @@ class Store:
         self.path = Path(path) if self.url is None else redact_url(self.url)
         if self.url is not None:
             self.db = _Postgres(self.url)
-            with self._tx():
-                self.db.execute("SELECT pg_advisory_xact_lock(7420501)")  # one worker creates the schema
-                for stmt in SCHEMA.replace("INTEGER PRIMARY KEY", "SERIAL PRIMARY KEY") \
-                        .replace(" REAL", " DOUBLE PRECISION").split(";"):
-                    if stmt.strip():
-                        self.db.execute(stmt)
-                for table, column, kind in _ADDED_COLUMNS:  # a store written by an older layoutbench
-                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} "
-                                    f"{kind.replace('REAL', 'DOUBLE PRECISION')}")
+            self._retry(self._create_schema, "open")
             return
         global _opened
         _opened = self.path
@@ -227,6 +234,19 @@ class Store:
         except sqlite3.Error as e:
             raise LayoutbenchError(explain(e, self.path)) from None
 
+    def _create_schema(self) -> None:
+        """A PostgreSQL store's tables, created by one worker at a time (ALTER TABLE's lock can
+        deadlock with another worker's run being stored: the open is retried like any write)."""
+        with self._tx():
+            self.db.execute("SELECT pg_advisory_xact_lock(7420501)")  # one worker creates the schema
+            for stmt in SCHEMA.replace("INTEGER PRIMARY KEY", "SERIAL PRIMARY KEY") \
+                    .replace(" REAL", " DOUBLE PRECISION").split(";"):
+                if stmt.strip():
+                    self.db.execute(stmt)
+            for table, column, kind in _ADDED_COLUMNS:  # a store written by an older layoutbench
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} "
+                                f"{kind.replace('REAL', 'DOUBLE PRECISION')}")
+
     def close(self) -> None:
         self.db.close()
 
@@ -246,18 +266,31 @@ class Store:
     RETRY_SQLSTATES = ("40P01", "40001")
     RETRIES = 6
 
-    def _retry(self, fn):
-        """``fn()`` (one whole transaction), run again when a PostgreSQL store rolled it back as a
-        deadlock or a serialization failure (a short random wait between tries, at most RETRIES
-        tries); any other error, and every error of an SQLite store, at once."""
+    def _retry(self, fn, op: str):
+        """``fn()`` (one whole transaction, or one autocommit statement: every write of the store
+        goes through here), run again when a PostgreSQL store rolled it back as a deadlock or a
+        serialization failure (a short random wait between tries, at most RETRIES tries); any
+        other error, an error inside an outer transaction (only all of it could run again), and
+        every error of an SQLite store, at once.  A PostgreSQL error raised carries ``store_op``
+        (``op``, the store operation) and ``store_tries`` for ``error_line``."""
         for i in range(self.RETRIES):
             try:
                 return fn()
             except Exception as e:
-                if (self.url is None or getattr(e, "sqlstate", None) not in self.RETRY_SQLSTATES
-                        or i == self.RETRIES - 1):
+                if self.url is None:
+                    raise
+                if (getattr(e, "sqlstate", None) not in self.RETRY_SQLSTATES or i == self.RETRIES - 1
+                        or self._in_transaction()):
+                    with contextlib.suppress(AttributeError):  # psycopg's errors take attributes
+                        e.store_op, e.store_tries = op, i + 1
                     raise
                 time.sleep(random.uniform(0.01, 0.05) * (i + 1))
+
+    def _in_transaction(self) -> bool:
+        """A PostgreSQL connection inside an open transaction (a caller's ``_tx``)."""
+        from psycopg.pq import TransactionStatus
+
+        return self.db.conn.info.transaction_status != TransactionStatus.IDLE
 
     def _migrate(self) -> None:
         """Bring an older store up to the schema: key its runs by target configuration (they get
@@ -286,7 +319,7 @@ class Store:
     def build_id(self, variant, build_info: dict) -> int:
         """The id of a linked image, registered the first time (several workers may race: the
         unique key decides, and every one gets the same id)."""
-        return self._retry(lambda: self._build_id(variant, build_info))
+        return self._retry(lambda: self._build_id(variant, build_info), "build_id")
 
     def _build_id(self, variant, build_info: dict) -> int:
         key = (variant.kernel, variant.commit, variant.image, variant.layout, variant.seed, variant.sha256)
@@ -314,10 +347,10 @@ class Store:
     # -- quiet-machine checks -------------------------------------------------------------------
     def add_machine_check(self, key: RunKey, findings: list[dict]) -> int:
         """Store the quiet-machine findings taken before the runs that follow under ``key``."""
-        cur = self.db.execute("INSERT INTO machine_checks (target, host, config, taken, findings) "
-                              "VALUES (?,?,?,?,?) RETURNING id", (key.target, key.host, key.config, time.time(),
-                                                                  json.dumps(findings)))
-        return cur.fetchone()["id"]
+        return self._retry(lambda: self.db.execute(
+            "INSERT INTO machine_checks (target, host, config, taken, findings) VALUES (?,?,?,?,?) RETURNING id",
+            (key.target, key.host, key.config, time.time(), json.dumps(findings))).fetchone()["id"],
+            "add_machine_check")
 
     def last_machine_check(self, key: RunKey) -> list[dict]:
         """The findings of the newest check under ``key`` ([] when none was taken)."""
@@ -329,8 +362,8 @@ class Store:
     def config_id(self, config: dict) -> str:
         """Store a target configuration (once) and return its hash, the runs' ``config``."""
         h = config_hash(config)
-        self.db.execute("INSERT INTO configs (hash, text, created) VALUES (?,?,?) ON CONFLICT DO NOTHING",
-                        (h, config_text(config), time.time()))
+        self._retry(lambda: self.db.execute("INSERT INTO configs (hash, text, created) VALUES (?,?,?) ON CONFLICT "
+                                            "DO NOTHING", (h, config_text(config), time.time())), "config_id")
         return h
 
     def configs(self, hashes=None) -> dict[str, dict]:
@@ -365,7 +398,7 @@ class Store:
         if why:  # the sample gate: the run is stored as failed with the reason, without its samples
             result.status, result.message, result.samples = "failed", why, []
         where = (build_id, key.target, key.host, key.mode, rep, key.args, key.config)
-        return self._retry(lambda: self._add_run(key, rep, result, log, started, where))
+        return self._retry(lambda: self._add_run(key, rep, result, log, started, where), "add_run")
 
     def _add_run(self, key: RunKey, rep: int, result, log: Path, started: float, where: tuple) -> int:
         build_id = where[0]
@@ -447,11 +480,13 @@ class Store:
         return json.loads(row["value"]) if row else None
 
     def set_state(self, key: str, value) -> None:
-        self.db.execute("INSERT INTO state (key, value, updated) VALUES (?,?,?) ON CONFLICT(key) DO UPDATE SET "
-                        "value=excluded.value, updated=excluded.updated", (key, json.dumps(value), time.time()))
+        text = json.dumps(value)
+        self._retry(lambda: self.db.execute("INSERT INTO state (key, value, updated) VALUES (?,?,?) ON CONFLICT(key) "
+                                            "DO UPDATE SET value=excluded.value, updated=excluded.updated",
+                                            (key, text, time.time())), "set_state")
 
     def del_state(self, key: str) -> None:
-        self.db.execute("DELETE FROM state WHERE key=?", (key,))
+        self._retry(lambda: self.db.execute("DELETE FROM state WHERE key=?", (key,)), "del_state")
 
 
 COLUMNS = {"kernel": "builds.kernel", "commit": "builds.commit_sha", "image": "builds.image",

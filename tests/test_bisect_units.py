@@ -300,6 +300,15 @@ def test_the_verdict_as_text(hist, first):
     assert lines[-1].endswith(f"; it took {sl['builds']} builds, {sl['runs']} runs")
     assert v["message"] == bisect.summary_line(v)
     assert v["message"].startswith(f"first bad commit {v['culprit'][:12]} {v['culprit_subject']}: cg_cost x")
+    # a bisection over labgrid places: its places' lines (farm.text_lines) follow the cost lines
+    assert not any(ln.startswith("places:") for ln in lines) and "places" not in v
+    pl = {"per_place": {"lab/b": {"probes": 1, "commits": ["c"]}, "lab/a": {"probes": 2, "commits": ["a", "b"]}},
+          "lost": {"lab/c": "its exporter went away"}, "slots": 3, "slots_at_end": 2}
+    farm = bisect.text({**v, "places": pl, "probes": 3, "rounds": 2}).splitlines()
+    at = farm.index("places:  3 probes in 2 rounds over labgrid places (lab/a 2 probe(s), lab/b 1 probe(s)); each "
+                    "probe judged against GOOD and BAD on its own place")
+    assert farm[at + 1] == "         lost lab/c: its exporter went away" and farm[:at] == lines[:at]
+    assert farm[at - 1].startswith(("cost:", "costs:"))
 
 
 def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
@@ -410,6 +419,8 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
     assert v["budget"]["spent"] == 8  # the first look, 4 layouts x 1 run a side: no choice, nothing else charged
     assert v["message"].startswith(f"plan: BAD/GOOD = {v['ratio']:.4f} at the first look (4 layouts a side), layout "
                                    "noise ") and f"about {v['plan']['runs']} runs (1 run(s) per layout); " in v["message"]
+    assert 0 < v["noise"] < 0.1 and f"layout noise {100 * v['noise']:.2f}% (a step of " \
+        f"{v['plan']['step_in_noise_units']:.1f} x the noise)" in v["message"]  # noise as a percentage
     assert b.s.target_config != old.s.target_config and b.s.runs == 1
     assert [e["verb"] for e in b.log] == ["start"]  # the marks measured under the old configuration are gone
     with sqlite3.connect(path) as db:
@@ -679,6 +690,83 @@ def test_runs_per_layout_from_measured_costs_split_the_noise_only_where_a_layout
             assert v["budget"]["spent"] == 16
         assert ch["text"] in said and ch["text"] in v["message"].splitlines()
         assert v["budget"]["seconds_per_run"] == pytest.approx(dur + link)  # R = 1: a whole link a run
+
+
+def test_an_uncertain_culprit_is_what_the_single_layout_bisection_is_compared_with(hist, prof, first, tmp_path):
+    """A minimum effect between the confirmation's fresh ratio and the endpoints' (both measured by
+    the first bisection; at most 4 layouts, so every run is in its store): the endpoints differ by
+    it, the culprit's fresh layouts do not -- "uncertain", its candidate BAD.  The single-layout
+    bisection, which blames BAD too, agrees with that candidate."""
+    ends, fresh = first["v"]["endpoints"]["ratio"], first["v"]["effect"]["ratio"]
+    assert fresh < ends and first["v"]["endpoints"]["layouts"] == first["v"]["effect"]["layouts"] == 4  # premise
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist, min_effect=(ends + fresh) / 2 - 1, max_layouts=4), hist["good"],
+                       hist["bad"])
+    assert (v["status"], v["candidate"], v.get("culprit")) == ("uncertain", hist["bad"], None), v["message"]
+    sl = v["single_layout"]
+    assert sl["culprit"] == hist["bad"] and sl["agrees"] is True and _nruns(path) == before
+    assert bisect.text(v).splitlines()[-1].startswith("single-layout bisection (default link, 1 run per probe, as "
+                                                      "asv find) agrees: it blames ")
+
+
+def test_the_choice_of_one_run_a_layout_where_a_layout_is_no_dearer_is_returned_and_kept(hist, prof, first, tmp_path):
+    """choose_runs returns the choice it made (the caller saves the bisection on it): a link of
+    0.5 s against a run of 2 s, R = 1 from the 1-run look, in the settings and returned."""
+    path = _copy_without_state(first, hist, tmp_path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE builds SET link_seconds = 0.5 WHERE link_seconds IS NOT NULL")
+        db.execute("UPDATE runs SET duration = 2.0, boot_seconds = NULL, deploy_seconds = NULL")
+    before = _nruns(path)
+    said: list[str] = []
+    with closing(Store(path)) as store:
+        s = bisect.normalize(prof, settings(hist, runs=3, runs_auto=True))
+        b = bisect.start(store, prof, s, hist["bad"], hist["good"])
+        p = bisect.Prober(prof, s, store)
+        cos = {c: p.checkout(c) for c in b.commits(prof)}
+        ch = bisect.choose_runs(p, b, s, cos, said.append)
+    assert ch is not None and ch is s.runs_choice and (ch["runs"], ch["look_runs"], s.runs) == (1, 1, 1), ch
+    assert ch["text"].startswith("runs per layout: 1: a new layout (0.5 s) costs no more than a run (2 s)")
+    assert said == [ch["text"]] and _nruns(path) == before
+
+
+def test_the_plan_states_the_layout_noise_in_percent_and_the_step_in_noise_units():
+    """The plan's line from its first look, on a prober of known values (one run a layout, the logs
+    of GOOD -0.03, +0.01, +0.05, -0.03 and BAD 0.10 + the same; no build): BAD/GOOD = e^0.1,
+    the layout noise the pooled sd of the logs, written in percent with two decimals."""
+    class Known:
+        higher_is_better = False
+
+        def groups(self, c, k, r):
+            offs = [-0.03, 0.01, 0.05, -0.03, 0.0, 0.02][:k]
+            return {f"random:{i + 1}": [math.exp(o + (0.1 if c == "B" else 0.0))] * r for i, o in enumerate(offs)}
+
+    s = bisect.Settings(kernel="k", layouts=4, runs=1)
+    b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user", "good": "G", "bad": "B"}])
+    said: list[str] = []
+    v = bisect._plan_only(decide.Tracked(Known()), b, s, s.plan(), ["G", "x", "B"], said.append)
+    y = np.array([-0.03, 0.01, 0.05, -0.03])
+    noise = math.sqrt(2 * float(np.sum((y - y.mean()) ** 2)) / 6)  # pooled over both ends: 6 df
+    assert v["noise"] == pytest.approx(noise) and v["ratio"] == pytest.approx(math.exp(0.1))
+    assert v["message"].startswith(f"plan: BAD/GOOD = {math.exp(0.1):.4f} at the first look (4 layouts a side), "
+                                   f"layout noise {100 * noise:.2f}% (a step of {0.1 / noise:.1f} x the noise); ")
+    assert f"{100 * noise:.2f}" == "3.83"
+
+
+def test_the_window_of_a_bisection_ends_at_bad_until_a_bad_mark_is_nearer():
+    """No bad mark: the window ends at BAD (the last commit), the candidates are the commits
+    between; the next probe is the one nearest the middle (the lower of two)."""
+    s = bisect.Settings(kernel="k")
+    commits = ["g", "c1", "c2", "c3", "c4", "bad"]
+    b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user"}])
+    assert b.window(commits) == (0, 5, [1, 2, 3, 4]) and b.next_probe(commits) == 2
+    b.log.append({"verb": "good", "commit": "c2", "note": "", "by": "user"})
+    assert b.window(commits) == (2, 5, [3, 4]) and b.next_probe(commits) == 3
+    b.log.append({"verb": "bad", "commit": "c4", "note": "", "by": "user"})
+    assert b.window(commits) == (2, 4, [3]) and b.next_probe(commits) == 3
+    b.log.append({"verb": "skip", "commit": "c3", "note": "", "by": "user"})
+    assert b.window(commits) == (2, 4, []) and b.next_probe(commits) is None
 
 
 def test_a_bisection_in_a_new_store_chooses_runs_from_the_costs_its_first_look_measured(hist, prof, first, tmp_path):

@@ -18,13 +18,14 @@ sim = script("bench/simulate.py")
 
 
 class _Same:
-    """Every commit has the same value at each seed (one run a layout): a probe is shown neither
-    like GOOD nor like BAD, so it looks until its cap.  Records the layouts asked at each call."""
+    """Every commit has the same value at each seed (one run a layout; the layout effect's size is
+    ``spread``): a probe is shown neither like GOOD nor like BAD, so it looks until its cap.
+    Records the layouts asked at each call."""
 
     higher_is_better = False
 
-    def __init__(self):
-        self.vals = [0.01 * math.sin(3 * s) for s in range(1, 201)]
+    def __init__(self, spread: float = 0.01):
+        self.vals = [spread * math.sin(3 * s) for s in range(1, 201)]
         self.asked: list[tuple[str, int]] = []
 
     def groups(self, c, k, r):
@@ -346,3 +347,35 @@ def test_a_side_test_asks_its_stop_rule_after_every_layout_and_decides_at_its_lo
             assert e.layouts in looks, (e.layouts, looks)
             assert e.look == looks.index(e.layouts)
     assert 5 <= differs < 30, differs
+
+
+def _spent(spread: float, plan: decide.Plan) -> tuple[decide.Judgement, list[int], float]:
+    """A never-deciding probe judged after the endpoints were measured at 5 layouts each with a
+    layout effect of size ``spread``: its judgement, its looks, the pooled variance it started from."""
+    p = _Same(spread)
+    tr = decide.Tracked(p)
+    for c in ("g", "b"):
+        decide._measure(tr, c, 5, 1)
+    s2 = tr.pool.var()[0]
+    j = decide.judge_probe(tr, "p", "g", "b", plan)
+    return j, [k for c, k in p.asked if c == "p"], s2
+
+
+def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
+    """The same undecided probe (every commit alike, so neither side is ever shown): at a quiet
+    pool (layout effect 1%) it stops at twice the quiet cap, 80 layouts; with the layout effect 3x
+    as large (pooled variance 9x) it goes on along the same schedule to twice noise_cap -- 132
+    with max_layouts 400 (noise_cap 66), past the quiet 80 -- and at a very noisy pool to
+    max_layouts (128 by default), never further."""
+    plan = decide.Plan(max_layouts=400)
+    quiet, qlooks, qs2 = _spent(0.01, plan)
+    assert (quiet.verdict, quiet.note, quiet.layouts) == ("uncertain", "looks spent", 80) and 2 * plan.cap == 80
+    noisy, looks, s2 = _spent(0.03, plan)
+    assert s2 > 8 * qs2
+    cap = 2 * decide.noise_cap(plan, s2, decide._top_looks(plan), plan.alpha)
+    assert (noisy.verdict, noisy.note) == ("uncertain", "looks spent")
+    assert noisy.layouts == looks[-1] == cap == 132 > quiet.layouts
+    assert looks == qlooks[:-1] + [94, 118, 132]  # the quiet looks to 75, then on (k -> ceil(1.25 k))
+    loud, looks, s2 = _spent(0.2, decide.Plan())
+    assert 2 * decide.noise_cap(decide.Plan(), s2, decide._top_looks(decide.Plan()), 0.05) > 128
+    assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 128, 128)

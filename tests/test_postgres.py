@@ -3,6 +3,7 @@ data directory, a Unix socket), the same schema and resume rule as SQLite, concu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ from test_bisect import make_history
 pytest.importorskip("psycopg", reason="pip install 'psycopg[binary]' (the test extra has it)")
 
 from layoutbench import bisect  # noqa: E402
-from layoutbench.store import Store  # noqa: E402
+from layoutbench.store import RunKey, Store  # noqa: E402
 
 CG = ["--target", "cachegrind", "--args", "iterations=300"]
 
@@ -124,9 +125,9 @@ def test_a_transaction_the_server_rolled_back_as_a_deadlock_runs_again(pg, tmp_p
             return me
 
         out: dict = {}
-        t = threading.Thread(target=lambda: out.setdefault("b", b._retry(lambda: tx(b, "b", "dl:2", "dl:1"))))
+        t = threading.Thread(target=lambda: out.setdefault("b", b._retry(lambda: tx(b, "b", "dl:2", "dl:1"), "test")))
         t.start()
-        out["a"] = a._retry(lambda: tx(a, "a", "dl:1", "dl:2"))
+        out["a"] = a._retry(lambda: tx(a, "a", "dl:1", "dl:2"), "test")
         t.join(timeout=60)
         assert out == {"a": "a", "b": "b"}
         assert sorted(tries.values()) == [1, 2]  # one was rolled back by the server and ran again
@@ -139,7 +140,7 @@ def test_a_transaction_the_server_rolled_back_as_a_deadlock_runs_again(pg, tmp_p
 
         unique()
         with pytest.raises(Exception) as e:
-            a._retry(unique)
+            a._retry(unique, "test")
         assert e.value.sqlstate == "23505" and len(calls) == 2  # a unique violation: raised at once
     finally:
         a.close()
@@ -153,7 +154,219 @@ def test_a_transaction_the_server_rolled_back_as_a_deadlock_runs_again(pg, tmp_p
             raise sqlite3.OperationalError("database is locked")
 
         with pytest.raises(sqlite3.OperationalError):
-            lite._retry(boom)
+            lite._retry(boom, "test")
         assert n == [1]
     finally:
         lite.close()
+
+
+# -- every write of the store is retried, single autocommit statements too -------------------------
+
+def _raw(pg: str):
+    """A connection of the test's own (its statements are not counted by ``_statements``)."""
+    import psycopg
+
+    return psycopg.connect(pg, autocommit=True, application_name="lb-test")
+
+
+@contextlib.contextmanager
+def _statements(pg: str, table: str, event: str = "INSERT", fail_first: str | None = None, every: bool = False):
+    """Count, on the server, the store's ``event`` statements on ``table`` (not the test's own
+    connections'): a statement-level BEFORE trigger advances a sequence (nextval is never rolled
+    back, so a statement the server then rolls back still counts).  With ``fail_first`` (an
+    SQLSTATE) the trigger raises that error from the first statement only (``every``: from every
+    statement).  Yields a function returning the count; the trigger goes after."""
+    raw = _raw(pg)
+    fail = (f"IF n = 1 OR {every} THEN RAISE EXCEPTION 'first statement refused' USING ERRCODE = '{fail_first}'; "
+            f"END IF;") if fail_first else ""
+    raw.execute(f"""CREATE SEQUENCE lb_tries;
+        CREATE FUNCTION lb_count() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE n bigint; BEGIN
+        IF current_setting('application_name') = 'lb-test' THEN RETURN NULL; END IF;
+        n := nextval('lb_tries'); {fail} RETURN NULL; END $$;
+        CREATE TRIGGER lb_count BEFORE {event} ON {table} FOR EACH STATEMENT
+        EXECUTE FUNCTION lb_count()""")
+    try:
+        yield lambda: raw.execute("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM lb_tries").fetchone()[0]
+    finally:
+        raw.execute(f"DROP TRIGGER lb_count ON {table}; DROP FUNCTION lb_count(); DROP SEQUENCE lb_tries")
+        raw.close()
+
+
+def _wait_for_lock(x, pid: int) -> None:
+    """Until the backend ``pid`` waits for a lock (the store's statement is blocked)."""
+    deadline = time.time() + 60
+    while x.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid=%s", (pid,)).fetchone()[0] != "Lock":
+        assert time.time() < deadline, "the store's statement never waited for the lock"
+        time.sleep(0.005)
+
+
+def _conflict(pg: str, st: Store, how: str, hold: str, call) -> BaseException | None:
+    """A second real connection X runs ``hold`` (SQL taking a row) in an open transaction; ``call()``
+    (a store write) runs in a thread and waits for X's row; then
+    - "serialize": X commits; the store's session runs at REPEATABLE READ, so its statement, whose
+      snapshot predates X's commit, is rolled back by the server with 40001;
+    - "deadlock": X asks for a SHARE lock on table state, which the waiting statement's ROW
+      EXCLUSIVE lock blocks: a cycle; the store's backend, whose deadlock_timeout (2 s; X's 60 s)
+      runs out first, is rolled back with 40P01; X then commits.
+    Returns what ``call()`` raised (None: it finished)."""
+    import threading
+
+    if how == "serialize":
+        st.db.execute("SET default_transaction_isolation = 'repeatable read'")
+    else:
+        st.db.execute("SET deadlock_timeout = '2s'")
+    x = _raw(pg)
+    x.execute("SET deadlock_timeout = '60s'")
+    out: dict = {}
+
+    def run():
+        try:
+            call()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            out["e"] = e
+
+    try:
+        x.execute("BEGIN")
+        x.execute(hold)
+        t = threading.Thread(target=run)
+        t.start()
+        with _raw(pg) as watch:
+            _wait_for_lock(watch, st.db.conn.info.backend_pid)
+        if how == "deadlock":
+            x.execute("LOCK TABLE state IN SHARE MODE")  # returns once the server rolled the store's statement back
+        x.execute("COMMIT")
+        t.join(timeout=60)
+        assert not t.is_alive()
+    finally:
+        x.close()
+        st.db.execute("RESET default_transaction_isolation")
+        st.db.execute("RESET deadlock_timeout")
+    return out.get("e")
+
+
+@pytest.mark.parametrize("how", ["serialize", "deadlock"])
+def test_a_single_statement_write_the_server_rolled_back_runs_again(pg, how):
+    """set_state is one autocommit statement: a real serialization failure (40001) or deadlock
+    (40P01) from the server runs it again, and it lands; with one try allowed the same conflict is
+    the error, one line naming the store operation.  Inside a caller's transaction it is not run
+    again (only the whole transaction could be)."""
+    from layoutbench.store import error_line
+
+    st = Store(pg)
+    try:
+        key = f"retry:{how}"
+        st.set_state(key, "before")
+        with _statements(pg, "state") as count:
+            assert _conflict(pg, st, how, f"UPDATE state SET value='\"x\"' WHERE key='{key}'",
+                             lambda: st.set_state(key, "a")) is None
+            assert count() == 2  # run twice: rolled back once, then landed
+        assert st.get_state(key) == "a"  # over X's committed value
+
+        st.RETRIES = 1
+        with _statements(pg, "state") as count:
+            e = _conflict(pg, st, how, f"UPDATE state SET value='\"x\"' WHERE key='{key}'",
+                          lambda: st.set_state(key, "b"))
+            assert count() == 1
+        code, first = {"serialize": ("40001", "could not serialize access"),
+                       "deadlock": ("40P01", "deadlock detected")}[how]
+        assert e is not None and e.sqlstate == code, e
+        line = error_line(e)
+        assert line.startswith(f"store: set_state failed after 1 try: {first}") and "\n" not in line, line
+        assert st.get_state(key) == "x"
+        del st.RETRIES
+
+        if how == "serialize":
+            def in_tx():
+                with st._tx():
+                    st.set_state(key, "c")
+            with _statements(pg, "state") as count:
+                e = _conflict(pg, st, how, f"UPDATE state SET value='\"y\"' WHERE key='{key}'", in_tx)
+                assert count() == 1  # not run again inside the caller's transaction
+            assert e is not None and e.sqlstate == "40001" and e.store_tries == 1
+            assert st.get_state(key) == "y"
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize("op", ["del_state", "config_id"])
+def test_other_single_statement_writes_rolled_back_by_a_real_conflict_run_again(pg, op):
+    """del_state (a DELETE) and config_id (an INSERT ... ON CONFLICT DO NOTHING) under a real
+    serialization failure: run again, and the write lands."""
+    st = Store(pg)
+    try:
+        if op == "del_state":
+            st.set_state("retry:del", 1)
+            table, event, hold, call = "state", "DELETE", "UPDATE state SET value='2' WHERE key='retry:del'", \
+                lambda: st.del_state("retry:del")
+        else:
+            from layoutbench.store import config_hash, config_text
+            cfg = {"kind": "retry-test"}
+            table, event, hold, call = "configs", "INSERT", f"INSERT INTO configs VALUES ('{config_hash(cfg)}', " \
+                                           f"'{config_text(cfg)}', 0)", lambda: st.config_id(cfg)
+        with _statements(pg, table, event) as count:
+            assert _conflict(pg, st, "serialize", hold, call) is None
+            assert count() == 2
+        if op == "del_state":
+            assert st.get_state("retry:del") is None
+        else:
+            h = config_hash({"kind": "retry-test"})
+            assert st.configs([h]) == {h: {"kind": "retry-test"}}
+    finally:
+        st.close()
+
+
+def test_every_write_of_the_store_runs_again_after_a_serialization_failure_and_no_other_error(pg, tmp_path):
+    """Each write operation of the store, its first statement refused by the server with 40001
+    (a trigger raises it): run again, and it lands.  Refused with another SQLSTATE: raised at
+    once, after one statement, naming the operation."""
+    import types
+
+    from layoutbench.store import config_hash, error_line
+
+    plan = tmp_path / "plan.txt"
+    plan.write_text("plan")
+    variant = types.SimpleNamespace(kernel="k", commit="c" * 40, image="img", layout="default", seed=0, sha256="s",
+                                    plan_id="p", plan_path=plan, elf=tmp_path / "vmlinux")
+    key = RunKey("t", "h", "rerun", "", "cfg")
+    result = types.SimpleNamespace(status="failed", message="m", samples=[], host="h", accelerator="tcg",
+                                   exit_code=1, duration=0.1)
+    st = Store(pg)
+    bid = st.build_id(variant, {})
+    seeds = iter(range(1, 3))  # a new image each time: a stored one is found without a write
+    ops = {  # operation -> (table it writes [statement counted, INSERT unless said], the call, what shows it landed)
+        "set_state": ("state", lambda: st.set_state("retry:all", 1), lambda: st.get_state("retry:all") == 1),
+        "del_state": ("state DELETE", lambda: st.del_state("retry:all"), lambda: st.get_state("retry:all") is None),
+        "config_id": ("configs", lambda: st.config_id({"kind": "all"}),
+                    lambda: st.configs([config_hash({"kind": "all"})]) == {config_hash({"kind": "all"}): {"kind": "all"}}),
+        "add_machine_check": ("machine_checks", lambda: st.add_machine_check(key, [{"check": "x"}]),
+                              lambda: st.last_machine_check(key) == [{"check": "x"}]),
+        "build_id": ("builds", lambda: st.build_id(types.SimpleNamespace(**{**vars(variant), "seed": next(seeds)}), {}),
+                     lambda: len(st.builds(kernel="k")) == 2),
+        "add_run": ("runs", lambda: st.add_run(bid, key, 0, result, tmp_path / "log", 0.0),
+                    lambda: len(st.runs(kernel="k")) == 1),
+    }
+    try:
+        for op, (table, call, landed) in ops.items():
+            with _statements(pg, *table.split(), fail_first="40001") as count:
+                call()
+                assert count() == 2 and landed(), op
+        for op, (table, call, landed) in ops.items():
+            with _statements(pg, *table.split(), fail_first="23514") as count:  # check_violation: not retryable
+                with pytest.raises(Exception) as e:
+                    call()
+                assert count() == 1 and e.value.sqlstate == "23514", op
+                assert error_line(e.value).startswith(f"store: {op} failed after 1 try: first statement refused;")
+    finally:
+        st.close()
+
+
+def test_a_write_the_server_keeps_refusing_is_one_line_naming_the_operation(pg, workdir):
+    """The command's one line says which store operation failed and after how many tries."""
+    with _statements(pg, "configs", fail_first="40001", every=True) as count:
+        p = lb("compare", "minikernel", *CG, "--layouts", "default", "--runs", "1", "--store", pg, check=False)
+        assert count() == Store.RETRIES
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("layoutbench: error: store: config_id failed after 6 tries: first statement refused; "
+                           "other workers kept writing the same rows"), p.stderr[-2000:]
