@@ -1095,6 +1095,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
                 ledger.probes += len(marks)
                 probes += len(marks)
                 rounds += -(-len(marks) // k)
+                _reload(probers, marks, good, bad, plan)
             lo, hi, cand = _window(commits, marks)
             if ctx is not None:
                 ctx.window = (commits, lo, hi)
@@ -1147,6 +1148,26 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes, rounds
+
+
+def _reload(probers: list, marks: dict, good, bad, plan: Plan) -> None:
+    """The layouts of the probes an earlier session judged (its marks), back into the pool of the
+    prober that judged them, GOOD and BAD as far (as judge_probe left them): a resumed bisection
+    then pools the same layouts, and its later tests and intervals are the uninterrupted one's.
+    (They come from the store: nothing is run again.)"""
+    for c, e in marks.items():
+        kl = int(e.get("layouts") or 0)
+        if kl <= 0:
+            continue
+        pr = next((p for p in probers if getattr(p, "name", None) and p.name == e.get("target")), probers[0])
+        r = int(e.get("runs") or plan.runs)
+        try:
+            for x in (good, bad):
+                if pr.pool.y.get(x, np.empty(0)).size < kl:
+                    _measure(pr, x, kl, r)
+            _measure(pr, c, kl, r)
+        except Skip:
+            continue
 
 
 # -- the single-layout baseline --------------------------------------------------------------------
