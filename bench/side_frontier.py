@@ -1,6 +1,6 @@
 """Where a bisection's runs go, and what the side tests beside a found step cost and buy.
 
-    nice -n 10 python bench/side_frontier.py [--histories 100] [--settings 0.25:3,0.07:8] [--only phases,frontier]
+    nice -n 10 python bench/side_frontier.py [--histories 100] [--settings 0.05:4,0.02:8] [--only phases,frontier]
                                              [--no-today] [--json]
 
 Every number comes from the real decision code (``layoutbench.decide``, unchanged) run against
@@ -24,7 +24,7 @@ restored afterwards.  It prints four sections:
    were named, with those rows' runs (cost next to every rate), and the runs as a fraction of the
    engine before issue 21 (``bench/decide_before.py``, default plan; ``--all-changes`` for the
    two-step rows) on the same histories.  The default setting is ``Plan()`` (``decide.SIDE_A``, first look
-   MIN_LAYOUTS = 3); every other setting is ``Plan(thorough=True)`` with ``THOROUGH_A`` and
+   ``decide.SIDE_FIRST``); every other setting is ``Plan(thorough=True)`` with ``THOROUGH_A`` and
    ``THOROUGH_FIRST`` set to it (``THOROUGH_A:THOROUGH_FIRST`` is ``--thorough`` as shipped).
 3. **wald** -- the arithmetic behind "the two goals exclude each other".  A side test beside a
    large single step must, to name a second step of 1 sigma_L (twice the minimum effect) in ~90%
@@ -70,8 +70,8 @@ from layoutbench import decide  # noqa: E402
 
 PHASES = ("endpoints", "probes", "confirmation", "sides")
 #: (SIDE_A, first look): the default, the frontier around it, and --thorough (THOROUGH_A, THOROUGH_FIRST)
-SETTINGS = ((decide.SIDE_A, decide.MIN_LAYOUTS), (0.4, 3), (0.2, 4), (0.15, 5), (0.1, 8),
-            (decide.THOROUGH_A, decide.THOROUGH_FIRST), (0.03, 3))
+SETTINGS = ((0.4, 3), (0.25, 3), (0.15, 5), (0.1, 8), (decide.SIDE_A, decide.SIDE_FIRST), (0.04, 3),
+            (decide.THOROUGH_A, decide.THOROUGH_FIRST))
 #: the engine before issue 21 on 200 histories (docs/bisect.md's table): 5, 2, 1 sigma_L, null
 TODAY_200 = {"step 5σL": 137.2, "step 2σL": 228.5, "step 1σL": 510.6, "null": 296.6}
 BETAS = (0.03, 0.05, 0.07, 0.10)
@@ -124,7 +124,7 @@ class PhaseMeter:
 def setting(side_a: float, first: int):
     """The plan of a (SIDE_A, first look) setting: the default ``Plan()`` when it is the default's,
     else ``Plan(thorough=True)`` with THOROUGH_A / THOROUGH_FIRST set (restored afterwards)."""
-    if side_a == decide.SIDE_A and first == decide.MIN_LAYOUTS:
+    if side_a == decide.SIDE_A and first == decide.SIDE_FIRST:
         yield decide.Plan()
         return
     saved = decide.THOROUGH_A, decide.THOROUGH_FIRST
@@ -214,7 +214,7 @@ def main() -> None:
         settings = ([(float(s.split(":")[0]), int(s.split(":")[1])) for s in a.settings.split(",")]
                     if a.settings else list(SETTINGS))
     except (ValueError, IndexError):
-        ap.error(f"--settings: {a.settings!r} is not SIDE_A:FIRST,... (e.g. 0.25:3,0.07:8)")
+        ap.error(f"--settings: {a.settings!r} is not SIDE_A:FIRST,... (e.g. 0.05:4,0.02:8)")
     n, s0 = a.histories, a.seed0
     t0 = time.process_time()
     res: dict = {"date": time.strftime("%Y-%m-%d"), "histories": n, "seed0": s0}

@@ -13,7 +13,7 @@ blaming one is a false blame.  Scenarios: null, one step of ``size * sigma_L``, 
 (``sizes``, the first in the first half of the range), a drift.  The default link (what a
 single-layout bisection measures) is seed 0.
 
-    python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough]
+    python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough] [--first-only] [--oracle-every]
 
 prints, on the SAME histories (every value is drawn from a generator keyed by the history and
 its place, so the order of asking does not matter):
@@ -302,6 +302,9 @@ def main() -> None:
     ap.add_argument("--only-two", action="store_true", help="only the two-step rows")
     ap.add_argument("--thorough", action="store_true",
                     help="also the new engine with --thorough (Plan.thorough: the residual search looks further)")
+    ap.add_argument("--first-only", action="store_true",
+                    help="also the new engine with --first-only (Plan.first_only: stops after the first confirmed "
+                         "step, no side test)")
     ap.add_argument("--oracle-every", action="store_true",
                     help="also the oracle that looks for every change point (the sub-ranges beside a found step "
                          "tested with fixed-size z tests at 90%% power at twice the minimum effect): what looking "
@@ -348,6 +351,10 @@ def main() -> None:
                 re_ = oracle_rates(sc, a.histories, min_effect=a.min_effect, every=True) | {"null": null}
                 print(f"{'  oracle, every change point':30s} | {'':26s} | {'':26s} | {cell(re_)} |" + (
                     f" its runs / today's: {re_['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
+            if a.first_only:
+                rf = rates(sc, replace(plan_new, first_only=True), a.histories) | {"null": null}
+                print(f"{'  --first-only':30s} | {'':26s} | {cell(rf)} |" + (
+                    f" new/today runs: {rf['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
             if a.thorough:
                 rh = rates(sc, replace(plan_new, thorough=True), a.histories) | {"null": null}
                 print(f"{'  --thorough':30s} | {'':26s} | {cell(rh)} |" + (

@@ -1136,8 +1136,8 @@ def _sides(v: dict) -> list[str]:
                    f"({100 * conf:.3g}% CI {sd['ci_low']:.4f}…{sd['ci_high']:.4f}, {sd['layouts']} "
                    f"layouts a side): {said}")
     if quiet and not v["settings"].get("thorough"):
-        out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 18-22% of "
-                   "simulated ranges at this search's price; --thorough: 8%, docs/bisect.md)")
+        out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 9-10% of "
+                   "simulated ranges at this search's price; --thorough: 5.5-7%, docs/bisect.md)")
     return out
 
 

@@ -609,11 +609,12 @@ def bisect_options(f):
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
                      help="Kept for old scripts: every change point is found by default now."),
         click.option("--first-only", "first_only", is_flag=True, default=None,
-                     help="Stop after the first confirmed change point (default: every change point)."),
+                     help="Stop after the first confirmed change point (default: every change point): the cheap "
+                     "search for one culprit (a single large step in about half the runs; docs/bisect.md)."),
         click.option("--thorough", "thorough", is_flag=True, default=None,
                      help="Search the ranges beside a found step further for a second, smaller step (one of 2x "
-                     "--min-effect beside a larger one: named in 92-93% of simulated ranges instead of 75-80%; a "
-                     "single large step then costs about 1.6x the runs; docs/bisect.md)."),
+                     "--min-effect beside a larger one: named in 93-94.5% of simulated ranges instead of 90.5-91%; "
+                     "a single large step then costs about 1.3x the runs; docs/bisect.md)."),
         click.option("--prove-null", "prove_null", is_flag=True, default=None,
                      help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),

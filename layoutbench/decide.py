@@ -97,20 +97,24 @@ SPENDING = ("pocock", "obrien-fleming", "bonferroni")  #: kept for the settings;
 MIN_LAYOUTS = 3  #: no test with fewer layouts on a side
 LOOKS_DIFFERENT = 1.96  #: a probe with |z| this large against an endpoint is not put on its side by the SPRT
 GROWTH = 1.5  #: layouts per side grow by this factor from look to look
-#: the residual test of a sub-range beside a found step starts from the layouts its ends have and
-#: looks further (up to RESIDUAL_FAR) only while the sub-range's measured commits make a step of
-#: SIDE_STEP x the minimum effect, at one of the places a step could split them, at least SIDE_A
-#: times as likely as no step (side_llr: the lower boundary of Wald's test of those two; issue 21f),
-#: asked after every layout added a side (session 9; before, at the x1.5 looks only: a Wald test
-#: stops as soon as its boundary is crossed, and the looks overshot it).  bench/side_frontier.py,
-#: 200 histories: SIDE_A 0.25 -> 5σL 44.8 runs, two steps 1+3σL / 3+1σL both named 82.0% / 78.5%
-#: (SIDE_A 0.4 at the x1.5 looks, before: 45.6, 80.5% / 74.5%); --thorough (0.07, first look 8):
-#: 66.2 runs, 92.0% / 92.0% (0.1 at the looks, before: 73.3, 92.0% / 93.0%)
+#: the residual test of a sub-range beside a found step starts from the layouts its ends have (at
+#: least SIDE_FIRST a side) and looks further (up to RESIDUAL_FAR) only while the sub-range's
+#: measured commits make a step of SIDE_STEP x the minimum effect, at one of the places a step could
+#: split them, at least SIDE_A times as likely as no step (side_llr: the lower boundary of Wald's
+#: test of those two; issue 21f), asked after every layout added a side (session 9; before, at the
+#: x1.5 looks only, which overshot the boundary).  bench/side_frontier.py, 200 histories, 16 commits:
+#: (SIDE_A, SIDE_FIRST) = (0.05, 4): a single 5σL step 63.8 runs, 2σL 74.5, two steps 1+3σL / 3+1σL
+#: both named 91.0% / 90.5%; (0.25, 3): 44.8, 61.5, 82.0% / 78.5%; session 8's default (0.4, 3, at
+#: the looks): 45.6, 61.7, 80.5% / 74.5%.  The default names every change point in nine of ten
+#: such ranges; a third of today's runs on a large single step would leave four in five
+#: (docs/bisect.md: "The decision"); --first-only is the cheap search for one culprit.
 SIDE_STEP = 2.0
-SIDE_A = 0.25
+SIDE_A = 0.05
+SIDE_FIRST = 4
 #: --thorough (Plan.thorough): the residual tests look on while a step is at least THOROUGH_A times
-#: as likely as none, and look first at THOROUGH_FIRST layouts a side at least (see docs/bisect.md)
-THOROUGH_A = 0.07
+#: as likely as none, and look first at THOROUGH_FIRST layouts a side at least: 1+3σL / 3+1σL both
+#: named 93.0% / 94.5%, a 5σL step 81.2 runs (simulate.py --thorough, 200 histories)
+THOROUGH_A = 0.02
 THOROUGH_FIRST = 8
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
@@ -869,7 +873,7 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         if len(side) < 2 or (plan.first_only and any(s.status == "found" for s in out.steps)):
             continue
         a, b = side[0], side[-1]
-        have = max(THOROUGH_FIRST if plan.thorough else MIN_LAYOUTS, min(pool.n(a), pool.n(b)))  # no layout it need not
+        have = max(THOROUGH_FIRST if plan.thorough else SIDE_FIRST, min(pool.n(a), pool.n(b)))  # no layout it need not
         cap = max(MIN_LAYOUTS, min(plan.max_layouts, max(have, RESIDUAL_FAR)))
         prober.ledger.residuals += 1
         level = family_level(plan.alpha, prober.ledger.residuals)
@@ -1002,7 +1006,7 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dic
     # the confirmation measures only its fresh seeds (beyond every seed a decision used); the two
     # sub-ranges beside the step: both ends of each brought to about two looks past the side test's
     # first (THOROUGH_FIRST with --thorough) where the endpoints and probes left them fewer
-    first = THOROUGH_FIRST if plan.thorough else MIN_LAYOUTS
+    first = THOROUGH_FIRST if plan.thorough else SIDE_FIRST
     sides = 0 if plan.first_only else 4 * max(0, math.ceil(GROWTH * GROWTH * first) - refs)
     runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf + sides)
     return {"endpoint_layouts": ends, "probes": probes, "probe_layouts": per_probe, "confirm_layouts": conf,
@@ -1091,6 +1095,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
                 ledger.probes += len(marks)
                 probes += len(marks)
                 rounds += -(-len(marks) // k)
+                _reload(probers, marks, good, bad, plan)
             lo, hi, cand = _window(commits, marks)
             if ctx is not None:
                 ctx.window = (commits, lo, hi)
@@ -1143,6 +1148,26 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes, rounds
+
+
+def _reload(probers: list, marks: dict, good, bad, plan: Plan) -> None:
+    """The layouts of the probes an earlier session judged (its marks), back into the pool of the
+    prober that judged them, GOOD and BAD as far (as judge_probe left them): a resumed bisection
+    then pools the same layouts, and its later tests and intervals are the uninterrupted one's.
+    (They come from the store: nothing is run again.)"""
+    for c, e in marks.items():
+        kl = int(e.get("layouts") or 0)
+        if kl <= 0:
+            continue
+        pr = next((p for p in probers if getattr(p, "name", None) and p.name == e.get("target")), probers[0])
+        r = int(e.get("runs") or plan.runs)
+        try:
+            for x in (good, bad):
+                if pr.pool.y.get(x, np.empty(0)).size < kl:
+                    _measure(pr, x, kl, r)
+            _measure(pr, c, kl, r)
+        except Skip:
+            continue
 
 
 # -- the single-layout baseline --------------------------------------------------------------------

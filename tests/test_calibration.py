@@ -227,34 +227,33 @@ def test_both_of_two_unequal_steps_more_often_than_the_ends_alone_allowed():
     """1+3 and 3+1 sigma_L pairs, 40 histories each (fixed seeds): the residual test beside the
     found large step looks further while the commits measured in its sub-range (probes
     included) make a step of twice the minimum effect at least SIDE_A times as likely as none
-    (decide.side_llr, issue 21f), and a later confirmation may look to 64 layouts, so the small
-    step is named too in 68 of 80 (session 8, SIDE_A 0.4 at the x1.5 looks: 68 too; while the
-    largest split z was more than 1 instead: 57; when only the range's ends decided how far a
-    residual test looked: 34; the side evidence dropped: 10; the rule's comparison flipped: 12);
-    never a commit without a step.  And the side tests ask their stop rule after every layout
-    added (session 9): 60 single 5 sigma_L steps take 42.4 runs a bisection (50.4 when it is
-    asked at the x1.5 looks only, at the same SIDE_A)."""
+    (decide.side_llr, issue 21f), asked after every layout added a side, and a later
+    confirmation may look to 64 layouts, so the small step is named too in 72 of 80 (session 9;
+    session 8's SIDE_A 0.4 at the x1.5 looks: 68; before that, while the largest split z was more
+    than 1 instead: 57; when only the range's ends decided how far a residual test looked: 34);
+    never a commit without a step.  The price: 60 single 5 sigma_L steps take 60.1 runs a
+    bisection (75.9 when the stop rule is asked at the x1.5 looks only, at the same SIDE_A)."""
     both = wrong = 0
     for sizes in ((1.0, 3.0), (3.0, 1.0)):
         for i in range(40):
             t = sim.one(sim.Scenario("t", "two", sizes=sizes, sigma_r=0.003), decide.Plan(), seed=31_000 + i)
             both += t["both"]
             wrong += t["wrong"]
-    assert both >= 63, both
+    assert both >= 68, both
+    assert wrong == 0
     runs = [sim.one(sim.Scenario("s", "step", 5.0, sigma_r=0.003), decide.Plan(), seed=32_000 + i)["runs"]
             for i in range(60)]
-    assert float(np.mean(runs)) <= 46.0, float(np.mean(runs))
-    assert wrong == 0
+    assert float(np.mean(runs)) <= 66.0, float(np.mean(runs))
 
 
 def test_thorough_names_both_of_two_unequal_steps_in_nine_of_ten_at_a_stated_price():
     """--thorough (Plan.thorough): the residual tests beside a found step look first at
     THOROUGH_FIRST layouts a side and go on while a step of twice the minimum effect is at least
     THOROUGH_A times as likely as none (asked after every layout added).  The same 80 histories
-    as above: the small step is named too in 73 of 80 (default 68), never a commit without a
-    step; and it is a price: 60 single
-    5 sigma_L steps take 60.0 runs a bisection instead of 42.4 (74.8 when the stop rule is asked at
-    the x1.5 looks only; bench/side_frontier.py, 200 histories: 66.2 vs 44.8)."""
+    as above: the small step is named too in 74 of 80 (default 72), never a commit without a
+    step; and it is a price: 60 single 5 sigma_L steps take 80.4 runs a bisection instead of 60.1
+    (98.0 when the stop rule is asked at the x1.5 looks only; bench/simulate.py --thorough, 200
+    histories: 81.2 vs 63.8)."""
     both = wrong = 0
     for sizes in ((1.0, 3.0), (3.0, 1.0)):
         for i in range(40):
@@ -266,7 +265,7 @@ def test_thorough_names_both_of_two_unequal_steps_in_nine_of_ten_at_a_stated_pri
     assert wrong == 0
     runs = [sim.one(sim.Scenario("s", "step", 5.0, sigma_r=0.003), decide.Plan(thorough=True), seed=32_000 + i)["runs"]
             for i in range(60)]
-    assert 50.0 <= float(np.mean(runs)) <= 66.0, float(np.mean(runs))
+    assert 70.0 <= float(np.mean(runs)) <= 88.0, float(np.mean(runs))
 
 
 def _ends_at(shift: float, sigma_l: float, seed: int, plan) -> decide.Ends:
@@ -294,11 +293,12 @@ def test_the_equivalence_holds_its_level_and_is_shown_sooner_at_low_layout_noise
 def test_the_residual_tests_stop_soon_beside_a_single_large_step():
     """60 single 5 sigma_L steps (fixed seeds): both sub-ranges beside the step are null, and
     their tests stop as the layouts make a step of twice the minimum effect unlikely (Wald's
-    lower boundary): 42.7 runs a bisection (the rule before: 41.8; the likelihood ratio's
-    drift term with its sign flipped: 233.8; the stop rule's comparison flipped: 151.2)."""
+    lower boundary, SIDE_A 0.05, asked after every layout): 60.1 runs a bisection (session 8,
+    SIDE_A 0.4 at the looks: 42.7; the likelihood ratio's drift term with its sign flipped:
+    233.8, the stop rule's comparison flipped: 151.2, both measured then)."""
     runs = [sim.one(sim.Scenario("s", "step", 5.0, sigma_r=0.003), decide.Plan(), seed=32_000 + i)["runs"]
             for i in range(60)]
-    assert float(np.mean(runs)) <= 50.0, float(np.mean(runs))
+    assert float(np.mean(runs)) <= 66.0, float(np.mean(runs))
 
 
 def test_the_plan_foretells_the_cost_within_a_factor_of_two():

@@ -379,3 +379,31 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     loud, looks, s2 = _spent(0.2, decide.Plan())
     assert 2 * decide.noise_cap(decide.Plan(), s2, decide._top_looks(decide.Plan()), 0.05) > 128
     assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 128, 128)
+
+
+def test_a_resumed_bisection_pools_the_layouts_its_marks_were_judged_on():
+    """An interrupted bisection resumes from its marks (the probes an earlier session judged are
+    not judged again); their layouts go back into the pool (decide._reload, from the store: no run
+    again), so the tests after them -- the confirmation's interval, the side tests' order, levels
+    and intervals -- are the uninterrupted bisection's.  Before, the resumed pool lacked them: a
+    real bisection printed other intervals and the two side tests in the other order (each at the
+    other's level) when run again from its store.  Five single 5 sigma_L histories, each resumed
+    after its first search."""
+    differ = 0
+    for i in range(5):
+        sc = sim.Scenario("s", "step", 5.0, sigma_r=0.003)
+        p1 = sim.SimProber(sc, np.random.default_rng(36_000 + i))
+        j1 = decide.MemoryJournal()
+        o1 = decide.bisect_range(p1, p1.names, decide.Plan(), j1)
+        first = [e for e in j1.log if e.get("segment") is None]
+        assert first and o1.status == "found"
+        p2 = sim.SimProber(sc, np.random.default_rng(36_000 + i))  # a new process, the same history
+        j2 = decide.MemoryJournal()
+        j2.log = [dict(e) for e in first]
+        o2 = decide.bisect_range(p2, p2.names, decide.Plan(), j2)
+        assert [(s.culprit, s.effect) for s in o2.steps] == [(s.culprit, s.effect) for s in o1.steps]
+        c1, c2 = o1.steps[0].confirmation, o2.steps[0].confirmation
+        assert (c2.ci_low, c2.ci_high) == (c1.ci_low, c1.ci_high)
+        assert o2.sides == o1.sides
+        differ += o2.runs != o1.runs
+    assert differ == 0

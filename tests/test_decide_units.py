@@ -117,8 +117,9 @@ def test_expected_cost_and_the_share_test_edges():
     assert big["endpoint_layouts"] == 4 and big["probes"] == 4
     assert big["runs"] == (2 * max(4, big["probe_layouts"]) + 4 * big["probe_layouts"] + 2 * big["confirm_layouts"]
                            + big["side_layouts"])
-    # the sides: both ends of both brought to ceil(1.5^2 x the side test's first look) = 7 (--thorough: 18) from 4
-    assert big["side_layouts"] == 4 * (7 - 4) == 12
+    # the sides: both ends of both brought to ceil(1.5^2 x the side test's first look) = 9 (SIDE_FIRST 4;
+    # --thorough: 18) from 4
+    assert decide.SIDE_FIRST == 4 and big["side_layouts"] == 4 * (9 - 4) == 20
     assert decide.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, thorough=True))["side_layouts"] == 4 * 14
     assert decide.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, first_only=True))["side_layouts"] == 0
 

@@ -44,7 +44,7 @@ def test_a_null_range_has_no_side_tests_and_a_setting_is_put_back():
     saved = decide.THOROUGH_A, decide.THOROUGH_FIRST
     with sf.setting(0.2, 6) as plan:
         assert plan.thorough and (decide.THOROUGH_A, decide.THOROUGH_FIRST) == (0.2, 6)
-    with sf.setting(decide.SIDE_A, decide.MIN_LAYOUTS) as plan:
+    with sf.setting(decide.SIDE_A, decide.SIDE_FIRST) as plan:
         assert plan == decide.Plan()
     assert (decide.THOROUGH_A, decide.THOROUGH_FIRST) == saved
 
@@ -69,12 +69,12 @@ def test_wald_expected_sample_size_matches_a_simulated_sprt():
 
 def test_the_script_prints_json():
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--histories", "2",
-                        "--settings", f"{decide.SIDE_A:g}:3", "--only", "frontier", "--no-today", "--json"],
+                        "--settings", f"{decide.SIDE_A:g}:{decide.SIDE_FIRST}", "--only", "frontier", "--no-today", "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     row = d["frontier"][0]
-    assert (row["side_a"], row["first"], row["thorough"]) == (decide.SIDE_A, 3, False)
+    assert (row["side_a"], row["first"], row["thorough"]) == (decide.SIDE_A, decide.SIDE_FIRST, False)
     assert set(row["rows"]) == {"step 5σL", "step 2σL", "two steps 1+3σL", "two steps 3+1σL"}
     bad = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--settings", "x"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
