@@ -146,6 +146,16 @@ class Plan:
     thorough: bool = False  #: the residual tests look further for a second, smaller step (THOROUGH_A)
 
     @property
+    def side_a(self) -> float:
+        """The side tests' stop boundary: SIDE_A, THOROUGH_A with ``thorough``."""
+        return THOROUGH_A if self.thorough else SIDE_A
+
+    @property
+    def side_first(self) -> int:
+        """The side tests' first look, layouts a side: SIDE_FIRST, THOROUGH_FIRST with ``thorough``."""
+        return THOROUGH_FIRST if self.thorough else SIDE_FIRST
+
+    @property
     def noise_top(self) -> int:
         """The furthest a test looks at a noisy benchmark (:func:`noise_cap`): 3x the cap, at most
         ``max_layouts``."""
@@ -469,16 +479,16 @@ class Ends:
 
 
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
-              go_on=None, every_layout: bool = False) -> Ends:
+              go_on=None) -> Ends:
     """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
     ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` when given; else up to the
     plan's cap at a quiet benchmark and on to ``plan.noise_top`` at a noisy one
     (:func:`noise_cap` from the pooled variance, or sooner once the estimate is below
     min_effect by z(NOISE_POWER) se), under the boundary of the whole design to noise_top;
     ``go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
-    whatever decides when); with ``every_layout`` it is asked after every layout added a side,
-    between the looks too, while "differs" and "noise" are judged at the looks only (their
-    boundaries are those of the looks' design)."""
+    whatever decides when): it is asked after every layout added a side, between the looks too
+    (a Wald boundary, crossed as soon as it is), while "differs" and "noise" are judged at the
+    looks only (their boundaries are those of the looks' design)."""
     tr, pool = _pool_of(prober)
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
@@ -497,7 +507,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     c_eq = gs_boundary(ns, a, one_sided=True)
     stop = looks[-1][0]
     steps = [(k, r, True) for k, r in looks]
-    if every_layout and go_on is not None:  # one layout a side at a time between the looks, for go_on
+    if go_on is not None:  # one layout a side at a time between the looks, for go_on
         steps = [(k, plan.runs, k in ns) for k in range(ns[0], ns[-1] + 1)]
     j = -1
     for k, r, at_look in steps:
@@ -867,21 +877,19 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
     y0 = pool.y
     sign = 1.0 if float(y0[c1].mean() - y0[c0].mean()) >= 0 else -1.0
     d1 = SIDE_STEP * math.log1p(plan.min_effect)  # the step a side test looks for (log scale)
-    side_a = THOROUGH_A if plan.thorough else SIDE_A
 
     for side in sorted((sub[:lo + 1], sub[hi:]), key=lambda sd: side_evidence(pool, sd, sign), reverse=True):
         if len(side) < 2 or (plan.first_only and any(s.status == "found" for s in out.steps)):
             continue
         a, b = side[0], side[-1]
-        have = max(THOROUGH_FIRST if plan.thorough else SIDE_FIRST, min(pool.n(a), pool.n(b)))  # no layout it need not
+        have = max(plan.side_first, min(pool.n(a), pool.n(b)))  # the first look buys no layout it need not
         cap = max(MIN_LAYOUTS, min(plan.max_layouts, max(have, RESIDUAL_FAR)))
         prober.ledger.residuals += 1
         level = family_level(plan.alpha, prober.ledger.residuals)
         try:
             e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap), prove_null=False),
                           level=level, cap=cap,
-                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(side_a),
-                          every_layout=True)
+                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(plan.side_a))
         except Skip:
             continue
         c = e.comparison
@@ -1006,8 +1014,7 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dic
     # the confirmation measures only its fresh seeds (beyond every seed a decision used); the two
     # sub-ranges beside the step: both ends of each brought to about two looks past the side test's
     # first (THOROUGH_FIRST with --thorough) where the endpoints and probes left them fewer
-    first = THOROUGH_FIRST if plan.thorough else SIDE_FIRST
-    sides = 0 if plan.first_only else 4 * max(0, math.ceil(GROWTH * GROWTH * first) - refs)
+    sides = 0 if plan.first_only else 4 * max(0, math.ceil(GROWTH * GROWTH * plan.side_first) - refs)
     runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf + sides)
     return {"endpoint_layouts": ends, "probes": probes, "probe_layouts": per_probe, "confirm_layouts": conf,
             "side_layouts": sides, "runs": runs, "step_in_noise_units": d}

@@ -324,7 +324,7 @@ def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
 
 
 def test_a_side_test_asks_its_stop_rule_after_every_layout_and_decides_at_its_looks_only():
-    """endpoints(..., go_on, every_layout=True), as the residual tests beside a found step call it:
+    """endpoints(..., go_on), as the residual tests beside a found step call it:
     go_on is asked after every layout added a side (3, 4, 5, ...), not only at the x1.5 looks, and
     "differs" is said only at a look (3, 5, 8, 12, 18, 27, cap): its boundary is the looks' design,
     and a crossing between them would spend a level the design did not count.  30 fixed pairs,
@@ -339,7 +339,7 @@ def test_a_side_test_asks_its_stop_rule_after_every_layout_and_decides_at_its_lo
         p.code[1], p.epoch[1] = math.log1p(0.008), 1
         asked: list[int] = []
         e = decide.endpoints(decide.Tracked(p), "c0", "c1", plan, level=0.05, cap=cap,
-                             go_on=lambda k, asked=asked: asked.append(k) or True, every_layout=True)
+                             go_on=lambda k, asked=asked: asked.append(k) or True)
         assert asked == list(range(3, 3 + len(asked))), asked
         assert asked[-1] >= e.layouts - 1 if asked else e.layouts == 3
         if e.status == "differs":
