@@ -153,8 +153,9 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def survives(pid: int, wait: float = 3.0) -> bool:
-    """``pid`` still runs ``wait`` seconds from now (a SIGKILL takes a moment to land)."""
+def survives(pid: int, wait: float = 30.0) -> bool:
+    """``pid`` still runs ``wait`` seconds from now (a SIGKILL takes a moment to land, longer on a
+    loaded machine; a dead process returns at once, so the wait costs nothing when it passes)."""
     import time
 
     t0 = time.monotonic()

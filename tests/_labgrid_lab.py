@@ -62,7 +62,7 @@ class LabgridLab:
         cdir = self.root / "coordinator"
         cdir.mkdir()
         self.coordinator = self._spawn(["labgrid-coordinator", "-l", self.address], cdir, "coordinator.log")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), 0.5).close()
@@ -78,7 +78,7 @@ class LabgridLab:
             self.client("-p", place, "create")
             self.client("-p", place, "add-match", f"*/{place}/*")
             self.client("-p", place, "set-tags", "pool=bench")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while self.client("resources").stdout.count("NetworkService") < n:
             if time.monotonic() > deadline:
                 raise RuntimeError("the exporters' resources did not reach the coordinator")

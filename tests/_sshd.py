@@ -70,7 +70,7 @@ LogLevel VERBOSE
         self.log = root / "sshd.log"
         self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.cfg)], stdout=open(self.log, "wb"),
                                      stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 120  # a loaded machine starts sshd slowly; a healthy one in ms
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"sshd exited: {self.log.read_text()}")

@@ -420,8 +420,9 @@ def test_runs_per_layout_from_a_stated_layout_cost_and_a_measured_run_cost(hist,
 
 
 def test_bisect_run_timeout_kills_a_hanging_benchmark_and_skips_its_commit(hist, tmp_path):
-    """--timeout on `bisect run`: a benchmark that hangs at one commit (a real sleep) is killed at
-    the timeout with a one-line reason, stored as a timeout, and its commit is skipped as one that
+    """--timeout on `bisect run`: a benchmark that hangs at one commit (a real ``sleep 300``) is killed
+    at the timeout (30 s: far above a healthy run's second or so, even on a loaded machine, and far
+    below the hang) with a one-line reason, stored as a timeout, and its commit is skipped as one that
     cannot be measured; the verdict is the range of candidates.  The benchmark elsewhere is the
     cachegrind cost of the image (valgrind run by a script: deterministic, layout-sensitive)."""
     from conftest import MINI_TOML, ROOT
@@ -442,14 +443,14 @@ def test_bisect_run_timeout_kills_a_hanging_benchmark_and_skips_its_commit(hist,
                                                 f'timeout = 20\ncommand = ["sh", "{bench}", "{{image}}"]\n\n[metrics]'))
     store = tmp_path / "t.sqlite"
     p = lb("bisect", "minikernel", f"{sha(hist, 2)}..{sha(hist, 5)}", "--repo", hist["repo"], "--target", "hang",
-           "--metric", "cost", "--runs", "1", "--no-shadow", "--first-only", "--timeout", "1", "--store", str(store),
+           "--metric", "cost", "--runs", "1", "--no-shadow", "--first-only", "--timeout", "30", "--store", str(store),
            "--json", env={"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(tmp_path / "profiles")})
     v = json.loads(p.stdout)
     lines = [ln for ln in p.stderr.splitlines() if ": timeout: " in ln]
-    assert lines and all("no end after 1s: killed" in ln for ln in lines), p.stderr
+    assert lines and all("no end after 30s: killed" in ln for ln in lines), p.stderr
     assert ("skip", hang) in marks(store) and "Traceback" not in p.stderr
     with sqlite3.connect(store) as c:
         st = c.execute("SELECT DISTINCT r.status, r.message FROM runs r JOIN builds b ON b.id = r.build_id "
                        "WHERE b.commit_sha = ?", (hang,)).fetchall()
-    assert st == [("timeout", "no end after 1s: killed")], st
+    assert st == [("timeout", "no end after 30s: killed")], st
     assert v["status"] == "range" and set(v["range"]) == {hang, hist["regression"]}, v["message"]

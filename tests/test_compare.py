@@ -84,7 +84,7 @@ def test_sigkill_loses_nothing_and_resume_runs_only_what_is_missing(workdir, tmp
 
 def test_a_hang_is_killed_at_its_timeout_and_recorded(workdir, tmp_path):
     db = tmp_path / "r.sqlite"
-    p = lb("compare", "minikernel", "--layouts", "default", "--runs", "2", "--args", "hang", "--timeout", "2",
+    p = lb("compare", "minikernel", "--layouts", "default", "--runs", "2", "--args", "hang", "--timeout", "10",
            "--store", str(db), check=False)
     assert p.returncode != 0 and "Traceback" not in p.stderr
     assert "no run of minikernel produced metrics" in p.stderr

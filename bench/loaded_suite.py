@@ -1,0 +1,57 @@
+"""The test suite on a busy machine: runs the README's test command while CPU-bound loops run beside
+it, and prints its wall time, the load it ran under and its ten slowest tests.
+
+    python3 bench/loaded_suite.py                 # two loops beside the whole suite
+    python3 bench/loaded_suite.py --loops 4 -- tests/test_bisect.py -k timeout
+
+No test may depend on how fast the machine is: every timeout in a test is far above the work's normal
+duration (a hang is a ``sleep 300``), and every polling loop waits for its event, not for a fixed time.
+This script is the check: the suite must pass as it does on a quiet machine.  The loops are started and
+stopped here (``yes > /dev/null``, one process each); they end with the script, whatever ends it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--loops", type=int, default=2, help="CPU-bound loops beside the suite (default 2)")
+    ap.add_argument("pytest_args", nargs="*", help="after --: passed to pytest (default: the whole suite)")
+    a = ap.parse_args(argv)
+    loops = [subprocess.Popen(["sh", "-c", "exec yes > /dev/null"], start_new_session=True)
+             for _ in range(a.loops)]
+    loads: list[float] = []
+    t0 = time.monotonic()
+    try:
+        suite = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-ra", "--durations=10", *a.pytest_args],
+                                 cwd=ROOT)
+        while suite.poll() is None:
+            loads.append(os.getloadavg()[0])
+            try:
+                suite.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        rc = suite.returncode
+    finally:
+        for p in loops:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    wall = time.monotonic() - t0
+    mean = sum(loads) / len(loads) if loads else float("nan")
+    print(f"loaded suite: exit {rc}, {wall / 60:.1f} min wall, {a.loops} CPU loop(s) beside it, "
+          f"1-min load average {mean:.1f} mean, {max(loads, default=float('nan')):.1f} max, on {os.cpu_count()} cores")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""bench/loaded_suite.py: the suite beside CPU-bound loops, which it starts and always stops."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def _yes_pids() -> set[str]:
+    return set(subprocess.run(["pgrep", "-x", "yes"], capture_output=True, text=True).stdout.split())
+
+
+def _loaded(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "loaded_suite.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_the_loaded_suite_reports_its_run_and_leaves_no_loop_behind():
+    before = _yes_pids()
+    p = _loaded("--loops", "2", "--", "tests/test_structure.py", "-k", "eight")
+    assert p.returncode == 0, p.stdout + p.stderr
+    last = p.stdout.strip().splitlines()[-1]
+    assert last.startswith("loaded suite: exit 0, ") and "2 CPU loop(s) beside it" in last, p.stdout
+    assert "slowest 10 durations" in p.stdout  # pytest's --durations table
+    assert _yes_pids() <= before
+
+
+def test_the_loaded_suite_fails_when_the_suite_does():
+    p = _loaded("--loops", "1", "--", "tests/test_structure.py", "-k", "no_such_test_name")
+    assert p.returncode == 5 and "loaded suite: exit 5, " in p.stdout  # pytest: no test ran
