@@ -7,12 +7,14 @@ it, and prints its wall time, the load it ran under and its ten slowest tests.
 No test may depend on how fast the machine is: every timeout in a test is far above the work's normal
 duration (a hang is a ``sleep 300``), and every polling loop waits for its event, not for a fixed time.
 This script is the check: the suite must pass as it does on a quiet machine.  The loops are started and
-stopped here (``yes > /dev/null``, one process each); they end with the script, whatever ends it.
+stopped here (``yes > /dev/null``, one process each); they and the suite end with the script, whatever
+ends it (the kernel's parent-death signal, PR_SET_PDEATHSIG, kills them when its process ends).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import signal
 import subprocess
@@ -23,18 +25,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL it when this script's process ends (prctl PR_SET_PDEATHSIG)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loops", type=int, default=2, help="CPU-bound loops beside the suite (default 2)")
     ap.add_argument("pytest_args", nargs="*", help="after --: passed to pytest (default: the whole suite)")
     a = ap.parse_args(argv)
-    loops = [subprocess.Popen(["sh", "-c", "exec yes > /dev/null"], start_new_session=True)
-             for _ in range(a.loops)]
+    loops = [subprocess.Popen(["sh", "-c", "exec yes > /dev/null"], start_new_session=True,
+                              preexec_fn=_die_with_parent) for _ in range(a.loops)]
     loads: list[float] = []
     t0 = time.monotonic()
+    suite = None
     try:
         suite = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-ra", "--durations=10", *a.pytest_args],
-                                 cwd=ROOT)
+                                 cwd=ROOT, preexec_fn=_die_with_parent)
         while suite.poll() is None:
             loads.append(os.getloadavg()[0])
             try:
@@ -43,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
                 pass
         rc = suite.returncode
     finally:
+        if suite is not None and suite.poll() is None:
+            suite.kill()
+            suite.wait()
         for p in loops:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()

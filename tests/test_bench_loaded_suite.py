@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 from conftest import ROOT
 
@@ -30,3 +35,29 @@ def test_the_loaded_suite_reports_its_run_and_leaves_no_loop_behind():
 def test_the_loaded_suite_fails_when_the_suite_does():
     p = _loaded("--loops", "1", "--", "tests/test_structure.py", "-k", "no_such_test_name")
     assert p.returncode == 5 and "loaded suite: exit 5, " in p.stdout  # pytest: no test ran
+
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+def test_the_loops_end_with_the_script_whatever_ends_it(sig, tmp_path):
+    inner = tmp_path / "test_inner.py"
+    inner.write_text("import time\n\ndef test_long():\n    time.sleep(600)\n")
+    before = _yes_pids()
+    p = subprocess.Popen([sys.executable, str(ROOT / "bench" / "loaded_suite.py"), "--loops", "2", "--", str(inner)],
+                         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(_yes_pids() - before) < 2:
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.1)
+    ours = _yes_pids() - before
+    os.kill(p.pid, sig)
+    p.wait(timeout=120)
+
+    def left() -> tuple[set[str], list[str]]:  # our loops, and the suite it ran
+        return ours & _yes_pids(), subprocess.run(["pgrep", "-f", str(inner)], capture_output=True,
+                                                  text=True).stdout.split()
+
+    deadline = time.monotonic() + 60
+    while any(left()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left() == (set(), [])
