@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 from markdown_it import MarkdownIt
 
+from conftest import lb
 from layoutbench import reference
 from layoutbench.cli import main
 
@@ -80,15 +81,15 @@ def test_the_link_check_sees_a_missing_file_and_a_missing_heading(tmp_path, monk
 
 # -- examples ---------------------------------------------------------------------------------------
 
-def commands(text: str) -> list[list[str]]:
-    """The argument lists after ``layoutbench`` of every example: each line of a code block and each
-    code span that runs it (``$ ``, ``VAR=x``, ``nice -n 10`` before it; ``&&``, ``|``, ``;`` between
+def commands(text: str, spans: bool = True) -> list[list[str]]:
+    """The argument lists after ``layoutbench`` of every example: each line of a code block and (with
+    ``spans``) each code span that runs it (``$ ``, ``VAR=x``, ``nice -n 10`` before it; ``&&``, ``|``, ``;`` between
     commands; ``#`` comments and redirections after it; ``\\`` continues a line)."""
     pieces = []
     for tok in _tokens(text):
         if tok.type in ("fence", "code_block"):
             pieces += tok.content.replace("\\\n", " ").splitlines()
-        elif tok.type == "code_inline":
+        elif tok.type == "code_inline" and spans:
             pieces.append(tok.content)
     out = []
     for line in pieces:
@@ -163,6 +164,67 @@ def test_the_example_check_sees_a_made_up_flag_command_and_value(tmp_path):
     assert len(problems) == 4, problems
     assert "--frobnicate" in problems[0] and "frob" in problems[1] and "two" in problems[2] \
         and "--no-such" in problems[3]
+
+
+def shown(md: Path) -> dict[str, list[str]]:
+    """``$ layoutbench ...`` command line → the output lines a console block shows under it."""
+    out: dict[str, list[str]] = {}
+    for tok in _tokens(md.read_text()):
+        if tok.type == "fence" and tok.info.strip() == "console":
+            cmd = None
+            for line in tok.content.splitlines():
+                if line.startswith("$ "):
+                    cmd = line[2:].strip()
+                    out.setdefault(cmd, [])
+                elif cmd:
+                    out[cmd].append(line)
+    return out
+
+
+#: commands of getting-started.md whose output has the same lines on every machine with setup.sh's tools
+#: (numbers aside: a static-glibc program's counts move with the length of its path, which holds the
+#: work folder's, since glibc's start-up code reads argv[0])
+SAME_EVERYWHERE = ("layoutbench kernels", "layoutbench layouts",
+                   "layoutbench compare docs/guide/example --target cachegrind --layouts default,random:4 --runs 1")
+
+
+def _shape(line: str) -> str:
+    """A line with every number as N and every run of blanks as one space."""
+    return re.sub(r"\s+", " ", re.sub(r"\d[\d.,]*(e[+-]?\d+)?", "N", line)).strip()
+
+
+def missing_lines(printed: str, lines: list[str]) -> list[str]:
+    """The lines of an excerpt the command did not print, numbers aside (``…`` stands for lines, or
+    for a line's end, left out)."""
+    got = [_shape(g) for g in printed.splitlines()]
+    out = []
+    for want in lines:
+        w = _shape(want)
+        if w != "…" and not any(g == w or (w.endswith("…") and g.startswith(w[:-1].rstrip())) for g in got):
+            out.append(want)
+    return out
+
+
+def test_getting_started_runs_as_written(tmp_path):
+    """Every command of the page's code blocks runs, in order, in a fresh work folder and exits 0;
+    the commands whose output does not depend on the machine print every line the page shows."""
+    page = GUIDE / "getting-started.md"
+    runs = commands(page.read_text(), spans=False)
+    assert ["compare", "docs/guide/example", "--target", "cachegrind", "--layouts", "default,random:4",
+            "--runs", "1"] in runs
+    excerpts = shown(page)
+    for args in runs:
+        p = lb(*args, cwd=ROOT, env={"LAYOUTBENCH_DIR": str(tmp_path / "work")})
+        line = "layoutbench " + shlex.join(args)
+        if line in SAME_EVERYWHERE:
+            assert missing_lines(p.stdout + p.stderr, excerpts[line]) == [], \
+                f"{page.name} shows lines `{line}` no longer prints: paste its output again"
+
+
+def test_the_excerpt_check_sees_a_changed_line():
+    printed = "a   1.5 ± 0\nlong line with an end\n"
+    assert missing_lines(printed, ["a 2.25 ± 10", "…", "long line…"]) == []
+    assert missing_lines(printed, ["b 1.5 ± 0", "a 1.5 ±", "other…"]) == ["b 1.5 ± 0", "a 1.5 ±", "other…"]
 
 
 # -- generated reference ----------------------------------------------------------------------------
