@@ -14,7 +14,8 @@ import click
 from markdown_it import MarkdownIt
 
 from conftest import lb
-from layoutbench import reference
+from layoutbench import profile, reference
+from layoutbench.errors import LayoutbenchError
 from layoutbench.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,6 +226,65 @@ def test_the_excerpt_check_sees_a_changed_line():
     printed = "a   1.5 ± 0\nlong line with an end\n"
     assert missing_lines(printed, ["a 2.25 ± 10", "…", "long line…"]) == []
     assert missing_lines(printed, ["b 1.5 ± 0", "a 1.5 ±", "other…"]) == ["b 1.5 ± 0", "a 1.5 ±", "other…"]
+
+
+# -- profile snippets -------------------------------------------------------------------------------
+
+#: what a snippet of [targets.*] tables is loaded inside: a profile with the images they may name
+HOST_PROFILE = """name = "snippet"
+[source]
+tree = "."
+[build]
+command = "true"
+[images.hosted]
+objects = "hosted.objs"
+template = "elf-x86_64.ld.in"
+entry = "_start"
+base = 0x400000
+[images.kernel]
+objects = "kernel.objs"
+template = "elf-x86_64.ld.in"
+entry = "pvh_start32"
+base = 0x100000
+"""
+
+
+def snippet_problems(md: Path, tmp: Path, seen: list | None = None) -> list[str]:
+    """A whole profile (a toml block that names ``[build]``) or ``[targets.*]`` tables of ``md`` that the
+    profile loader refuses, with its one line."""
+    out = []
+    for i, tok in enumerate(t for t in _tokens(md.read_text()) if t.type == "fence" and t.info.strip() == "toml"):
+        text = tok.content
+        if "[build]" in text:
+            toml = text
+        elif text.lstrip().startswith("[targets."):
+            toml = HOST_PROFILE + text
+        else:
+            continue
+        d = tmp / f"{md.stem}-{i}"
+        d.mkdir()
+        if seen is not None:
+            seen.append(d)
+        (d / "kernel.toml").write_text(toml)
+        try:
+            profile.load(str(d / "kernel.toml"))
+        except LayoutbenchError as e:
+            out.append(f"{md.name}, toml block {i + 1}: {e}")
+    return out
+
+
+def test_every_profile_snippet_of_the_guide_loads(tmp_path):
+    seen: list[Path] = []
+    assert [p for md in sorted(GUIDE.glob("*.md")) for p in snippet_problems(md, tmp_path, seen)] == []
+    assert len(seen) >= 4  # the profiles of getting-started and kernels, the target tables of targets and farm
+
+
+def test_the_snippet_check_sees_a_misspelt_setting(tmp_path):
+    md = tmp_path / "x.md"
+    md.write_text('```toml\n[targets.bench1]\nkind = "ssh"\nhost = "b"\nlayout_costs = 60\n```\n')
+    (tmp_path / "w").mkdir()
+    [problem] = snippet_problems(md, tmp_path / "w")
+    assert "has no setting 'layout_costs' for kind ssh; did you mean 'layout_cost'?" in problem
 
 
 # -- generated reference ----------------------------------------------------------------------------
