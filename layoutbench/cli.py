@@ -467,6 +467,10 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json, cache, cache_targe
 
     if not cache and (cache_target or cachegrind_out or functions):
         raise LayoutbenchError("--target, --cachegrind-out and --functions go with --cache L1I|SIZE,WAYS,LINE")
+    if cache and cache.upper() != "L1I":  # a bad geometry is said before anything is built
+        from .symdiff.cache import parse_geometry
+
+        parse_geometry(cache)
     a = specs.symdiff_side(old, image, repo, say)
     b = specs.symdiff_side(new, image, repo, say)
     res = symdiff.diff(a, b)

@@ -56,7 +56,8 @@ objects = "prog.objs"
 kind = "local"
 image = "prog"
 """
-GROWN = "for (int k = 0; k < (i & 7); k++) buf[(i + k * 31) & 255] ^= (char)(k * i + (i >> 3));"
+GROWN = ("for (int k = 0; k < (i & 7); k++) buf[(i + k * 31) & 255] ^= (char)(k * i + (i >> 3)); "
+         "if (memchr(buf, i, 9) && strrchr(buf, 'q')) buf[1]++;")  # two more IFUNCs: .rela.iplt and .init move
 
 
 def _program(root, grow: bool):
@@ -109,13 +110,15 @@ def test_static_libc_members_are_not_user_objects(static_pair):
 
 
 def test_static_libc_origin_in_text_first_and_said_plainly(static_pair):
-    """hot_step grew: the first shift origin is in .text and names it, ahead of .fini or
-    __libc_freeres_fn, which only start later because .text grew."""
+    """hot_step grew and calls two more IFUNCs of libc (memchr, strrchr): .init, placed before
+    .text, starts later too (the IFUNC relocations before it grew), but the first shift origin
+    is in .text and names hot_step; .init's is told after it."""
     a, b = static_pair
     d = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
     first = d["shift_origins"][0]
     assert first["section"] == ".text", d["shift_origins"][:3]
     assert first["cause"] == "resized" and first["responsible"] == "stage_d.o:hot_step", first
+    assert any(g["section"] == ".init" for g in d["shift_origins"][1:]), d["shift_origins"]
     assert all("nothing" not in g["detail"] for g in d["shift_origins"])
 
 
