@@ -211,8 +211,9 @@ def main() -> None:
               f"{sc:>11.3f}s {nc:>7.3f}s {sc / max(nc, 1e-3):>5.2f}x   {pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
               + (f"   {got[3][0]:>7.3f}s {got[3][1]:>5.3f}s" if args.baseline else ""), flush=True)
         if args.cache:  # the cache view's own cost: the same diff on the Python path plus the view
-            big = subprocess.run([NM, "-S", "--size-sort", "--defined-only", str(b)], capture_output=True,
-                                 text=True).stdout.split()[3::4][-8:]
+            listed = subprocess.run([NM, "-S", "--size-sort", "--defined-only", str(b)], capture_output=True,
+                                    text=True).stdout.splitlines()
+            big = [f[3] for f in map(str.split, listed) if len(f) == 4 and f[2] in "tT"][-8:]  # functions
             view = cmd + ["--cache", args.cache, "--functions", ",".join(big)]
             (vw, vc, vrc, _), (qw, qc, _, _) = side_by_side(
                 [(view, False, ours), (cmd, False, {**ours, "LAYOUTBENCH_NATIVE": "0"})], args.runs)

@@ -109,6 +109,22 @@ def test_static_libc_members_are_not_user_objects(static_pair):
     assert mine == {"main", "hot_step", "zz_keep", "buf", "kept"}, mine
 
 
+def test_static_libc_members_without_a_plan(static_pair, tmp_path):
+    """The same images as bare ELF files (no plan beside them: objects from STT_FILE symbols):
+    the source files' rows hold only their own symbols, libc's are on libc.a members."""
+    sides = []
+    for i, elf in enumerate(static_pair):
+        (tmp_path / str(i)).mkdir()
+        sides.append(tmp_path / str(i) / "prog")
+        sides[-1].write_bytes(elf.read_bytes())
+    d = json.loads(lb("symdiff", *map(str, sides), "--json", check=False).stdout)
+    assert d["mapping"] == "file"
+    files = {s["name"] for s in d["symbols"] if s["object"] in ("main.c", "stage_d.c", "zz_extra.c")}
+    assert files and files <= {"main", "hot_step", "zz_keep", "buf", "kept", "cmp"}, sorted(files)[:20]
+    by = {s["name"]: s["object"] for s in d["symbols"]}
+    assert by["strcmp"] == "libc.a(strcmp.o)" and by["_start"] == "crt1.o" and by["buf"] == "stage_d.c"
+
+
 def test_static_libc_origin_in_text_first_and_said_plainly(static_pair):
     """hot_step grew and calls two more IFUNCs of libc (memchr, strrchr): .init, placed before
     .text, starts later too (the IFUNC relocations before it grew), but the first shift origin

@@ -45,45 +45,49 @@ NM = "llvm-nm-19"
 
 @functools.lru_cache(maxsize=None)
 def _archive_paths() -> tuple[str, ...]:
+    """The crt files and archives the compiler driver links, found in its library search
+    directories (``clang -print-search-dirs``, one call) in order, as ``-print-file-name`` would."""
     cc = shutil.which(CC) or shutil.which("cc")
+    if cc is None:
+        return ()
+    try:
+        text = subprocess.run([cc, "-print-search-dirs"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    dirs = next((line.split("=", 1)[1].split(":") for line in text.splitlines() if line.startswith("libraries:")), [])
     out = []
     for name in CRT + ARCHIVES:
-        if cc is None:
-            break
-        try:
-            p = subprocess.run([cc, f"-print-file-name={name}"], capture_output=True, text=True, timeout=60).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if os.path.isabs(p) and os.path.isfile(p):
-            out.append(os.path.realpath(p))
+        hit = next((os.path.join(d, name) for d in dirs if d and os.path.isfile(os.path.join(d, name))), None)
+        if hit:
+            out.append(os.path.realpath(hit))
     return tuple(out)
 
 
 @functools.lru_cache(maxsize=8)
 def _index(paths: tuple[str, ...], stamps: tuple) -> dict[str, str]:
-    """Global name → ``archive(member)`` of its first definition in the archives."""
+    """Global name → ``archive(member)`` (or crt file) of its first definition, in ``paths`` order
+    (one ``llvm-nm`` call over all of them)."""
     nm = shutil.which(NM) or shutil.which("llvm-nm") or shutil.which("nm")
     found: dict[str, str] = {}
-    if nm is None:
+    if nm is None or not paths:
         return found
-    for path in paths:
-        try:
-            p = subprocess.run([nm, "-A", "-g", "--defined-only", "-P", path], capture_output=True, text=True,
-                               timeout=600)
-        except (OSError, subprocess.SubprocessError):
+    try:
+        p = subprocess.run([nm, "-A", "-g", "--defined-only", "-P", *paths], capture_output=True, text=True,
+                           timeout=600)
+    except (OSError, subprocess.SubprocessError):
+        return found
+    for line in p.stdout.splitlines():
+        head, sep, rest = line.partition(": ")
+        if not sep or rest == "no symbols":
             continue
-        base = os.path.basename(path)
-        for line in p.stdout.splitlines():
-            head, sep, rest = line.partition(": ")
-            if not sep or rest == "no symbols":
-                continue
-            if head.endswith("]") and "[" in head:  # an archive's member: libc.a[strcmp.o]
-                where = f"{base}({head[:-1].rsplit('[', 1)[1]})"
-            else:  # an object file (a crt file)
-                where = base
-            name = rest.split(" ", 1)[0]
-            if name:
-                found.setdefault(name, where)
+        if head.endswith("]") and "[" in head:  # an archive's member: /usr/lib/.../libc.a[strcmp.o]
+            path, member = head[:-1].rsplit("[", 1)
+            where = f"{os.path.basename(path)}({member})"
+        else:  # an object file (a crt file)
+            where = os.path.basename(head)
+        name = rest.split(" ", 1)[0]
+        if name:
+            found.setdefault(name, where)
     return found
 
 

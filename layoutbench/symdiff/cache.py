@@ -241,7 +241,7 @@ def print_view(console, v: dict) -> None:
     g = v["geometry"]
     console.print(f"cache: {g['size']} bytes, {g['ways']}-way, {g['line']}-byte lines = {g['sets']} sets "
                   f"(from {g['source']})", markup=False)
-    t = Table(box=None, pad_edge=False, title="hot functions: cache lines, sets, pages (old -> new)",
+    t = Table(box=None, pad_edge=False, title="hot functions: cache sets and 4 KiB pages (old -> new)",
               title_justify="left")
     for col, j in (("function", "left"), ("object", "left"), ("Ir", "right"), ("old sets", "left"),
                    ("new sets", "left"), ("pages", "left")):
