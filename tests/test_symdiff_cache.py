@@ -8,7 +8,9 @@ functions' sets, the pairs that share sets in one image only, and the per-functi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -194,3 +196,44 @@ def test_cache_view_named_functions_and_given_geometry(mini):
              str(mini), "--cache", "3000,2,64", check=False)
     assert bad.returncode == 2 and bad.stderr.startswith("layoutbench: error: cache geometry") and \
         "Traceback" not in bad.stderr
+
+
+def _cg_annotate(out) -> dict[str, tuple[int, int]]:
+    """function → (Ir, I1mr) as valgrind's cg_annotate prints them (functions above its threshold)."""
+    text = subprocess.run(["cg_annotate", "--show=Ir,I1mr", str(out)], capture_output=True, text=True,
+                          check=True).stdout
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+([\d,]+) \([^)]*\)\s+[^:\s]+:(\S+)$", line)
+        if m:
+            got[m.group(3)] = (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")))
+    return got
+
+
+def test_cache_view_counts_are_cg_annotates(mini, tmp_path):
+    """The images run under the profile's cachegrind target here, their output files given with
+    --cachegrind-out: every function cg_annotate lists has the same Ir and I1 misses in the view,
+    and the view equals the one from symdiff's own cachegrind runs."""
+    from layoutbench import targets
+
+    d = json.loads(lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo",
+                      str(mini), "--json", check=False).stdout)
+    t = targets.make(profile.load("minikernel"), "cachegrind")
+    outs = []
+    for side in ("old", "new"):
+        log = tmp_path / f"{side}.log"
+        t.run(Path(d[side]["path"]), log)
+        outs.append(log.with_suffix(".cachegrind"))
+    v = _view(mini, "--cachegrind-out", str(outs[0]), "--cachegrind-out", str(outs[1]))
+    assert v == _view(mini)
+    misses = {m["name"]: m for m in v["misses"]}
+    funcs = {f["name"]: f for f in v["functions"]}
+    for side, out in zip(("old", "new"), outs):
+        listed = _cg_annotate(out)
+        assert len(listed) > 20
+        for name, (ir, i1mr) in listed.items():
+            if name in misses:
+                assert misses[name][side] == i1mr, (side, name)
+            if name in funcs:
+                assert funcs[name]["ir"][side] == ir and funcs[name]["i1_misses"][side] == i1mr, (side, name)
+        assert sum(i1mr for _, i1mr in listed.values()) <= v["total"]["i1_misses"][side]
