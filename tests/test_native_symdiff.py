@@ -1,8 +1,8 @@
 """The native `layoutbench symdiff OLD NEW [--json]` (native/symdiff, issue 14) prints what the
 Python path prints, JSON and text, byte for byte, with the same exit status: on minikernel pairs over all six
 layouts, pairs with real code changes (a grown function, a changed constant, a new object), a
-static-glibc program (handed back: its archive members are found by Python)
-and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
+static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found;
+libc's archive members on both paths) and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
 once on the fast path (the helper says so on stderr under LAYOUTBENCH_NATIVE_TRACE=1) and once
 with LAYOUTBENCH_NATIVE=0 (Python).  What the helper does not handle it hands back to Python.
 """
@@ -160,14 +160,15 @@ def prog(tmp_path_factory, workdir):
 def test_static_glibc_program(prog):
     """Found by path only, the profile's objects are not found, but the units recorded beside
     each image at link time map its symbols; without them: STT_FILE mapping (and a note).
-    A static C library's symbols go to their archive members, which only Python finds: the
-    helper hands the program back."""
+    glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too, and
+    libc's symbols go to the same libc.a members on both paths."""
     _, (a, b) = prog
-    d = both(a, b, handed_back=True)
+    d = both(a, b)
+    assert {s["object"] for s in d["symbols"] if s["name"] == "strcmp"} == {"libc.a(strcmp.o)"}
     assert d["mapping"] == "plan" and not d["notes"]
     assert d["counts"]["moved"] > 100  # libc's code moves with the plan's units before it
     with without_units(a, b):
-        d = both(a, b, handed_back=True)
+        d = both(a, b)
     assert d["mapping"] == "file" and d["notes"]
     assert d["counts"]["moved"] > 100
 
@@ -176,7 +177,7 @@ def test_static_glibc_program_with_its_profile(prog):
     """With its profile folder on LAYOUTBENCH_PROFILES the objects are found: the plan maps them."""
     root, (a, b) = prog
     with without_units(a, b):
-        d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)}, handed_back=True)
+        d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)})
     assert d["mapping"] == "plan" and not d["notes"]
 
 
@@ -192,14 +193,14 @@ int main(int argc, char **argv) { (void)argv; tls_zero += argc; return tls_count
 def test_static_glibc_tls_initial_values(tmp_path, init, status):
     """TLS symbols' values are offsets in the TLS block: their bytes (initial values) are read at
     the TLS segment's start + value, on both paths.  The same initial value is unchanged, another
-    one is changed; glibc's own TLS symbols are unchanged (a static C library: handed back)."""
+    one is changed; glibc's own TLS symbols are unchanged; nothing is handed back."""
     exes = []
     for name, value in (("a", "1"), ("b", init)):
         src = tmp_path / f"{name}.c"
         src.write_text(TLS_C.replace("INIT", value))
         subprocess.run(["clang-19", "-O1", "-static", "-o", str(tmp_path / name), str(src)], check=True)
         exes.append(tmp_path / name)
-    d = both(*exes, handed_back=True)
+    d = both(*exes)
     by = {s["name"]: s for s in d["symbols"]}
     assert by["tls_counter"]["status"] == status
     assert by["tls_name"]["status"] == by["tls_zero"]["status"] == "unchanged"

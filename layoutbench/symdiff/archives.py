@@ -20,6 +20,8 @@ so an archive member's locals follow the ``STT_FILE`` of whichever object came b
   user's file, else it is shown as ``(global)``.
 
 Only images that link a C library statically (they define ``__libc_start_main``) are looked at.
+``native/symdiff/src/archives.rs`` is the same, compiled (``tests/test_native_symdiff.py``
+compares both on a static-glibc program).
 """
 
 from __future__ import annotations

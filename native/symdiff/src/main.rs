@@ -6,6 +6,7 @@
 //! with LAYOUTBENCH_NATIVE=0) before printing anything, or exits 125 when not started by the
 //! layoutbench front end.
 
+mod archives;
 mod elf;
 mod image;
 mod json;
@@ -85,10 +86,6 @@ fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, HandBack> {
     let mut img = image::read_image(side).map_err(|e| HandBack(format!("{side}: {e}")))?;
     img.side = which;
     mark(&format!("{which} image read"));
-    if img.syms.iter().any(|s| s.name == "__libc_start_main") {
-        // symdiff/archives.py: a static C library's symbols go to their archive members
-        return Err(HandBack(format!("{side}: links a C library statically (archive members are found in Python)")));
-    }
     let p = Path::new(side);
     let plan_path = p.parent().unwrap_or(Path::new("")).join("plan.json");
     let mut objects = None;

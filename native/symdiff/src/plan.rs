@@ -602,12 +602,21 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
         }
     }
     let starts = match recorded {
-        Some(s) => s,
-        None => match replayed(img, objects) {
-            Some(s) => s,
-            None => return,
-        },
+        Some(s) => Some(s),
+        None => replayed(img, objects),
     };
+    let mut placed = vec![false; img.syms.len()];
+    if let Some(starts) = starts {
+        place_units(img, starts, &by_sec, &mut placed);
+    }
+    crate::archives::attribute(img, &placed);
+    if img.mapping == "plan" {
+        one_row_per_object(img, &placed);
+    }
+}
+
+/// objects._placed: symbols inside the plan's units belong to the unit's object.
+fn place_units(img: &mut Image, starts: Starts, by_sec: &Map<usize, Vec<usize>>, placed: &mut [bool]) {
     let end = img.markers.iter().find(|m| m.0 == "__lb_text_units_end").map(|m| m.1);
     let mut rank: Map<&str, usize> = Map::default();
     for ((_, o), _) in &starts {
@@ -644,13 +653,11 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
             }
         }
     }
-    let mut placed = vec![false; img.syms.len()];
     for (i, o) in set {
         img.syms[i].obj = o;
         placed[i] = true;
     }
     img.mapping = "plan";
-    one_row_per_object(img, &placed);
 }
 
 /// objects._stem: a file name without its extension.
@@ -690,7 +697,7 @@ fn one_row_per_object(img: &mut Image, placed: &[bool]) {
     }
     let mut found: Map<&'static str, Option<&'static str>> = Map::default();
     for (i, s) in img.syms.iter_mut().enumerate() {
-        if placed[i] || s.obj.is_empty() || s.obj == "crtstuff.c" || s.obj == "(toolchain / archives)" {
+        if placed[i] || s.obj.is_empty() || s.obj == "crtstuff.c" || s.obj == crate::archives::TOOLCHAIN {
             continue;
         }
         let f = *found.entry(s.obj).or_insert_with(|| {
