@@ -58,7 +58,7 @@ class Group(click.Group):
         except (KeyboardInterrupt, procs.Terminated) as e:
             procs.kill_all()
             err.print("layoutbench: interrupted; what was stored is kept, run the same command to resume")
-            sys.exit(143 if isinstance(e, procs.Terminated) else 130)
+            sys.exit(128 + e.signum if isinstance(e, procs.Terminated) else 130)
         finally:
             procs.kill_all()
 
