@@ -450,6 +450,21 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     err("report empty store", "report", "tiny", "-o", str(tmp / "rep"), "--store", str(tmp / "empty-r.sqlite"))
     (tmp / "outfile").write_text("x")
     err("report -o a file", "report", "tiny", "-o", str(tmp / "outfile"), "--store", str(tmp / "empty-r2.sqlite"))
+    # an output folder that is not layoutbench's: refused before anything is read, and left as it was
+    mine = tmp / "rep-mine"
+    (mine / "files").mkdir(parents=True, exist_ok=True)
+    (mine / "files" / "thesis.txt").write_text("thesis\n")
+    err("report -o a folder holding a user's file", "report", "tiny", "-o", str(mine),
+        check=lambda o, e: "did not write" in e and (mine / "files" / "thesis.txt").read_text() == "thesis\n"
+        and sorted(os.listdir(mine)) == ["files"])
+    (tmp / "rep-elsewhere").mkdir(exist_ok=True)
+    if not (tmp / "rep-link").is_symlink():
+        (tmp / "rep-link").symlink_to(tmp / "rep-elsewhere")
+    err("report -o a symbolic link to an empty folder", "report", "tiny", "-o", str(tmp / "rep-link"),
+        check=lambda o, e: "symbolic link" in e and os.listdir(tmp / "rep-elsewhere") == [])
+    fn("report -o the home folder", lambda: H.cli(
+        "report", "tiny", "-o", str(tmp / "rep-home"), env={**env, "HOME": str(tmp / "rep-home")},
+        check=lambda o, e: "home folder" in e and not (tmp / "rep-home").exists()))
 
     # -- bisect ----------------------------------------------------------------------------------
     b = ("bisect", "tiny", "A..B", "--store", str(tmp / "bisect.sqlite"))
@@ -629,10 +644,12 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
                 return "wrong-success"
             if "Traceback" in er:
                 return "traceback"
-            return "clean" if p.returncode in (130, 143) and "interrupted" in er else "wrong-success"
+            return "clean" if p.returncode == (130 if sig == signal.SIGINT else 128 + sig) and "interrupted" in er \
+                else "wrong-success"
         return case
     out.append(("Ctrl-C kills the running benchmark", interrupted(signal.SIGINT)))
     out.append(("SIGTERM kills the running benchmark", interrupted(signal.SIGTERM)))
+    out.append(("SIGHUP (a closed terminal or ssh session) kills the running benchmark", interrupted(signal.SIGHUP)))
 
     def build_timeout():
         bpid = tmp / "build.pid"
