@@ -552,7 +552,8 @@ def history_cmd(**o):
 @main.command("report")
 @click.argument("kernel", required=False)
 @click.option("-o", "--output", "outdir", type=click.Path(file_okay=False), default="layoutbench-report",
-              show_default=True, help="The directory to write the site into.")
+              show_default=True, help="The folder to write the site as: a new or empty one, or one an earlier report "
+              "wrote (it is replaced whole); any other folder, a symbolic link, / and the home folder are refused.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
 @click.option("--min-effect", type=float, default=1.0, show_default=True,
