@@ -651,6 +651,32 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
     out.append(("SIGTERM kills the running benchmark", interrupted(signal.SIGTERM)))
     out.append(("SIGHUP (a closed terminal or ssh session) kills the running benchmark", interrupted(signal.SIGHUP)))
 
+    def killed():
+        pidfile.unlink(missing_ok=True)
+        e = {**os.environ, **{k: v for k, v in env.items() if v is not None}, "PYTHONPATH": str(H.ROOT)}
+        e.pop("LAYOUTBENCH_STORE", None)
+        p = subprocess.Popen([sys.executable, "-m", "layoutbench.cli", "compare", "tinyp", "--target", "hang",
+                              "--layouts", "default", "--runs", "1", "--no-machine-check", "--store",
+                              str(tmp / "killed.sqlite")], cwd=H.ROOT, env=e, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        t0 = time.monotonic()
+        while not pidfile.exists() or not pidfile.read_text().strip():
+            if time.monotonic() - t0 > 60 or p.poll() is not None:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    return "hang"
+                return "traceback"
+            time.sleep(0.05)
+        pid = int(pidfile.read_text())
+        p.kill()  # kill -9 of layoutbench alone
+        p.wait()
+        if H.survives(pid):
+            os.kill(pid, signal.SIGKILL)
+            H.last_detail.update(cmd="compare --target hang, then kill -9", stderr=f"benchmark {pid} still runs")
+            return "wrong-success"
+        return "clean"
+    out.append(("kill -9 of layoutbench kills the running benchmark's group", killed))
+
     def build_timeout():
         bpid = tmp / "build.pid"
         bpid.unlink(missing_ok=True)
@@ -675,7 +701,13 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
                 p.kill()
                 return "hang"
             time.sleep(0.05)
-        p.kill()  # kill -9 layoutbench: its make goes on as an orphan
+        dog = H.watchdog_of(p.pid)
+        if dog is None:
+            p.kill()
+            return "hang"
+        os.kill(dog, signal.SIGKILL)  # its watchdog first, else it kills the build's group at once
+        H.survives(dog, 60)
+        p.kill()  # kill -9 layoutbench: what its build started goes on as an orphan
         p.wait()
         o = H.cli("build", "tinyorph", "--layout", "default", env=env, expect_ok=True,
                   check=lambda o, e: "killing the build left running" in e)
