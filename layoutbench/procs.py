@@ -43,7 +43,7 @@ class Terminated(BaseException):
 
 
 _starting = False  #: the main thread is between fork and registering the new group
-_pending: type[BaseException] | None = None  #: an interrupt that arrived meanwhile
+_pending: BaseException | None = None  #: an interrupt that arrived meanwhile
 
 
 def _on_signal(signum, frame):
