@@ -207,7 +207,24 @@ def finish(p: subprocess.Popen, timeout: float | None) -> bool:
             _tell_watchdog(f"- {p.pid}")
     if timed_out:
         p.wait()
+    wait_gone(p.pid)  # a lock held around the run is free only once nothing of it runs
     return timed_out
+
+
+def group_alive(pgid: int) -> bool:
+    """A process of group ``pgid`` runs (zombies do not count)."""
+    for d in os.listdir("/proc"):
+        st = _stat(int(d)) if d.isdigit() else None
+        if st is not None and st[0] not in ("Z", "X") and int(st[2]) == pgid:
+            return True
+    return False
+
+
+def wait_gone(pgid: int, timeout: float = 30.0) -> None:
+    """Wait until the killed group ``pgid`` is gone (SIGKILL lands within moments), at most ``timeout`` s."""
+    t0 = time.monotonic()
+    while group_alive(pgid) and time.monotonic() - t0 < timeout:
+        time.sleep(0.01)
 
 
 def alive(pid: int) -> bool:
@@ -238,8 +255,6 @@ class RunLock:
     process of another holder that still runs, before or after the run (:meth:`check_alone`),
     means two benchmarks of the target overlapped: the run is refused, nothing of it stored.
     """
-
-    WAIT_GONE = 30.0  #: seconds a stopped orphan gets to disappear
 
     def __init__(self, path: Path, what: str, say=lambda m: None):
         self.path, self.what, self.say = Path(path), what, say
@@ -312,14 +327,6 @@ class RunLock:
     def _alive(holder: tuple[int, str]) -> bool:
         return start_time(holder[0]) == holder[1]
 
-    def _group_alive(self, pgid: int) -> bool:
-        """A process of group ``pgid`` runs (zombies do not count)."""
-        for d in os.listdir("/proc"):
-            st = _stat(int(d)) if d.isdigit() else None
-            if st is not None and st[0] not in ("Z", "X") and int(st[2]) == pgid:
-                return True
-        return False
-
     def _stop_orphans(self) -> None:
         """Kill what a holder that is gone left running; wait until it is gone."""
         try:
@@ -334,16 +341,15 @@ class RunLock:
             groups.add(pg)
         own = os.getpgid(0)
         groups |= {g for _, g, h in self._marked() if h != self.me and not self._alive(h) and g not in (own, 0, 1)}
-        groups = {g for g in groups if self._group_alive(g)}
+        groups = {g for g in groups if group_alive(g)}
         if not groups:
             return
         self.say(f"stopping the benchmark left running by a killed layoutbench (process group "
                  f"{', '.join(map(str, sorted(groups)))}) before running {self.what}")
         for g in groups:
             killpg(g)
-        t0 = time.monotonic()
-        while any(self._group_alive(g) for g in groups) and time.monotonic() - t0 < self.WAIT_GONE:
-            time.sleep(0.05)
+        for g in groups:
+            wait_gone(g)
 
     def check_alone(self, when: str) -> None:
         """Refuse when a process of this lock that is not this run's runs (``when``: "is running"
