@@ -8,7 +8,8 @@ inside can redirect a write), which then takes ``dest``'s place in one atomic ex
 (``renameat2(RENAME_EXCHANGE)``; two renames where the file system cannot exchange).  The
 folder it replaced is deleted only once its marker is confirmed (``rmtree`` removes links,
 never what they point to); otherwise it is put back and the command refuses.  An error or
-an interrupt while writing deletes ``tmp`` and leaves ``dest`` as it was.
+an interrupt while writing deletes ``tmp`` and leaves ``dest`` as it was.  Nothing without the
+marker is ever deleted.
 """
 
 from __future__ import annotations
@@ -24,21 +25,17 @@ from pathlib import Path
 
 from .errors import LayoutbenchError
 
-#: the file that marks a folder as written by layoutbench (a regular file, its text starting so)
+#: the file that marks a folder as written by layoutbench (a regular file holding exactly MARK)
 MARKER = ".layoutbench-output"
-MARK_TEXT = "written by layoutbench; the whole folder is replaced when it is written again\n"
+MARK = b"written by layoutbench; the whole folder is replaced when it is written again\n"
 
 
 def is_owned(folder: Path) -> bool:
     """``folder`` is a real folder (not a link) holding the marker as a regular file."""
     try:
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
-            return False
-        m = folder / MARKER
-        if not stat.S_ISREG(os.lstat(m).st_mode):
-            return False
-        with open(m, "rb") as f:
-            return f.read(len(MARK_TEXT) + 1) == MARK_TEXT.encode()
+        m = os.lstat(folder / MARKER)
+        return (stat.S_ISDIR(os.lstat(folder).st_mode) and stat.S_ISREG(m.st_mode) and m.st_size == len(MARK)
+                and (folder / MARKER).read_bytes() == MARK)
     except OSError:
         return False
 
@@ -76,44 +73,54 @@ def check(dest, what: str = "output") -> Path:
     return p
 
 
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
+_RENAME_EXCHANGE = 2  #: renameat2's flag: swap the two names
+_renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)  #: glibc >= 2.28
 
 
-def _exchange(a: Path, b: Path, native: bool = True) -> None:
-    """Swap the folders ``a`` and ``b`` in one step; where the kernel or file system cannot (or
-    ``native`` is false), ``b`` is renamed aside and ``a`` into its place, then ``b``'s old
-    content to ``a``."""
-    fn = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None) if native else None
-    if fn is not None:
-        if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-            return
-        e = ctypes.get_errno()
-        if e not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-            raise OSError(e, os.strerror(e), str(b))
+def _exchange(a: Path, b: Path, native: bool = True) -> str:
+    """Swap ``a`` and ``b``, two entries of one folder, in one step (``renameat2``); where that
+    fails (an older kernel or C library, a file system without RENAME_EXCHANGE; or ``native``
+    is false) by three renames, ``b`` aside first, back again if ``a`` cannot take its place.
+    Returns which way: "renameat2" or "renames"."""
+    if native and _renameat2 is not None:
+        fd = os.open(b.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if _renameat2(fd, os.fsencode(a.name), fd, os.fsencode(b.name), _RENAME_EXCHANGE) == 0:
+                return "renameat2"
+        finally:
+            os.close(fd)
     aside = Path(tempfile.mkdtemp(prefix=f".{b.name}.", suffix=".old", dir=b.parent))
     os.rename(b, aside)  # aside is an empty folder: rename replaces it
-    os.rename(a, b)
+    try:
+        os.rename(a, b)
+    except OSError:
+        os.rename(aside, b)
+        raise
     os.rename(aside, a)
+    return "renames"
 
 
 def _swap_in(tmp: Path, dest: Path, what: str) -> None:
-    """Put the finished folder ``tmp`` at ``dest``; delete what was there once it is confirmed
-    to be layoutbench's (or empty); put it back and refuse otherwise."""
-    if not os.path.lexists(dest):
-        try:
-            os.rename(tmp, dest)
-            return
-        except OSError as e:  # dest appeared meanwhile: judged below like any existing folder
-            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
-                raise
-    _exchange(tmp, dest)
-    if is_owned(tmp) or _is_empty_folder(tmp):  # tmp now holds the folder that was at dest
-        shutil.rmtree(tmp)
+    """Put the finished folder ``tmp`` at ``dest``: a rename where ``dest`` is missing or an empty
+    folder; else an exchange, after which ``tmp`` holds what was at ``dest`` (deleted by the
+    caller once it is confirmed to be layoutbench's or empty; given back and refused otherwise)."""
+    try:
+        os.rename(tmp, dest)
         return
-    _exchange(tmp, dest)  # it changed after the check: give it back untouched
-    raise LayoutbenchError(f"refusing to replace {dest}: it changed while the {what} was written and holds files "
-                           f"layoutbench did not write (put back as it was); give -o a new folder")
+    except OSError as e:  # a folder that is not empty, a file, a link: judged after the exchange
+        if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
+            raise
+    _exchange(tmp, dest)
+    if not is_owned(tmp) and not _is_empty_folder(tmp):
+        _exchange(tmp, dest)  # it changed after the check: give it back untouched
+        raise LayoutbenchError(f"refusing to replace {dest}: it changed while the {what} was written and holds "
+                               f"files layoutbench did not write (put back as it was); give -o a new folder")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the mask means setting one; set back at once
+    os.umask(mask)
+    return mask
 
 
 @contextmanager
@@ -124,12 +131,12 @@ def replacing(dest, what: str = "output"):
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
     try:
-        (tmp / MARKER).write_text(MARK_TEXT)
+        (tmp / MARKER).write_bytes(MARK)
         yield tmp
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's folder is private; the site is not
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's folder is private; the site is not
         _swap_in(tmp, dest, what)
-    finally:
-        if os.path.lexists(tmp):
+    finally:  # the new folder after an error, or the replaced one; never a folder without the marker
+        if is_owned(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
+        elif _is_empty_folder(tmp):
+            os.rmdir(tmp)

@@ -185,14 +185,41 @@ def test_a_folder_that_stops_being_its_own_while_writing_is_given_back(tmp_path)
     assert os.stat(d).st_ino == d_inode and _leftovers(tmp_path, "D") == []
 
 
-def test_a_folder_made_meanwhile_is_judged_like_any_other(tmp_path):
+@pytest.mark.parametrize("made", ["folder", "link", "file"])
+def test_a_folder_made_meanwhile_is_judged_like_any_other(tmp_path, made):
     d = tmp_path / "D"
+    (tmp_path / "elsewhere").mkdir()
     with pytest.raises(LayoutbenchError, match="changed while"):
         with owned.replacing(d, "report") as tmp:
             (tmp / "a.txt").write_text("new\n")
-            d.mkdir()
-            (d / "thesis.txt").write_text("mine\n")
-    assert _tree(d) == {"thesis.txt": "mine\n"} and _leftovers(tmp_path, "D") == []
+            if made == "folder":
+                d.mkdir()
+                (d / "thesis.txt").write_text("mine\n")
+            elif made == "link":
+                d.symlink_to(tmp_path / "elsewhere")
+            else:
+                d.write_text("mine\n")
+    if made == "folder":
+        assert _tree(d) == {"thesis.txt": "mine\n"}
+    elif made == "link":
+        assert d.is_symlink() and os.listdir(tmp_path / "elsewhere") == []
+    else:
+        assert d.read_text() == "mine\n"
+    assert _leftovers(tmp_path, "D") == []
+
+
+def test_its_own_folder_and_an_empty_one_are_replaced_whole(tmp_path):
+    d = tmp_path / "new" / "sub" / "D"  # the folders above are made too
+    for text in ("first\n", "second\n"):
+        with owned.replacing(d, "report") as tmp:
+            (tmp / text.strip()).write_text(text)
+        assert _tree(d) == {owned.MARKER: owned.MARK.decode(), text.strip(): text}
+    e = tmp_path / "E"
+    e.mkdir()
+    with owned.replacing(e, "report") as tmp:
+        (tmp / "a").write_text("a\n")
+    assert _tree(e) == {owned.MARKER: owned.MARK.decode(), "a": "a\n"}
+    assert _leftovers(d.parent, "D") == [] and _leftovers(tmp_path, "E") == []
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
@@ -202,9 +229,12 @@ def test_the_swap_exchanges_two_folders(tmp_path, exchange):
     b.mkdir()
     (a / "x").write_text("a\n")
     (b / "y").write_text("b\n")
-    owned._exchange(a, b, native=exchange)
+    assert owned._exchange(a, b, native=exchange) == ("renameat2" if exchange else "renames")
     assert _tree(a) == {"y": "b\n"} and _tree(b) == {"x": "a\n"}
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]
+    with pytest.raises(OSError):
+        owned._exchange(tmp_path / "missing", b, native=exchange)
+    assert _tree(b) == {"x": "a\n"} and sorted(os.listdir(tmp_path)) == ["a", "b"]
 
 
 def test_the_check_refuses_root_home_links_files_and_foreign_folders(tmp_path, monkeypatch):
@@ -232,14 +262,14 @@ def test_ownership_needs_the_marker_as_a_file_of_its_own(tmp_path):
     assert not owned.is_owned(d)
     (d / owned.MARKER).write_text("something else\n")
     assert not owned.is_owned(d)
-    (d / owned.MARKER).write_text(owned.MARK_TEXT + "and more\n")
+    (d / owned.MARKER).write_bytes(owned.MARK + b"and more\n")
     assert not owned.is_owned(d)
     (d / owned.MARKER).unlink()
-    (tmp_path / "m").write_text(owned.MARK_TEXT)
+    (tmp_path / "m").write_bytes(owned.MARK)
     (d / owned.MARKER).symlink_to(tmp_path / "m")
     assert not owned.is_owned(d)
     (d / owned.MARKER).unlink()
-    (d / owned.MARKER).write_text(owned.MARK_TEXT)
+    (d / owned.MARKER).write_bytes(owned.MARK)
     assert owned.is_owned(d)
     (tmp_path / "L").symlink_to(d)
     assert not owned.is_owned(tmp_path / "L")
