@@ -42,7 +42,8 @@ def is_owned(folder: Path) -> bool:
 
 def _is_empty_folder(folder: Path) -> bool:
     try:
-        return stat.S_ISDIR(os.lstat(folder).st_mode) and not any(os.scandir(folder))
+        with os.scandir(folder) as entries:
+            return stat.S_ISDIR(os.lstat(folder).st_mode) and next(entries, None) is None
     except OSError:
         return False
 

@@ -158,11 +158,14 @@ def test_a_second_report_replaces_its_own_output_whole(site, tmp_path):
 
 def test_an_error_while_writing_leaves_the_folder_as_it_was(tmp_path):
     d = tmp_path / "D"
-    with owned.replacing(d, "report") as tmp:
-        (tmp / "a.txt").write_text("first\n")
-    umask = os.umask(0o022)
-    os.umask(umask)
-    assert stat.S_IMODE(os.stat(d).st_mode) == 0o777 & ~umask  # as a folder made by mkdir, not mkdtemp's 0700
+    saved = os.umask(0o027)
+    try:
+        with owned.replacing(d, "report") as tmp:
+            (tmp / "a.txt").write_text("first\n")
+        assert os.umask(0o027) == 0o027  # the mask is read, and left as it was
+    finally:
+        os.umask(saved)
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o750  # as mkdir under that mask makes it, not mkdtemp's 0700
     before = _tree(d)
     with pytest.raises(RuntimeError):
         with owned.replacing(d, "report") as tmp:
@@ -229,7 +232,9 @@ def test_the_swap_exchanges_two_folders(tmp_path, exchange):
     b.mkdir()
     (a / "x").write_text("a\n")
     (b / "y").write_text("b\n")
+    fds = len(os.listdir("/proc/self/fd"))
     assert owned._exchange(a, b, native=exchange) == ("renameat2" if exchange else "renames")
+    assert len(os.listdir("/proc/self/fd")) == fds  # the folder's descriptor is closed again
     assert _tree(a) == {"y": "b\n"} and _tree(b) == {"x": "a\n"}
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]
     with pytest.raises(OSError):
