@@ -104,7 +104,7 @@ def _exchange(a: Path, b: Path, native: bool = True) -> str:
 def _swap_in(tmp: Path, dest: Path, what: str) -> None:
     """Put the finished folder ``tmp`` at ``dest``: a rename where ``dest`` is missing or an empty
     folder; else an exchange, after which ``tmp`` holds what was at ``dest`` (deleted by the
-    caller once it is confirmed to be layoutbench's or empty; given back and refused otherwise)."""
+    caller once it is confirmed to be layoutbench's; given back and refused otherwise)."""
     try:
         os.rename(tmp, dest)
         return
@@ -112,7 +112,7 @@ def _swap_in(tmp: Path, dest: Path, what: str) -> None:
         if e.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
             raise
     _exchange(tmp, dest)
-    if not is_owned(tmp) and not _is_empty_folder(tmp):
+    if not is_owned(tmp):
         _exchange(tmp, dest)  # it changed after the check: give it back untouched
         raise LayoutbenchError(f"refusing to replace {dest}: it changed while the {what} was written and holds "
                                f"files layoutbench did not write (put back as it was); give -o a new folder")
@@ -139,5 +139,3 @@ def replacing(dest, what: str = "output"):
     finally:  # the new folder after an error, or the replaced one; never a folder without the marker
         if is_owned(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
-        elif _is_empty_folder(tmp):
-            os.rmdir(tmp)

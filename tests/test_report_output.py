@@ -158,14 +158,14 @@ def test_a_second_report_replaces_its_own_output_whole(site, tmp_path):
 
 def test_an_error_while_writing_leaves_the_folder_as_it_was(tmp_path):
     d = tmp_path / "D"
-    saved = os.umask(0o027)
+    saved = os.umask(0o002)
     try:
         with owned.replacing(d, "report") as tmp:
             (tmp / "a.txt").write_text("first\n")
-        assert os.umask(0o027) == 0o027  # the mask is read, and left as it was
+        assert os.umask(0o002) == 0o002  # the mask is read, and left as it was
     finally:
         os.umask(saved)
-    assert stat.S_IMODE(os.stat(d).st_mode) == 0o750  # as mkdir under that mask makes it, not mkdtemp's 0700
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o775  # as mkdir under that mask makes it, not mkdtemp's 0700
     before = _tree(d)
     with pytest.raises(RuntimeError):
         with owned.replacing(d, "report") as tmp:
