@@ -58,7 +58,7 @@ class Group(click.Group):
         except (KeyboardInterrupt, procs.Terminated) as e:
             procs.kill_all()
             err.print("layoutbench: interrupted; what was stored is kept, run the same command to resume")
-            sys.exit(143 if isinstance(e, procs.Terminated) else 130)
+            sys.exit(128 + e.signum if isinstance(e, procs.Terminated) else 130)
         finally:
             procs.kill_all()
 
@@ -581,7 +581,8 @@ def history_cmd(**o):
 @main.command("report")
 @click.argument("kernel", required=False)
 @click.option("-o", "--output", "outdir", type=click.Path(file_okay=False), default="layoutbench-report",
-              show_default=True, help="The directory to write the site into.")
+              show_default=True, help="The folder to write the site as: a new or empty one, or one an earlier report "
+              "wrote (it is replaced whole); any other folder, a symbolic link, / and the home folder are refused.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
 @click.option("--min-effect", type=float, default=1.0, show_default=True,

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 
 from . import build as buildmod
-from . import layout, perfstat, targets
+from . import layout, perfstat, procs, targets
 from .paths import workdir
 from .profile import Profile
 from .source import Checkout
@@ -204,8 +205,14 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
         log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
             f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}-{key.config}" \
             f".{os.getpid()}.log"  # two workers sharing a work directory never write one log
-        started = time.time()
-        result = target.run(v.elf, log, list(request.args))
+        # one benchmark of this target on this host at a time (a farm's places run side by side); what
+        # a killed run left running is stopped first, and a run beside another one is refused, never stored
+        with procs.RunLock(workdir() / "locks" / f"{objs.profile.name}.{target.spec.name}."
+                           f"{re.sub(r'[^A-Za-z0-9_.@-]+', '_', key.host)[:80]}.lock",
+                           f"target {target.spec.name} of {objs.profile.name} on {key.host}", say) as lock:
+            started = time.time()
+            result = target.run(v.elf, log, list(request.args))
+            lock.check_alone("ran beside this run")
         store.add_run(build_id, key, job.rep, result, log, started)
         m.ran += 1
         m.accelerators.add(result.accelerator)

@@ -153,6 +153,25 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
+def watchdog_of(pid: int, wait: float = 60.0) -> int | None:
+    """The watchdog process layoutbench ``pid`` started with its first child (None: none within ``wait`` s)."""
+    import time
+
+    from layoutbench import procs
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < wait:
+        for d in os.listdir("/proc"):
+            try:
+                if d.isdigit() and int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid \
+                        and procs.WATCHDOG_TAG.encode() in Path(f"/proc/{d}/cmdline").read_bytes():
+                    return int(d)
+            except (OSError, IndexError, ValueError):
+                continue
+        time.sleep(0.05)
+    return None
+
+
 def survives(pid: int, wait: float = 30.0) -> bool:
     """``pid`` still runs ``wait`` seconds from now (a SIGKILL takes a moment to land, longer on a
     loaded machine; a dead process returns at once, so the wait costs nothing when it passes)."""

@@ -450,6 +450,21 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     err("report empty store", "report", "tiny", "-o", str(tmp / "rep"), "--store", str(tmp / "empty-r.sqlite"))
     (tmp / "outfile").write_text("x")
     err("report -o a file", "report", "tiny", "-o", str(tmp / "outfile"), "--store", str(tmp / "empty-r2.sqlite"))
+    # an output folder that is not layoutbench's: refused before anything is read, and left as it was
+    mine = tmp / "rep-mine"
+    (mine / "files").mkdir(parents=True, exist_ok=True)
+    (mine / "files" / "thesis.txt").write_text("thesis\n")
+    err("report -o a folder holding a user's file", "report", "tiny", "-o", str(mine),
+        check=lambda o, e: "did not write" in e and (mine / "files" / "thesis.txt").read_text() == "thesis\n"
+        and sorted(os.listdir(mine)) == ["files"])
+    (tmp / "rep-elsewhere").mkdir(exist_ok=True)
+    if not (tmp / "rep-link").is_symlink():
+        (tmp / "rep-link").symlink_to(tmp / "rep-elsewhere")
+    err("report -o a symbolic link to an empty folder", "report", "tiny", "-o", str(tmp / "rep-link"),
+        check=lambda o, e: "symbolic link" in e and os.listdir(tmp / "rep-elsewhere") == [])
+    fn("report -o the home folder", lambda: H.cli(
+        "report", "tiny", "-o", str(tmp / "rep-home"), env={**env, "HOME": str(tmp / "rep-home")},
+        check=lambda o, e: "home folder" in e and not (tmp / "rep-home").exists()))
 
     # -- bisect ----------------------------------------------------------------------------------
     b = ("bisect", "tiny", "A..B", "--store", str(tmp / "bisect.sqlite"))
@@ -629,10 +644,38 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
                 return "wrong-success"
             if "Traceback" in er:
                 return "traceback"
-            return "clean" if p.returncode in (130, 143) and "interrupted" in er else "wrong-success"
+            return "clean" if p.returncode == (130 if sig == signal.SIGINT else 128 + sig) and "interrupted" in er \
+                else "wrong-success"
         return case
     out.append(("Ctrl-C kills the running benchmark", interrupted(signal.SIGINT)))
     out.append(("SIGTERM kills the running benchmark", interrupted(signal.SIGTERM)))
+    out.append(("SIGHUP (a closed terminal or ssh session) kills the running benchmark", interrupted(signal.SIGHUP)))
+
+    def killed():
+        pidfile.unlink(missing_ok=True)
+        e = {**os.environ, **{k: v for k, v in env.items() if v is not None}, "PYTHONPATH": str(H.ROOT)}
+        e.pop("LAYOUTBENCH_STORE", None)
+        p = subprocess.Popen([sys.executable, "-m", "layoutbench.cli", "compare", "tinyp", "--target", "hang",
+                              "--layouts", "default", "--runs", "1", "--no-machine-check", "--store",
+                              str(tmp / "killed.sqlite")], cwd=H.ROOT, env=e, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        t0 = time.monotonic()
+        while not pidfile.exists() or not pidfile.read_text().strip():
+            if time.monotonic() - t0 > 60 or p.poll() is not None:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    return "hang"
+                return "traceback"
+            time.sleep(0.05)
+        pid = int(pidfile.read_text())
+        p.kill()  # kill -9 of layoutbench alone
+        p.wait()
+        if H.survives(pid):
+            os.kill(pid, signal.SIGKILL)
+            H.last_detail.update(cmd="compare --target hang, then kill -9", stderr=f"benchmark {pid} still runs")
+            return "wrong-success"
+        return "clean"
+    out.append(("kill -9 of layoutbench kills the running benchmark's group", killed))
 
     def build_timeout():
         bpid = tmp / "build.pid"
@@ -658,7 +701,13 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
                 p.kill()
                 return "hang"
             time.sleep(0.05)
-        p.kill()  # kill -9 layoutbench: its make goes on as an orphan
+        dog = H.watchdog_of(p.pid)
+        if dog is None:
+            p.kill()
+            return "hang"
+        os.kill(dog, signal.SIGKILL)  # its watchdog first, else it kills the build's group at once
+        H.survives(dog, 60)
+        p.kill()  # kill -9 layoutbench: what its build started goes on as an orphan
         p.wait()
         o = H.cli("build", "tinyorph", "--layout", "default", env=env, expect_ok=True,
                   check=lambda o, e: "killing the build left running" in e)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jinja2
 
-from .. import __version__, fmt, history, layout, machine, quirks, source, stats, symdiff
+from .. import __version__, fmt, history, layout, machine, owned, quirks, source, stats, symdiff
 from ..compare import noise_line
 from ..errors import LayoutbenchError
 from ..paths import workdir
@@ -45,20 +45,27 @@ def _safe(name: str) -> str:
 
 def write_report(store: Store, outdir, kernel: str | None = None, repo=None, metrics: list[str] | None = None,
                  confidence: float = 0.95, min_effect: float = history.DEFAULT_MIN_EFFECT, say=lambda m: None) -> Path:
-    """Write the site of the stored history of ``kernel`` (in ``repo``) into ``outdir``; return index.html."""
+    """Write the site of the stored history of ``kernel`` (in ``repo``) as the folder ``outdir``;
+    return its index.html.  The folder is replaced whole, and only when layoutbench wrote it (or
+    it is new or empty): see :mod:`layoutbench.owned`."""
     from .. import profile as profmod
 
+    dest = owned.check(outdir, "report")
     series = history.load_series(store, kernel, repo)
     try:
         profile = profmod.load(series.kernel)
     except LayoutbenchError:
         profile = None
     h = history.analyse(store, series, profile, metrics, confidence, min_effect)
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
+    with owned.replacing(dest, "report") as out:
+        n_plots = _write_site(store, h, series, profile, out)
+    say(f"wrote {len(h.points)} commit page(s) and {n_plots} plot(s) into {dest}")
+    return dest / "index.html"
+
+
+def _write_site(store: Store, h: history.History, series, profile, out: Path) -> int:
+    """Write the pages, plots and files into the new folder ``out``; return the number of plots."""
     for sub in ("commits", "plots", "files"):
-        if (out / sub).exists():
-            shutil.rmtree(out / sub)
         (out / sub).mkdir()
     shutil.copyfile(Path(__file__).parent / "style.css", out / "style.css")
     env = _env()
@@ -103,8 +110,7 @@ def write_report(store: Store, outdir, kernel: str | None = None, repo=None, met
         ctx = _commit_context(store, h, p, prev_measured, out, all_quirks, pages)
         (out / "commits" / f"{p.short}.html").write_text(env.get_template("commit.html").render(
             root="../", p=p, prev_point=prev_point, next_point=next_point, **ctx, **common))
-    say(f"wrote {len(h.points)} commit page(s) and {len(plots)} plot(s) into {out}")
-    return out / "index.html"
+    return len(plots)
 
 
 def _workdir_of(elf_path: str | None) -> Path:
