@@ -265,7 +265,7 @@ def _under(path: str, root: str) -> str | None:
 def read_dependencies(objdir: Path, src: Path) -> tuple[set[str], set[str]]:
     """What the dependency files in ``objdir`` say about the build of the tree ``src``: the files
     of the tree they name (relative to ``src``; a path in a dependency file is absolute or
-    relative to the object or the source folder: each reading counts), and the files of
+    relative to the object or the source folder: each reading that exists counts), and the files of
     ``objdir`` that are the target of a dependency rule (relative to ``objdir``)."""
     src_s, obj_s = os.path.realpath(src), os.path.realpath(objdir)
     named: set[str] = set()
@@ -279,6 +279,8 @@ def read_dependencies(objdir: Path, src: Path) -> tuple[set[str], set[str]]:
                         covered.add(rel)
             for w in prereqs:
                 for c in ([w] if w.startswith("/") else [os.path.join(obj_s, w), os.path.join(src_s, w)]):
+                    if not os.path.lexists(c):  # a word of a command (``-c``) that is no file
+                        continue
                     for p in (os.path.normpath(c), os.path.realpath(c)):
                         rel = _under(p, src_s)
                         if rel is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, lb
-from layoutbench import build
+from layoutbench import build, profile, source
 
 MAIN_C = r"""
 #include <stdio.h>
@@ -107,6 +107,135 @@ def _built(toml: Path, repo: Path, rev: str) -> tuple[dict, int]:
     return doc, value
 
 
+# -- make's escaping in dependency files -------------------------------------------------------------
+
+def test_dependency_files_are_read_with_makes_escaping(tmp_path):
+    """Continuation lines, several targets, ``\\ ``, ``\\#``, ``$$``, ``\\\\`` before a space, comments."""
+    text = ("/o/a.o /o/b.o: src/a.c src/we,ird.h \\\n  src/sp\\ ace.h src/ha\\#sh.h src/dol$$lar.h \\\n"
+            "  src/back\\\\\\ slash.h src/tail\\\\ src/x.h # a comment\nsrc/x.h:\n")
+    rules = build.make_rules(text)
+    assert rules == [(["/o/a.o", "/o/b.o"], ["src/a.c", "src/we,ird.h", "src/sp ace.h", "src/ha#sh.h",
+                                            "src/dol$lar.h", "src/back\\ slash.h", "src/tail\\", "src/x.h"]),
+                     (["src/x.h"], [])]
+    cmd = ("savedcmd_kernel/fork.o := clang -c -o kernel/fork.o ../src/kernel/fork.c\n\n"
+           "source_kernel/fork.o := ../src/kernel/fork.c\n\n"
+           "deps_kernel/fork.o := \\\n  ../src/include/linux/kconfig.h \\\n"
+           "    $(wildcard include/config/CPU_BIG_ENDIAN) \\\n  ../src/include/linux/fork.h \\\n\n"
+           "kernel/fork.o: $(deps_kernel/fork.o)\n\n$(deps_kernel/fork.o):\n")
+    rules = build.make_rules(cmd)
+    assert (["kernel/fork.o"], ["../src/include/linux/kconfig.h", "../src/include/linux/fork.h"]) in rules
+    assert (["kernel/fork.o"], ["../src/kernel/fork.c"]) in rules
+    assert build.make_rules("a.o:: b.c\tc\\:d.h $(wildcard $(x) y.h) ${Z} e\\f.h\n\n# all comment\nnot a rule\n"
+                            "v = one two\n") == [(["a.o"], ["b.c", "c:d.h", "e\\f.h"]), ([], ["one", "two"])]
+    assert build.make_rules("x.o:\\\n\n") == [(["x.o"], [])]  # a continuation into an empty last line
+    # an even run of backslashes ends the line (a backslash before no space, # or : is itself)
+    assert build.make_rules("x.o: a.h\\\\\n") == [(["x.o"], ["a.h\\\\"])]
+
+
+def test_changed_files_are_gits_paths_unquoted(tmp_path):
+    """``git diff -z``: a non-ASCII name as it is, with what happened to each file; inside a subdir,
+    relative to it."""
+    repo = tmp_path / "repo"
+    (repo / "k").mkdir(parents=True)
+    for name in ("k/ü.h", "k/old.h", "k/same.c", "top.c"):
+        (repo / name).write_text("x\n", encoding="utf-8")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    one = git(repo, "rev-parse", "HEAD")
+    (repo / "k" / "ü.h").write_text("y\n", encoding="utf-8")
+    (repo / "k" / "new c.c").write_text("y\n")
+    (repo / "k" / "old.h").unlink()
+    (repo / "top.c").write_text("y\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two")
+    two = git(repo, "rev-parse", "HEAD")
+    whole = source.Checkout(repo, "", two, None)
+    assert sorted(build.changed_files(whole, one)) == [("A", "k/new c.c"), ("D", "k/old.h"), ("M", "k/ü.h"),
+                                                       ("M", "top.c")]
+    assert sorted(build.changed_files(source.Checkout(repo, "k/", two, None), one)) == [
+        ("A", "new c.c"), ("D", "old.h"), ("M", "ü.h")]
+    assert build.changed_files(whole, "0" * 40) is None
+
+
+def test_the_dependency_files_of_a_real_compile_name_its_headers(tmp_path):
+    """clang ``-MMD`` into an object folder apart from the tree: every header it read, by its name in
+    the tree; the object is the target of a rule.  A kbuild ``.cmd`` file (paths relative to the
+    object folder) counts the same way; a file in the tree that no rule names does not."""
+    src, obj = tmp_path / "src", tmp_path / "obj"
+    (src / "inc").mkdir(parents=True)
+    (obj / "k").mkdir(parents=True)
+    headers = ["we,ird.h", "ü.h", "sp ace.h", "ha#sh.h", "dol$lar.h", "inc/deep.h"]
+    for h in headers + ["unused.h", "k.c", "k.h"]:
+        (src / h).write_text("\n", encoding="utf-8")
+    (src / "main.c").write_text("".join(f'#include "{h}"\n' for h in headers) + "int main(void) { return 0; }\n",
+                                encoding="utf-8")
+    subprocess.run(["clang-19", "-MMD", "-c", "main.c", "-o", str(obj / "main.o")], cwd=src, check=True)
+    (obj / "k" / ".f.o.cmd").write_text("savedcmd_k/f.o := clang -c ../src/k.c\n\nsource_k/f.o := ../src/k.c\n\n"
+                                        "deps_k/f.o := \\\n  ../src/k.h \\\n\nk/f.o: $(deps_k/f.o)\n")
+    (obj / "k" / "f.o").write_bytes(b"")
+    named, covered = build.read_dependencies(obj, src)
+    assert named == {"main.c", *headers, "k.c", "k.h"}
+    assert covered == {"main.o", "k/f.o"}
+    assert build.build_inputs(obj, src) == named
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "obj").symlink_to(obj)
+    assert build._dependencies_of(base, {"src": str(src)}) == (named, covered)
+    assert build._dependencies_of(base, {"src": str(src)}) == (named, covered)  # from its record beside
+    assert build._dependencies_of(tmp_path / "gone", {"src": str(src)}) is None
+    (base / build.DEPS_FILE).write_text("not JSON")
+    assert build._dependencies_of(base, {"src": str(src)}) is None
+
+
+RULES_PROFILE = """\
+name = "rules"
+[source]
+tree = "."
+[build]
+command = "true"
+untracked_inputs = ["Makefile", "scripts/"]
+unread_files = ["*.md", "docs/"]
+[images.a]
+kind = "program"
+objects = "a.objs"
+[images.b]
+kind = "program"
+objects = "b.objs"
+"""
+
+
+def test_only_a_change_the_build_provably_does_not_read_is_skipped(tmp_path):
+    """The rule, file by file: named unread by the profile (unless a dependency file or untracked_inputs
+    says it is read), or a C source or header modified in place that no dependency file names while
+    every object of every image has one."""
+    (tmp_path / "kernel.toml").write_text(RULES_PROFILE)
+    prof = profile.load(str(tmp_path / "kernel.toml"))
+    named = {"a.c", "inc/a.h"}
+    cases = [  # (status, path, complete, unread)
+        ("M", "README.md", False, True), ("A", "docs/x.txt", False, True), ("D", "docs/y.c", False, True),
+        ("M", "x/notes.md", False, True), ("M", "docs.txt", True, False),
+        ("M", "inc/b.h", True, True), ("M", "b.c", True, True), ("M", "b.hpp", True, True), ("M", "b.cc", True, True),
+        ("M", "inc/b.h", False, False), ("A", "inc/b.h", True, False), ("D", "b.c", True, False),
+        ("T", "b.c", True, False), ("M", "a.c", True, False), ("M", "inc/a.h", True, False),
+        ("M", "VERSION", True, False), ("M", "Makefile", True, False), ("M", "scripts/gen.c", True, False),
+        ("M", "b.S", True, False), ("M", "b.s", True, False), ("M", "link.ld", True, False),
+    ]
+    for st, path, complete, unread in cases:
+        assert build.unread_change(prof, st, path, named, complete) is unread, (st, path, complete)
+    assert build.unread_change(prof, "M", "a.md", {"a.md"}, True) is False  # a dependency file says it is read
+    assert build.unread_change(prof, "M", "scripts/x.md", set(), True) is False  # untracked input
+    obj = tmp_path / "obj"
+    obj.mkdir()
+    (obj / "a.objs").write_text("# a comment\nx.o\nlib.a:y.o sub/../y.o\n")
+    assert not build._every_object_has_dependencies(prof, obj, {"x.o", "y.o"})  # no list of image b
+    (obj / "b.objs").write_text("x.o\n")
+    assert build._every_object_has_dependencies(prof, obj, {"x.o", "y.o"})
+    assert not build._every_object_has_dependencies(prof, obj, {"x.o"})
+    assert not build._every_object_has_dependencies(prof, obj, {"y.o"})
+
+
+
 def test_a_build_without_dependency_files_is_never_reused(tmp_path, fresh_workdir):
     """No ``-MMD``: nothing says which files the compiler read, so a changed header compiles."""
     repo, toml = _program(tmp_path, deps="")
@@ -192,23 +321,3 @@ def test_a_reused_commit_has_its_own_runs_and_says_whose_objects_they_ran(tmp_pa
     rows = json.loads(lb("results", "--commit", base[:12], "--runs", "--format", "json",
                          "--store", str(store)).stdout)
     assert [(r["commit_sha"], r["objects_of"]) for r in rows] == [(base, None)]
-
-
-# -- make's escaping in dependency files -------------------------------------------------------------
-
-def test_dependency_files_are_read_with_makes_escaping(tmp_path):
-    """Continuation lines, several targets, ``\\ ``, ``\\#``, ``$$``, ``\\\\`` before a space, comments."""
-    text = ("/o/a.o /o/b.o: src/a.c src/we,ird.h \\\n  src/sp\\ ace.h src/ha\\#sh.h src/dol$$lar.h \\\n"
-            "  src/back\\\\\\ slash.h src/tail\\\\ src/x.h # a comment\nsrc/x.h:\n")
-    rules = build.make_rules(text)
-    assert rules == [(["/o/a.o", "/o/b.o"], ["src/a.c", "src/we,ird.h", "src/sp ace.h", "src/ha#sh.h",
-                                            "src/dol$lar.h", "src/back\\ slash.h", "src/tail\\", "src/x.h"]),
-                     (["src/x.h"], [])]
-    cmd = ("savedcmd_kernel/fork.o := clang -c -o kernel/fork.o ../src/kernel/fork.c\n\n"
-           "source_kernel/fork.o := ../src/kernel/fork.c\n\n"
-           "deps_kernel/fork.o := \\\n  ../src/include/linux/kconfig.h \\\n"
-           "    $(wildcard include/config/CPU_BIG_ENDIAN) \\\n  ../src/include/linux/fork.h \\\n\n"
-           "kernel/fork.o: $(deps_kernel/fork.o)\n\n$(deps_kernel/fork.o):\n")
-    rules = build.make_rules(cmd)
-    assert (["kernel/fork.o"], ["../src/include/linux/kconfig.h", "../src/include/linux/fork.h"]) in rules
-    assert (["kernel/fork.o"], ["../src/kernel/fork.c"]) in rules
