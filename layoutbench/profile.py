@@ -46,8 +46,9 @@ class Build:
     #: of the object cache key, so that editing one rebuilds
     inputs: tuple[Path, ...] = ()
     #: files of the kernel tree its build reads that no dependency file names (``Makefile*``,
-    #: ``scripts/``, headers a script reads): glob patterns of paths in the tree, ``dir/`` for a
-    #: whole folder; a change to one always compiles.  Set (even empty), it turns object reuse on
+    #: ``scripts/``, the C files of a generator or headers a script reads): glob patterns of paths
+    #: in the tree, ``dir/`` for a whole folder; a change to one always compiles.  Set (even
+    #: empty), it turns object reuse on
     untracked_inputs: tuple[str, ...] | None = None
     #: files of the kernel tree its build never reads (``*.md``, ``Documentation/``): patterns as
     #: above.  Set (even empty), it turns object reuse on too.  With reuse on, a commit links a
