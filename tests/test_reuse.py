@@ -128,6 +128,7 @@ def test_dependency_files_are_read_with_makes_escaping(tmp_path):
     assert build.make_rules("a.o:: b.c\tc\\:d.h $(wildcard $(x) y.h) ${Z} e\\f.h\n\n# all comment\nnot a rule\n"
                             "v = one two\n") == [(["a.o"], ["b.c", "c:d.h", "e\\f.h"]), ([], ["one", "two"])]
     assert build.make_rules("x.o:\\\n\n") == [(["x.o"], [])]  # a continuation into an empty last line
+    assert build.make_rules("x.o: a$") == [(["x.o"], ["a$"])]  # a lone $ at the end is itself
     # an even run of backslashes ends the line (a backslash before no space, # or : is itself)
     assert build.make_rules("x.o: a.h\\\\\n") == [(["x.o"], ["a.h\\\\"])]
 
