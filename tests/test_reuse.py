@@ -129,6 +129,7 @@ def test_dependency_files_are_read_with_makes_escaping(tmp_path):
                             "v = one two\n") == [(["a.o"], ["b.c", "c:d.h", "e\\f.h"]), ([], ["one", "two"])]
     assert build.make_rules("x.o:\\\n\n") == [(["x.o"], [])]  # a continuation into an empty last line
     assert build.make_rules("x.o: a$") == [(["x.o"], ["a$"])]  # a lone $ at the end is itself
+    assert build.make_rules("x.o: a.h \\") == [(["x.o"], ["a.h"])]  # a continuation at the end of the file
     # an even run of backslashes ends the line (a backslash before no space, # or : is itself)
     assert build.make_rules("x.o: a.h\\\\\n") == [(["x.o"], ["a.h\\\\"])]
 
@@ -175,6 +176,9 @@ def test_the_dependency_files_of_a_real_compile_name_its_headers(tmp_path):
     (obj / "k" / ".f.o.cmd").write_text("savedcmd_k/f.o := clang -c ../src/k.c\n\nsource_k/f.o := ../src/k.c\n\n"
                                         "deps_k/f.o := \\\n  ../src/k.h \\\n\nk/f.o: $(deps_k/f.o)\n")
     (obj / "k" / "f.o").write_bytes(b"")
+    for decoy in ("notes.cmd", ".hidden", "k/.f.o.txt"):  # no dependency files: what they name is not read
+        (obj / decoy).write_text(f"{obj}/unused.o: {src}/unused.h\n")
+    (obj / "dir.d").mkdir()
     named, covered = build.read_dependencies(obj, src)
     assert named == {"main.c", *headers, "k.c", "k.h"}
     assert covered == {"main.o", "k/f.o"}
