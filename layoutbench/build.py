@@ -345,7 +345,7 @@ def changed_files(checkout: source.Checkout, other: str) -> list[tuple[str, str]
         return None
     cut = len(checkout.subdir.rstrip("/")) + 1 if checkout.subdir else 0
     fields = p.stdout.split(b"\0")
-    return [(os.fsdecode(fields[i])[:1], os.fsdecode(fields[i + 1])[cut:])
+    return [(os.fsdecode(fields[i]), os.fsdecode(fields[i + 1])[cut:])
             for i in range(0, len(fields) - 1, 2) if fields[i]]
 
 

@@ -174,7 +174,12 @@ def test_the_dependency_files_of_a_real_compile_name_its_headers(tmp_path):
         (src / h).write_text("\n", encoding="utf-8")
     (src / "main.c").write_text("".join(f'#include "{h}"\n' for h in headers) + "int main(void) { return 0; }\n",
                                 encoding="utf-8")
-    subprocess.run(["clang-19", "-MMD", "-c", "main.c", "-o", str(obj / "main.o")], cwd=src, check=True)
+    (obj / "gen").mkdir()
+    (obj / "gen" / "generated.h").write_text("\n")  # a header the build wrote: no file of the tree
+    (src / "main.c").write_text((src / "main.c").read_text(encoding="utf-8") + '#include "generated.h"\n',
+                                encoding="utf-8")
+    subprocess.run(["clang-19", "-MMD", "-I", str(obj / "gen"), "-c", "main.c", "-o", str(obj / "main.o")], cwd=src,
+                   check=True)
     (obj / "k" / ".f.o.cmd").write_text("savedcmd_k/f.o := clang -c ../src/k.c\n\nsource_k/f.o := ../src/k.c\n\n"
                                         "deps_k/f.o := \\\n  ../src/k.h \\\n\nk/f.o: $(deps_k/f.o)\n")
     (obj / "k" / "f.o").write_bytes(b"")
