@@ -63,6 +63,7 @@ EQUIVALENT = ROOT / "bench" / "mutants-equivalent.toml"
 #: module -> the files mutated and the fast tests run against each mutant (pytest arguments)
 #: ``workdir``: the tests share one layoutbench work directory across the mutants (compiled objects
 #: are reused), for modules that neither compile nor link; every other module's tests start empty.
+#: ``functions``: only the mutants inside these top-level functions of the files (one job of a module)
 MODULES: dict[str, dict] = {
     "stats": {"files": ["layoutbench/stats.py"], "tests": ["tests/test_stats.py"]},
     "layout": {"files": ["layoutbench/layout.py"], "tests": ["tests/test_units.py", "tests/test_layout_units.py"]},
@@ -90,6 +91,10 @@ MODULES: dict[str, dict] = {
     "report": {"files": ["layoutbench/owned.py"],
                "tests": ["tests/test_report_output.py", "-k",
                          "error_while or stops_being or meanwhile or replaced_whole or swap or check_refuses or marker"]},
+    "reuse": {"files": ["layoutbench/build.py"], "tests": ["tests/test_reuse.py"],
+              "functions": ["_make_words", "_logical_lines", "make_rules", "_dependency_files", "_under",
+                            "read_dependencies", "build_inputs", "_dependencies_of", "_every_object_has_dependencies",
+                            "_matches", "changed_files", "unread_change", "reusable"]},
     "bisect": {"files": ["layoutbench/bisect.py"],
                "tests": ["tests/test_bisect_units.py", "tests/test_costs.py", "tests/test_units.py", "-k",
                          "bisect or bisection or budget or cost or runs_per_layout or noise_split or run_takes"],
@@ -224,9 +229,14 @@ def _parents(tree: ast.AST) -> dict[int, tuple[ast.AST, str, int | None]]:
     return out
 
 
-def mutants_of(relpath: str, root: Path = ROOT) -> list[Mutant]:
+def mutants_of(relpath: str, root: Path = ROOT, functions: list[str] | None = None) -> list[Mutant]:
+    """The mutants of a file, in source order (with ``functions``: those inside these top-level functions)."""
     tree = ast.parse((root / relpath).read_text())
     skip = _skipped(tree)
+    if functions is not None:
+        inside = {id(x) for f in tree.body if isinstance(f, ast.FunctionDef) and f.name in functions
+                  for x in ast.walk(f)}
+        skip |= {id(x) for x in ast.walk(tree) if id(x) not in inside}
     out = []
     for i, node in enumerate(ast.walk(tree)):
         if id(node) in skip:
@@ -308,7 +318,7 @@ def _run_tests(tree: Path, tests: list[str], timeout: float, basetemp: Path,
 def run_module(name: str, spec: dict, tree: Path, args, eqs: list[dict], say) -> dict:
     tests = [t for t in spec["tests"] if not t.startswith("tests/") or (tree / t.split("::")[0]).exists()]
     spec = {**spec, "tests": tests}
-    mutants = [m for f in spec["files"] for m in mutants_of(f, tree)]
+    mutants = [m for f in spec["files"] for m in mutants_of(f, tree, spec.get("functions"))]
     n_all = len(mutants)
     if args.max and len(mutants) > args.max:
         rng = random.Random(f"{args.seed}:{name}")
@@ -409,7 +419,7 @@ def main(argv=None) -> int:
 
     if args.list:
         for name in names:
-            ms = [m for f in MODULES[name]["files"] for m in mutants_of(f)]
+            ms = [m for f in MODULES[name]["files"] for m in mutants_of(f, functions=MODULES[name].get("functions"))]
             if args.max and len(ms) > args.max:
                 ms = sorted(random.Random(f"{args.seed}:{name}").sample(ms, args.max),
                             key=lambda m: (m.file, m.line, m.col, m.op, m.arg))

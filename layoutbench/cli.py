@@ -171,7 +171,7 @@ def build_cmd(**o):
         out.print(f"{v.image:7} {v.label:{width}}  plan {v.plan_id}  {v.elf}  {v.plan_path}", markup=False)
     how = "compiled" if objs.compiled_now else "cached objects"
     if objs.reused_from:
-        how = f"objects of {objs.reused_from[:12]} reused ({objs.info.get('changed_files')} changed files, none a build input)"
+        how = f"objects of {objs.reused_from[:12]} reused ({objs.info.get('changed_files')} changed files, none read by the build)"
     out.print(f"{prof.name} {co.short}: {how} ({objs.objdir}), {len(variants)} variant(s) linked and verified",
               markup=False)
 

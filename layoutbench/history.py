@@ -208,8 +208,8 @@ def probe(request: measure.MeasureRequest, target: targets.Target, store: Store,
         rec.update(status="build-failed", message=str(e))
         return rec
     rec.update(ran=out.ran, skipped=out.skipped, failed=out.failed, config=out.key.config)
-    if objs.reused_from:  # the images (and so the runs) are stored under the commit whose objects these are
-        rec["images_of"] = objs.reused_from
+    if objs.reused_from:  # the runs are the point's own; the objects they linked are this commit's
+        rec["objects_of"] = objs.reused_from
     if out.failed and out.failed == total:
         rec.update(status="runs-failed", message=f"all {total} runs failed")
     return rec
@@ -427,7 +427,8 @@ def analyse(store: Store, series: Series, profile: Profile | None = None, metric
     pos = {c: i for i, c in enumerate(series.commits)}
     wanted = {(n, s) for n, s in series.specs}
     commits = series.ordered_points()
-    # a point whose objects were reused from another commit (build.reusable) measured that commit's images
+    # a point whose record names ``images_of`` has its runs stored under that commit (whose objects
+    # it linked); every other point's runs are stored under the point itself
     images_of = {c: rec.get("images_of", c) for c, rec in series.points.items()}
     configs = {(images_of[c], rec.get("config", "")) for c, rec in series.points.items()}
     runs = [r for r in store.runs(kernel=series.kernel, commit=None, target=series.target, mode=series.mode)

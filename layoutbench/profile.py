@@ -46,10 +46,16 @@ class Build:
     #: of the object cache key, so that editing one rebuilds
     inputs: tuple[Path, ...] = ()
     #: files of the kernel tree its build reads that no dependency file names (``Makefile*``,
-    #: ``scripts/``): glob patterns of paths in the tree, ``dir/`` for a whole folder.  Set (even
-    #: empty), it turns object reuse on: a commit whose changes touch neither these nor a file
-    #: the dependency files of a built commit list links that commit's objects (build.reusable)
+    #: ``scripts/``, the C files of a generator or headers a script reads): glob patterns of paths
+    #: in the tree, ``dir/`` for a whole folder; a change to one always compiles.  Set (even
+    #: empty), it turns object reuse on
     untracked_inputs: tuple[str, ...] | None = None
+    #: files of the kernel tree its build never reads (``*.md``, ``Documentation/``): patterns as
+    #: above.  Set (even empty), it turns object reuse on too.  With reuse on, a commit links a
+    #: built commit's objects when every file that differs is named here, or is a C source or
+    #: header modified in place that no dependency file of that build names while every object
+    #: of its images has one (build.reusable); any other change compiles
+    unread_files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +207,16 @@ class _Table:
         return _Table(value or {}, f"{self.path}.{key}" if self.path else key, self.file)
 
 
+def _patterns(file: Path, key: str, value) -> tuple[str, ...] | None:
+    """A list of glob patterns (None when the key is not set)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+        raise LayoutbenchError(f"{file}: {key} must be a list of glob patterns (strings, e.g. [\"*.md\", "
+                               f"\"Documentation/\"]); fix the file")
+    return tuple(value)
+
+
 def _timeout(file: Path, key: str, value) -> float:
     try:
         return validate.timeout(key, value)
@@ -245,6 +261,7 @@ def load(kernel: str) -> Profile:
         inputs=tuple((here / f).resolve() for f in b.get("inputs", list, [])),
         untracked_inputs=(tuple(str(x) for x in b.get("untracked_inputs", list))
                           if "untracked_inputs" in b.data else None),
+        unread_files=_patterns(file, "[build] unread_files", b.data.get("unread_files")),
     )
     for f in build.inputs:
         if not f.is_file():

@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS builds (
     layout TEXT NOT NULL, seed INTEGER NOT NULL, plan_id TEXT NOT NULL, plan TEXT NOT NULL,
     image_sha256 TEXT NOT NULL, elf_path TEXT NOT NULL,
     toolchain TEXT NOT NULL, quirks TEXT NOT NULL, created REAL NOT NULL, link_seconds REAL,
+    objects_of TEXT,
     UNIQUE (kernel, commit_sha, image, layout, seed, image_sha256)
 );
 CREATE TABLE IF NOT EXISTS runs (
@@ -80,7 +81,7 @@ CREATE TABLE IF NOT EXISTS machine_checks (
 #: columns added since a table was first written (table, column, type): a store without them gets
 #: them when it is opened, NULL in the rows it holds (not measured)
 _ADDED_COLUMNS = (("builds", "link_seconds", "REAL"), ("runs", "boot_seconds", "REAL"),
-                  ("runs", "deploy_seconds", "REAL"))
+                  ("runs", "deploy_seconds", "REAL"), ("builds", "objects_of", "TEXT"))
 
 #: columns of a runs table written before runs were keyed by their target configuration
 _OLD_RUN_COLUMNS = ("id, build_id, target, host, accelerator, mode, rep, args, status, exit_code, message, "
@@ -336,11 +337,12 @@ class Store:
             return row["id"]
         self.db.execute(
             "INSERT INTO builds (kernel, commit_sha, image, layout, seed, plan_id, plan, image_sha256, elf_path,"
-            " toolchain, quirks, created, link_seconds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+            " toolchain, quirks, created, link_seconds, objects_of) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT DO NOTHING",
             (variant.kernel, variant.commit, variant.image, variant.layout, variant.seed, variant.plan_id,
              Path(variant.plan_path).read_text(), variant.sha256, str(variant.elf),
              json.dumps({"cc": build_info.get("cc"), "ld": build_info.get("ld")}),
-             json.dumps(build_info.get("quirks", [])), time.time(), secs),
+             json.dumps(build_info.get("quirks", [])), time.time(), secs, getattr(variant, "objects_of", None)),
         )
         return self.db.execute(find, key).fetchone()["id"]
 
@@ -444,15 +446,16 @@ class Store:
     def runs(self, **where) -> list[dict]:
         sql, params = _where(where)
         return [dict(r) for r in self.db.execute(
-            "SELECT runs.*, builds.kernel, builds.commit_sha, builds.image, builds.layout, builds.seed, "
-            "builds.plan_id FROM runs JOIN builds ON builds.id = runs.build_id" + sql + " ORDER BY runs.id", params)]
+            "SELECT runs.*, builds.kernel, builds.commit_sha, builds.objects_of, builds.image, builds.layout, "
+            "builds.seed, builds.plan_id FROM runs JOIN builds ON builds.id = runs.build_id" + sql + " ORDER BY runs.id", params)]
 
     def samples(self, **where) -> list[dict]:
         sql, params = _where(where)
         return [dict(r) for r in self.db.execute(
             "SELECT samples.id AS sample_id, samples.metric, samples.value, samples.unit, samples.higher_is_better, "
             "runs.id AS run_id, runs.target, runs.host, runs.accelerator, runs.mode, runs.rep, runs.args, "
-            "runs.config, runs.status, runs.started, builds.kernel, builds.commit_sha, builds.image, builds.layout, "
+            "runs.config, runs.status, runs.started, builds.kernel, builds.commit_sha, builds.objects_of, builds.image, "
+            "builds.layout, "
             "builds.seed, builds.plan_id, builds.id AS build_id FROM samples JOIN runs ON runs.id = samples.run_id "
             "JOIN builds ON builds.id = runs.build_id" + sql + " ORDER BY samples.id", params)
             if math.isfinite(r["value"])]  # a store written before the sample gate may hold inf

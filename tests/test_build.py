@@ -263,14 +263,15 @@ def test_bad_inputs(tmp_path, fresh_workdir):
 
 
 def test_a_commit_changing_no_build_input_reuses_its_neighbours_objects(tmp_path, fresh_workdir):
-    """Object reuse (``[build] untracked_inputs``): real builds of a four-commit history.  A commit
-    that changes only a file no dependency file names links its parent's objects (no compile, the
-    same image bytes); one that changes an included header, or the Makefile (an untracked input),
-    is compiled."""
+    """Object reuse (``[build] untracked_inputs``, ``unread_files``): real builds of a four-commit
+    history.  A commit that changes only a file the profile names unread links its parent's objects
+    (no compile, the same image bytes, its own runs); one that changes an included header, or the
+    Makefile (an untracked input), is compiled."""
     repo = mini_repo(tmp_path / "repo")
     wrapper, log = _cc_wrapper(tmp_path)
     toml = _profile_copy(tmp_path, cc=str(wrapper))
-    toml.write_text(toml.read_text().replace("timeout = 600\n", 'timeout = 600\nuntracked_inputs = ["Makefile"]\n', 1))
+    toml.write_text(toml.read_text().replace("timeout = 600\n", 'timeout = 600\nuntracked_inputs = ["Makefile"]\n'
+                                   'unread_files = ["README.md"]\n', 1))
     base = git(repo, "rev-parse", "HEAD")
     shas = {}
     for name, path, extra in (("doc", "README.md", "\nOne more line of prose.\n"),
@@ -290,20 +291,20 @@ def test_a_commit_changing_no_build_input_reuses_its_neighbours_objects(tmp_path
     assert n0 > 20
     doc, said, n = built(shas["doc"])
     assert n == 0 and doc["build"]["reused_from"] == base
-    assert f"objects of {base[:12]} reused for {shas['doc'][:12]}: the 1 changed files are not build inputs" in said
+    assert f"objects of {base[:12]} reused for {shas['doc'][:12]}: the build reads none of the 1 changed files" in said
     assert doc["variants"][0]["sha256"] == first["variants"][0]["sha256"]
-    assert doc["variants"][0]["commit"] == base  # the image is the base's: a target's runs of it count for both
+    assert doc["variants"][0]["commit"] == shas["doc"] and doc["variants"][0]["objects_of"] == base
     text = lb("build", str(toml), "--repo", str(repo), "--commit", shas["doc"], "--image", "hosted").stdout
-    assert f"objects of {base[:12]} reused (1 changed files, none a build input)" in text
-    # a history over the two measures the base's image once, and shows the run at both points
+    assert f"objects of {base[:12]} reused (1 changed files, none read by the build)" in text
+    # a history over the two measures the base's image at each point (each point's runs its own)
     h = json.loads(lb("history", str(toml), f"{base}..{shas['doc']}", "--repo", str(repo), "--target", "cachegrind",
                       "--layouts", "default", "--runs", "1", "--args", "iterations=300", "--json").stdout)
-    assert h["sweep"]["ran"] == 1 and h["sweep"]["skipped"] == 1
+    assert h["sweep"]["ran"] == 2 and h["sweep"]["skipped"] == 0
     values = [p["values"]["cg_cost"]["default"] for p in h["history"]["points"]]
     assert len(values) == 2 and values[0] == values[1]
     out, said, n = built(shas["header"])  # an included header changed: compiled
     assert n > 0 and "reused_from" not in out["build"] and "reused" not in said
-    # the Makefile is named by no dependency file: only untracked_inputs keeps it from being reused
+    # the Makefile: an untracked input, and no C file the dependency files could speak for
     prof = profile.load(str(toml))
     cfg = first["build"]["config"]
     assert build.reusable(prof, source.resolve(prof, shas["makefile"], str(repo)), cfg) is None
