@@ -87,6 +87,8 @@ MODULES: dict[str, dict] = {
                          "not coverage and not calibrated and not whole_bisection and not minimum_effect "
                          "and not unequal and not 2_sigma and not foretells"]},
     "costs": {"files": ["layoutbench/costs.py"], "tests": ["tests/test_costs.py", "-k", "not refuses and not bad_cost"]},
+    "validate": {"files": ["layoutbench/validate.py"],
+                 "tests": ["tests/test_hostile_cli.py", "-k", "not every_hostile_cli_input"]},
     "bisect": {"files": ["layoutbench/bisect.py"],
                "tests": ["tests/test_bisect_units.py", "tests/test_costs.py", "tests/test_units.py", "-k",
                          "bisect or bisection or budget or cost or runs_per_layout or noise_split or run_takes"],
