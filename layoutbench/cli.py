@@ -623,7 +623,8 @@ def bisect_options(f):
         click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
                      "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
                      "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "
-                     "(candidates with probabilities, or 'not decided at this budget')."),
+                     "(candidates with probabilities, or 'not decided at this budget'); none: no cap (removes the budget of "
+                     "a bisection in progress)."),
         store_option,
     ]
     for o in reversed(opts):
