@@ -199,6 +199,34 @@ PROFILE_MUTATIONS = [
     ("qemu append a list", "[targets.cg]\n", '[targets.q]\nkind = "qemu"\nappend = ["x"]\n\n[targets.cg]\n'),
     ("metrics prefix a number", "[metrics]\n", "[metrics]\nprefix = 5\n"),
     ("metrics default a number", '[metrics]\ndefault = "t"', '[metrics]\ndefault = 5'),
+    # every setting of every kind typed at load, before any build or boot
+    *[(f"qemu-icache {key} = {value}", "[targets.cg]\n", f'[targets.q]\nkind = "qemu-icache"\n{key} = {value}\n\n'
+       "[targets.cg]\n") for key, value in (
+        ("debug_exit", '"yes"'), ("guest_metrics", '"yes"'), ("rtc", "{ base = 1 }"), ("extra_args", '"-smp 2"'),
+        ("plugin", '"missing-plugin.so"'), ("memory", '"999999T"'), ("memory", '"0"'), ("memory", "true"),
+        ("memory", '"lots"'), ("i1", '"3000,2,64"'), ("accel", '"kvm"'), ("icount", "5"), ("miss_weight", '"x"'))],
+    *[(f"qemu {key} = {value}", "[targets.cg]\n", f'[targets.q]\nkind = "qemu"\n{key} = {value}\n\n[targets.cg]\n')
+      for key, value in (("accel", '"fast"'), ("machine", "5"), ("initrd", "[1]"), ("qemu", '""'),
+                         ("debug_exit", "1"), ("extra_args", "[true]"))],
+    *[(f"labgrid-places {key} = {value}", "[targets.cg]\n",
+       f'[targets.lp]\nkind = "labgrid-places"\ncoordinator = "127.0.0.1:1"\n{key} = {value}\n\n[targets.cg]\n')
+      for key, value in (("parallel", '"many"'), ("parallel", "0"), ("parallel", "-3"), ("parallel", "2.5"),
+                         ("acquire_timeout", '"soon"'), ("acquire_timeout", "nan"), ("acquire_timeout", "-5"),
+                         ("acquire_timeout", "inf"), ("places", "5"), ("places", "[]"), ("places", "[1]"),
+                         ("tags", '"bench"'), ("tags", "{ pool = true }"), ("reboot", '"yes"'),
+                         ("coordinator", "5"))],
+    *[(f"labgrid {key} = {value}", "[targets.cg]\n", f'[targets.lg]\nkind = "labgrid"\n{key} = {value}\n\n'
+       "[targets.cg]\n") for key, value in (("env", "5"), ("role", "[1]"), ("state", "true"), ("boot_args", "[1]"))],
+    *[(f"ssh {key} = {value}", "[targets.cg]\n", f'[targets.s]\nkind = "ssh"\nhost = "h"\n{key} = {value}\n\n'
+       "[targets.cg]\n") for key, value in (("port", "0"), ("port", "70000"), ("reboot", '"yes"'), ("user", "5"),
+                                            ("boot_poll", "0"), ("connect_timeout", "1e300"))],
+    *[(f"{key} = {value}", "[targets.prog]\n", f"[targets.prog]\n{key} = {value}\n")
+      for key, value in (("run_cost", "1e-320"), ("layout_cost", "1e-320"), ("run_cost", "1e308"),
+                         ("layout_cost", "1e308"), ("run_cost", '"1s"'))],
+    ("untracked_inputs of a number and a flag", 'ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\nuntracked_inputs = [1, true]\n'),
+    ("untracked_inputs nested", 'ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\nuntracked_inputs = [["a"]]\n'),
+    ("build inputs of numbers", 'ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\ninputs = [1]\n'),
+    ("image libs of numbers", 'objects = "tiny.objs"\n', 'objects = "tiny.objs"\nlibs = [5]\n'),
 ]
 
 #: raw profile texts that are not a profile at all
@@ -341,6 +369,15 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     for url in ("mysql://u:pw@h/db", "sqlite:///x.db", "http://example.org/x", "redis://localhost:6379/0",
                 "file:///tmp/x"):
         err(f"--store {url}", "results", "--store", url, check=lambda o, e: "pw" not in e)
+    for conninfo in ("host=127.0.0.1 port=1 password=S3cretPq dbname=x", "password='S3cretPq x' host=h",
+                     "dbname=x user=lb password=S3cretPq"):
+        def libpq(conninfo=conninfo):
+            d = tmp / f"libpq-{len(out)}"
+            d.mkdir(exist_ok=True)
+            o = H.cli("results", "--store", conninfo, env=env, cwd=d,
+                      check=lambda o, e: "S3cretPq" not in o + e and "connection string" in e)
+            return "wrong-success" if o == "clean" and any(d.iterdir()) else o  # no file named after it
+        fn(f"--store a libpq connection string ({conninfo.split()[0]}...)", libpq)
     (tmp / "notadb.sqlite").write_text("this is not a database\n" * 100)
     err("--store a text file", "results", "--store", str(tmp / "notadb.sqlite"),
         check=lambda o, e: "not a layoutbench store" in e)
@@ -472,6 +509,10 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     err("bisect --mode relink", *b, "--mode", "relink")
     err("bisect range without ..", "bisect", "tiny", "AB", "--store", str(tmp / "bisect.sqlite"))
     err("bisect --target twice", *b, "--target", "echo,echo")
+    for v in ("²", "٣x", "0", "-5", "1e3", "5d", "1h²", "none5"):
+        err(f"bisect --budget {v}", *b, "--budget", v)
+    err("bisect --first-only --thorough", *b, "--first-only", "--thorough")
+    err("bisect --thorough --first-only", *b, "--thorough", "--first-only")
     err("bisect log without a bisection", "bisect", "log", "--store", str(tmp / "bisect-empty.sqlite"))
     err("bisect reset without a bisection", "bisect", "reset", "--store", str(tmp / "bisect-empty.sqlite"))
     err("bisect good without a bisection", "bisect", "good", "--store", str(tmp / "bisect-empty.sqlite"))
@@ -668,7 +709,7 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
     out.append(("kill -9 during a build: the next run kills the orphaned make", orphaned_make))
 
     # -- faults on real (tiny, read-only) file systems, in a private mount namespace ---------------
-    def mounted(label: str, setup: str, cmd: tuple[str, ...], check):
+    def mounted(label: str, setup: str, cmd: tuple[str, ...], check, expect_ok: bool = False):
         def case():
             if not shutil.which("unshare"):
                 return "traceback"
@@ -678,15 +719,22 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
             script = setup.format(d=d, good=good)
             py = f"{sys.executable} -m layoutbench.cli " + " ".join(f"'{a}'" for a in cmd).format(d=d)
             return H.proc("-c", f"{script} && exec {py}", prefix=("unshare", "-m", "sh"),
-                          env={k: v for k, v in env.items() if v is not None}, check=check, raw=True)
+                          env={k: v for k, v in env.items() if v is not None}, check=check, raw=True,
+                          expect_ok=expect_ok)
         out.append((label, case))
 
     ro = "mount -t tmpfs tmpfs {d} && cp {good} {d}/s.sqlite && mount -o remount,ro {d}"
-    for cmd in (("results", "--store", "{d}/s.sqlite"), ("history", "tinyp", "--summary", "--store", "{d}/s.sqlite"),
-                ("compare", "tinyp", "--layouts", "default", "--runs", "1", "--args", "5", "--no-machine-check",
-                 "--store", "{d}/s.sqlite")):
-        mounted(f"read-only store: {cmd[0]}", ro, cmd,
-                lambda o, e: "not a layoutbench store" not in e and ("read-only" in e or "cannot be" in e))
+    mounted("read-only store: results reads it", ro, ("results", "--store", "{d}/s.sqlite"),
+            lambda o, e: o.count("tiny") >= 2 and " ok " in o, expect_ok=True)
+    mounted("read-only store: results --format json reads it", ro, ("results", "--format", "json", "--store",
+                                                                     "{d}/s.sqlite"),
+            lambda o, e: len(json.loads(o)) == 2, expect_ok=True)
+    mounted("read-only store: bisect log says there is none", ro, ("bisect", "log", "--store", "{d}/s.sqlite"),
+            lambda o, e: "no bisection in progress" in e)
+    for cmd in (("compare", "tinyp", "--layouts", "default", "--runs", "1", "--args", "5", "--no-machine-check",
+                 "--store", "{d}/s.sqlite"), ("history", "tinyp", "A..B", "--store", "{d}/s.sqlite")):
+        mounted(f"read-only store: {cmd[0]} is refused before any build", ro, cmd,
+                lambda o, e: "read-only file system" in e and "compil" not in e.lower() and "build" not in e.lower())
     full = "mount -t tmpfs -o size=12k tmpfs {d} && head -c 12288 /dev/zero > {d}/filler 2>/dev/null; true"
     mounted("store on a full disk: results", full, ("results", "--store", "{d}/s.sqlite"),
             lambda o, e: "not a layoutbench store" not in e and ("full" in e or "space" in e))
