@@ -713,8 +713,10 @@ def _decision_flags(b, s: Settings, say) -> Settings:
     """A resumed bisection keeps its measurement settings; the decision flags given now
     (--first-only, --prove-null, --thorough, --budget, --shadow) apply to it, and it says so in one
     line.  ``--budget none`` removes its budget; a new budget replaces the old one."""
+    # settings made in code, not by the command line: the flags set are the ones given
+    given = s.given or tuple(k.replace("_time", "") for k in Settings.DECISIONS if getattr(s, k) and k != "shadow")
     now = {k: getattr(s, k) for k in Settings.DECISIONS
-           if (k.replace("_time", "") in s.given) and (k.startswith("budget") or getattr(s, k) is not None)}
+           if (k.replace("_time", "") in given) and (k.startswith("budget") or getattr(s, k) is not None)}
     changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
     if changed:
         merged = dataclasses.replace(b.s, **changed)
