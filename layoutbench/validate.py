@@ -255,9 +255,9 @@ TARGET_SETTINGS: dict[str, tuple] = {
     "pin": (_pin, 'a CPU list, e.g. "2" or "0-3"'),
     "success_exit": (lambda v: _whole(v, 0, 255), "an exit status from 0 to 255"),
     "layout_cost": (lambda v: _number(v, MIN_COST, MAX_COST),
-                    f"a finite number of seconds from {MIN_COST:g} to {MAX_COST:g} (a year)"),
+                    f"a finite number of seconds from {MIN_COST:g} to {MAX_COST:.0f} (a year)"),
     "run_cost": (lambda v: _number(v, MIN_COST, MAX_COST),
-                 f"a finite number of seconds from {MIN_COST:g} to {MAX_COST:g} (a year)"),
+                 f"a finite number of seconds from {MIN_COST:g} to {MAX_COST:.0f} (a year)"),
     # local, cachegrind, ssh
     "args": (_words, WORDS),
     "command": (lambda v: _words(v) and len(v) > 0, "a non-empty " + WORDS),
