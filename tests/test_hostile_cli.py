@@ -326,8 +326,9 @@ def test_every_entry_of_the_setting_table_accepts_a_good_value_and_refuses_the_b
 def test_the_stricter_rules_of_one_kind():
     ok = {"i1": "4096,2,64", "accel": "tcg"}
     validate.target_settings("k.toml", "t", "qemu-icache", ok)
+    validate.target_settings("k.toml", "t", "qemu-icache", {"i1": "128,2,64"})  # one set is a power of two
     for key, bad in (("i1", "3000,2,64"), ("i1", "4096,2,48"), ("i1", "4096,0,64"), ("i1", "64,2,64"),
-                     ("accel", "kvm")):
+                     ("i1", "4096,2,0"), ("accel", "kvm")):
         with pytest.raises(LayoutbenchError, match=rf"\[targets.t\] {key} = .* must be "):
             validate.target_settings("k.toml", "t", "qemu-icache", {**ok, key: bad})
 
@@ -337,6 +338,14 @@ def test_the_stricter_rules_of_one_kind():
                                         (0, None), (-1, None), (True, None), ("1.5G", None), ([1], None)])
 def test_memory_sizes_read_as_qemu_does(value, size):
     assert validate.memory_bytes(value) == size
+
+
+def test_guest_memory_from_one_mib_to_one_tib():
+    for good in ("1T", "1M", 1, "1048576K"):
+        validate.target_settings("k.toml", "t", "qemu", {"memory": good})
+    for bad in ("1025G", "1023K", "512K"):
+        with pytest.raises(LayoutbenchError, match="memory = .* must be a size from 1M to 1T"):
+            validate.target_settings("k.toml", "t", "qemu", {"memory": bad})
 
 
 def test_the_command_line_checks_name_the_option():
@@ -402,6 +411,6 @@ def test_numbers_and_their_bounds():
         with pytest.raises(LayoutbenchError, match=msg):
             validate.integer("n", v, lo, hi)
     assert validate.timeout("t", None) is None and validate.seed("s", None) is None
-    assert validate.seed("s", validate.MAX_SEED, 1) == validate.MAX_SEED
+    assert validate.seed("s", validate.MAX_SEED, 1) == validate.seed("s", validate.MAX_SEED) == validate.MAX_SEED
     with pytest.raises(LayoutbenchError, match="last seed passes"):
         validate.seed("s", validate.MAX_SEED, 2)
