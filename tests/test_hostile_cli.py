@@ -42,6 +42,8 @@ def test_the_judge_tells_the_outcomes_apart():
     assert H.judge(2, "", "layoutbench: error: a\nlayoutbench: error: b\n") == "traceback"
     assert H.judge(2, "", "x.py:3: RuntimeWarning: overflow\nlayoutbench: error: a\n") == "traceback"
     assert H.judge(0, "ok", "", expect_ok=True, check=lambda o, e: o == "ok") == "clean"
+    assert H.judge(2, "", "layoutbench: error: bad pw S3c\n", secrets=("S3c",)) == "leak"
+    assert H.judge(0, "S3c", "", expect_ok=True, secrets=("S3c",)) == "leak"
     assert H.judge(0, "no", "", expect_ok=True, check=lambda o, e: o == "ok") == "wrong-success"
 
 
