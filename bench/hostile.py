@@ -1,7 +1,7 @@
 """The hostile-input suite's counts: every ``tests/hostile_*.py`` present, every case run.
 
 Each module exposes ``cases(tmp: pathlib.Path) -> list[tuple[str, Callable[[], str]]]``; a case
-runs one bad input and returns ``clean``, ``traceback``, ``wrong-success`` or ``hang``
+runs one bad input and returns ``clean``, ``traceback``, ``wrong-success``, ``hang`` or ``leak``
 (tests/_hostile.py says what each means).  Printed per module and in total:
 
     python bench/hostile.py            # a table
@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
-COLUMNS = ("tried", "clean", "traceback", "wrong-success", "hang")
+COLUMNS = ("tried", "clean", "traceback", "wrong-success", "hang", "leak")
 
 
 def main() -> int:

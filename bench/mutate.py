@@ -95,6 +95,8 @@ MODULES: dict[str, dict] = {
               "functions": ["_make_words", "_logical_lines", "make_rules", "_dependency_files", "_under",
                             "read_dependencies", "build_inputs", "_dependencies_of", "_every_object_has_dependencies",
                             "_matches", "changed_files", "unread_change", "reusable"]},
+    "validate": {"files": ["layoutbench/validate.py"],
+                 "tests": ["tests/test_hostile_cli.py", "-k", "not every_hostile_cli_input"]},
     "bisect": {"files": ["layoutbench/bisect.py"],
                "tests": ["tests/test_bisect_units.py", "tests/test_costs.py", "tests/test_units.py", "-k",
                          "bisect or bisection or budget or cost or runs_per_layout or noise_split or run_takes"],

@@ -83,6 +83,15 @@ class Settings:
     #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
     #: started with another one is started again, not resumed; its runs are stored apart
     layout: str = "random"
+    #: the options given on this command line (``--metric``, ``--budget``...; not kept in the state):
+    #: what a continued bisection is checked against (``conflicts``) or applies (``_decision_flags``)
+    given: tuple[str, ...] = ()
+
+    #: the settings its marks were measured and judged with: a continued bisection cannot change them
+    MEASURED = ("metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs", "max_runs", "seed",
+                "confidence", "min_effect")
+    #: what a continued bisection takes from the command line (the marks made stay valid)
+    DECISIONS = ("first_only", "prove_null", "thorough", "budget", "budget_time", "shadow")
 
     OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
                "max_runs", "seed", "confidence", "min_effect")
@@ -95,6 +104,7 @@ class Settings:
                            budget=None if self.budget is None else int(self.budget))
 
     def check(self) -> None:
+        exclusive(self)
         if self.mode not in measure.SAME_IMAGE_MODES:
             raise LayoutbenchError(f"bisect runs in mode {' or '.join(measure.SAME_IMAGE_MODES)}, not {self.mode!r}")
         if self.layouts < 2:
@@ -129,7 +139,19 @@ class Settings:
         return [w.strip() for w in self.target.split(",") if w.strip()] or [None]
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d.pop("given")
+        return d
+
+    def conflicts(self, now: "Settings") -> list[str]:
+        """The measured settings given in ``now`` that differ from these, as ``--metric t`` (these)."""
+        out = []
+        for name in self.MEASURED:
+            if name in now.given and getattr(now, name) != getattr(self, name):
+                out.append(f"--{name.replace('_', '-')} {getattr(self, name)}")
+        if "target" in now.given and now.target == self.target and now.target_config != self.target_config:
+            out.append(f"--target {self.target} as configured then (its [targets] table changed since)")
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "Settings":
@@ -153,6 +175,13 @@ class Settings:
         elif self.budget_time is not None:
             words += ["--budget", costs.duration_text(self.budget_time)]
         return shlex.join(words)
+
+
+def exclusive(s: Settings) -> None:
+    """--first-only and --thorough together: one line (the first stops before the sides the second searches)."""
+    if s.first_only and s.thorough:
+        raise LayoutbenchError("--first-only and --thorough cannot be used together: --first-only stops after the "
+                               "first change point, --thorough searches the ranges beside it further; give one")
 
 
 def state_key(kernel: str, repo, subdir) -> str:
@@ -665,18 +694,41 @@ def code_evidence(profile: Profile, s: Settings, parent: str, culprit: str, say=
                      "new_size": x.new_size} for x in funcs[:top]]}
 
 
+def _refuse_conflicts(b: "Bisection", s: Settings, profile: Profile) -> None:
+    """A continued bisection (no GOOD..BAD) given a measured setting other than its own: one line
+    saying what the bisection in progress uses and how to start one with the setting given."""
+    was = b.s.conflicts(s)
+    if not was:
+        return
+    asked = " ".join(f"--{n.replace('_', '-')} {shlex.quote(str(getattr(s, n)))}" for n in Settings.MEASURED
+                     if n in s.given and getattr(s, n) != getattr(b.s, n)) or f"--target {s.target}"
+    span = f"{b.good[:12]}..{b.bad[:12]}" if b.good and b.bad else "GOOD..BAD"
+    raise LayoutbenchError(f"the bisection of {profile.name} in progress uses {', '.join(was)} (its marks were "
+                           f"measured with it); to bisect with {asked} start a new one: `layoutbench bisect "
+                           f"{shlex.quote(s.kernel)} {span} {asked}` (it replaces this one; `layoutbench bisect reset` "
+                           f"forgets it), or leave the option out to continue")
+
+
 def _decision_flags(b, s: Settings, say) -> Settings:
     """A resumed bisection keeps its measurement settings; the decision flags given now
-    (--first-only, --prove-null, --thorough, --budget) apply to it, and it says so in one line."""
-    now = {k: getattr(s, k) for k in ("first_only", "prove_null", "thorough", "budget", "budget_time") if getattr(s, k)}
+    (--first-only, --prove-null, --thorough, --budget, --shadow) apply to it, and it says so in one
+    line.  ``--budget none`` removes its budget; a new budget replaces the old one."""
+    # settings made in code, not by the command line: the flags set are the ones given
+    given = s.given or tuple(k.replace("_time", "") for k in Settings.DECISIONS if getattr(s, k) and k != "shadow")
+    now = {k: getattr(s, k) for k in Settings.DECISIONS
+           if (k.replace("_time", "") in given) and (k.startswith("budget") or getattr(s, k) is not None)}
     changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
     if changed:
-        other = {"budget": "budget_time", "budget_time": "budget"}  # one budget: the one given now
-        b.s = dataclasses.replace(b.s, **changed, **{other[k]: None for k in changed if k in other})
+        merged = dataclasses.replace(b.s, **changed)
+        exclusive(merged)
+        b.s = merged
         b.save()
+        shown = {k: v for k, v in changed.items() if not (k.startswith("budget") and v is None)}
+        if any(k.startswith("budget") for k in changed) and b.s.budget is None and b.s.budget_time is None:
+            shown["budget"] = "none"
         say("applying " + ", ".join(f"--{k.replace('_time', '').replace('_', '-')}" + (
-            "" if v is True else f" {costs.duration_text(v)}" if k == "budget_time" else f" {v}")
-            for k, v in changed.items()) + " to the resumed bisection")
+            "" if isinstance(v, bool) else f" {costs.duration_text(v)}" if k == "budget_time"
+            else f" {v}") if v is not False else f"--no-{k}" for k, v in shown.items()) + " to the resumed bisection")
     return b.s
 
 
@@ -700,17 +752,20 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         g = source.resolve(profile, good, s.repo, s.subdir).commit
         bd = source.resolve(profile, bad, s.repo, s.subdir).commit
         if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
-                and b.s.args == s.args and b.s.target_config == s.target_config and b.s.layout == s.layout:
+                and b.s.args == s.args and b.s.target_config == s.target_config and b.s.layout == s.layout \
+                and not b.s.conflicts(s):
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
             s = _decision_flags(b, s, say)
         else:
             if b is not None:
+                was = b.s.conflicts(s)
                 say(f"replacing the earlier bisection of {profile.name} "
-                    f"({b.good and b.good[:12]}..{b.bad and b.bad[:12]})")
+                    f"({b.good and b.good[:12]}..{b.bad and b.bad[:12]}" + (f", {', '.join(was)}" if was else "") + ")")
             b = start(store, profile, s, bd, g)
     elif b is None:
         raise LayoutbenchError(f"no bisection of {profile.name} in progress; give GOOD..BAD")
     else:
+        _refuse_conflicts(b, s, profile)
         s = _decision_flags(b, s, say)
         say(f"continuing the bisection of {profile.name} {b.good and b.good[:12]}..{b.bad and b.bad[:12]}")
     if not b.good or not b.bad:
@@ -1045,6 +1100,7 @@ def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock:
                "target": s.target or p.target.spec.name, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
                "settings": s.to_dict(), "endpoints": None, "status": "budget", "culprit": None, "range": [],
                "budget_note": note, "more_runs": more, "message": note, "candidates": [],
+               "runs_spent": clock.ledger.spent,
                "cost": {**p.cost("layouts"), "compiled_now": p.compiled_now, "ran_now": p.ran_now},
                "budget": clock.summary(), "runs_per_layout": s.runs_choice}
     b.result = verdict
@@ -1055,11 +1111,16 @@ def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock:
 def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> dict:
     """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
     noise and the change it measured (decide.expected_cost)."""
+    k = max(decide.MIN_LAYOUTS, s.layouts)
     try:
         for c in (b.good, b.bad):
-            eng.pool.add(c, eng.groups(c, max(decide.MIN_LAYOUTS, s.layouts), s.runs))
+            eng.pool.add(c, eng.groups(c, k, s.runs))
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    except decide.OutOfBudget:
+        raise LayoutbenchError(f"--budget {eng.ledger.budget} runs does not pay for the endpoints' first look "
+                               f"({2 * k * s.runs} runs: {k} layouts x {s.runs} run(s) a side), the least a plan "
+                               f"or a verdict needs; give a larger --budget (or --budget none)") from None
     s2, _ = eng.pool.var()
     d = float(eng.pool.y[b.bad].mean() - eng.pool.y[b.good].mean())
     noise = math.sqrt(s2) if math.isfinite(s2) else math.nan

@@ -41,7 +41,7 @@ class Group(click.Group):
             sys.exit(e.exit_code)
         except sqlite3.Error as e:  # a query of an opened store failed: a damaged page, a full disk...
             from .store import explain
-            err.print(f"layoutbench: error: {explain(e)}", markup=False)
+            err.print(f"layoutbench: error: {explain(e, checkpoint=True)}", markup=False)
             sys.exit(2)
         except OSError as e:  # a file or program the command needed: one line, no traceback
             import errno
@@ -216,9 +216,11 @@ def run_cmd(**o):
 
 # -- job 3: benchmark and compare ----------------------------------------------------------------
 
-def open_store(path):
+def open_store(path, write: bool = True):
+    """The store of --store; ``write``: the command writes to it (a read-only one is refused now)."""
     from .store import Store, default_path
-    return Store(path or os.environ.get("LAYOUTBENCH_STORE") or default_path())
+    store = Store(path or os.environ.get("LAYOUTBENCH_STORE") or default_path())
+    return store.writable() if write else store
 
 
 def store_option(f):
@@ -422,7 +424,7 @@ def results_cmd(**o):
     """
     from . import report_text
 
-    store = open_store(o["store_path"])
+    store = open_store(o["store_path"], write=False)
     where = dict(kernel=o["kernel"], commit=o["rev"], layout=o["layout"], target=o["target"], config=o["config"])
     if o["show_configs"]:
         used = {r["config"] for r in store.runs(**where)}
@@ -533,7 +535,7 @@ def history_cmd(**o):
     from . import history
 
     prof = profile.load(o["kernel"])
-    store = open_store(o["store_path"])
+    store = open_store(o["store_path"], write=bool(o["range_"] or o["refine"]))  # a sweep stores its runs
     step, every, range_, refine, repo, subdir = (o[k] for k in ("step", "every", "range_", "refine", "repo", "subdir"))
     if o["runs"] is not None and o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
@@ -596,7 +598,7 @@ def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
 
     validate.min_effect_percent(min_effect)
     metrics = validate.metric_names(metrics) or ()
-    store = open_store(store_path)
+    store = open_store(store_path, write=False)
     index = report.write_report(store, outdir, kernel=kernel, repo=repo, metrics=list(metrics) or None,
                                 min_effect=min_effect / 100, say=say)
     out.print(f"wrote {index}", markup=False)
@@ -651,7 +653,8 @@ def bisect_options(f):
         click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
                      "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
                      "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "
-                     "(candidates with probabilities, or 'not decided at this budget')."),
+                     "(candidates with probabilities, or 'not decided at this budget'); none: no cap (removes the budget of "
+                     "a bisection in progress)."),
         store_option,
     ]
     for o in reversed(opts):
@@ -675,6 +678,7 @@ def _bisect_settings(o: dict):
     if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
         raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
+    s.given = tuple(k for k in (*names, "budget") if o.get(k) is not None)
     s.runs_auto = o.get("runs") is None
     if budget is not None:
         s.budget, s.budget_time = budget.runs, budget.seconds
@@ -802,7 +806,8 @@ def bisect_log_cmd(kernel, repo, subdir, store_path):
     """Print the bisection's log; `bisect replay` re-applies it."""
     from . import bisect
 
-    b = bisect.current(open_store(store_path), kernel, repo, subdir, profile.load(kernel) if kernel else None)
+    b = bisect.current(open_store(store_path, write=False), kernel, repo, subdir,
+                       profile.load(kernel) if kernel else None)
     click.echo(b.text(), nl=False)
 
 

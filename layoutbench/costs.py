@@ -34,7 +34,9 @@ MAX_RUNS_PER_LAYOUT = 16  #: R* is clamped to 1 .. this
 MAX_BUDGET_RUNS = 10_000_000
 MAX_BUDGET_SECONDS = 366 * 24 * 3600.0  #: a year
 _UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?", re.ASCII)
+#: ``--budget none``: a bisection continued with it spends without a cap
+NO_BUDGET = ("none", "off")
 
 
 @dataclass(frozen=True)
@@ -44,18 +46,26 @@ class Budget:
     runs: int | None = None
     seconds: float | None = None
 
+    @property
+    def unlimited(self) -> bool:
+        """``--budget none``: no cap (what removes the budget of a bisection in progress)."""
+        return self.runs is None and self.seconds is None
+
 
 def parse_budget(value) -> Budget | None:
-    """``--budget RUNS`` or ``--budget DURATION`` (``8h``, ``90m``, ``2h30m``, ``45s``); None: unset.
-    Anything else -- 0, a negative number, a unit other than h/m/s -- is one line naming the option."""
+    """``--budget RUNS`` or ``--budget DURATION`` (``8h``, ``90m``, ``2h30m``, ``45s``) or ``none`` (no
+    cap: ``Budget()``); None: unset.  Anything else -- 0, a negative number, a unit other than h/m/s,
+    a digit that is not 0-9 -- is one line naming the option."""
     if value is None:
         return None
     text = str(value).strip().lower()
-    bad = LayoutbenchError(f"--budget {value!r} is not allowed: give a number of runs above 0 (e.g. 500) or a "
-                           f"duration above 0 (e.g. 8h, 90m, 2h30m, 45s)")
+    bad = LayoutbenchError(f"--budget {value!r} is not allowed: give a number of runs above 0 (e.g. 500), a "
+                           f"duration above 0 (e.g. 8h, 90m, 2h30m, 45s) or none")
     if isinstance(value, bool) or not text:
         raise bad
-    if text.isdigit():
+    if text in NO_BUDGET:
+        return Budget()
+    if re.fullmatch(r"[0-9]+", text):
         n = int(text)
         if not 0 < n <= MAX_BUDGET_RUNS:
             raise bad
@@ -197,8 +207,11 @@ def seconds_per_run(c: Costs, runs_per_layout: int) -> tuple[float | None, str]:
 
 
 def runs_for(seconds: float, per_run: float) -> int:
-    """The runs a duration pays for at ``per_run`` seconds a run (at least 1)."""
-    return max(1, int(seconds // per_run)) if per_run > 0 else MAX_BUDGET_RUNS
+    """The runs a duration pays for at ``per_run`` seconds a run: at least 1, at most
+    MAX_BUDGET_RUNS (the bound of ``--budget RUNS``; a tiny run cost must not make it unbounded)."""
+    if not per_run > 0 or not seconds / per_run < MAX_BUDGET_RUNS:
+        return MAX_BUDGET_RUNS
+    return max(1, int(seconds // per_run))
 
 
 @dataclass(frozen=True)

@@ -202,6 +202,14 @@ class _Table:
             raise self._err(f"{key!r} must be of type {names}, not {type(value).__name__}")
         return value
 
+    def strings(self, key: str, default: list) -> list[str]:
+        """A list of strings (a number, a flag or a list inside is refused, not turned into text)."""
+        value = self.get(key, list, default)
+        bad = next((x for x in value if not isinstance(x, str)), None)
+        if bad is not None:
+            raise self._err(f"{key} = {value!r} must be a list of strings; {bad!r} is a {type(bad).__name__}")
+        return value
+
     def table(self, key: str, required=False) -> "_Table":
         value = self.get(key, dict, None if not required else ..., required=required)
         return _Table(value or {}, f"{self.path}.{key}" if self.path else key, self.file)
@@ -258,10 +266,10 @@ def load(kernel: str) -> Profile:
         ld=_tool(b.get("ld", str, "ld.lld-19")),
         env={k: str(v) for k, v in b.get("env", dict, {}).items()},
         timeout=_timeout(file, "[build] timeout", b.get("timeout", (int, float), 3600)),
-        inputs=tuple((here / f).resolve() for f in b.get("inputs", list, [])),
-        untracked_inputs=(tuple(str(x) for x in b.get("untracked_inputs", list))
-                          if "untracked_inputs" in b.data else None),
-        unread_files=_patterns(file, "[build] unread_files", b.data.get("unread_files")),
+        inputs=tuple((here / f).resolve() for f in b.strings("inputs", [])),
+        untracked_inputs=(tuple(b.strings("untracked_inputs", [])) if "untracked_inputs" in b.data else None),
+        unread_files=(_patterns(file, "[build] unread_files", b.strings("unread_files", []))
+                      if "unread_files" in b.data else None),
     )
     for f in build.inputs:
         if not f.is_file():
@@ -290,7 +298,7 @@ def load(kernel: str) -> Profile:
             tpath = (paths.LINKER_SCRIPTS / template) if not (here / template).is_file() else here / template
             if not tpath.is_file():
                 raise LayoutbenchError(f"{file}: [images.{iname}] template {template!r} not found in {paths.LINKER_SCRIPTS}")
-        kinds = tuple(t.get("kinds", list, ["text"] if program else ["text", "rodata", "data", "bss"]))
+        kinds = tuple(t.strings("kinds", ["text"] if program else ["text", "rodata", "data", "bss"]))
         if link_command is not None and kinds != ("text",):
             raise LayoutbenchError(f"{file}: [images.{iname}] an image linked by link_command places text only: kinds = [\"text\"]")
         if program and kinds != ("text",):
@@ -303,16 +311,16 @@ def load(kernel: str) -> Profile:
             template=tpath,
             entry=t.get("entry", str, required=ikind == "script", default=""),
             base=t.get("base", int, required=ikind == "script", default=0),
-            pin_first=tuple(t.get("pin_first", list, [])),
-            ldflags=tuple(t.get("ldflags", list, [])),
+            pin_first=tuple(t.strings("pin_first", [])),
+            ldflags=tuple(t.strings("ldflags", [])),
             kinds=kinds,
             link_command=link_command,
             fragment=t.get("fragment", str, "layoutbench-text.lds"),
             output=t.get("output", str, None),
-            extra_files=tuple(t.get("extra_files", list, [])),
+            extra_files=tuple(t.strings("extra_files", [])),
             kind=ikind,
             driver=_tool(t.get("driver", str, b.get("cc", str, "clang-19"))) if program else None,
-            libs=tuple(t.get("libs", list, [])),
+            libs=tuple(t.strings("libs", [])),
             static=t.get("static", bool, True),
         )
 

@@ -162,14 +162,16 @@ def profile_keys() -> list[tuple[str, str, str, str, str]]:
                 arg = call.args[0]
                 sub = arg.value if isinstance(arg, ast.Constant) else "NAME"
                 tables[target.id] = ".".join(p for p in (tables[f.value.id], sub) if p)
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" \
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("get", "strings") \
                 and isinstance(n.func.value, ast.Name) and n.func.value.id in tables \
                 and n.args and isinstance(n.args[0], ast.Constant):
             table, key = tables[n.func.value.id], n.args[0].value
             kw = {k.arg: k.value for k in n.keywords}
-            typ = ast.unparse(n.args[1])
-            typ = " or ".join(_TYPES[t] for t in re.findall(r"\w+", typ))
-            default = n.args[2] if len(n.args) > 2 else kw.get("default")
+            if n.func.attr == "strings":  # _Table.strings(key, default): a list of strings
+                typ, default = "list of strings", n.args[1]
+            else:
+                typ = " or ".join(_TYPES[t] for t in re.findall(r"\w+", ast.unparse(n.args[1])))
+                default = n.args[2] if len(n.args) > 2 else kw.get("default")
             if isinstance(default, ast.Constant) and default.value is Ellipsis:
                 default = None
             req = kw.get("required")

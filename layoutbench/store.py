@@ -109,13 +109,39 @@ def config_hash(config: dict) -> str:
 
 
 _opened: Path | None = None  #: the SQLite store opened last (what an error of a later query is about)
+_opened_db: sqlite3.Connection | None = None  #: its connection
 
 
-def explain(e: Exception, path=None) -> str:
+def explain(e: Exception, path=None, checkpoint: bool = False) -> str:
     """One line for an SQLite error of the store at ``path``: what is wrong and what to do.
 
     Only a file that is not a database is "not a layoutbench store"; a healthy store on a full or
-    read-only disk, or one with a damaged page, gets its own advice."""
+    read-only disk, or one with a damaged page, gets its own advice.  With ``checkpoint`` (a query
+    of the store opened last failed), a full disk first folds the store's write-ahead log back into
+    it (the log only grows while the disk fills, and freeing space elsewhere may not be enough)."""
+    line = _explain(e, path)
+    if checkpoint and path is None and _opened is not None and line.startswith(f"{_opened}: the disk is full"):
+        line += _fold_wal()
+    return line
+
+
+def _fold_wal() -> str:
+    """Checkpoint the store opened last into its file and truncate its write-ahead log; what it freed,
+    or how large the log still is (what to free besides)."""
+    wal = Path(f"{_opened}-wal")
+    size = lambda: wal.stat().st_size if wal.exists() else 0  # noqa: E731
+    before = size()
+    with contextlib.suppress(sqlite3.Error, AttributeError):
+        _opened_db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    after = size()
+    if after < before:
+        return f" (its write-ahead log {wal.name} was folded back into it: {(before - after) >> 10} KiB freed)"
+    if after:
+        return f" (its write-ahead log {wal} holds {after >> 10} KiB: free more than that)"
+    return ""
+
+
+def _explain(e: Exception, path=None) -> str:
     path = path or _opened or "the store"
     why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     low = why.lower()
@@ -164,6 +190,29 @@ def error_line(e: Exception) -> str:
     return f"{said}; run the same command again when the server is back (what was stored is kept)"
 
 
+#: libpq's connection keywords: ``host=db user=lb password=...`` is a PostgreSQL connection string
+_LIBPQ_KEYS = ("host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "sslcert", "sslkey",
+               "sslrootcert", "sslpassword", "service", "connect_timeout", "options", "application_name",
+               "target_session_attrs", "gssencmode", "channel_binding", "requiressl")
+_CONNINFO_WORD = re.compile(r"(\w+)\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']*)")
+
+
+def conninfo_keys(text: str) -> list[str] | None:
+    """The keywords of a libpq ``key=value ...`` connection string, or None when ``text`` is not one
+    (a file name holding ``=`` is not, unless every word is ``key=value`` and one key is libpq's)."""
+    words, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _CONNINFO_WORD.match(text, pos)
+        if m is None:
+            return None
+        words.append(m.group(1).lower())
+        pos = m.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return words if words and any(w in _LIBPQ_KEYS for w in words) else None
+
+
 def is_url(path) -> bool:
     """A PostgreSQL URL rather than an SQLite file."""
     return str(path).startswith(("postgresql://", "postgres://"))
@@ -207,6 +256,14 @@ class Store:
         if self.url is None and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
             raise LayoutbenchError(f"--store {redact_url(text)}: only SQLite files and postgresql:// URLs are "
                                    f"supported; give a file path or a postgresql://user@host/db URL")
+        keys = conninfo_keys(text) if self.url is None else None
+        if keys:  # never an SQLite file named after it (the name would hold the password)
+            raise LayoutbenchError(f"--store holds a libpq connection string ({' '.join(k + '=...' for k in keys)}), "
+                                   f"not a file: give the PostgreSQL store as a URL, "
+                                   f"postgresql://USER:PASSWORD@HOST:PORT/DBNAME (its password is never shown)")
+        #: opened read-only: the file is on a read-only file system or not writable by this user
+        #: (reading commands work; a command that writes is refused at its start: ``writable``)
+        self.readonly = False
         #: what opens this store again (the URL with its password); never shown: ``path`` is
         self.location = self.url if self.url is not None else Path(path)
         #: the store as shown in messages and reports (a URL's password masked)
@@ -217,6 +274,9 @@ class Store:
             return
         global _opened
         _opened = self.path
+        if self.path.is_file() and not os.access(self.path, os.W_OK):
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -224,6 +284,8 @@ class Store:
                                    f"use --store elsewhere") from None
         try:
             self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            global _opened_db
+            _opened_db = self.db
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
@@ -234,6 +296,33 @@ class Store:
                 raise sqlite3.DatabaseError(f"database disk image is malformed: {bad}")
         except sqlite3.Error as e:
             raise LayoutbenchError(explain(e, self.path)) from None
+
+    def _open_read_only(self) -> None:
+        """Open a store that cannot be written: SQLite's read-only mode; on a read-only file system
+        also ``immutable`` (no -shm or -wal file can be made there, and nothing can change it)."""
+        from urllib.parse import quote
+
+        try:
+            rofs = bool(os.statvfs(self.path.parent).f_flag & os.ST_RDONLY)
+        except OSError:
+            rofs = False
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro" + ("&immutable=1" if rofs else "")
+        try:
+            self.db = sqlite3.connect(uri, uri=True, timeout=60, isolation_level=None)
+            self.db.row_factory = sqlite3.Row
+            bad = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if bad != "ok":
+                raise sqlite3.DatabaseError(f"database disk image is malformed: {bad}")
+        except sqlite3.Error as e:
+            raise LayoutbenchError(explain(e, self.path)) from None
+        self.readonly = True
+
+    def writable(self) -> "Store":
+        """This store, when it can be written; else one line saying why (before anything is built)."""
+        if self.readonly:
+            raise LayoutbenchError(explain(sqlite3.OperationalError("attempt to write a readonly database"),
+                                           self.path))
+        return self
 
     def _create_schema(self) -> None:
         """A PostgreSQL store's tables, created by one worker at a time (ALTER TABLE's lock can

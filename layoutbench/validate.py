@@ -166,16 +166,168 @@ def min_effect_fraction(value) -> float | None:
 
 # -- profile settings ------------------------------------------------------------------------------
 
-_GEOMETRY = re.compile(r"\d+,\d+,\d+")
-_STR_LIST = ("args", "command", "collect", "pin_first")
+_GEOMETRY = re.compile(r"(\d+),(\d+),(\d+)")
+_SIZE = re.compile(r"(\d+)([KMGT]?)B?", re.IGNORECASE)
+MAX_COST = 366 * 24 * 3600.0  #: layout_cost / run_cost: at most a year (as a duration --budget)
+MIN_COST = 1e-6  #: and at least a microsecond (a smaller one makes a duration budget unbounded)
+MAX_MEMORY = 1 << 40  #: a QEMU guest's memory: at most 1 TiB (QEMU's TCG guest address space)
+
+
+def memory_bytes(value) -> int | None:
+    """A QEMU ``-m`` size (``"256M"``, ``"1G"``, a whole number of MiB) in bytes; None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value << 20 if value > 0 else None
+    m = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    n = int(m.group(1)) << (20 if not m.group(2) else 10 * "KMGT".index(m.group(2).upper()) + 10)
+    return n if n > 0 else None
+
+
+def _words(v) -> bool:
+    return isinstance(v, list) and all(isinstance(w, (str, int, float)) and not isinstance(w, bool) for w in v)
+
+
+def _number(v, lo: float, hi: float, lo_open: bool = False) -> bool:
+    return (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+            and (v > lo if lo_open else v >= lo) and v <= hi)
+
+
+def _whole(v, lo: int, hi: int) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int) and lo <= v <= hi
+
+
+def _geometry(v, pow2: bool = False) -> bool:
+    m = _GEOMETRY.fullmatch(v) if isinstance(v, str) else None
+    if m is None:
+        return False
+    size, assoc, line = (int(x) for x in m.groups())
+    if not pow2:
+        return True
+    sets = size // (assoc * line) if assoc > 0 and line > 0 else 0
+    return sets > 0 and not size % (assoc * line) and not sets & (sets - 1) and not line & (line - 1)
+
+
+def _perf(v) -> bool:
+    if not isinstance(v, (bool, list, str)) or (isinstance(v, list) and not all(isinstance(e, str) for e in v)):
+        return False
+    if isinstance(v, bool):
+        return True
+    try:
+        perf_events(",".join(v) if isinstance(v, list) else v)
+    except LayoutbenchError:
+        return False
+    return True
+
+
+def _pin(v) -> bool:
+    try:
+        pin(v)
+    except LayoutbenchError:
+        return False
+    return True
+
+
+def _str(v) -> bool:
+    return isinstance(v, str)
+
+
+def _bool(v) -> bool:
+    return isinstance(v, bool)
+
+
+def _seconds(v) -> bool:
+    return _number(v, 0, MAX_TIMEOUT, lo_open=True)
+
+
+WORDS = 'a list of words, e.g. ["iterations=1000"]'
+TEXT = "a string"
+FLAG = "true or false"
+SECONDS = f"a finite number of seconds > 0 and <= {MAX_TIMEOUT:g}"
+
+#: setting → (check, what is allowed): the type and range of every setting of every target kind
+#: (targets.SETTINGS says which kind reads which; a test checks that each one is here)
+TARGET_SETTINGS: dict[str, tuple] = {
+    # every kind
+    "perf": (_perf, "true, false or a list of event names"),
+    "pin": (_pin, 'a CPU list, e.g. "2" or "0-3"'),
+    "success_exit": (lambda v: _whole(v, 0, 255), "an exit status from 0 to 255"),
+    "layout_cost": (lambda v: _number(v, MIN_COST, MAX_COST),
+                    f"a finite number of seconds from {MIN_COST:g} to {MAX_COST:.0f} (a year)"),
+    "run_cost": (lambda v: _number(v, MIN_COST, MAX_COST),
+                 f"a finite number of seconds from {MIN_COST:g} to {MAX_COST:.0f} (a year)"),
+    # local, cachegrind, ssh
+    "args": (_words, WORDS),
+    "command": (lambda v: _words(v) and len(v) > 0, "a non-empty " + WORDS),
+    "collect": (_words, WORDS),
+    # cachegrind, qemu-icache
+    "i1": (_geometry, 'a cache geometry "SIZE,ASSOC,LINE", e.g. "4096,2,64"'),
+    "d1": (_geometry, 'a cache geometry "SIZE,ASSOC,LINE", e.g. "4096,2,64"'),
+    "ll": (_geometry, 'a cache geometry "SIZE,ASSOC,LINE", e.g. "4096,2,64"'),
+    "miss_weight": (lambda v: _number(v, 0, math.inf), "a finite number >= 0"),
+    # qemu, qemu-icache
+    "append": (_str, TEXT),
+    "memory": (lambda v: 1 << 20 <= (memory_bytes(v) or 0) <= MAX_MEMORY,
+               'a size from 1M to 1T, e.g. "256M" or "1G" (or a whole number of MiB)'),
+    "machine": (_str, TEXT),
+    "cpu": (_str, TEXT),
+    "accel": (lambda v: v in ("auto", "kvm", "tcg"), '"auto", "kvm" or "tcg"'),
+    "initrd": (_str, TEXT),
+    "debug_exit": (_bool, FLAG),
+    "qemu": (lambda v: isinstance(v, str) and v.strip() != "", "a QEMU program name or path"),
+    "extra_args": (_words, 'a list of words, e.g. ["-smp", "1"]'),
+    "plugin": (lambda v: isinstance(v, str) and v.strip() != "", "the path of a built plugin (a string)"),
+    "icount": (_str, TEXT),
+    "rtc": (_str, TEXT),
+    "guest_metrics": (_bool, FLAG),
+    # ssh, labgrid-places
+    "host": (lambda v: isinstance(v, str) and v.strip() != "", "a host name"),
+    "port": (lambda v: _whole(v, 1, 65535), "a port number from 1 to 65535"),
+    "user": (_str, TEXT),
+    "identity": (_str, TEXT),
+    "ssh_config": (_str, TEXT),
+    "known_hosts": (_str, TEXT),
+    "connect_timeout": (_seconds, SECONDS),
+    "remote_dir": (lambda v: isinstance(v, str) and v.strip() != "", "a folder on the remote machine"),
+    "install": (_str, TEXT),
+    "reboot": (_bool, FLAG),
+    "reboot_command": (_str, TEXT),
+    "boot_id_command": (_str, TEXT),
+    "boot_timeout": (_seconds, SECONDS),
+    "boot_poll": (_seconds, SECONDS),
+    "host_id": (_str, TEXT),
+    # labgrid
+    "env": (lambda v: isinstance(v, str) and v.strip() != "", "the path of a labgrid environment YAML"),
+    "role": (_str, TEXT),
+    "image_key": (_str, TEXT),
+    "state": (_str, TEXT),
+    "off_state": (_str, TEXT),
+    "boot_args": (_str, TEXT),
+    # labgrid-places
+    "coordinator": (lambda v: isinstance(v, str) and v.strip() != "", 'HOST:PORT of labgrid-coordinator'),
+    "places": (lambda v: isinstance(v, str) or (isinstance(v, list) and len(v) > 0 and all(isinstance(p, str) for p in v)),
+               'a place name or pattern, or a list of them, e.g. ["rack*"]'),
+    "tags": (lambda v: isinstance(v, dict) and all(isinstance(t, (str, int)) and not isinstance(t, bool)
+                                                   for t in v.values()),
+             'a table of tag values, e.g. { pool = "bench" }'),
+    "acquire_timeout": (_seconds, SECONDS),
+    "parallel": (lambda v: _whole(v, 1, 1024), "a whole number of places from 1 to 1024"),
+}
+#: a check that is stricter for one kind than the table's (the kind's own model needs it)
+KIND_SETTINGS: dict[tuple[str, str], tuple] = {
+    ("qemu-icache", "i1"): (lambda v: _geometry(v, pow2=True), 'a cache geometry "SIZE,ASSOC,LINE" whose line size '
+                           'and number of sets (SIZE / (ASSOC x LINE)) are powers of two, e.g. "4096,2,64"'),
+    ("qemu-icache", "accel"): (lambda v: v in ("auto", "tcg"), '"auto" or "tcg" (the cache model runs under TCG)'),
+}
 
 
 def target_settings(file, tname: str, kind: str, settings: dict) -> None:
     """The settings of one ``[targets.NAME]`` table, typed (one line naming file, table and key)."""
-    where = f"{file}: [targets.{tname}] "
+    from pathlib import Path
 
-    def bad(key, want):
-        return LayoutbenchError(f"{where}{key} = {settings[key]!r} must be {want}")
+    where = f"{file}: [targets.{tname}] "
 
     from .targets import COMMON_SETTINGS, SETTINGS  # here: the targets package imports the profile module
     known = (*COMMON_SETTINGS, *SETTINGS.get(kind, ()))
@@ -185,48 +337,12 @@ def target_settings(file, tname: str, kind: str, settings: dict) -> None:
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise LayoutbenchError(f"{where}has no setting {key!r} for kind {kind}; {hint}"
                                    f"its settings are: {', '.join(sorted(known))}")
-
-    for key in ("args", "command", "collect"):
-        if key in settings:
-            v = settings[key]
-            if not isinstance(v, list) or not all(isinstance(w, (str, int, float)) and not isinstance(w, bool)
-                                                  for w in v):
-                raise bad(key, f'a list of words, e.g. {key} = ["iterations=1000"]')
-    if "command" in settings and not settings["command"]:
-        raise bad("command", "a non-empty list of words")
-    for key in ("success_exit", "port"):
-        if key in settings and (isinstance(settings[key], bool) or not isinstance(settings[key], int)):
-            raise bad(key, "a whole number")
-    if "success_exit" in settings and not 0 <= settings["success_exit"] <= 255:
-        raise bad("success_exit", "an exit status from 0 to 255")
-    for key in ("miss_weight", "connect_timeout", "boot_timeout", "boot_poll", "layout_cost", "run_cost"):
-        if key in settings:
-            v = settings[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
-                    or (key != "miss_weight" and v == 0):
-                raise bad(key, "a finite number " + (">= 0" if key == "miss_weight" else "> 0")
-                          + (" (seconds)" if key.endswith("_cost") else ""))
-    if kind == "cachegrind":
-        for key in ("i1", "d1", "ll"):
-            if key in settings and not (isinstance(settings[key], str) and _GEOMETRY.fullmatch(settings[key])):
-                raise bad(key, 'a cache geometry "SIZE,ASSOC,LINE", e.g. "4096,2,64"')
-    for key in ("remote_dir", "host", "user", "append", "install", "reboot_command", "boot_id_command", "host_id",
-                "known_hosts", "identity", "ssh_config"):
-        if key in settings and not isinstance(settings[key], str):
-            raise bad(key, "a string")
-    if "remote_dir" in settings and not settings["remote_dir"].strip():
-        raise bad("remote_dir", "a folder on the remote machine")
-    if "perf" in settings:
-        v = settings["perf"]
-        if not isinstance(v, (bool, list, str)) or (isinstance(v, list) and not all(isinstance(e, str) for e in v)):
-            raise bad("perf", "true, false or a list of event names")
-        if isinstance(v, (list, str)) and not isinstance(v, bool):
-            try:
-                perf_events(",".join(v) if isinstance(v, list) else v)
-            except LayoutbenchError:
-                raise bad("perf", "true, false or a list of event names") from None
-    if "pin" in settings:
-        try:
-            pin(settings["pin"])
-        except LayoutbenchError:
-            raise bad("pin", 'a CPU list, e.g. "2" or "0-3"') from None
+    for key, value in settings.items():
+        ok, want = KIND_SETTINGS.get((kind, key)) or TARGET_SETTINGS[key]
+        if not ok(value):
+            raise LayoutbenchError(f"{where}{key} = {value!r} must be {want}")
+    if "plugin" in settings:
+        plugin = Path(file).parent / settings["plugin"]
+        if not plugin.is_file():
+            raise LayoutbenchError(f"{where}plugin = {settings['plugin']!r}: no such file ({plugin}); build it or "
+                                   f"remove the setting (layoutbench's own plugin is used then)")

@@ -7,7 +7,9 @@ A case is a callable that runs one input and returns one of :data:`OUTCOMES`:
   (a case that expects success checks what it produced);
 - ``traceback``: a Python traceback, a warning, or an unclean refusal (no error line, several);
 - ``wrong-success``: exit 0 (or a wrong result) where the input had to be refused;
-- ``hang``: still running after the case's timeout (killed).
+- ``hang``: still running after the case's timeout (killed);
+- ``leak``: a secret given to the command (a store's password) appears in what it printed, or a
+  process it started outlives it.
 
 :func:`cli` runs the command in this process (``layoutbench.cli.main`` as ``python -m
 layoutbench.cli`` would, with its own environment and folder; a SIGALRM ends a hang), so that
@@ -27,7 +29,7 @@ import sys
 import traceback
 from pathlib import Path
 
-OUTCOMES = ("clean", "traceback", "wrong-success", "hang")
+OUTCOMES = ("clean", "traceback", "wrong-success", "hang", "leak")
 ROOT = Path(__file__).resolve().parent.parent
 _ERROR_LINE = re.compile(r"^(layoutbench: error: |Error: )")
 #: the last unclean outcome's details (command, exit, stderr), for the test's failure message
@@ -42,8 +44,11 @@ def _alarm(signum, frame):
     raise _Hang()
 
 
-def judge(code: int | None, out: str, err: str, expect_ok: bool = False, check=None) -> str:
-    """The outcome of a finished command (see the module's docstring)."""
+def judge(code: int | None, out: str, err: str, expect_ok: bool = False, check=None, secrets=()) -> str:
+    """The outcome of a finished command (see the module's docstring); ``secrets``: texts that must
+    appear nowhere in its output."""
+    if any(s in out or s in err for s in secrets):
+        return "leak"
     if "Traceback (most recent call last)" in err or "Traceback (most recent call last)" in out:
         return "traceback"
     if re.search(r"\b(\w+Warning|RuntimeWarning)\b:", err):
@@ -61,7 +66,7 @@ def judge(code: int | None, out: str, err: str, expect_ok: bool = False, check=N
 
 
 def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: int = 60, expect_ok: bool = False,
-        check=None, stdin: str = "") -> str:
+        check=None, stdin: str = "", secrets=()) -> str:
     """Run ``layoutbench ARGS`` in this process and judge it."""
     from layoutbench import cli as lbcli
     from layoutbench import procs
@@ -106,7 +111,7 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: i
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-    outcome = outcome or judge(code, out.getvalue(), err.getvalue(), expect_ok, check)
+    outcome = outcome or judge(code, out.getvalue(), err.getvalue(), expect_ok, check, secrets)
     if outcome != "clean" or os.environ.get("HOSTILE_VERBOSE"):
         last_detail.update(cmd=" ".join(args), code=str(code), stdout=out.getvalue()[-1500:],
                            stderr=err.getvalue()[-3000:])

@@ -70,7 +70,7 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
     text = "\n".join([
         "# a comment",
         f"git bisect start minikernel {b1} {g} --repo {hist['repo']} --target cachegrind --runs 3 --layouts 5 "
-        "--seed 7 --confidence 0.9 --min-effect 0.02 --no-shadow --first-only --prove-null --thorough --budget 99",
+        "--seed 7 --confidence 0.9 --min-effect 0.02 --no-shadow --prove-null --thorough --budget 99",
         "",
         f"layoutbench bisect skip {c1} --kernel minikernel --why 'by hand, twice'",
     ])
@@ -78,12 +78,12 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
         r = bisect.replay(store, text, profile.load)
         s = r.s
         assert (s.runs, s.layouts, s.seed, s.confidence, s.min_effect, s.budget) == (3, 5, 7, 0.9, 0.02, 99)
-        assert (s.shadow, s.first_only, s.prove_null, s.thorough, s.repo) == (False, True, True, True, hist["repo"])
+        assert (s.shadow, s.first_only, s.prove_null, s.thorough, s.repo) == (False, False, True, True, hist["repo"])
         assert s.plan().thorough is True and bisect.Settings(kernel="k").plan().thorough is False
         assert [(e["verb"], e["commit"], e.get("why")) for e in r.log[1:]] == [("skip", c1, "by hand, twice")]
         assert r.marks()[c1]["note"] == "by hand, twice"
         line = s.start_line(b1, g)
-        assert line.endswith("--min-effect 0.02 --no-shadow --first-only --prove-null --thorough --budget 99")
+        assert line.endswith("--min-effect 0.02 --no-shadow --prove-null --thorough --budget 99")
         assert f"--layouts 5 --max-layouts {s.max_layouts} --runs 3 --max-runs 3 --seed 7 --confidence 0.9" in line
         for bad, msg in [
             ("start minikernel --runs x", "replay line 1: --runs 'x' is not a number"),
@@ -392,12 +392,12 @@ def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, 
     # with no GOOD..BAD: the bisection in progress goes on; a decision flag given now applies to it
     said.clear()
     with closing(Store(path)) as store:
-        v = bisect.run(store, prof, settings(hist, first_only=True, thorough=True), say=said.append)
+        v = bisect.run(store, prof, settings(hist, first_only=True, prove_null=True), say=said.append)
         b = bisect.Bisection.load(store, b.key)
-    assert said[0] == "applying --first-only, --thorough to the resumed bisection"
+    assert said[0] == "applying --first-only, --prove-null to the resumed bisection"
     assert said[1] == f"continuing the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]}"
-    assert b.s.first_only is True and b.s.thorough is True and b.s.runs == 2 and v["cost"]["ran_now"] == 0
-    assert v["settings"]["first_only"] is True and v["settings"]["thorough"] is True
+    assert b.s.first_only is True and b.s.prove_null is True and b.s.runs == 2 and v["cost"]["ran_now"] == 0
+    assert v["settings"]["first_only"] is True and v["settings"]["prove_null"] is True
 
 
 def test_another_target_configuration_or_metric_starts_the_bisection_again(hist, prof, first, tmp_path):

@@ -70,6 +70,13 @@ class QemuTarget(Target):
             self._accel, self.why = want, f"accel={want} asked"
         else:
             raise LayoutbenchError(f"target {spec.name}: accel must be auto, kvm or tcg, not {want!r}")
+        from ..validate import memory_bytes
+
+        need, have = memory_bytes(spec.settings.get("memory", "128M")), os.sysconf("SC_PHYS_PAGES") * os.sysconf(
+            "SC_PAGE_SIZE")
+        if need is not None and need > have:  # QEMU would fail to allocate it at every boot
+            raise LayoutbenchError(f"{profile.path}: [targets.{spec.name}] memory = {spec.settings['memory']!r} is "
+                                   f"more than this machine has ({have >> 20} MiB); give a smaller guest memory")
 
     @property
     def accelerator(self) -> str:

@@ -103,7 +103,8 @@ class QemuIcacheTarget(QemuTarget):
     def command(self, image: Path, extra: list[str], log: Path | None = None) -> list[str]:
         cmd = super().command(image, extra)
         cmd[cmd.index("-accel") + 1] = "tcg,thread=single"
-        plugin = Path(str(self.spec.settings["plugin"])) if self.spec.settings.get("plugin") else plugin_path()
+        plugin = (self.profile.path.parent / str(self.spec.settings["plugin"]) if self.spec.settings.get("plugin")
+                  else plugin_path())  # a profile's path is relative to its folder
         size, assoc, line = self.i1
         out = str(self._out(log)) if log else os.devnull
         # QEMU's option syntax: a comma inside a value is written twice

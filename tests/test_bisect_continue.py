@@ -1,0 +1,132 @@
+"""A bisection continued without GOOD..BAD: the options given either apply (a budget raised,
+changed or removed; --first-only, --thorough, --prove-null, --shadow) or are refused in one
+line naming what the bisection in progress uses and how to start one with the option given.
+
+A real bisection of a small C program in a real git repository: commit 3 doubles the metric,
+which also varies with the address of ``hot`` (a layout effect), so the bisection is quick and
+finds its culprit.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, lb
+
+sys.path.insert(0, str(Path(__file__).parent))
+import hostile_cli  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("cont") / "repo"
+    hostile_cli.write_tiny(d)
+    main = hostile_cli.MAIN_C.replace("1000 + (h & 7)", "SCALE * (1000 + (((unsigned long)&hot >> 4) & 15))") \
+        .replace("#include <stdlib.h>", '#include <stdlib.h>\n#include "scale.h"')
+    (d / "src" / "main.c").write_text(main)
+    (d / "src" / "scale.h").write_text("#define SCALE 1\n")
+    (d / "kernel.toml").write_text((d / "kernel.toml").read_text().replace('tree = "src"', 'repo = "."\nsubdir = "src"'))
+    git(d, "init", "-q", "-b", "main")
+    git(d, "add", "-A")
+    git(d, "commit", "-qm", "one")
+    (d / "src" / "hot.c").write_text(hostile_cli.HOT_C + "unsigned long c2(unsigned long x) { return x + 2; }\n")
+    git(d, "commit", "-qam", "two")
+    (d / "src" / "scale.h").write_text("#define SCALE 2\n")
+    git(d, "commit", "-qam", "three: twice as slow")
+    (d / "src" / "hot.c").write_text(hostile_cli.HOT_C + "unsigned long c2(unsigned long x) { return x + 3; }\n")
+    git(d, "commit", "-qam", "four")
+    return d
+
+
+def bisect(repo: Path, store: Path, workdir: Path, *args: str, check: bool = True):
+    return lb("bisect", str(repo / "kernel.toml"), *args, "--store", str(store), "--no-shadow",
+              env={"LAYOUTBENCH_DIR": str(workdir), "LAYOUTBENCH_NATIVE": "0"}, check=check)
+
+
+def state(store: Path) -> dict:
+    with sqlite3.connect(store) as c:
+        (value,) = c.execute("SELECT value FROM state WHERE key LIKE 'bisect:%' AND key != 'bisect:current'").fetchone()
+    return json.loads(value)
+
+
+@pytest.fixture(scope="module")
+def first(repo, workdir, tmp_path_factory) -> Path:
+    """A store holding a bisection that ended at its budget (two runs) before the endpoints decided."""
+    store = tmp_path_factory.mktemp("first") / "s.sqlite"
+    v = json.loads(bisect(repo, store, workdir, "HEAD~3..HEAD", "--target", "prog", "--budget", "2", "--json").stdout)
+    assert v["status"] == "budget"
+    return store
+
+
+@pytest.fixture
+def interrupted(first, tmp_path) -> Path:
+    """A copy of that store for one test."""
+    store = tmp_path / "s.sqlite"
+    with sqlite3.connect(first) as src, sqlite3.connect(store) as dst:
+        src.backup(dst)
+    return store
+
+
+@pytest.mark.parametrize("given,uses", [(("--metric", "score"), "--metric t"), (("--metric", "nosuch"), "--metric t"),
+                                        (("--target", "echo"), "--target prog"), (("--layouts", "6"), "--layouts 4"),
+                                        (("--seed", "9"), "--seed 1"), (("--confidence", "0.9"), "--confidence 0.95"),
+                                        (("--min-effect", "0.2"), "--min-effect 0.005"),
+                                        (("--layout", "shuffled"), "--layout random")])
+def test_a_measured_setting_given_to_a_continued_bisection_is_refused_in_one_line(repo, workdir, interrupted,
+                                                                                  given, uses):
+    before = state(interrupted)
+    p = bisect(repo, interrupted, workdir, *given, check=False)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("layoutbench: error:")]
+    assert p.returncode == 2 and len(errors) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert f"in progress uses {uses} " in errors[0] and f"{' '.join(given)}`" in errors[0], errors[0]
+    assert "HEAD" not in errors[0] and "..".join(c[:12] for c in (before["log"][0]["good"], before["log"][0]["bad"])) \
+        in errors[0]  # the command to start one names the range in progress
+    assert state(interrupted) == before  # nothing measured, nothing changed
+
+
+def test_the_same_measured_setting_given_again_continues(repo, workdir, interrupted):
+    p = bisect(repo, interrupted, workdir, "--metric", "t", "--target", "prog", "--budget", "2")
+    assert "continuing the bisection" in p.stderr and "not decided at this budget" in p.stdout
+
+
+def test_a_budget_can_be_raised_changed_and_removed(repo, workdir, interrupted):
+    p = bisect(repo, interrupted, workdir, "--budget", "3", "--json")
+    v = json.loads(p.stdout)
+    assert "applying --budget 3" in p.stderr and v["status"] == "budget" and v["budget"]["runs"] == 3
+    assert v["runs_spent"] == v["budget"]["spent"] > 0  # a number, not null
+    p = bisect(repo, interrupted, workdir, "--budget", "1h", "--plan")
+    assert "applying --budget 1h" in p.stderr and state(interrupted)["settings"]["budget"] is None
+    assert state(interrupted)["settings"]["budget_time"] == 3600
+    p = bisect(repo, interrupted, workdir, "--budget", "none", "--json")
+    v = json.loads(p.stdout)
+    assert "applying --budget none" in p.stderr and v["status"] == "found", v.get("message")
+    assert v["culprit"] == git(repo, "rev-parse", "HEAD~1") and v["budget"]["runs"] is None
+    s = state(interrupted)["settings"]
+    assert s["budget"] is None and s["budget_time"] is None
+
+
+def test_given_with_its_range_a_changed_measured_setting_starts_again(repo, workdir, interrupted):
+    p = bisect(repo, interrupted, workdir, "HEAD~3..HEAD", "--target", "prog", "--layouts", "5", "--budget", "2")
+    assert "replacing the earlier bisection" in p.stderr and "--layouts 4" in p.stderr
+    assert state(interrupted)["settings"]["layouts"] == 5
+
+
+def test_first_only_with_thorough_is_refused_also_when_one_is_kept_from_before(repo, workdir, interrupted):
+    p = bisect(repo, interrupted, workdir, "--first-only", "--thorough", check=False)
+    assert p.returncode == 2 and "--first-only and --thorough cannot be used together" in p.stderr
+    bisect(repo, interrupted, workdir, "--first-only", "--budget", "2")
+    p = bisect(repo, interrupted, workdir, "--thorough", check=False)
+    assert p.returncode == 2 and "--first-only and --thorough cannot be used together" in p.stderr
+    assert not state(interrupted)["settings"]["thorough"]
+
+
+def test_plan_with_a_budget_below_the_first_look_is_one_line(repo, workdir, tmp_path):
+    p = bisect(repo, tmp_path / "p.sqlite", workdir, "HEAD~3..HEAD", "--target", "prog", "--plan", "--budget", "5",
+               check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "--budget 5 runs does not pay for the endpoints' first look" in p.stderr

@@ -1,0 +1,63 @@
+"""A store on a disk that fills, and a store given as a libpq connection string (real file
+systems: a tmpfs mounted in a private mount namespace with ``unshare -m``, as root can)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from layoutbench import store
+from layoutbench.errors import LayoutbenchError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FILL = r"""
+import sqlite3, sys
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from layoutbench import store
+d = Path(sys.argv[1])
+st = store.Store(d / "s.sqlite")
+st.db.execute("PRAGMA wal_autocheckpoint=0")  # as while a reader holds the log: it is not folded back
+for i in range(100000):
+    try:
+        st.set_state(f"k{i}", "x" * 4000)
+    except sqlite3.Error as e:
+        err = e
+        break
+print(store.explain(err, checkpoint=True))
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
+def test_a_full_disk_says_how_large_the_write_ahead_log_is_after_trying_to_fold_it_back(tmp_path):
+    d = tmp_path / "mnt"
+    d.mkdir()
+    p = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=400k tmpfs {d} && "
+                        f"exec {sys.executable} -c '{FILL}' {d} {ROOT}"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    line = p.stdout.strip()
+    assert "\n" not in line and "the disk is full" in line, line
+    assert "write-ahead log" in line and "s.sqlite-wal" in line and "KiB" in line, line
+
+
+@pytest.mark.parametrize("conninfo", ["host=db.example.org password=S3cret dbname=lb",
+                                      "dbname=lb  password = 'S3 cret'", "user=lb password=S3cret"])
+def test_a_libpq_connection_string_is_refused_without_its_password_and_without_a_file(tmp_path, monkeypatch,
+                                                                                      conninfo):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LayoutbenchError, match="libpq connection string") as e:
+        store.Store(conninfo)
+    assert "S3" not in str(e.value) and "password=..." in str(e.value)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["results=old.sqlite", "a b.sqlite", "x=1 y=2"])
+def test_a_file_name_with_an_equals_sign_is_still_a_file(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    store.Store(name).close()
+    assert (tmp_path / name).is_file()
