@@ -458,7 +458,7 @@ def results_cmd(**o):
                                                "instead of the hottest.")
 @click.option("--top", "top", type=click.IntRange(1), default=10, show_default=True,
               help="With --cache: how many hot functions and miss lines to show.")
-def symdiff_cmd(old, new, image, repo, show_symbols, as_json, cache, cache_target, cachegrind_out, functions, top):
+def symdiff_cmd(**o):
     """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
@@ -467,28 +467,29 @@ def symdiff_cmd(old, new, image, repo, show_symbols, as_json, cache, cache_targe
     """
     from . import specs, symdiff
 
-    if not cache and (cache_target or cachegrind_out or functions):
+    cache, functions = o["cache"], o["functions"]
+    if not cache and (o["cache_target"] or o["cachegrind_out"] or functions):
         raise LayoutbenchError("--target, --cachegrind-out and --functions go with --cache L1I|SIZE,WAYS,LINE")
     if cache and cache.upper() != "L1I":  # a bad geometry is said before anything is built
         from .symdiff.cache import parse_geometry
 
         parse_geometry(cache)
-    a = specs.symdiff_side(old, image, repo, say)
-    b = specs.symdiff_side(new, image, repo, say)
+    a = specs.symdiff_side(o["old"], o["image"], o["repo"], say)
+    b = specs.symdiff_side(o["new"], o["image"], o["repo"], say)
     res = symdiff.diff(a, b)
     view = None
     if cache:
         from .symdiff import cache as cachemod
 
         names = [n.strip() for n in functions.split(",") if n.strip()] if functions else None
-        view = cachemod.cache_view(a, b, cache, cache_target, tuple(cachegrind_out), names, top)
-    if as_json:  # plain json: rich's print_json takes seconds on 30k symbols
+        view = cachemod.cache_view(a, b, cache, o["cache_target"], tuple(o["cachegrind_out"]), names, o["top"])
+    if o["as_json"]:  # plain json: rich's print_json takes seconds on 30k symbols
         if view is None:
             click.echo(res.to_json())
         else:
             click.echo(json.dumps({**res.to_dict(), "cache": view}))
     else:
-        symdiff.print_text(out, res, show_symbols)
+        symdiff.print_text(out, res, o["show_symbols"])
         if view is not None:
             cachemod.print_view(out, view)
     sys.exit(0 if res.placement_identical else 1)
