@@ -571,7 +571,7 @@ def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(f
 
 def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
     """'about N more runs would be needed': before a layout is measured, the first look; once both
-    ends have values, the look at which their test likely decides (decide.expected_cost) at the
+    ends have values, the look at which their test likely decides (forecast.expected_cost) at the
     noise and change measured; never below one run; the runs already measured count."""
     import math
     from types import SimpleNamespace
@@ -591,7 +591,7 @@ def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
     eng.pool.add(ends.bad, {1: [100.6], 2: [101.2], 3: [99.9], 4: [100.9]})
     s2, _ = eng.pool.var()
     d = float(eng.pool.y[ends.bad].mean() - eng.pool.y[ends.good].mean())
-    c = decide.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
+    c = bisect.forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
     want = max(1, 2 * c["endpoint_layouts"] * 2 - 16)
     assert c["endpoint_layouts"] > 8 and bisect._ends_unspent(eng, ends, s, s.plan(), commits) == want
 
