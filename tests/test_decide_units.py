@@ -359,6 +359,13 @@ def test_every_phase_says_a_line_with_the_runs_so_far():
     assert all(any(m.startswith(f"side test {sd['good'][:12]}..{sd['bad'][:12]}: ") for m in sides)
                for sd in out.sides)
     assert said[-1][0].startswith("side test ") and said[-1][1] == out.runs  # no run after the last line
+    for seed in range(5, 10):  # side tests that stop between two looks say their last layouts too
+        p = sim.SimProber(sim.Scenario("s", "step", 5.0, sigma_r=0.003), np.random.default_rng(seed))
+        tr = decide.Tracked(p)
+        said = []
+        out = decide.bisect_range(tr, p.names, decide.Plan(), decide.MemoryJournal(),
+                                  say=lambda m: said.append((m, tr.ledger.spent)))
+        assert said[-1][0].startswith("side test ") and said[-1][1] == out.runs, (seed, said[-1], out.runs)
 
 
 def test_an_unbuildable_commit_in_the_way_leaves_a_range():
