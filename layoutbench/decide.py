@@ -101,13 +101,13 @@ GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 #: least SIDE_FIRST a side) and looks further (up to RESIDUAL_FAR) only while the sub-range's
 #: measured commits make a step of SIDE_STEP x the minimum effect, at one of the places a step could
 #: split them, at least SIDE_A times as likely as no step (side_llr: the lower boundary of Wald's
-#: test of those two; issue 21f), asked after every layout added a side (session 9; before, at the
-#: x1.5 looks only, which overshot the boundary).  bench/side_frontier.py, 200 histories, 16 commits:
+#: test of those two), asked after every layout added a side (asked at the x1.5 looks only, the
+#: test overshot that boundary).  bench/side_frontier.py, 200 histories, 16 commits:
 #: (SIDE_A, SIDE_FIRST) = (0.05, 4): a single 5σL step 63.8 runs, 2σL 74.5, two steps 1+3σL / 3+1σL
-#: both named 91.0% / 90.5%; (0.25, 3): 44.8, 61.5, 82.0% / 78.5%; session 8's default (0.4, 3, at
-#: the looks): 45.6, 61.7, 80.5% / 74.5%.  The default names every change point in nine of ten
-#: such ranges; a third of today's runs on a large single step would leave four in five
-#: (docs/bisect.md: "The decision"); --first-only is the cheap search for one culprit.
+#: both named 91.0% / 90.5%; (0.25, 3): 44.8, 61.5, 82.0% / 78.5%; (0.4, 3, asked at the looks):
+#: 45.6, 61.7, 80.5% / 74.5%.  The default names every change point in nine of ten such ranges;
+#: a third of its runs on a large single step would leave four in five (docs/bisect.md: "The
+#: decision"); --first-only is the cheap search for one culprit.
 SIDE_STEP = 2.0
 SIDE_A = 0.05
 SIDE_FIRST = 4
@@ -125,8 +125,13 @@ CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may loo
 NOISE_EFFECT = 2.0
 NOISE_POWER = 0.9
 #: a side test also stops (futility) once, carried on to its cap, it would show a step of SIDE_STEP x
-#: the minimum effect with probability below FUTILITY given what it measured (conditional_power); the
-#: verdict then gives the step its cap shows with probability FUTILITY_POWER at the pooled noise (reach)
+#: the minimum effect with probability below FUTILITY given what it measured (conditional_power): it
+#: would more likely miss that step than show it.  The verdict then gives the step its cap shows with
+#: probability FUTILITY_POWER at the pooled noise (reach): a smaller one there is not ruled out.
+#: bench/simulate.py --rows 3,7 --first-only and --only-two, 200 histories: a 4σL step at σL 2% (a
+#: layout-noisy target, four times the minimum effect) 167.4 -> 42.1 runs (--first-only 28.9); a 5σL
+#: step at σL 1% 63.8 -> 63.6; both of two steps 1+3σL / 3+1σL named as without the rule
+#: (docs/bisect.md).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100 histories)
 FUTILITY = 0.5
 FUTILITY_POWER = 0.8
 
