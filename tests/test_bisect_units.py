@@ -369,6 +369,13 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
         "(an equivalence test passed: a change of the minimum effect is ruled out)"]
     assert "--thorough: " not in "\n".join(t)  # nothing was missed where a change is ruled out
     assert isinstance(v["sides"], list)  # the bisection's own verdict carries them (JSON too)
+    # a side test stopped by the futility rule says what its cap could have shown
+    futile = {**quiet, "layouts": 4, "cap": 64, "futile": True, "reach": 0.0147}
+    t = bisect.text({**v, "sides": [futile]}).splitlines()
+    assert [ln for ln in t if ln.startswith("beside:")] == [
+        f"beside:  {g[:12]}..{c[:12]} x1.0021 (97% CI 0.9912…1.0131, 4 layouts a side): no other change shown "
+        "there; stopped because at this noise even 64 layouts a side would show only a step of 1.47% or more "
+        "(80% power): a smaller one there is not ruled out"]
 
 
 # -- run again: resumed, continued, flags added, replaced ----------------------------------------
