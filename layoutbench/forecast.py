@@ -13,6 +13,7 @@ a layout's value, run noise included).  The draws are seeded: the same inputs gi
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -110,6 +111,8 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan)
     if not (noise > 0 and math.isfinite(noise)):
         noise = 1e-4  # no spread measured (a deterministic target on identical layouts): a tiny one
     # (rounded: a cache key; the plan does not change at the fifth significant digit)
+    # (a budget would cap the simulated runs: the plan says what the bisection needs, then whether it fits)
+    plan = dataclasses.replace(plan, budget=None)
     out = dict(_cost(int(n_commits), float(f"{step:.5g}"), float(f"{noise:.5g}"), plan))
     out["phase_runs"] = dict(out["phase_runs"])
     out["step_in_noise_units"] = d

@@ -127,6 +127,8 @@ def test_expected_cost_counts_every_phase_of_the_simulated_bisections():
     assert first["side_layouts"] == 0 and first["runs"] < big["runs"]
     assert forecast.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, thorough=True))["side_layouts"] > \
         big["side_layouts"]
+    # a budget does not cap the plan: it says what the bisection needs (then whether that fits)
+    assert forecast.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, budget=20))["runs"] == big["runs"]
 
 
 def test_the_share_test_edges():
