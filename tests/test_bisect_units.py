@@ -543,6 +543,9 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         left = bisect.costs.duration_text(40 * sec)
         assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); about {left} left at "
                                     f"{sec:.3g} s a run (estimated)")
+        ledger.spent = 60  # beyond the plan: said so, and no time left is guessed
+        assert clock.progress() == "; 60/50 runs spent/planned (beyond the plan's likely cost)"
+        ledger.spent = 10
         ledger.budget = 30
         assert clock.progress() == (f"; about {bisect.costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
                                     "(estimated)")
