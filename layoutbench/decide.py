@@ -130,8 +130,9 @@ NOISE_POWER = 0.9
 #: probability FUTILITY_POWER at the pooled noise (reach): a smaller one there is not ruled out.
 #: bench/simulate.py --rows 3,7 --first-only and --only-two, 200 histories: a 4σL step at σL 2% (a
 #: layout-noisy target, four times the minimum effect) 167.4 -> 42.1 runs (--first-only 28.9); a 5σL
-#: step at σL 1% 63.8 -> 63.6; both of two steps 1+3σL / 3+1σL named as without the rule
-#: (docs/bisect.md).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100 histories)
+#: step at σL 1% 63.8 -> 63.6; two steps 1+3σL / 3+1σL both named 91.0% / 90.5% -> 90.0% / 90.5%
+#: (258.9 / 237.5 -> 255.9 / 236.7 runs).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100
+#: histories); below 0.5 a side test at σL 2% goes on to ~16 layouts a side (more than 2x --first-only)
 FUTILITY = 0.5
 FUTILITY_POWER = 0.8
 
