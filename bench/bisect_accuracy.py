@@ -27,6 +27,10 @@ and reports whether layoutbench named both, whether the first bad commit it repo
 true step, whether it named a commit without a step, and its runs, beside the single-layout
 bisection (which names one commit at most).
 
+Every row also gives the runs ``bisect run --plan`` foretold (``plan``, measured first on the same
+history: the endpoints' first look; its ratio to the runs the bisection then spent) and the runs
+of the same bisection with ``--first-only`` (``first-only``; default / first-only).
+
 Every row also gets an *oracle* line: the runs a bisection that knows the layout noise
 sigma_L (the one each history's endpoints measured) needs with fixed-size two-sample z tests,
 90% power at 5% (two-sided): the endpoints sized for the row's change (null rows: the 0.5%
@@ -57,6 +61,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from scipy.special import ndtri
@@ -129,7 +134,8 @@ def main() -> None:
               file=out)
     print(f"{'history':>8} {'regr':>9} {'layout-only':>12}  {'layoutbench':<14} {'builds':>6} {'runs':>5}   "
           + (f"{'before':<14} {'runs':>5}   " if before else "")
-          + f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6} {'oracle':>6}", file=out)
+          + f"{'single layout':<14} {'builds':>6} {'runs':>5}  {'effect':>7} {'noise':>6} {'oracle':>6}  "
+          f"{'plan':>5} {'plan/runs':>9}  {'first-only':>10} {'runs/first':>10}", file=out)
     rows = []
     t0 = time.monotonic()
     specs = [(a.seed + i, True, pct) for pct in pcts for i in range(a.histories)] + \
@@ -144,8 +150,12 @@ def main() -> None:
         truth = {r["sha"] for r in m["regressions"]}
         s = bisect.Settings(kernel="minikernel", repo=m["repo"], target="cachegrind", metric="cg_cost", args=a.args,
                             layouts=a.layouts, max_layouts=a.max_layouts, thorough=a.thorough)
+        planned = bisect.run(store, prof, replace(s, shadow=False), m["good"], m["bad"], say, plan_only=True)
+        clear_state(store)
         v = bisect.run(store, prof, s, m["good"], m["bad"], say)
         sl = v["single_layout"]
+        clear_state(store)
+        first = bisect.run(store, prof, replace(s, shadow=False, first_only=True), m["good"], m["bad"], say)
         clear_state(store)
         old = None
         if before:
@@ -177,6 +187,7 @@ def main() -> None:
                "theirs": sl.get("culprit"),
                "theirs_ok": (sl.get("culprit") == m["regression"]) if planted else sl.get("culprit") is None,
                "cost": v["cost"], "single": sl, "effect": e["ratio"], "noise": e["layout_noise"],
+               "plan": planned["plan"]["runs"], "first_only": first["cost"]["runs"],
                "commits": a.commits, "regressions": [r["index"] for r in m["regressions"]],
                "index": {"ours": idx.get(v.get("culprit")), "named": [idx[c] for c in named],
                          "theirs": idx.get(sl.get("culprit"))}}
@@ -205,7 +216,9 @@ def main() -> None:
         print(f"{seed:>8} {regr:>9} "
               f"{','.join(map(str, m['layout_only_indices'])):>12}  {ours:<14} {v['cost']['builds']:>6} "
               f"{v['cost']['runs']:>5}   {was}{theirs:<14} {sl['builds']:>6} {sl['runs']:>5}  "
-              f"{100 * (e['ratio'] - 1):>+6.2f}% {100 * e['layout_noise']:>5.2f}% {orc:>6}", file=out, flush=True)
+              f"{100 * (e['ratio'] - 1):>+6.2f}% {100 * e['layout_noise']:>5.2f}% {orc:>6}  "
+              f"{row['plan']:>5} {row['plan'] / max(1, v['cost']['runs']):>9.2f}  {row['first_only']:>10} "
+              f"{v['cost']['runs'] / max(1, row['first_only']):>10.2f}", file=out, flush=True)
 
     engines = [("layoutbench bisect (after)" if before else "layoutbench bisect (K layouts)", "ours")]
     if before:
@@ -224,6 +237,12 @@ def main() -> None:
     wrong = [r for r in rows if r["planted"] and not r["ours_ok"]]
     if wrong:
         print("layoutbench misses: " + ", ".join(f"seed {r['seed']}: {r['status']}" for r in wrong), file=out)
+    ratios = [r["plan"] / max(1, r["cost"]["runs"]) for r in rows]
+    if ratios:
+        print(f"plan / actual runs (--plan's likely cost over the runs the bisection spent): median "
+              f"{statistics.median(ratios):.2f}, {sum(0.7 <= x <= 1.3 for x in ratios)}/{len(ratios)} within 30%; "
+              f"default / --first-only runs: median "
+              f"{statistics.median(r['cost']['runs'] / max(1, r['first_only']) for r in rows):.2f}", file=out)
     wall = time.monotonic() - t0
     print(f"wall time {wall:.0f}s; builds count commits compiled (an object cache is shared by "
           f"both bisections: their builds overlap), runs count cachegrind runs", file=out)
@@ -320,7 +339,8 @@ def result_json(settings: dict, rows: list[dict], summary: list[dict], wall: flo
              "commits": r["commits"], "regressions": r["regressions"], "layout_only": r["layout_only"],
              "layoutbench": {**engine(r, "ours"), "status": r["status"], "named": r["index"]["named"]},
              "single_layout": engine(r, "theirs"), "oracle": {"runs": _finite(r["oracle"]["runs"])},
-             "effect_pct": 100 * (r["effect"] - 1), "layout_noise_pct": 100 * r["noise"]}
+             "effect_pct": 100 * (r["effect"] - 1), "layout_noise_pct": 100 * r["noise"],
+             "plan_runs": r["plan"], "first_only_runs": r["first_only"]}
         if r["two"]:
             o["layoutbench"]["both"] = r["both"]
         if "before" in r:

@@ -284,6 +284,9 @@ def headline(commits: int = 16) -> list[Scenario]:
                         commits=commits))
     # a quiet benchmark: the layout noise of the real builds of bench/bisect_accuracy.py (~0.45%)
     out.append(Scenario("null, σL 0.45%", "null", sigma_l=0.0045, sigma_r=0.003, commits=commits))
+    # a layout-noisy target (cachegrind with a 4 KiB I1 on a program of its own: a layout's value
+    # spreads ~2%, four times the minimum effect) with a large step in a hot function
+    out.append(Scenario("step 4σL, σL 2%, σR 0", "step", 4, sigma_l=0.02, commits=commits))
     return out
 
 

@@ -33,7 +33,7 @@ import threading
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import costs, decide, fmt, measure, source, stats, targets, validate
+from . import costs, decide, fmt, forecast, measure, source, stats, targets, validate
 from . import farm as farmmod
 from . import layout as layoutmod
 from .decide import Skip
@@ -813,8 +813,14 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         say(clock.assumes())
     if plan_only:
         return _plan_only(eng, b, s, plan, commits, say, clock)
+
+    def progress(m: str) -> None:  # a phase's line also says the runs spent / planned and the time left
+        if clock.likely is None and m.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
+            clock.likely = _likely_runs(eng, b, plan, commits)
+        say(m + clock.progress() if m.startswith(PHASES) else m)
+
     try:
-        ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan))
+        ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan, say=progress))
         if places is not None:
             places.release_all()
     except Skip as e:
@@ -822,12 +828,6 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     except decide.OutOfBudget:
         return _budget_at_endpoints(eng, b, s, commits, clock, profile, p)
     k, r = ends.layouts, ends.runs
-    if ends.status == "differs":
-        y = eng.pool.y
-        s2, _ = eng.pool.var()
-        if math.isfinite(s2) and s2 > 0:  # the likely cost, for the progress lines
-            clock.likely = decide.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
-                                                math.sqrt(s2), plan)["runs"]
     if b.entry("endpoints") is None:
         b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
             "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
@@ -851,10 +851,6 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
     else:
         journal = Journal(b, profile, places)
-
-        def progress(m: str) -> None:  # a probe's line also says the runs spent / planned and the time left
-            say(m + clock.progress() if m.startswith("probe ") else m)
-
         out = retrying("the bisection", lambda: decide.bisect_range(
             places.engines(engines) if places is not None else engines if len(engines) > 1 else eng, commits, plan,
             journal, None, progress, ends=ends))
@@ -999,6 +995,8 @@ class Clock:
         if planned is None:
             return ""
         # with a budget the engine's line already says "N runs spent of B"
+        if lg.budget is None and lg.spent > planned:  # beyond the likely cost: no time left to estimate
+            return f"; {lg.spent}/{planned} runs spent/planned (beyond the plan's likely cost)"
         out = "" if lg.budget is not None else f"; {lg.spent}/{planned} runs spent/planned (the plan's likely cost)"
         if sec is not None:
             out += (f"; about {costs.duration_text(max(0, planned - lg.spent) * sec)} left at {sec:.3g} s a run "
@@ -1075,7 +1073,7 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
 
 def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     """About how many more runs the endpoints alone would need to decide: the look at which
-    their test likely decides (decide.expected_cost at the noise and change measured so far),
+    their test likely decides (forecast.expected_cost at the noise and change measured so far),
     else their first look."""
     have = sum(sum(eng.have.get(c, {}).values()) for c in (b.good, b.bad))  # the endpoints' runs measured so far
     y = eng.pool.y
@@ -1083,7 +1081,7 @@ def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
         return max(1, 2 * max(decide.MIN_LAYOUTS, s.layouts) * s.runs - have)
     d = float(y[b.bad].mean() - y[b.good].mean())
-    c = decide.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan)
+    c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan)
     return max(1, 2 * c["endpoint_layouts"] * s.runs - have)
 
 
@@ -1108,9 +1106,24 @@ def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock:
     return verdict
 
 
+#: the lines of decide.bisect_range that start a phase or a look in one (progress: runs spent / planned)
+PHASES = ("endpoints: ", "probe ", "confirmation ", "side test ")
+
+
+def _likely_runs(eng, b, plan, commits: list) -> int | None:
+    """The plan's likely cost in runs (forecast.expected_cost) at the noise and change the endpoints'
+    first look measured (None before both ends have two layouts)."""
+    y = eng.pool.y
+    s2, _ = eng.pool.var()
+    if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
+        return None
+    return forecast.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
+                                math.sqrt(s2), plan)["runs"]
+
+
 def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> dict:
     """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
-    noise and the change it measured (decide.expected_cost)."""
+    noise and the change it measured (forecast.expected_cost)."""
     k = max(decide.MIN_LAYOUTS, s.layouts)
     try:
         for c in (b.good, b.bad):
@@ -1124,13 +1137,15 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
     s2, _ = eng.pool.var()
     d = float(eng.pool.y[b.bad].mean() - eng.pool.y[b.good].mean())
     noise = math.sqrt(s2) if math.isfinite(s2) else math.nan
-    cost = decide.expected_cost(len(commits), math.exp(d), noise, plan)
+    cost = forecast.expected_cost(len(commits), math.exp(d), noise, plan)
+    ph = cost["phase_runs"]
     msg = (f"plan: BAD/GOOD = {math.exp(d):.4f} at the first look ({s.layouts} layouts a side), layout noise "
-           f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost: endpoints "
-           f"{cost['endpoint_layouts']} layouts a side, {cost['probes']} probes of about {cost['probe_layouts']} "
-           f"layouts, a confirmation of {cost['confirm_layouts']} fresh layouts a side, the ranges beside the step "
-           f"{cost['side_layouts']} more layouts: about {cost['runs']} runs "
-           f"({s.runs} run(s) per layout)" + "; every further change point costs about as much again")
+           f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost (the median of "
+           f"{cost['histories']} bisections simulated at this noise and change): endpoints {ph['endpoints']} runs "
+           f"({cost['endpoint_layouts']} layouts a side), {cost['probes']} probes {ph['probes']} runs, the "
+           f"confirmation {ph['confirmation']} runs ({cost['confirm_layouts']} fresh layouts a side), the tests of "
+           f"the ranges beside the step {ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
+           + "; every further change point costs about as much again")
     lines = [msg]
     if s.runs_choice:
         lines.append(s.runs_choice["text"])
@@ -1192,6 +1207,10 @@ def _sides(v: dict) -> list[str]:
         conf = sd.get("confidence") or 1 - sd["level"]
         said = ("no other change shown there, none ruled out" if sd["status"] == "not-shown" else
                 "within layout noise there (an equivalence test passed: a change of the minimum effect is ruled out)")
+        if sd.get("futile") and sd.get("reach"):  # stopped: its cap could no longer show the step it looks for
+            said = (f"no other change shown there; stopped because at this noise even {sd['cap']} layouts a side "
+                    f"would show only a step of {fmt.pct(sd['reach'])} or more ({100 * decide.FUTILITY_POWER:g}% power): a smaller one "
+                    "there is not ruled out")
         quiet = quiet or sd["status"] == "not-shown"
         out.append(f"beside:  {sd['good'][:12]}..{sd['bad'][:12]} x{sd['ratio']:.4f} "
                    f"({100 * conf:.3g}% CI {sd['ci_low']:.4f}…{sd['ci_high']:.4f}, {sd['layouts']} "

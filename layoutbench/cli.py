@@ -717,7 +717,8 @@ def bisect_grp():
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the "
               "target's); a commit whose runs all fail is skipped.")
 @click.option("--plan", "plan_only", is_flag=True,
-              help="Measure the endpoints' first look only and print what the bisection will likely cost (runs, "
+              help="Measure the endpoints' first look only and print what the bisection will likely cost (runs "
+              "in every phase: the median of bisections simulated at the noise and change measured; "
               "and time at the time a run takes; the runs per layout the layout and run costs make cheapest, "
               "each cost stated or measured; whether it fits --budget).")
 def bisect_run_cmd(**o):

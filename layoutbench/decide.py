@@ -101,13 +101,13 @@ GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 #: least SIDE_FIRST a side) and looks further (up to RESIDUAL_FAR) only while the sub-range's
 #: measured commits make a step of SIDE_STEP x the minimum effect, at one of the places a step could
 #: split them, at least SIDE_A times as likely as no step (side_llr: the lower boundary of Wald's
-#: test of those two; issue 21f), asked after every layout added a side (session 9; before, at the
-#: x1.5 looks only, which overshot the boundary).  bench/side_frontier.py, 200 histories, 16 commits:
+#: test of those two), asked after every layout added a side (asked at the x1.5 looks only, the
+#: test overshot that boundary).  bench/side_frontier.py, 200 histories, 16 commits:
 #: (SIDE_A, SIDE_FIRST) = (0.05, 4): a single 5σL step 63.8 runs, 2σL 74.5, two steps 1+3σL / 3+1σL
-#: both named 91.0% / 90.5%; (0.25, 3): 44.8, 61.5, 82.0% / 78.5%; session 8's default (0.4, 3, at
-#: the looks): 45.6, 61.7, 80.5% / 74.5%.  The default names every change point in nine of ten
-#: such ranges; a third of today's runs on a large single step would leave four in five
-#: (docs/bisect.md: "The decision"); --first-only is the cheap search for one culprit.
+#: both named 91.0% / 90.5%; (0.25, 3): 44.8, 61.5, 82.0% / 78.5%; (0.4, 3, asked at the looks):
+#: 45.6, 61.7, 80.5% / 74.5%.  The default names every change point in nine of ten such ranges;
+#: a third of its runs on a large single step would leave four in five (docs/bisect.md: "The
+#: decision"); --first-only is the cheap search for one culprit.
 SIDE_STEP = 2.0
 SIDE_A = 0.05
 SIDE_FIRST = 4
@@ -124,6 +124,17 @@ CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may loo
 #: estimate is below min_effect by z(NOISE_POWER) standard errors (a noisy null range: -15% runs)
 NOISE_EFFECT = 2.0
 NOISE_POWER = 0.9
+#: a side test also stops (futility) once, carried on to its cap, it would show a step of SIDE_STEP x
+#: the minimum effect with probability below FUTILITY given what it measured (conditional_power): it
+#: would more likely miss that step than show it.  The verdict then gives the step its cap shows with
+#: probability FUTILITY_POWER at the pooled noise (reach): a smaller one there is not ruled out.
+#: bench/simulate.py --rows 3,7 --first-only and --only-two, 200 histories: a 4σL step at σL 2% (a
+#: layout-noisy target, four times the minimum effect) 167.4 -> 42.1 runs (--first-only 28.9); a 5σL
+#: step at σL 1% 63.8 -> 63.6; two steps 1+3σL / 3+1σL both named 91.0% / 90.5% -> 90.0% / 90.5%
+#: (258.9 / 237.5 -> 255.9 / 236.7 runs).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100
+#: histories); below 0.5 a side test at σL 2% goes on to ~16 layouts a side (more than 2x --first-only)
+FUTILITY = 0.5
+FUTILITY_POWER = 0.8
 
 
 @dataclass(frozen=True)
@@ -476,10 +487,41 @@ class Ends:
     level: float  #: the test's level
     note: str = ""
     more_layouts: int | None = None  #: not-shown: layouts per side that would rule the change out
+    futile: bool = False  #: stopped because its cap could no longer show the step it looks for (``reach``)
+    reach: float = math.nan  #: the step (log) its cap shows with probability FUTILITY_POWER at the pooled noise
+
+
+def reach_at(pool: Pool, ns: tuple, level: float, na: int, nb: int) -> float:
+    """The step (log scale) a test with looks ``ns`` at ``level`` shows with probability FUTILITY_POWER
+    once it has ``na`` and ``nb`` layouts a side, at the pooled noise (nan while unknown)."""
+    s2, _ = pool.var()
+    if not (s2 > 0 and math.isfinite(s2)):
+        return math.nan
+    c = gs_boundary(tuple(ns), level) + float(ndtri(FUTILITY_POWER))
+    return c * math.sqrt(s2 * (1.0 / na + 1.0 / nb))
+
+
+def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float, sign: float) -> float:
+    """The chance that the test, carried on to its last look ``ns[-1]`` layouts a side, ends beyond
+    its boundary at ``level`` when the true difference is ``step`` (log) in the direction ``sign``,
+    given what it measured so far (``t``): with the information I = n_eff / s^2, the score
+    S = est I grows by step (I_cap - I_now) plus noise of variance I_cap - I_now, and the test
+    rejects when S_cap >= c sqrt(I_cap).  1 when nothing is known yet; 0 at the cap."""
+    s2, _ = pool.var()
+    if t.df < 2 or not (s2 > 0 and math.isfinite(s2)):
+        return 1.0
+    n = ns[-1]
+    i_now = t.neff / s2
+    i_cap = 1.0 / (1.0 / max(t.na, n) + 1.0 / max(t.nb, n)) / s2
+    rest = i_cap - i_now
+    if rest <= 0:
+        return 0.0
+    c = gs_boundary(tuple(ns), level)
+    return float(ndtr((sign * t.est * i_now + step * rest - c * math.sqrt(i_cap)) / math.sqrt(rest)))
 
 
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
-              go_on=None) -> Ends:
+              go_on=None, say=None, label: str = "endpoints", futility: tuple | None = None) -> Ends:
     """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
     ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` when given; else up to the
     plan's cap at a quiet benchmark and on to ``plan.noise_top`` at a noisy one
@@ -488,7 +530,10 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     ``go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
     whatever decides when): it is asked after every layout added a side, between the looks too
     (a Wald boundary, crossed as soon as it is), while "differs" and "noise" are judged at the
-    looks only (their boundaries are those of the looks' design)."""
+    looks only (their boundaries are those of the looks' design).  ``futility`` (step, sign): stop
+    too once a step of that size (log) in that direction would be shown by the last look with
+    probability below FUTILITY (:func:`conditional_power`), and say what the cap could show
+    (``Ends.reach``).  ``say``: a line at each look (``label``: the test's name in it)."""
     tr, pool = _pool_of(prober)
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
@@ -510,12 +555,16 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     if go_on is not None:  # one layout a side at a time between the looks, for go_on
         steps = [(k, plan.runs, k in ns) for k in range(ns[0], ns[-1] + 1)]
     j = -1
+    futile = False
     for k, r, at_look in steps:
         j += at_look
         k = max(k, min(pool.n(good), pool.n(bad)))
         _measure(tr, good, k, r)
         _measure(tr, bad, k, r)
         t = ztest(pool, good, bad)
+        line = f"{label}: {k} layouts a side, {bad[:12]}/{good[:12]} x{math.exp(t.est):.4f}"
+        if say is not None and at_look:
+            say(line)
         if noisy:  # the boundary is the whole design's: stopping before its last look keeps the level
             stop = noise_cap(plan, pool.var()[0], ns, a)
             if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
@@ -531,14 +580,18 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
             return Ends("noise", shown, k, r, j, a,
                         f"its {100 * (1 - 2 * a):.3g}% interval (two one-sided {100 * a:.3g}% tests over the looks) lies "
                         f"within ±{100 * plan.min_effect:g}%: a change of {100 * plan.min_effect:g}% or more is ruled out")
-        if k >= stop or (go_on is not None and not go_on(k)):
+        futile = futility is not None and k < stop and conditional_power(t, pool, ns, a, *futility) < FUTILITY
+        if futile or k >= stop or (go_on is not None and not go_on(k)):
+            if say is not None and not at_look:  # stopped between two looks: its last layouts get a line too
+                say(line)
             break
     more = layouts_to_rule_out(t, m, c_eq)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
             "at this estimate more layouts would not rule it out")
     return Ends("not-shown", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,
                 f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
-                more_layouts=None if more is None else more - k)
+                more_layouts=None if more is None else more - k, futile=futile,
+                reach=reach_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1])))
 
 
 # -- one probe ------------------------------------------------------------------------------------
@@ -617,7 +670,7 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
 # -- the confirmation at the culprit -----------------------------------------------------------------
 
 def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
-            sign: int = 0, cap: int | None = None) -> tuple[stats.Comparison | None, int, float]:
+            sign: int = 0, cap: int | None = None, say=None) -> tuple[stats.Comparison | None, int, float]:
     """Last good against culprit on *fresh* layouts only (the seeds after the first ``used``,
     which no decision saw): an always-valid test at ``level`` (one-sided in the direction
     ``sign`` of the range's change when given).  That bounds the chance of naming a commit
@@ -640,6 +693,8 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             yb = pool.add_fresh(culprit, used, tr.groups_after(culprit, used, k, r))
             t = zvalues(pool, ya, yb)
             size = t.est
+            if say is not None:
+                say(f"confirmation {last_good[:12]}..{culprit[:12]}: {k} fresh layouts a side, x{math.exp(size):.4f}")
             ok = t.crosses(ns, a, sign) and abs(size) >= m
             if ok or k >= ns[-1]:
                 shown = _display(tr, (last_good, culprit), k, r, t, a, plan.min_effect, used)
@@ -825,7 +880,7 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
         p.ledger = prober.ledger
     try:
         if ends is None:
-            ends = endpoints(prober, commits[0], commits[-1], plan)
+            ends = endpoints(prober, commits[0], commits[-1], plan, say=say)
     except OutOfBudget:
         out = Outcome("budget", None, alpha=plan.alpha, k=len(probers), runs=prober.ledger.spent)
         out.note = "not decided at this budget: the endpoints' test has not shown a change yet"
@@ -886,15 +941,21 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         cap = max(MIN_LAYOUTS, min(plan.max_layouts, max(have, RESIDUAL_FAR)))
         prober.ledger.residuals += 1
         level = family_level(plan.alpha, prober.ledger.residuals)
+        where = "before" if b == st.last_good else "after"
+        ctx.say(f"side test {a[:12]}..{b[:12]} (the range {where} the step at {st.culprit[:12]}; "
+                f"{prober.ledger.spent} runs spent" + (f" of {prober.ledger.budget}" if prober.ledger.budget else "") + ")")
         try:
             e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap), prove_null=False),
                           level=level, cap=cap,
-                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(plan.side_a))
+                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(plan.side_a),
+                          say=ctx.say, label=f"side test {a[:12]}..{b[:12]}", futility=(d1, sign))
         except Skip:
             continue
         c = e.comparison
         out.sides.append({"good": a, "bad": b, "status": e.status, "ratio": c.ratio, "ci_low": c.ci_low,
-                          "ci_high": c.ci_high, "confidence": c.confidence, "layouts": e.layouts, "level": level})
+                          "ci_high": c.ci_high, "confidence": c.confidence, "layouts": e.layouts, "level": level,
+                          "cap": cap, "futile": e.futile,
+                          "reach": math.expm1(e.reach) if math.isfinite(e.reach) else None})
         if e.status != "differs":
             continue
         rec = {"good": a, "bad": b, "ratio": c.ratio, "level": level}
@@ -983,41 +1044,6 @@ def _more_runs(ctx: _Search, sub, lo, hi) -> int:
     k = max([e.get("layouts", 0) for e in marks] + [ctx.plan.layouts])
     left = max(1, math.ceil(math.log2(max(2, hi - lo))))
     return (left + 2) * k * ctx.plan.runs
-
-
-def expected_cost(n_commits: int, ratio: float, noise: float, plan: Plan) -> dict:
-    """What a bisection of ``n_commits`` (GOOD and BAD included) will likely cost when BAD/GOOD
-    = ``ratio`` and a layout's value has relative sd ``noise`` (as the endpoints' first look
-    measured them): layouts per test from the always-valid boundaries, runs in all."""
-    d = abs(math.log(ratio)) / noise if noise > 0 else math.inf
-
-    s2 = noise * noise
-    top = _top_looks(plan)
-
-    def n_for(z_gap: float, level: float, ns: tuple, stop: int, sign: int = 0) -> int:
-        """The first look of the test's schedule at which it rejects with probability ~80%
-        (else where it stops: :func:`noise_cap`)."""
-        c = gs_boundary(ns, level, one_sided=bool(sign)) + 0.84
-        return next((n for n in ns if n >= stop or z_gap * math.sqrt(n / 2.0) >= c), ns[-1])
-
-    ends = n_for(d, plan.alpha, top, noise_cap(plan, s2, top, plan.alpha))
-    probes = planned_probes(n_commits)
-    a = probe_level(plan.alpha, 1, probes)
-    bound = math.log((1 - a) / a)
-    # Wald's expected sample size, with the overshoot of the looks and the endpoints' own noise
-    pcap = min(plan.max_layouts, 2 * noise_cap(plan, s2, top, plan.alpha))
-    per_probe = min(pcap, max(MIN_LAYOUTS, math.ceil(2.5 * bound / (d * d)) if d > 0 else plan.cap))
-    lc = family_level(plan.alpha, 1)
-    cns = tuple(schedule(plan.layouts, noise_cap(plan, s2, top, lc, one_sided=True)))
-    conf = n_for(d, lc, cns, cns[-1], sign=1)
-    refs = max(ends, per_probe)  # GOOD and BAD follow the probes
-    # the confirmation measures only its fresh seeds (beyond every seed a decision used); the two
-    # sub-ranges beside the step: both ends of each brought to about two looks past the side test's
-    # first (THOROUGH_FIRST with --thorough) where the endpoints and probes left them fewer
-    sides = 0 if plan.first_only else 4 * max(0, math.ceil(GROWTH * GROWTH * plan.side_first) - refs)
-    runs = plan.runs * (2 * refs + probes * per_probe + 2 * conf + sides)
-    return {"endpoint_layouts": ends, "probes": probes, "probe_layouts": per_probe, "confirm_layouts": conf,
-            "side_layouts": sides, "runs": runs, "step_in_noise_units": d}
 
 
 def share_test(prober, four: tuple, share_min: float, runs: int) -> float:
@@ -1147,11 +1173,14 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     used = max([plan.layouts, ledger.top] + [p.kmax.get(c, 0) for p in probers for c in commits]
                + [e.get("layouts", 0) for e in marks.values()])
     ledger.confirmations += 1
+    say(f"confirmation {commits[lo][:12]}..{culprit[:12]} on fresh layouts ({ledger.spent} runs spent"
+        + (f" of {ledger.budget}" if ledger.budget else "") + ")")
     y = prober.pool.y
     sign = int(np.sign(y[bad].mean() - y[good].mean())) if good in y and bad in y else 0
     c, kc, effect = confirm(prober, commits[lo], culprit, plan, used,
                             level=family_level(plan.alpha, ledger.confirmations), sign=sign,
-                            cap=None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER)))
+                            cap=None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER)),
+                            say=say)
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes, rounds

@@ -36,9 +36,16 @@ def test_the_smallest_run_prints_every_number_of_its_table_as_json(tmp_path):
     assert lb["runs"] > sl["runs"] >= 2 and row["oracle"]["runs"] >= 4
     # the history's line of the table holds the same numbers
     line = next(x for x in p.stderr.splitlines() if x.split()[:1] == [str(row["seed"])]).split()
-    assert line[-8:] == [str(lb["builds"]), str(lb["runs"]), f"#{sl['culprit']}", str(sl["builds"]), str(sl["runs"]),
-                         f"{row['effect_pct']:+.2f}%", f"{row['layout_noise_pct']:.2f}%", str(row["oracle"]["runs"])]
-    assert line[1:3] == [f"#{row['regressions'][0]}", "3%"] and line[-9] == f"#{lb['culprit']}"
+    assert line[-12:-4] == [str(lb["builds"]), str(lb["runs"]), f"#{sl['culprit']}", str(sl["builds"]),
+                            str(sl["runs"]), f"{row['effect_pct']:+.2f}%", f"{row['layout_noise_pct']:.2f}%",
+                            str(row["oracle"]["runs"])]
+    assert line[1:3] == [f"#{row['regressions'][0]}", "3%"] and line[-13] == f"#{lb['culprit']}"
+    # --plan's likely cost beside the runs spent, and the same bisection with --first-only beside
+    assert line[-4:] == [str(row["plan_runs"]), f"{row['plan_runs'] / lb['runs']:.2f}", str(row["first_only_runs"]),
+                         f"{lb['runs'] / row['first_only_runs']:.2f}"]
+    assert row["plan_runs"] > 0 and 0 < row["first_only_runs"] <= lb["runs"]
+    assert f"plan / actual runs (--plan's likely cost over the runs the bisection spent): median " \
+           f"{row['plan_runs'] / lb['runs']:.2f}" in p.stderr
     assert 2.5 < row["effect_pct"] < 3.5 and 0 < row["layout_noise_pct"] < 2
     # the summary: one line per engine, each as the table prints it
     assert [(s["key"], s["kind"], s["size"], s["histories"]) for s in d["summary"]] == [
@@ -58,6 +65,7 @@ def row(seed, pct, ours, theirs, runs, before=None, oracle=40, status="found"):
     r = {"seed": seed, "planted": planted, "pct": pct, "two": two, "commits": 16, "layout_only": [2, 5],
          "regressions": [4, 11] if two else [4] if planted else [], "status": status, "effect": 1.03, "noise": 0.005,
          "oracle": {"runs": oracle}, "both": two and ours[3] == 2, "cost": {"builds": 6, "runs": runs},
+         "plan": runs, "first_only": runs,
          "single": {"builds": 5, "runs": 5},
          "index": {"ours": ours[0], "theirs": theirs[0], "named": [4, 11] if two and ours[3] == 2 else [ours[0]]}}
     for key, v in (("ours", ours), ("theirs", theirs)) + ((("before", before),) if before else ()):

@@ -454,3 +454,28 @@ def test_bisect_run_timeout_kills_a_hanging_benchmark_and_skips_its_commit(hist,
                        "WHERE b.commit_sha = ?", (hang,)).fetchall()
     assert st == [("timeout", "no end after 30s: killed")], st
     assert v["status"] == "range" and set(v["range"]) == {hang, hist["regression"]}, v["message"]
+
+
+def test_the_plan_holds_and_every_phase_says_its_runs_spent_of_it(tmp_path, workdir):
+    """A history of the shape a user tries first: 12 commits, a 3% step in the hot path at commit 6,
+    nine commits that only add unused code.  `bisect run --plan` (the endpoints' first look, then
+    the median of bisections simulated at the noise and change it measured) foretells the runs the
+    bisection then spends, every phase counted, within 30%; and the bisection says a line with the
+    runs spent / planned in every phase: each look of the endpoints, each probe, the confirmation
+    and each of its looks, each side test and each of its looks."""
+    m = make_history(tmp_path / "repo", 12, seed=21, regression_at=6, regression_pct=3.0,
+                     layout_only=[1, 2, 3, 4, 5, 7, 8, 10, 11])
+    store = tmp_path / "r.sqlite"
+    plan = bisect_json(m, store, "--plan")
+    p = lb("bisect", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"], *CG, "--store", str(store),
+           "--json", "--no-shadow")
+    v = json.loads(p.stdout)
+    assert v["status"] == "found" and v["culprit"] == sha(m, 6), v["message"]
+    runs, planned = v["runs_spent"], plan["plan"]["runs"]
+    assert 0.7 * runs <= planned <= 1.3 * runs, (planned, runs, plan["plan"])
+    assert v["budget"]["likely_runs"] == planned  # the progress lines count against the plan --plan printed
+    lines = [ln for ln in p.stderr.splitlines() if "runs spent/planned" in ln]
+    for phase in ("· endpoints: ", "· probe ", "· confirmation ", "· side test "):
+        assert [ln for ln in lines if phase in ln], (phase, p.stderr)
+    assert [ln for ln in lines if "· confirmation " in ln and "fresh layouts a side" in ln]
+    assert len([ln for ln in lines if "· side test " in ln and "(the range " in ln]) == len(v["sides"]) == 2

@@ -369,6 +369,13 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
         "(an equivalence test passed: a change of the minimum effect is ruled out)"]
     assert "--thorough: " not in "\n".join(t)  # nothing was missed where a change is ruled out
     assert isinstance(v["sides"], list)  # the bisection's own verdict carries them (JSON too)
+    # a side test stopped by the futility rule says what its cap could have shown
+    futile = {**quiet, "layouts": 4, "cap": 64, "futile": True, "reach": 0.0147}
+    t = bisect.text({**v, "sides": [futile]}).splitlines()
+    assert [ln for ln in t if ln.startswith("beside:")] == [
+        f"beside:  {g[:12]}..{c[:12]} x1.0021 (97% CI 0.9912…1.0131, 4 layouts a side): no other change shown "
+        "there; stopped because at this noise even 64 layouts a side would show only a step of 1.47% or more "
+        "(80% power): a smaller one there is not ruled out"]
 
 
 # -- run again: resumed, continued, flags added, replaced ----------------------------------------
@@ -536,6 +543,9 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         left = bisect.costs.duration_text(40 * sec)
         assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); about {left} left at "
                                     f"{sec:.3g} s a run (estimated)")
+        ledger.spent = 60  # beyond the plan: said so, and no time left is guessed
+        assert clock.progress() == "; 60/50 runs spent/planned (beyond the plan's likely cost)"
+        ledger.spent = 10
         ledger.budget = 30
         assert clock.progress() == (f"; about {bisect.costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
                                     "(estimated)")
@@ -571,7 +581,7 @@ def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(f
 
 def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
     """'about N more runs would be needed': before a layout is measured, the first look; once both
-    ends have values, the look at which their test likely decides (decide.expected_cost) at the
+    ends have values, the look at which their test likely decides (forecast.expected_cost) at the
     noise and change measured; never below one run; the runs already measured count."""
     import math
     from types import SimpleNamespace
@@ -591,7 +601,7 @@ def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
     eng.pool.add(ends.bad, {1: [100.6], 2: [101.2], 3: [99.9], 4: [100.9]})
     s2, _ = eng.pool.var()
     d = float(eng.pool.y[ends.bad].mean() - eng.pool.y[ends.good].mean())
-    c = decide.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
+    c = bisect.forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
     want = max(1, 2 * c["endpoint_layouts"] * 2 - 16)
     assert c["endpoint_layouts"] > 8 and bisect._ends_unspent(eng, ends, s, s.plan(), commits) == want
 

@@ -190,11 +190,12 @@ def test_rounds_needed_is_1_when_one_round_of_k_probes_covers_the_range():
     assert decide.planned_probes(5, 3) == 3
 
 
-def test_expected_cost_of_no_change_looks_to_the_quiet_cap_per_probe():
-    """ratio 1 (d = 0): no Wald size; a probe is expected to look until the plan's cap."""
+def test_expected_cost_of_no_change_is_the_endpoints_to_the_quiet_cap():
+    """ratio 1 (d = 0): the simulated endpoints show nothing and look to the plan's cap; no probe."""
+    from layoutbench import forecast
     plan = decide.Plan()
-    e = decide.expected_cost(10, 1.0, 0.01, plan)
-    assert e["step_in_noise_units"] == 0.0 and e["probe_layouts"] == plan.cap
+    e = forecast.expected_cost(10, 1.0, 0.01, plan)
+    assert e["step_in_noise_units"] == 0.0 and e["endpoint_layouts"] == plan.cap and e["probes"] == 0
 
 
 def test_an_outcomes_bound_states_the_level_and_the_farm():

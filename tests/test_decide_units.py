@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import script
 
-from layoutbench import decide
+from layoutbench import decide, forecast
 
 sim = script("bench/simulate.py")
 
@@ -109,20 +109,29 @@ def test_schedules_levels_and_probe_counts():
         decide.Plan(spending="nope").check()
 
 
-def test_expected_cost_and_the_share_test_edges():
+def test_expected_cost_counts_every_phase_of_the_simulated_bisections():
+    """forecast.expected_cost runs the decision code on synthetic histories: a change never shown
+    costs the endpoints' test to its quiet cap and nothing else; a 5 sigma step costs every phase
+    (endpoints at their first look, four probes over 17 commits, a confirmation, the side tests),
+    --first-only no side test, --thorough more side runs."""
     plan = decide.Plan()
-    tiny = decide.expected_cost(17, 1.0001, 0.01, plan)  # never shown: the test's last look
-    assert tiny["endpoint_layouts"] == plan.cap and tiny["confirm_layouts"] == plan.cap
-    big = decide.expected_cost(17, 1.05, 0.01, plan)
+    tiny = forecast.expected_cost(17, 1.0001, 0.01, plan)
+    assert tiny["endpoint_layouts"] == plan.cap and tiny["runs"] == 2 * plan.cap == tiny["phase_runs"]["endpoints"]
+    assert tiny["probes"] == 0 and tiny["phase_runs"]["sides"] == 0
+    big = forecast.expected_cost(17, 1.05, 0.01, plan)
     assert big["endpoint_layouts"] == 4 and big["probes"] == 4
-    assert big["runs"] == (2 * max(4, big["probe_layouts"]) + 4 * big["probe_layouts"] + 2 * big["confirm_layouts"]
-                           + big["side_layouts"])
-    # the sides: both ends of both brought to ceil(1.5^2 x the side test's first look) = 9 (SIDE_FIRST 4;
-    # --thorough: 18) from 4
-    assert decide.SIDE_FIRST == 4 and big["side_layouts"] == 4 * (9 - 4) == 20
-    assert decide.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, thorough=True))["side_layouts"] == 4 * 14
-    assert decide.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, first_only=True))["side_layouts"] == 0
+    assert all(big["phase_runs"][k] > 0 for k in ("endpoints", "probes", "confirmation", "sides")), big
+    assert big["phase_runs"]["endpoints"] == 8 and big["confirm_layouts"] >= decide.MIN_LAYOUTS
+    assert abs(sum(big["phase_runs"].values()) - big["runs"]) <= 0.3 * big["runs"]
+    first = forecast.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, first_only=True))
+    assert first["side_layouts"] == 0 and first["runs"] < big["runs"]
+    assert forecast.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, thorough=True))["side_layouts"] > \
+        big["side_layouts"]
+    # a budget does not cap the plan: it says what the bisection needs (then whether that fits)
+    assert forecast.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, budget=20))["runs"] == big["runs"]
 
+
+def test_the_share_test_edges():
     class Broken:
         kmax = {c: 8 for c in "gacb"}
 
@@ -327,9 +336,38 @@ def test_progress_names_the_machine_only_with_several():
     p.name = "m1"
     said: list[str] = []
     decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal(), say=said.append)
+    said = said[next(i for i, m in enumerate(said) if m.startswith("probe ")):]
     assert said[0].startswith("probe c8 (15 commit(s) left to test; ") and "runs spent)" in said[0]
     assert said[1].startswith("c8: ") and "layouts x 1 run(s)" in said[1]
     assert not any("m1" in m for m in said)
+
+
+def test_every_phase_says_a_line_with_the_runs_so_far():
+    """A bisection of a 5 sigma_L step says a line at each look of the endpoints, before each probe,
+    before the confirmation and at each of its looks, before each side test and at each of its looks;
+    each line is said when the runs before it are spent (a line per phase, none silent)."""
+    p = sim.SimProber(sim.Scenario("s", "step", 5.0, sigma_r=0.003), np.random.default_rng(4))
+    tr = decide.Tracked(p)
+    said: list[tuple[str, int]] = []
+    out = decide.bisect_range(tr, p.names, decide.Plan(), decide.MemoryJournal(),
+                              say=lambda m: said.append((m, tr.ledger.spent)))
+    heads = [m.split(" ")[0] for m, _ in said]
+    assert heads[0] == "endpoints:" and said[0][1] == 2 * 4  # after the first look of 4 layouts a side
+    assert "probe" in heads and "confirmation" in heads and "side" in heads, heads
+    conf = [m for m, _ in said if m.startswith("confirmation ")]
+    assert conf[0].endswith("on fresh layouts (" + conf[0].split("(")[-1]) and "fresh layouts a side" in conf[1]
+    sides = [m for m, _ in said if m.startswith("side test ")]
+    assert len([m for m in sides if "(the range " in m]) == len(out.sides) == 2
+    assert all(any(m.startswith(f"side test {sd['good'][:12]}..{sd['bad'][:12]}: ") for m in sides)
+               for sd in out.sides)
+    assert said[-1][0].startswith("side test ") and said[-1][1] == out.runs  # no run after the last line
+    for seed in range(5, 10):  # side tests that stop between two looks say their last layouts too
+        p = sim.SimProber(sim.Scenario("s", "step", 5.0, sigma_r=0.003), np.random.default_rng(seed))
+        tr = decide.Tracked(p)
+        said = []
+        out = decide.bisect_range(tr, p.names, decide.Plan(), decide.MemoryJournal(),
+                                  say=lambda m: said.append((m, tr.ledger.spent)))
+        assert said[-1][0].startswith("side test ") and said[-1][1] == out.runs, (seed, said[-1], out.runs)
 
 
 def test_an_unbuildable_commit_in_the_way_leaves_a_range():

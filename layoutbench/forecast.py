@@ -1,0 +1,119 @@
+"""What a bisection will likely cost, from the decision code itself.
+
+:func:`expected_cost` runs :func:`decide.bisect_range` -- unchanged, every phase: the endpoints,
+the probes, the confirmation, the tests of the ranges beside the step -- on ``HISTORIES``
+synthetic histories of the range's length, at the layout noise and the change the endpoints'
+first look measured, and takes the median of the runs each spent (in all and per phase).  A
+history (:class:`Synthetic`) has one code step of that change, at a place spread evenly over the
+range from history to history; a share ``LAYOUT_ONLY`` of the other commits only move code,
+and every such commit and the step draw the layout effects again (a layout's value is the
+commit's level plus a layout effect of sd ``noise``; its runs agree: ``noise`` is the spread of
+a layout's value, run noise included).  The draws are seeded: the same inputs give the same plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import numpy as np
+
+from . import decide
+
+HISTORIES = 9  #: simulated bisections the plan takes the median of
+LAYOUT_ONLY = 0.4  #: the share of commits that only move code (bench/simulate.py's histories)
+#: the phases, by the line of decide.bisect_range that starts each (the runs after it are its own)
+PHASES = (("endpoints: ", "endpoints"), ("probe ", "probes"), ("confirmation ", "confirmation"),
+          ("side test ", "sides"))
+
+
+class Synthetic:
+    """A prober over a synthetic history: ``groups``/``groups_after`` as decide expects them."""
+
+    higher_is_better = False
+
+    def __init__(self, n_commits: int, step: float, at: int, noise: float, seed: int):
+        rng = np.random.default_rng(seed)
+        self.names = [f"c{i}" for i in range(n_commits)]
+        self.level = np.where(np.arange(n_commits) >= at, step, 0.0)
+        moved = (rng.random(n_commits) < LAYOUT_ONLY) | (np.arange(n_commits) == at)
+        moved[0] = False
+        self.epoch = np.cumsum(moved)
+        self.noise, self.seed = noise, seed
+        self._effects: dict = {}
+
+    def _effect(self, epoch: int, upto: int) -> np.ndarray:
+        x = self._effects.get(epoch)
+        if x is None or x.size < upto:
+            size = max(upto, 256, 0 if x is None else 2 * x.size)
+            x = np.random.default_rng((self.seed, int(epoch))).normal(0.0, self.noise, size)
+            self._effects[epoch] = x
+        return x
+
+    def groups_after(self, commit: str, first: int, k: int, r: int) -> dict:
+        i = int(commit[1:])
+        e = self._effect(self.epoch[i], first + k)
+        return {f"random:{s}": [math.exp(self.level[i] + e[s - 1])] * r for s in range(first + 1, first + k + 1)}
+
+    def groups(self, commit: str, k: int, r: int) -> dict:
+        return self.groups_after(commit, 0, k, r)
+
+
+def one(n_commits: int, step: float, noise: float, plan: decide.Plan, at: int, seed: int) -> dict:
+    """The runs one simulated bisection spent, in all and per phase."""
+    p = Synthetic(n_commits, step, at, noise, seed)
+    tr = decide.Tracked(p)
+    spent = dict.fromkeys([name for _, name in PHASES], 0)
+    state = {"phase": "endpoints", "at": 0}
+
+    def say(m: str) -> None:
+        spent[state["phase"]] += tr.ledger.spent - state["at"]
+        state["at"] = tr.ledger.spent
+        state["phase"] = next((name for prefix, name in PHASES if m.startswith(prefix)), state["phase"])
+
+    out = decide.bisect_range(tr, p.names, plan, decide.MemoryJournal(), say=say)
+    spent[state["phase"]] += tr.ledger.spent - state["at"]
+    first = out.ends.layouts if out.ends is not None else 0
+    conf = out.steps[0].confirm_layouts if out.steps else 0
+    return {"runs": tr.ledger.spent, "phases": spent, "endpoint_layouts": first, "probes": out.probes,
+            "confirm_layouts": conf}
+
+
+@functools.lru_cache(maxsize=256)
+def _cost(n_commits: int, step: float, noise: float, plan: decide.Plan) -> dict:
+    n = max(2, n_commits)
+    rows = [one(n, step, noise, plan, at=1 + (h * (n - 1)) // HISTORIES if n > 2 else 1, seed=20_261_127 + h)
+            for h in range(HISTORIES)]
+
+    def med(xs) -> int:
+        return int(math.ceil(float(np.median(xs))))
+
+    phases = {name: med([r["phases"][name] for r in rows]) for _, name in PHASES}
+    probes = med([r["probes"] for r in rows])
+    return {"runs": med([r["runs"] for r in rows]), "phase_runs": phases, "endpoint_layouts":
+            med([r["endpoint_layouts"] for r in rows]), "probes": probes,
+            "probe_layouts": int(math.ceil(phases["probes"] / max(1, probes) / max(1, plan.runs))),
+            "confirm_layouts": med([r["confirm_layouts"] for r in rows]),
+            "side_layouts": int(math.ceil(phases["sides"] / max(1, plan.runs))), "histories": HISTORIES}
+
+
+def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan) -> dict:
+    """What a bisection of ``n_commits`` (GOOD and BAD included) will likely cost when BAD/GOOD =
+    ``ratio`` and a layout's value has relative sd ``noise`` (as the endpoints' first look measured
+    them): the median over HISTORIES simulated bisections (see the module) of the runs in all
+    (``runs``) and per phase (``phase_runs``: endpoints, probes, confirmation, sides), the layouts
+    a side the endpoints' test stopped at, the probes, the runs a probe took (``probe_layouts``, in
+    layouts at ``plan.runs``), the confirmation's fresh layouts a side, the side tests' runs (in
+    layouts), and the step in units of the noise."""
+    step = math.log(ratio) if ratio > 0 and math.isfinite(ratio) else 0.0
+    d = abs(step) / noise if noise > 0 else math.inf
+    if not (noise > 0 and math.isfinite(noise)):
+        noise = 1e-4  # no spread measured (a deterministic target on identical layouts): a tiny one
+    # (rounded: a cache key; the plan does not change at the fifth significant digit)
+    # (a budget would cap the simulated runs: the plan says what the bisection needs, then whether it fits)
+    plan = dataclasses.replace(plan, budget=None)
+    out = dict(_cost(int(n_commits), float(f"{step:.5g}"), float(f"{noise:.5g}"), plan))
+    out["phase_runs"] = dict(out["phase_runs"])
+    out["step_in_noise_units"] = d
+    return out
