@@ -28,8 +28,8 @@ class Row:
     summary: stats.Summary
     vs_baseline: stats.Comparison | None
     noise: stats.NoiseSplit | None
-    #: a fixed layout against a fixed baseline on a deterministic target: {"ratio", "why"} -- the
-    #: ratio of the two images' values is a fact, not an estimate
+    #: against a fixed baseline on a deterministic target: {"ratio", "min", "max", "layouts", "why"} --
+    #: each layout's ratio to the baseline's value is a fact, not an estimate; ratio: their geometric mean
     exact: dict | None = None
 
     def to_dict(self) -> dict:
@@ -173,11 +173,12 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
                     vs = None
             row = Row(name, g, summary, vs, noise)
             base_g = groups.get(base) or {}
-            if exact_why and name != base and len(g) == 1 and len(base_g) == 1:
+            if exact_why and name != base and len(base_g) == 1:
                 va = statistics.median(next(iter(base_g.values())))
-                vb = statistics.median(next(iter(g.values())))
-                if va:
-                    row.exact = {"ratio": vb / va, "why": exact_why}
+                ratios = [statistics.median(v) / va for v in g.values()] if va else []
+                if ratios and all(x > 0 for x in ratios):  # each layout's ratio is a fact; their geometric mean
+                    row.exact = {"ratio": math.exp(sum(map(math.log, ratios)) / len(ratios)), "min": min(ratios),
+                                 "max": max(ratios), "layouts": len(ratios), "why": exact_why}
             rows.append(row)
         rep.metrics.append(MetricReport(metric, ms[0]["unit"], hib, base, rows))
     # Holm across every row and metric of this compare: the verdicts shown together
