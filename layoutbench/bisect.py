@@ -479,6 +479,10 @@ class Bisection:
                              + " ".join(c[:12] for c in r["range"]))
             elif r["status"] == "noise":
                 lines.append("# GOOD and BAD do not differ beyond layout noise: nothing to bisect")
+            elif r["status"] == "not-shown":
+                lines.append("# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)")
+            elif r["status"] == "budget" and r.get("culprit"):
+                lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')} ({_budget_after(r)})")
             elif r["status"] == "budget":
                 lines.append(f"# {r.get('budget_note') or 'not decided at this budget'}")
         return "\n".join(lines) + "\n"

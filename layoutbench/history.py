@@ -591,7 +591,8 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
     out = []
     for key, res in bisect.kept(store):
         s = res.get("settings") or {}
-        if res.get("kernel", s.get("kernel")) != series.kernel:
+        if res.get("kernel", s.get("kernel")) != series.kernel or (
+                res.get("repo") and series.repo and Path(res["repo"]).resolve() != Path(series.repo).resolve()):
             continue
         v = Verdict.of_bisection(res)
         span = f"{(res.get('good') or '')[:12]}..{(res.get('bad') or '')[:12]}"
@@ -601,7 +602,7 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
         named = [c for c in (_find(x, pos) for x in v.culprits) if c]
         for c in named:
             out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "text": head})
-        if not v.culprits:
+        if not v.culprits and _find(res.get("good"), pos) and _find(res.get("bad"), pos):  # a range of this history
             maybe = [v.candidate] if v.candidate else (res.get("range") or [])
             hits = [c for c in (_find(x, pos) for x in maybe) if c]
             out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head})

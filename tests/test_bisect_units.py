@@ -142,8 +142,13 @@ def test_the_log_ends_with_what_was_concluded(tmp_path):
         b = bisect.Bisection(store, bisect.Settings(kernel="k"))
         ends = {"uncertain": {"status": "uncertain", "candidate": "c" * 40},
                 "range": {"status": "range", "range": ["a" * 40, "b" * 40]},
-                "noise": {"status": "noise"}}
-        want = {"uncertain": f"# uncertain: points at [{'c' * 40}], not confirmed on fresh layouts",
+                "noise": {"status": "noise"}, "not-shown": {"status": "not-shown"},
+                "budget": {"status": "budget", "culprit": "d" * 40, "culprit_subject": "s",
+                           "candidates": [{"commit": "d" * 40, "probability": 1.0}]}}
+        want = {"not-shown": "# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)",
+                "budget": f"# first bad commit: [{'d' * 40}] s (the budget ended before the ranges beside it were "
+                          "searched out)",
+                "uncertain": f"# uncertain: points at [{'c' * 40}], not confirmed on fresh layouts",
                 "range": f"# only skipped commits left to test; the first bad commit is one of: {'a' * 12} {'b' * 12}",
                 "noise": "# GOOD and BAD do not differ beyond layout noise: nothing to bisect"}
         for status, result in ends.items():
