@@ -377,7 +377,7 @@ def test_noise_bound_and_never_a_bare_zero():
 def test_the_layout_noise_bound_covers_run_noise_dominated_cases_and_is_never_an_unsupported_zero():
     """24% run noise, a layout sd of 0.5-10% of it: the 95% upper bound of the layout sd covers the
     truth in >= 95% of datasets in every case, and is above 0 whenever the layout means differ (the
-    Graybill-Wang bound alone was 0 in about 3% of these datasets, below every true sd)."""
+    Graybill-Wang bound alone is 0 in some of these datasets, below every true sd)."""
     rng = np.random.default_rng(33)
     zero_gw = 0
     for k, r in ((4, 3), (4, 2), (8, 2), (3, 5)):
