@@ -380,8 +380,10 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     shown = {**quiet, "status": "differs"}
     t = bisect.text({**v, "sides": [quiet, shown]}).splitlines()
     beside = [ln for ln in t if ln.startswith("beside:")]
-    assert beside == [f"beside:  {g[:12]}..{c[:12]} x1.0021 (97% CI 0.9912…1.0131, 6 layouts a side): no other change "
+    # a side test's interval at its spent level (97%): "CI", the one "levels:" line says what it is
+    assert beside == [f"beside:  {g[:12]}..{c[:12]} x1.0021 (CI 0.9912…1.0131, 6 layouts a side): no other change "
                       "shown there, none ruled out"]
+    assert any(ln.startswith("levels:  each CI above is the one its test decided on") for ln in t)
     i = t.index(beside[0])
     assert t[i + 1].startswith("         (beside a larger step, a second step of twice the minimum effect was missed ")
     th = bisect.text({**v, "sides": [quiet], "settings": {**v["settings"], "thorough": True}}).splitlines()
@@ -390,7 +392,7 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     flat = {**quiet, "status": "noise", "ratio": 1.0004, "ci_low": 0.9971, "ci_high": 1.0037, "confidence": 0.9392}
     t = bisect.text({**v, "sides": [flat]}).splitlines()
     assert [ln for ln in t if ln.startswith("beside:")] == [
-        f"beside:  {g[:12]}..{c[:12]} x1.0004 (93.9% CI 0.9971…1.0037, 6 layouts a side): within layout noise there "
+        f"beside:  {g[:12]}..{c[:12]} x1.0004 (CI 0.9971…1.0037, 6 layouts a side): within layout noise there "
         "(an equivalence test passed: a change of the minimum effect is ruled out)"]
     assert "--thorough: " not in "\n".join(t)  # nothing was missed where a change is ruled out
     assert isinstance(v["sides"], list)  # the bisection's own verdict carries them (JSON too)
