@@ -148,7 +148,7 @@ class Settings:
         out = []
         for name in self.MEASURED:
             if name in now.given and getattr(now, name) != getattr(self, name):
-                out.append(f"--{name.replace('_', '-')} {getattr(self, name)}")
+                out.append(f"--{name.replace('_', '-')} {option_value(name, getattr(self, name))}")
         if "target" in now.given and now.target == self.target and now.target_config != self.target_config:
             out.append(f"--target {self.target} as configured then (its [targets] table changed since)")
         return out
@@ -164,7 +164,7 @@ class Settings:
             v = getattr(self, name)
             if v is None or (name == "args" and not v):
                 continue
-            words += [f"--{name.replace('_', '-')}", str(v)]
+            words += [f"--{name.replace('_', '-')}", str(option_value(name, v))]
         if not self.shadow:
             words.append("--no-shadow")
         for flag in ("first_only", "prove_null", "thorough"):
@@ -182,6 +182,12 @@ def exclusive(s: Settings) -> None:
     if s.first_only and s.thorough:
         raise LayoutbenchError("--first-only and --thorough cannot be used together: --first-only stops after the "
                                "first change point, --thorough searches the ranges beside it further; give one")
+
+
+def option_value(name: str, value):
+    """A setting as its command-line option takes it: --min-effect is a percent with its sign (a log
+    written without one holds a fraction), every other one as it is."""
+    return f"{100 * value:.10g}%" if name == "min_effect" and value is not None else value
 
 
 def state_key(kernel: str, repo, subdir) -> str:
@@ -506,9 +512,41 @@ class Bisection:
                              + " ".join(c[:12] for c in r["range"]))
             elif r["status"] == "noise":
                 lines.append("# GOOD and BAD do not differ beyond layout noise: nothing to bisect")
+            elif r["status"] == "not-shown":
+                lines.append("# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)")
+            elif r["status"] == "budget" and r.get("culprit"):
+                lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')} ({_budget_after(r)})")
             elif r["status"] == "budget":
                 lines.append(f"# {r.get('budget_note') or 'not decided at this budget'}")
         return "\n".join(lines) + "\n"
+
+
+KEPT = "bisect-verdict:"  #: state keys of finished bisections' verdicts, one per kernel, repository, range and metric
+
+
+def kept_key(b: "Bisection") -> str:
+    return f"{KEPT}{b.s.kernel}:{b.s.repo or ''}:{b.s.subdir or ''}:{b.good}..{b.bad}:{b.s.metric}"
+
+
+def keep(store: Store, b: "Bisection") -> None:
+    """Keep the finished verdict apart from the bisection's state, so that starting another
+    bisection of the kernel (another range or metric) does not lose it: the report shows every one."""
+    if b.result is not None:
+        store.set_state(kept_key(b), {"settings": b.s.to_dict(), "result": b.result, "key": b.key})
+
+
+def kept(store: Store) -> list[tuple[str, dict]]:
+    """(key, verdict) of every finished bisection kept in the store, the latest first; a
+    bisection's state whose verdict was not kept apart (written by an older version) too."""
+    out, seen = [], set()
+    for key, d in store.states(KEPT):
+        if isinstance(d, dict) and isinstance(d.get("result"), dict):
+            out.append((key, d["result"]))
+            seen.add(key)
+    for b in stored(store):
+        if b.result and b.good and b.bad and kept_key(b) not in seen:
+            out.append((kept_key(b), b.result))
+    return out
 
 
 def stored(store: Store) -> list[Bisection]:
@@ -635,7 +673,9 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
                         kw.update(budget=got.runs, budget_time=got.seconds)
                     elif k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
                         kw[k] = int(v)
-                    elif k in ("confidence", "min_effect"):
+                    elif k == "min_effect" and v.strip().endswith("%"):
+                        kw[k] = validate.min_effect_percent(v, positive=True) / 100
+                    elif k in ("confidence", "min_effect"):  # a log printed with the fraction: read as one
                         kw[k] = float(v)
                     elif k in Settings.OPTIONS or k in ("shadow", "all_changes", "first_only", "prove_null", "thorough"):
                         kw[k] = v
@@ -700,7 +740,8 @@ def _refuse_conflicts(b: "Bisection", s: Settings, profile: Profile) -> None:
     was = b.s.conflicts(s)
     if not was:
         return
-    asked = " ".join(f"--{n.replace('_', '-')} {shlex.quote(str(getattr(s, n)))}" for n in Settings.MEASURED
+    asked = " ".join(f"--{n.replace('_', '-')} {shlex.quote(str(option_value(n, getattr(s, n))))}"
+                     for n in Settings.MEASURED
                      if n in s.given and getattr(s, n) != getattr(b.s, n)) or f"--target {s.target}"
     span = f"{b.good[:12]}..{b.bad[:12]}" if b.good and b.bad else "GOOD..BAD"
     raise LayoutbenchError(f"the bisection of {profile.name} in progress uses {', '.join(was)} (its marks were "
@@ -722,6 +763,7 @@ def _decision_flags(b, s: Settings, say) -> Settings:
         merged = dataclasses.replace(b.s, **changed)
         exclusive(merged)
         b.s = merged
+        b.result = None  # a finished verdict no longer answers what is asked now
         b.save()
         shown = {k: v for k, v in changed.items() if not (k.startswith("budget") and v is None)}
         if any(k.startswith("budget") for k in changed) and b.s.budget is None and b.s.budget_time is None:
@@ -771,6 +813,14 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
+    if b.result is not None and not plan_only and b.result.get("settings") == b.s.to_dict():
+        # finished, and nothing asked of it since: its verdict as it was, nothing measured again
+        say("the bisection is finished: its verdict, from the store (no run measured)")
+        now = {"compiled_now": 0, "ran_now": 0}
+        again = {**b.result, "cost": {**(b.result.get("cost") or {}), **now}, "reprinted": True}
+        if again.get("single_layout"):
+            again["single_layout"] = {**again["single_layout"], **now}
+        return again
     names = s.targets
     if farmmod.pool(profile, names):  # a labgrid-places target: one slot per usable place
         with contextlib.closing(targets.make(profile, names[0])) as pool:
@@ -847,7 +897,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         e = ends.comparison
         verdict["endpoints"]["more_layouts"] = ends.more_layouts
         verdict.update(status="not-shown", culprit=None, range=[], message=(
-            f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({100 * s.confidence:g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}), "
+            f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({ci_label(e.confidence, verdict)} {e.ci_low:.4f}…{e.ci_high:.4f}), "
             f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
     else:
         journal = Journal(b, profile, places)
@@ -919,9 +969,10 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         sl["compiled_now"] = p.compiled_now - before[0]
         sl["ran_now"] = p.ran_now - before[1]
         ours = verdict.get("culprit")
-        if verdict["status"] == "uncertain":
-            ours = verdict.get("candidate")
-        sl["agrees"] = (sl["culprit"] == ours) if verdict["status"] in ("found", "uncertain") else (
+        if verdict["status"] in ("uncertain", "budget") and not ours:
+            ours = verdict.get("candidate") or next((c["commit"] for c in sorted(
+                verdict.get("candidates") or [], key=lambda c: -c["probability"])), None)
+        sl["agrees"] = (sl["culprit"] == ours) if verdict["status"] in ("found", "uncertain", "budget") else (
             sl["culprit"] is None if verdict["status"] in ("noise", "not-shown") else sl["culprit"] in verdict.get("range", []))
         if sl["culprit"]:
             sl["culprit_subject"] = _subject(profile, s, sl["culprit"])
@@ -932,6 +983,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     verdict["message"] = verdict.get("message") or summary_line(verdict)
     b.result = verdict
     b.save()
+    keep(b.store, b)
     return verdict
 
 
@@ -1103,6 +1155,7 @@ def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock:
                "budget": clock.summary(), "runs_per_layout": s.runs_choice}
     b.result = verdict
     b.save()
+    keep(b.store, b)
     return verdict
 
 
@@ -1213,7 +1266,7 @@ def _sides(v: dict) -> list[str]:
                     "there is not ruled out")
         quiet = quiet or sd["status"] == "not-shown"
         out.append(f"beside:  {sd['good'][:12]}..{sd['bad'][:12]} x{sd['ratio']:.4f} "
-                   f"({100 * conf:.3g}% CI {sd['ci_low']:.4f}…{sd['ci_high']:.4f}, {sd['layouts']} "
+                   f"({ci_label(conf, v)} {sd['ci_low']:.4f}…{sd['ci_high']:.4f}, {sd['layouts']} "
                    f"layouts a side): {said}")
     if quiet and not v["settings"].get("thorough"):
         out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 9-10% of "
@@ -1221,17 +1274,50 @@ def _sides(v: dict) -> list[str]:
     return out
 
 
+def ci_label(conf, v: dict) -> str:
+    """"95% CI" when the interval is at the level asked (--confidence), else "CI": a test's
+    interval at the level it spends of the bisection's overall error budget (said once, in
+    words, by :func:`_levels`), never a level like 96.9604%."""
+    asked = (v.get("settings") or {}).get("confidence") or 0.95
+    if isinstance(conf, (int, float)) and abs(conf - asked) < 1e-9:
+        return f"{100 * asked:g}% CI"
+    return "CI"
+
+
+def _levels(v: dict) -> list[str]:
+    """The one line that says what the intervals labelled "CI" are."""
+    asked = (v.get("settings") or {}).get("confidence") or 0.95
+    used = [x.get("confidence") for x in (v.get("endpoints"), v.get("effect")) if x]
+    used += [sd.get("confidence") or 1 - sd["level"] for sd in v.get("sides") or []
+             if sd.get("status") in ("not-shown", "noise") and (sd.get("confidence") or sd.get("level"))]
+    if all(not isinstance(c, (int, float)) or abs(c - asked) < 1e-9 for c in used):
+        return []
+    return [f"levels:  each CI above is the one its test decided on, at the level that test spends of the "
+            f"bisection's overall {100 * asked:g}% (the error budget shared over its tests and looks)"]
+
+
+def _budget_after(v: dict) -> str:
+    """What the budget left undone after a confirmed first bad commit."""
+    others = [c for c in v.get("candidates") or [] if c["commit"] != v.get("culprit")]
+    if others:
+        return ("the budget ended while another step was searched: among " + ", ".join(
+            f"{c['commit'][:12]} ({100 * c['probability']:.0f}%)" for c in others))
+    return "the budget ended before the ranges beside it were searched out"
+
+
 def summary_line(v: dict) -> str:
     if v["status"] in ("noise", "not-shown"):
         return v["message"]
+    more = "; several changes or a drift" if v.get("several") else ""
     if v["status"] == "budget" and not v.get("culprit"):
         return v.get("budget_note") or "not decided at this budget"
+    if v["status"] == "budget":
+        more += f"; {_budget_after(v)}"
     e = v.get("effect")
     eff = ""
     if e:
-        eff = (f": {v['metric']} x{e['ratio']:.4f} ({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f},"
+        eff = (f": {v['metric']} x{e['ratio']:.4f} ({ci_label(e['confidence'], v)} {e['ci_low']:.4f}…{e['ci_high']:.4f},"
                f" {e['verdict']}, fresh layouts), {e['noise']}")
-    more = "; several changes or a drift" if v.get("several") else ""
     if v["status"] in ("found", "budget") and v.get("culprit"):
         return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}{more}"
     if v["status"] == "uncertain":
@@ -1248,7 +1334,7 @@ def text(v: dict) -> str:
     lines.append(f"bisect {v['kernel']} {v['good'][:12]}..{v['bad'][:12]} ({v['commits']} commits), metric "
                  f"{v['metric']} on {v['target']}")
     if ends:
-        lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({100 * ends['confidence']:g}% CI "
+        lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({ci_label(ends['confidence'], v)} "
                      f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), {ends['noise']}")
     else:
         lines.append("endpoints: not decided (the budget ended during their test)")
@@ -1260,13 +1346,16 @@ def text(v: dict) -> str:
     elif v["status"] == "not-shown":
         lines.append("verdict: no change shown; no commit is blamed (and none is cleared)")
         lines.append(f"         {v['message']}")
-    elif v["status"] == "budget" and not v.get("candidate"):
-        lines.append(f"verdict: {v.get('budget_note', 'not decided at this budget')}")
+    elif v["status"] == "budget" and not v.get("culprit"):
+        lines.append(f"verdict: {v.get('budget_note') or 'not decided at this budget'}")
+        if v.get("candidate"):
+            lines.append(f"         no commit is blamed: {v['candidate'][:12]} {v.get('culprit_subject', '')} was not "
+                         "confirmed on fresh layouts")
     elif v["status"] in ("found", "budget") and v.get("culprit"):
-        if v["status"] == "budget":
-            lines.append(f"budget spent: {v.get('budget_note', '')}")
         lines.append(f"verdict: first bad commit {v['culprit']}")
         lines.append(f"         {v.get('culprit_subject', '')}")
+        if v["status"] == "budget":
+            lines.append(f"         (confirmed; {_budget_after(v)})")
     elif v["status"] == "uncertain":
         lines.append(f"verdict: uncertain: the bisection points at {v['candidate']}")
         lines.append(f"         {v.get('culprit_subject', '')}")
@@ -1280,7 +1369,7 @@ def text(v: dict) -> str:
     e = v.get("effect")
     if e:
         lines.append(f"effect:  {v['metric']} x{e['ratio']:.4f} vs {v['last_good'][:12]} "
-                     f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, "
+                     f"({ci_label(e['confidence'], v)} {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, "
                      f"paired over {e['layouts']} fresh layouts); share of the endpoints' change "
                      f"{fmt.pct(v.get('share'))}")
         if e.get("step_ratio"):
@@ -1304,12 +1393,13 @@ def text(v: dict) -> str:
         lines.append(f"code:    symdiff could not compare the parent and the culprit: {code['error']}")
     if v.get("bound"):
         lines.append(f"bound:   {v['bound']}")
+    lines.extend(_levels(v))
     bd = v.get("budget") or {}
     if bd.get("runs") is not None:
-        given = bd["duration_text"] or f"{bd['runs']} runs"
+        given = f"{bd['duration_text']} = {bd['runs']} runs" if bd.get("duration_text") else f"{bd['runs']} runs"
         per = (f"; {bd['seconds_per_run']:.3g} s a run ({bd['seconds_per_run_from']}): about "
                f"{costs.duration_text(bd['time_spent_estimate'])} spent" if bd.get("seconds_per_run") else "")
-        lines.append(f"budget:  {given} = {bd['runs']} runs; {bd['spent']} spent{per}")
+        lines.append(f"budget:  {given}; {bd['spent']} spent{per}")
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
                  f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")
@@ -1323,7 +1413,12 @@ def text(v: dict) -> str:
     if sl:
         said = (f"{sl['culprit'][:12]} {sl.get('culprit_subject', '')}" if sl["culprit"]
                 else "no culprit (" + sl.get("note", "") + ")")
-        head = "agrees" if sl["agrees"] else "DIFFERS"
+        if sl["agrees"]:
+            head = "agrees"
+        elif v["status"] in ("noise", "not-shown", "range") or (v["status"] == "budget" and not v.get("culprit")):
+            head = "would blame what this bisection does not"
+        else:
+            head = "DIFFERS"
         lines.append(f"single-layout bisection (default link, 1 run per probe, as asv find) {head}: it blames {said}"
                      f"; it took {sl['builds']} builds, {sl['runs']} runs")
     return "\n".join(lines)

@@ -74,7 +74,17 @@ def say(msg: str) -> None:
     err.print(f"[dim]· {msg}[/dim]")
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def _exit_epilog() -> str:
+    from .verdict import exit_table_text
+
+    return "\b\nExit codes (every command; README and docs/bisect.md hold the same table):\n" + exit_table_text()
+
+
+EXIT_EPILOG = _exit_epilog()
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             epilog=EXIT_EPILOG)
 @click.version_option(__version__, prog_name="layoutbench")
 @click.option("--workdir", type=click.Path(file_okay=False), envvar="LAYOUTBENCH_DIR",
               help="Where objects, images and the store live  [env LAYOUTBENCH_DIR; default ./.layoutbench]")
@@ -267,7 +277,7 @@ def progress_bar(total: int, what: str):
         yield lambda: p.advance(task)
 
 
-@main.command("compare")
+@main.command("compare", epilog=EXIT_EPILOG)
 @click.argument("kernel")
 @source_options
 @click.option("--layouts", "layouts", multiple=True, default=["default,sorted,aligned,random:8"], show_default=True,
@@ -290,9 +300,12 @@ def progress_bar(total: int, what: str):
 @click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "
               "--layouts (the same seeds on both sides, paired), the effect of B against A with its interval, the "
               "layout noise, the verdict, and what one run of the default link per side would have said.")
-@click.option("--min-effect", type=float, default=0.5, show_default=True,
-              help="With --commits: the smallest change (percent, 0 to 1000) a single default-link A/B is taken to "
-                   "report.")
+@click.option("--min-effect", default="0.5", show_default=True,
+              help="With --commits: the smallest change that counts, in percent (0.5 means 0.5%; a % sign is "
+                   "accepted; 0 to below 50: a larger value is refused as a unit mistake).")
+@click.option("--exit-code", "exit_code", is_flag=True,
+              help="With --commits: exit 1 when B is shown slower than A by at least --min-effect in a metric "
+                   "shown, else 0 (the exit-code table below; as asv continuous fails on a regression).")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -311,7 +324,9 @@ def compare_cmd(**o):
     if o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
     validate.options(o)
-    validate.min_effect_percent(o["min_effect"])
+    o["min_effect"] = validate.min_effect_percent(o["min_effect"])
+    if o["exit_code"] and not o["commits"]:
+        raise LayoutbenchError("--exit-code needs --commits A,B: it fails the command when B is slower than A")
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])
     if o["baseline"] is not None and o["baseline"] not in {n for n, _ in specs} | {layout.label(n, sd) for n, sd in specs}:
         raise LayoutbenchError(f"--baseline {o['baseline']!r} is not one of the layouts compared: "
@@ -396,12 +411,17 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
                                      o["retry_failed"], o["jobs"])
     rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(o["metrics"])),
                                   o["min_effect"] / 100, say)
+    from .verdict import Verdict
+
+    v = Verdict.of_compare(rep.to_dict())
     if o["as_json"]:
-        out.print_json(_json(rep.to_dict()))
+        out.print_json(_json(v.to_json()))
     else:
-        out.print(compare.commits_text(rep), markup=False)
+        out.print(v.text(), markup=False)
     if not rep.metrics:
         raise LayoutbenchError(f"no run of {prof.name} produced metrics on both commits; see the logs above")
+    if o["exit_code"]:
+        sys.exit(v.exit_code())
 
 
 @main.command("results")
@@ -518,8 +538,8 @@ def symdiff_cmd(**o):
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all).")
-@click.option("--min-effect", type=float, default=1.0, show_default=True,
-              help="Smallest change (percent, 0 to 1000) reported.")
+@click.option("--min-effect", default="1", show_default=True,
+              help="Smallest change reported, in percent (1 means 1%; a % sign is accepted; 0 to below 50).")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
 @store_option
@@ -541,7 +561,7 @@ def history_cmd(**o):
     if o["runs"] is not None and o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
     validate.options(o)
-    validate.min_effect_percent(o["min_effect"])
+    o["min_effect"] = validate.min_effect_percent(o["min_effect"])
     if every is not None and history.parse_interval(every) <= 0:
         raise LayoutbenchError(f"--every {every!r} must be longer than 0, e.g. 1d or 12h")
     if sum(bool(x) for x in (step, o["every_commit"], every)) > 1:
@@ -588,8 +608,8 @@ def history_cmd(**o):
               "wrote (it is replaced whole); any other folder, a symbolic link, / and the home folder are refused.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
-@click.option("--min-effect", type=float, default=1.0, show_default=True,
-              help="Smallest change (percent, 0 to 1000) reported.")
+@click.option("--min-effect", default="1", show_default=True,
+              help="Smallest change reported, in percent (1 means 1%; a % sign is accepted; 0 to below 50).")
 @store_option
 def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """Write the stored history as a static HTML site (SVG plots, a page per commit, the detected
@@ -597,7 +617,7 @@ def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """
     from . import report
 
-    validate.min_effect_percent(min_effect)
+    min_effect = validate.min_effect_percent(min_effect)
     metrics = validate.metric_names(metrics) or ()
     store = open_store(store_path, write=False)
     index = report.write_report(store, outdir, kernel=kernel, repo=repo, metrics=list(metrics) or None,
@@ -629,7 +649,8 @@ def bisect_options(f):
         click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
         click.option("--layout", help="The seeded layout of the K layouts: random (object order), shuffled (object "
                      "and function order) or padded  [default: random]"),
-        click.option("--layouts", type=int, help="K seeded layouts per probe, the same seeds on every commit  [default: 4]"),
+        click.option("--layouts", metavar="K|NAME:K", help="K seeded layouts per probe, the same seeds on every commit; "
+                     "NAME:K (e.g. random:8, the form compare takes) also sets --layout  [default: 4]"),
         click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
                      "[default: 128; spent only while no look decides]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1; chosen from the noise split where a "
@@ -637,8 +658,9 @@ def bisect_options(f):
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),
         click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
         click.option("--confidence", type=float, help="1 - the error budget of every test, spent over its looks  [default: 0.95]"),
-        click.option("--min-effect", type=float, help="Smallest relative change that counts as a change, e.g. 0.01 "
-                     "(above 0, at most 10)  [default: 0.005]"),
+        click.option("--min-effect", help="The smallest change that counts as a change, in percent: 0.5 means 0.5% "
+                     "(a % sign is accepted; above 0 and below 50: a larger value is refused as a unit mistake)  "
+                     "[default: 0.5]"),
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
                      help="Kept for old scripts: every change point is found by default now."),
         click.option("--first-only", "first_only", is_flag=True, default=None,
@@ -663,6 +685,23 @@ def bisect_options(f):
     return f
 
 
+def _layouts_count(value, layout_name) -> dict:
+    """bisect's --layouts: a count K, or NAME:K of one seeded layout (compare's form); a list is one line."""
+    if value is None or isinstance(value, int):
+        return {}
+    text = value.strip()
+    if text.isdigit():
+        return {"layouts": int(text)}
+    name, _, count = text.partition(":")
+    if count.isdigit() and "," not in text and name in layout.REGISTRY and layout.get(name).seeded:
+        if layout_name and layout_name != name:
+            raise LayoutbenchError(f"--layouts {value} and --layout {layout_name} name two layouts; give one")
+        return {"layouts": int(count), "layout": name}
+    seeded = ", ".join(n for n, x in layout.REGISTRY.items() if x.seeded)
+    raise LayoutbenchError(f"--layouts {value!r}: a bisection measures K layouts of one seeded layout per probe; give "
+                           f"a count (--layouts 8) or NAME:K of one of {seeded} (--layouts random:8), not a list")
+
+
 def _bisect_settings(o: dict):
     """The bisection settings of a command's options (unset ones keep their defaults)."""
     from .bisect import Settings
@@ -672,10 +711,12 @@ def _bisect_settings(o: dict):
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
              "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
              "thorough")
+    o = {**o, **_layouts_count(o.get("layouts"), o.get("layout"))}
     validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
     budget = parse_budget(o.get("budget"))
     validate.seed("--seed", o.get("seed"))
-    validate.min_effect_fraction(o.get("min_effect"))
+    if o.get("min_effect") is not None:  # a percent on the command line, a fraction in the settings
+        o = {**o, "min_effect": validate.min_effect_percent(o["min_effect"], positive=True) / 100}
     if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
         raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
@@ -707,7 +748,7 @@ def bisect_grp():
     """
 
 
-@bisect_grp.command("run")
+@bisect_grp.command("run", epilog=EXIT_EPILOG)
 @click.argument("kernel")
 @click.argument("span", metavar="[GOOD..BAD]", required=False)
 @bisect_options
@@ -721,25 +762,28 @@ def bisect_grp():
               "in every phase: the median of bisections simulated at the noise and change measured; "
               "and time at the time a run takes; the runs per layout the layout and run costs make cheapest, "
               "each cost stated or measured; whether it fits --budget).")
+@click.option("--exit-code", "exit_code", is_flag=True,
+              help="Exit with the verdict's code: 0 no change shown, 1 a first bad commit, 3 undecided (uncertain, "
+              "skipped commits), 4 the budget ended first (the table below); without it 0 whenever a verdict is printed.")
 def bisect_run_cmd(**o):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from . import bisect
 
+    from .verdict import Verdict
+
     good = bad = None
     span = o["span"]
     if span:
-        if ".." not in span:
-            raise LayoutbenchError(f"range {span!r} must look like GOOD..BAD")
-        good, bad = span.split("..", 1)
+        good, bad = source.split_range(span, "GOOD..BAD")
     prof = profile.load(o["kernel"])
-    v = bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say, plan_only=o["plan_only"],
-                   timeout=o["timeout"])
+    v = Verdict.of_bisection(bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say,
+                                        plan_only=o["plan_only"], timeout=o["timeout"]))
     if o["as_json"]:
-        out.print_json(_json(v, default=str))
-    elif v.get("status") == "plan":
-        out.print(v["message"], markup=False)
+        out.print_json(_json(v.to_json(), default=str))
     else:
-        out.print(bisect.text(v), markup=False)
+        out.print(v.text(), markup=False)
+    if o["exit_code"]:
+        sys.exit(v.exit_code())
 
 
 @bisect_grp.command("start")
@@ -799,15 +843,24 @@ for _verb in ("good", "bad", "skip"):
     _bisect_verb(_verb)
 
 
+def _kernel_of(positional, option) -> str | None:
+    """KERNEL given as the argument (as elsewhere) or as --kernel; both must agree."""
+    if positional and option and positional != option:
+        raise LayoutbenchError(f"give the kernel once: {positional!r} and --kernel {option!r} differ")
+    return positional or option
+
+
 @bisect_grp.command("log")
-@click.option("--kernel", help="Which bisection (default: the latest started).")
+@click.argument("kernel_arg", metavar="[KERNEL]", required=False)
+@click.option("--kernel", help="Which bisection (default: the latest started); the same as the argument KERNEL.")
 @click.option("--repo", type=click.Path())
 @click.option("--subdir")
 @store_option
-def bisect_log_cmd(kernel, repo, subdir, store_path):
+def bisect_log_cmd(kernel_arg, kernel, repo, subdir, store_path):
     """Print the bisection's log; `bisect replay` re-applies it."""
     from . import bisect
 
+    kernel = _kernel_of(kernel_arg, kernel)
     b = bisect.current(open_store(store_path, write=False), kernel, repo, subdir,
                        profile.load(kernel) if kernel else None)
     click.echo(b.text(), nl=False)
@@ -832,20 +885,22 @@ def bisect_replay_cmd(logfile, store_path):
 
 
 @bisect_grp.command("reset")
-@click.option("--kernel", help="Which bisection (default: the latest started).")
+@click.argument("kernel_arg", metavar="[KERNEL]", required=False)
+@click.option("--kernel", help="Which bisection (default: the latest started); the same as the argument KERNEL.")
 @click.option("--repo", type=click.Path())
 @click.option("--subdir")
 @store_option
-def bisect_reset_cmd(kernel, repo, subdir, store_path):
+def bisect_reset_cmd(kernel_arg, kernel, repo, subdir, store_path):
     """Forget the bisection's state (its samples stay in the store)."""
     from . import bisect
 
+    kernel = _kernel_of(kernel_arg, kernel)
     b = bisect.current(open_store(store_path), kernel, repo, subdir, profile.load(kernel) if kernel else None)
     b.reset()
     out.print(f"bisection of {b.s.kernel} reset", markup=False)
 
 
-@main.command("judge")
+@main.command("judge", epilog=EXIT_EPILOG)
 @click.argument("kernel")
 @click.option("--commit", "rev", metavar="REV", help="The commit to judge (default: the working tree as it is).")
 @click.option("--good", help="The GOOD reference commit (default: the bisection in progress).")
@@ -862,16 +917,30 @@ def judge_cmd(**o):
     try:
         prof = profile.load(o["kernel"])
         s = _bisect_settings({**o, "shadow": False})
-        code, j, details = bisect.judge(open_store(o["store_path"]), prof, s, o["rev"], o["good"], o["bad"], say)
+        _, j, details = bisect.judge(open_store(o["store_path"]), prof, s, o["rev"], o["good"], o["bad"], say)
     except bisect.Abort:
         raise
     except LayoutbenchError as e:
         raise bisect.Abort(str(e)) from None
+    from .verdict import Verdict
+
+    v = Verdict.of_judgement({**details, "describe": j.describe()}, _judged(prof, details["commit"], o))
     if o["as_json"]:
         out.print_json(_json(details, default=str))
     else:
-        out.print(f"{details['commit'][:12]}: {j.describe()}", markup=False)
-    sys.exit(code)
+        out.print(v.text(), markup=False)
+    sys.exit(v.exit_code())
+
+
+def _judged(prof, commit: str, o: dict) -> str:
+    """The commit judge measured, as git names it: the working tree is named by its HEAD."""
+    if commit != source.WORKTREE:
+        return commit[:12]
+    try:
+        head = source.resolve(prof, "HEAD", o.get("repo"), o.get("subdir")).commit
+    except LayoutbenchError:
+        return "the working tree"
+    return f"{head[:12]} (the working tree at HEAD)"
 
 
 @main.command("quirks")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -27,11 +28,28 @@ class Row:
     summary: stats.Summary
     vs_baseline: stats.Comparison | None
     noise: stats.NoiseSplit | None
+    #: against a fixed baseline on a deterministic target: {"ratio", "min", "max", "layouts", "why"} --
+    #: each layout's ratio to the baseline's value is a fact, not an estimate; ratio: their geometric mean
+    exact: dict | None = None
 
     def to_dict(self) -> dict:
         return {"layout": self.name, "values": self.groups, "summary": self.summary.to_dict(),
                 "vs_baseline": self.vs_baseline.to_dict() if self.vs_baseline else None,
-                "layout_noise": self.noise.to_dict() if self.noise else None}
+                "exact": self.exact, "layout_noise": self.noise.to_dict() if self.noise else None}
+
+
+def deterministic(kind: str, metric: str, groups: dict[str, dict[str, list[float]]]) -> str | None:
+    """Why ``metric``'s values are exact on this target, or None: declared by the target kind
+    (cachegrind's counts; the qemu-icache model's counts), or shown by the runs (some layout ran
+    twice or more, and every layout's repeated runs are identical)."""
+    from .targets.qemu_icache import METRICS as ICACHE
+
+    if kind == "cachegrind" or (kind == "qemu-icache" and metric in ICACHE):
+        return f"the {kind} target is deterministic"
+    runs = [v for g in groups.values() for v in g.values()]
+    if any(len(v) >= 2 for v in runs) and all(len(set(v)) == 1 for v in runs):
+        return "every layout's repeated runs are identical"
+    return None
 
 
 @dataclass
@@ -134,6 +152,11 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
         groups: dict[str, dict[str, list[float]]] = {}
         for s in ms:
             groups.setdefault(s["layout"], {}).setdefault(layout.label(s["layout"], s["seed"]), []).append(s["value"])
+        try:
+            kind = req.profile.target(m.key.target).kind
+        except LayoutbenchError:
+            kind = ""
+        exact_why = deterministic(kind, metric, groups)
         rows = []
         for name in names:
             if name not in groups:
@@ -148,7 +171,15 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
                     vs = stats.compare(groups[base], g, hib, confidence=view.confidence)
                 except ValueError:  # e.g. a zero value: no log ratio
                     vs = None
-            rows.append(Row(name, g, summary, vs, noise))
+            row = Row(name, g, summary, vs, noise)
+            base_g = groups.get(base) or {}
+            if exact_why and name != base and len(base_g) == 1:
+                va = statistics.median(next(iter(base_g.values())))
+                ratios = [statistics.median(v) / va for v in g.values()] if va else []
+                if ratios and all(x > 0 for x in ratios):  # each layout's ratio is a fact; their geometric mean
+                    row.exact = {"ratio": math.exp(sum(map(math.log, ratios)) / len(ratios)), "min": min(ratios),
+                                 "max": max(ratios), "layouts": len(ratios), "why": exact_why}
+            rows.append(row)
         rep.metrics.append(MetricReport(metric, ms[0]["unit"], hib, base, rows))
     # Holm across every row and metric of this compare: the verdicts shown together
     all_rows = [r for m in rep.metrics for r in m.rows]
@@ -287,10 +318,14 @@ def _min_effect_kw(min_effect: float) -> dict:
     return {"min_effect": min_effect} if "min_effect" in inspect.signature(stats.compare).parameters else {}
 
 
+#: a two-commit verdict that shows no change, worded as the bisection words it
+NOT_SHOWN = "no change shown"
+
+
 def single_says(ratio: float, hib: bool, min_effect: float) -> str:
     """What a one-run default-link A/B concludes from its ratio: any change of at least ``min_effect``."""
     if not math.isfinite(ratio) or abs(ratio - 1) < min_effect:
-        return "no difference"
+        return NOT_SHOWN
     return "faster" if (ratio > 1) == hib else "slower"
 
 
@@ -323,7 +358,8 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
                "layouts_paired": len(set(ga) & set(gb)), "effect": None, "verdict": "n/a", "layout_noise": None}
         try:
             c = stats.compare(ga, gb, hib, confidence=view.confidence, paired=True, **_min_effect_kw(min_effect))
-            row.update(effect=c.to_dict(), verdict=c.verdict, layout_noise=c.layout_noise, describe=c.describe())
+            row.update(effect=c.to_dict(), verdict=NOT_SHOWN if c.verdict == "no difference" else c.verdict,
+                       layout_noise=c.layout_noise, describe=c.describe())
         except ValueError as e:  # too few samples for a comparison
             row["why"] = str(e)
         sa, sb = got["single_a"].groups(metric).get("default"), got["single_b"].groups(metric).get("default")
@@ -339,9 +375,14 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
 
 def commits_text(rep: CommitsReport) -> str:
     """The two-commit comparison for a person."""
-    lines = [f"{rep.kernel} {rep.a[:12]} (A) vs {rep.b[:12]} (B) on {rep.target} ({rep.host}), "
-             f"{rep.layouts} paired random layouts x {rep.runs} run(s), mode {rep.mode}, config {rep.config}"]
-    for r in rep.metrics:
+    return commits_text_of(rep.to_dict())
+
+
+def commits_text_of(rep: dict) -> str:
+    """The two-commit comparison (``CommitsReport.to_dict()``) for a person."""
+    lines = [f"{rep['kernel']} {rep['a'][:12]} (A) vs {rep['b'][:12]} (B) on {rep['target']} ({rep['host']}), "
+             f"{rep['layouts']} paired random layouts x {rep['runs']} run(s), mode {rep['mode']}, config {rep['config']}"]
+    for r in rep["metrics"]:
         lines.append("")
         lines.append(f"{r['metric']} ({r['unit']}, {r['better']} is better)")
         e = r["effect"]
@@ -353,16 +394,18 @@ def commits_text(rep: CommitsReport) -> str:
                          f"{e['ci_low']:.4f}…{e['ci_high']:.4f}, p={e['p_value']:.3g}, paired over "
                          f"{r['layouts_paired']} layouts)")
             lines.append(f"  layout noise:  between-layout sd {fmt.pct(r['layout_noise'])}")
-        lines.append(f"  verdict:       {r['verdict']}")
+        said = r["verdict"] + (f" (a change of {fmt.pct(rep['min_effect'])} or more; none ruled out)"
+                               if r["verdict"] == NOT_SHOWN else "")
+        lines.append(f"  verdict:       {said}")
         sg = r["single"]
         if sg:
             lines.append(f"  single default-link A/B (1 run each): B/A = {sg['ratio']:.4f} "
                          f"({fmt.number(sg['a'])} -> {fmt.number(sg['b'])}): it would say {sg['says']} "
-                         f"(change of at least {fmt.pct(rep.min_effect)}), "
+                         f"(change of at least {fmt.pct(rep['min_effect'])}), "
                          + ("agrees" if sg["agrees"] else "DIFFERS"))
         else:
             lines.append("  single default-link A/B: n/a (the default link did not run)")
-    for w in rep.warnings:
+    for w in rep["warnings"]:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
 

@@ -307,8 +307,8 @@ def refine(profile: Profile, store: Store, spec: str, opts: SweepOptions, step: 
                                f"({series.target_config or 'before configurations were recorded'}, now {now}); "
                                f"sweep the range again: layoutbench history {profile.name} "
                                f"{series.start[:12]}..{series.end[:12]}")
-    if ".." not in spec:
-        raise LayoutbenchError(f"--refine {spec!r} must look like X..Y (two measured commits)")
+    if ".." not in spec or "..." in spec:
+        raise LayoutbenchError(f"--refine {spec!r} must look like X..Y (two measured commits, two dots)")
     x, y = (source.resolve(profile, r, str(repo_path), series.subdir).commit for r in spec.split("..", 1))
     pos = {c: i for i, c in enumerate(series.commits)}
     for c, r in ((x, spec.split("..")[0]), (y, spec.split("..")[1])):
@@ -576,38 +576,55 @@ def quirk_markers(series: Series, profile: Profile | None) -> list[dict]:
 
 
 def bisect_verdicts(store: Store, series: Series) -> list[dict]:
-    """Bisection verdicts in the store (asked of bisect.py) that name a commit of this range:
-    the culprit (or the candidate range), what a single-layout bisection would have named, and
-    every probe's good/bad/skip mark (``probe``: True).
+    """Every finished bisection of this kernel kept in the store (one per range and metric,
+    bisect.kept) and the marks of the bisections in progress, as markers of this range:
+
+    - ``kind`` ``verdict``: layoutbench's own verdict (verdict.Verdict.headline), on each commit it
+      blames; a verdict that blames no commit ("no change shown") has ``commit`` None;
+    - ``kind`` ``candidate``: a commit the verdict could not rule out (uncertain, skipped, budget);
+    - ``kind`` ``shadow``: what the single-layout bisection run beside it would blame, labelled as
+      what a naive bisection would blame, never as the verdict;
+    - ``kind`` ``probe`` (and ``probe``: True): a good/bad/skip mark.
     """
+    from .verdict import Verdict
+
     pos = {c: i for i, c in enumerate(series.commits)}
     out = []
+    for key, res in bisect.kept(store):
+        s = res.get("settings") or {}
+        if res.get("kernel", s.get("kernel")) != series.kernel or (
+                res.get("repo") and series.repo and Path(res["repo"]).resolve() != Path(series.repo).resolve()):
+            continue
+        v = Verdict.of_bisection(res)
+        span = f"{(res.get('good') or '')[:12]}..{(res.get('bad') or '')[:12]}"
+        head = f"layoutbench bisect {span}: {v.headline()}"
+        base = {"key": key, "range": span, "metric": res.get("metric") or s.get("metric") or "",
+                "status": v.status, "headline": v.headline()}
+        named = [c for c in (_find(x, pos) for x in v.culprits) if c]
+        for c in named:
+            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "text": head})
+        if not v.culprits and _find(res.get("good"), pos) and _find(res.get("bad"), pos):  # a range of this history
+            maybe = [v.candidate] if v.candidate else (res.get("range") or [])
+            hits = [c for c in (_find(x, pos) for x in maybe) if c]
+            out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head})
+            for c in hits:
+                out.append({**base, "commit": c, "index": pos[c], "kind": "candidate",
+                            "text": f"layoutbench bisect {span}: not ruled out ({v.status})"})
+        sh = v.shadow or {}
+        c = _find(sh.get("culprit"), pos)
+        if c:
+            out.append({**base, "commit": c, "index": pos[c], "kind": "shadow",
+                        "text": f"a naive single-layout bisection of {span} would blame this"
+                                + (" (layoutbench agrees)" if sh.get("agrees") else " (layoutbench does not)")})
     for b in bisect.stored(store):
         if b.s.kernel != series.kernel:
             continue
-        res = b.result or {}
-        metric = res.get("metric") or b.s.metric or ""
-        c = _find(res.get("culprit"), pos)
-        if c:
-            eff = res.get("effect") or {}
-            more = f", {fmt.change(eff['ratio'])}" if isinstance(eff.get("ratio"), (int, float)) else ""
-            out.append({"commit": c, "index": pos[c], "text": f"bisect: first bad ({metric}{more})", "key": b.key})
-        elif res.get("status") == "range":
-            for r in res.get("range", []):
-                c = _find(r, pos)
-                if c:
-                    out.append({"commit": c, "index": pos[c], "text": f"bisect: candidate ({metric})",
-                                "key": b.key})
-        sl = res.get("single_layout") or {}
-        c = _find(sl.get("culprit"), pos)
-        if c and c != _find(res.get("culprit"), pos):
-            out.append({"commit": c, "index": pos[c], "text": "single-layout bisect: first bad", "key": b.key})
         for e in b.log:
             if isinstance(e, dict) and e.get("verb") in ("good", "bad", "skip"):
                 c = _find(e.get("commit"), pos)
                 if c:
                     out.append({"commit": c, "index": pos[c], "text": f"bisect: {e['verb']}", "key": b.key,
-                                "probe": True})
+                                "kind": "probe", "probe": True})
     return out
 
 
@@ -671,10 +688,14 @@ def summary_text(h: History, metric: str | None = None) -> str:
                          f"({q['first_commit'][:12]}..{q['last_commit'][:12]})")
     if h.verdicts:
         lines.append("")
-        lines.append("bisection:")
+        lines.append("bisections (layoutbench's verdicts; 'naive': what a single-layout bisection would blame):")
         for v in h.verdicts:
-            if not v.get("probe"):
-                lines.append(f"  {v['commit'][:12]}  {v['text']}  ({v['key']})")
+            if v.get("kind") == "verdict" and v["commit"] is None:
+                lines.append(f"  {'':12}  {v['text']}")
+            elif v.get("kind") in ("verdict", "candidate"):
+                lines.append(f"  {v['commit'][:12]}  {v['text']}")
+            elif v.get("kind") == "shadow":
+                lines.append(f"  {v['commit'][:12]}  naive: {v['text']}")
     failed = [p for p in h.points if p.status != "ok"]
     if failed:
         lines.append("")

@@ -23,7 +23,7 @@ def print_compare(console, rep: Report) -> None:
         arrow = "higher is better" if m.higher_is_better else "lower is better"
         t = Table(title=escape(f"{m.metric} ({m.unit}), {arrow}"), title_justify="left", box=None, pad_edge=False)
         for col, j in (("layout", "left"), ("n", "right"), ("median ± CI", "right"), ("min … max", "right"),
-                       (f"vs {m.baseline}", "left"), ("outliers", "right")):
+                       (f"vs {m.baseline}: ratio of geometric means ± CI", "left"), ("outliers", "right")):
             t.add_column(col, justify=j)
         for r in m.rows:
             s = r.summary
@@ -32,6 +32,7 @@ def print_compare(console, rep: Report) -> None:
             out = [fmt.number(r.groups[g][i]) for g in r.groups for i in range(len(r.groups[g]))]
             flagged = [out[i] for i in s.outliers]
             t.add_row(name, str(s.n), f"{fmt.number(s.median)} ± {fmt.number(half)}", f"{fmt.number(s.min)} … {fmt.number(s.max)}",
+                      _exact(r.exact) if r.exact else
                       fmt.ratio(r.vs_baseline) if r.vs_baseline else ("baseline" if r.name == m.baseline else ""),
                       f"[red]{len(flagged)}: {', '.join(flagged[:3])}[/red]" if flagged else "0")
         console.print()
@@ -46,6 +47,13 @@ def print_compare(console, rep: Report) -> None:
             console.print(f"  {f['layout']} run {f['rep']}: {f['status']}: {f['message']}  log {f['log']}", markup=False)
     for w in rep.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+def _exact(x: dict) -> str:
+    """A ratio on a deterministic target: ``1.023  exact (why)``; over several layouts, their range too."""
+    if x["layouts"] == 1:
+        return f"{x['ratio']:.3f}  exact ({x['why']})"
+    return f"{x['ratio']:.3f}  exact per layout {x['min']:.3f} … {x['max']:.3f} ({x['layouts']} layouts; {x['why']})"
 
 
 def print_rows(console, rows: list[dict], fmt_: str) -> None:

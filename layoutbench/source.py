@@ -118,14 +118,23 @@ def export(checkout: Checkout, dest: Path) -> Path:
     return dest / checkout.subdir if checkout.subdir else dest
 
 
+def split_range(spec: str, shape: str = "GOOD..BAD") -> tuple[str, str]:
+    """``A..B`` into its two ends; git's ``A...B`` (the symmetric difference) is refused in one line."""
+    if "..." in spec:
+        raise LayoutbenchError(f"range {spec!r}: A...B (git's symmetric difference) has no single direction to "
+                               f"bisect or sweep; give {shape} with two dots")
+    if ".." not in spec:
+        raise LayoutbenchError(f"range {spec!r} must look like {shape}")
+    a, b = spec.split("..", 1)
+    return a, b
+
+
 def rev_range(profile: Profile, spec: str, repo: str | None = None, subdir: str | None = None) -> list[str]:
     """The commits of ``A..B`` oldest first, A excluded (as git), following first parents."""
     repo_path, _ = repo_for(profile, repo, subdir)
     if repo_path is None:
         raise LayoutbenchError(f"kernel {profile.name} has no git repository; give one with --repo")
-    if ".." not in spec:
-        raise LayoutbenchError(f"range {spec!r} must look like GOOD..BAD")
-    a, b = spec.split("..", 1)
+    a, b = split_range(spec)
     r = _open(repo_path)
     for rev in (a, b):
         try:

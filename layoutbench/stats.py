@@ -376,7 +376,13 @@ def _re_anova(sides: Sequence[Sequence[np.ndarray]],
     the bound is the chi-square bound ``sqrt(df * MSB / chi2_{alpha, df})``).
     With runs separated the estimate is ``sqrt(max(0, (MSB - MSW) / n0))``
     and the bound is the Graybill-Wang (modified large-sample) bound of
-    ``(MSB - MSW) / n0``.  nan when no side has two layouts.
+    ``(MSB - MSW) / n0``.  Where the run noise dominates, that bound can be 0
+    (MSB well below MSW), a bound the data cannot support; then the bound is
+    the exact chi-square bound of ``sigma_L^2 + sigma_R^2 / n0`` (the variance
+    of a layout's mean, which is at least the layout variance):
+    ``dfb * MSB / (n0 * chi2_{alpha, dfb})`` -- it is never below the truth more
+    often than ``alpha``, and is 0 only when every layout's mean is the same.
+    nan when no side has two layouts.
     """
     ssb = ssw = 0.0
     dfb = dfw = 0
@@ -408,6 +414,8 @@ def _re_anova(sides: Sequence[Sequence[np.ndarray]],
     g2 = 1.0 - dfw / float(_spc.chdtri(dfw, alpha))
     u = (msb - msw) + math.sqrt((h1 * msb) ** 2 + (g2 * msw) ** 2)
     upper = math.sqrt(max(0.0, u) / n0)
+    if not upper > 0 and chi_lo > 0:  # a layout's mean varies at least as much as the layout alone
+        upper = math.sqrt(dfb * msb / (n0 * chi_lo))
     return est, max(upper, est), True, dfb
 
 

@@ -152,16 +152,40 @@ def options(o: dict) -> None:
         perf_events(o["perf_events"])
 
 
-def min_effect_percent(value) -> float:
-    """compare/history/report ``--min-effect``: a percent in [0, 1000]."""
-    return finite("--min-effect", value, lo=0, hi=1000, what=" (percent)")
+#: ``--min-effect`` at or above this many percent is refused: a change that large needs no
+#: statistics, and such a value is nearly always a fraction or a percent typed in the wrong unit
+MIN_EFFECT_MAX_PERCENT = 50.0
+
+
+def min_effect_percent(value, positive: bool = False) -> float:
+    """``--min-effect`` of every command: a percent (0.5 means 0.5%; ``0.5%`` is accepted),
+    0 <= value < 50 (``positive``: above 0), returned in percent."""
+    if value is None:
+        return None
+    text = value.strip() if isinstance(value, str) else value
+    if isinstance(text, str) and text.endswith("%"):
+        text = text[:-1].strip()
+    try:
+        v = float(text) if isinstance(text, str) else text
+    except ValueError:
+        v = math.nan
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or \
+            (positive and v == 0):
+        raise LayoutbenchError(f"--min-effect {value!r} is not allowed: give a percent "
+                               f"{'above' if positive else 'from'} 0 and below {MIN_EFFECT_MAX_PERCENT:g}, e.g. 0.5 "
+                               "(0.5%)")
+    if v >= MIN_EFFECT_MAX_PERCENT:
+        raise LayoutbenchError(f"--min-effect {value!r} is refused: it is a percent, so this asks for a change of "
+                               f"{v:g}% or more; give e.g. 0.5 for 0.5% (below {MIN_EFFECT_MAX_PERCENT:g})")
+    return float(v)
 
 
 def min_effect_fraction(value) -> float | None:
     """bisect ``--min-effect``: a relative change in (0, 10]."""
     if value is None:
         return None
-    return finite("--min-effect", value, lo=0, lo_open=True, hi=10, what=" (a relative change, e.g. 0.01)")
+    return finite("min_effect", value, lo=0, lo_open=True, hi=MIN_EFFECT_MAX_PERCENT / 100,
+                  what=" (a relative change, e.g. 0.005 for 0.5%; --min-effect takes a percent)")
 
 
 # -- profile settings ------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def interrupted(first, tmp_path) -> Path:
 @pytest.mark.parametrize("given,uses", [(("--metric", "score"), "--metric t"), (("--metric", "nosuch"), "--metric t"),
                                         (("--target", "echo"), "--target prog"), (("--layouts", "6"), "--layouts 4"),
                                         (("--seed", "9"), "--seed 1"), (("--confidence", "0.9"), "--confidence 0.95"),
-                                        (("--min-effect", "0.2"), "--min-effect 0.005"),
+                                        (("--min-effect", "0.2%"), "--min-effect 0.5%"),
                                         (("--layout", "shuffled"), "--layout random")])
 def test_a_measured_setting_given_to_a_continued_bisection_is_refused_in_one_line(repo, workdir, interrupted,
                                                                                   given, uses):

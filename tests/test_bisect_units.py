@@ -83,7 +83,7 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
         assert [(e["verb"], e["commit"], e.get("why")) for e in r.log[1:]] == [("skip", c1, "by hand, twice")]
         assert r.marks()[c1]["note"] == "by hand, twice"
         line = s.start_line(b1, g)
-        assert line.endswith("--min-effect 0.02 --no-shadow --prove-null --thorough --budget 99")
+        assert line.endswith("--min-effect 2% --no-shadow --prove-null --thorough --budget 99")
         assert f"--layouts 5 --max-layouts {s.max_layouts} --runs 3 --max-runs 3 --seed 7 --confidence 0.9" in line
         for bad, msg in [
             ("start minikernel --runs x", "replay line 1: --runs 'x' is not a number"),
@@ -142,8 +142,13 @@ def test_the_log_ends_with_what_was_concluded(tmp_path):
         b = bisect.Bisection(store, bisect.Settings(kernel="k"))
         ends = {"uncertain": {"status": "uncertain", "candidate": "c" * 40},
                 "range": {"status": "range", "range": ["a" * 40, "b" * 40]},
-                "noise": {"status": "noise"}}
-        want = {"uncertain": f"# uncertain: points at [{'c' * 40}], not confirmed on fresh layouts",
+                "noise": {"status": "noise"}, "not-shown": {"status": "not-shown"},
+                "budget": {"status": "budget", "culprit": "d" * 40, "culprit_subject": "s",
+                           "candidates": [{"commit": "d" * 40, "probability": 1.0}]}}
+        want = {"not-shown": "# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)",
+                "budget": f"# first bad commit: [{'d' * 40}] s (the budget ended before the ranges beside it were "
+                          "searched out)",
+                "uncertain": f"# uncertain: points at [{'c' * 40}], not confirmed on fresh layouts",
                 "range": f"# only skipped commits left to test; the first bad commit is one of: {'a' * 12} {'b' * 12}",
                 "noise": "# GOOD and BAD do not differ beyond layout noise: nothing to bisect"}
         for status, result in ends.items():
@@ -288,7 +293,16 @@ def test_the_verdict_as_text(hist, first):
     assert lines[2:4] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}"]
     assert lines[4].startswith(f"effect:  cg_cost x{e['ratio']:.4f} vs {sha(hist, 1)[:12]} (")
     assert f"paired over {e['layouts']} fresh layouts); share of the endpoints' change" in lines[4]
-    assert f"({100 * e['confidence']:g}% CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, paired" in lines[4]
+    # the confirmation's interval is at the level its test spends (96.96%), never printed as such: "CI", and
+    # one line saying what it is; an interval at the level asked is "95% CI"
+    assert e["confidence"] != 0.95
+    assert f"(CI {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, paired" in lines[4]
+    assert not any(re.search(r"\d\.\d{3,}% CI", ln) for ln in lines), lines
+    assert "levels:  each CI above is the one its test decided on, at the level that test spends of the " \
+           "bisection's overall 95% (the error budget shared over its tests and looks)" in lines
+    asked = {**v, "effect": {**e, "confidence": 0.95}, "endpoints": {**v["endpoints"], "confidence": 0.95},
+             "sides": []}
+    assert f"(95% CI {e['ci_low']:.4f}" in bisect.text(asked) and "levels:" not in bisect.text(asked)
     assert [ln for ln in lines if ln.startswith("bound:")] == ([f"bound:   {v['bound']}"] if v["bound"] else [])
     assert not any(ln.startswith("bound:") for ln in bisect.text({**v, "bound": None}).splitlines())
     assert "bound:   x" in bisect.text({**v, "bound": "x"}).splitlines()
@@ -330,10 +344,21 @@ def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
              "budget_note": "not decided at this budget (30 runs)"}
     assert bisect.summary_line(spent) == "not decided at this budget (30 runs)"
     assert bisect.text(spent).splitlines()[2] == "verdict: not decided at this budget (30 runs)"
-    named = {**v, "status": "budget", "budget_note": "budget of 30 runs spent"}
-    assert bisect.text(named).splitlines()[2:4] == ["budget spent: budget of 30 runs spent",
-                                                    f"verdict: first bad commit {v['culprit']}"]
+    # the budget ended after the culprit was confirmed: the verdict names it once, and says what was left
+    named = {**v, "status": "budget", "budget_note": "not decided at this budget: the step is among "
+             f"{v['culprit'][:12]} (100%)", "candidates": [{"commit": v["culprit"], "probability": 1.0}]}
+    t = bisect.text(named).splitlines()
+    assert t[2:5] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}",
+                      "         (confirmed; the budget ended before the ranges beside it were searched out)"]
+    assert not any("not decided" in ln or "among" in ln for ln in t), t
     assert bisect.summary_line(named).startswith(f"first bad commit {v['culprit'][:12]} ")
+    other = {**named, "candidates": [{"commit": c1, "probability": 0.75}, {"commit": v["culprit"], "probability": 0.25}]}
+    assert bisect.text(other).splitlines()[4] == f"         (confirmed; the budget ended while another step was " \
+                                                 f"searched: among {c1[:12]} (75%))"
+    # a budget in runs is said once: "40 runs; 12 spent", not "40 runs = 40 runs"
+    bd = {"runs": 40, "duration": None, "duration_text": None, "spent": 12, "seconds_per_run": None}
+    assert "budget:  40 runs; 12 spent" in bisect.text({**v, "budget": bd}).splitlines()
+    assert "budget:  8h = 40 runs; 12 spent" in bisect.text({**v, "budget": {**bd, "duration_text": "8h"}}).splitlines()
     several = {**v, "several": True, "settings": {**v["settings"], "first_only": True},
                "residual": [{"good": c1, "bad": c2, "ratio": 1.0123}]}
     t = bisect.text(several)
@@ -355,8 +380,10 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     shown = {**quiet, "status": "differs"}
     t = bisect.text({**v, "sides": [quiet, shown]}).splitlines()
     beside = [ln for ln in t if ln.startswith("beside:")]
-    assert beside == [f"beside:  {g[:12]}..{c[:12]} x1.0021 (97% CI 0.9912…1.0131, 6 layouts a side): no other change "
+    # a side test's interval at its spent level (97%): "CI", the one "levels:" line says what it is
+    assert beside == [f"beside:  {g[:12]}..{c[:12]} x1.0021 (CI 0.9912…1.0131, 6 layouts a side): no other change "
                       "shown there, none ruled out"]
+    assert any(ln.startswith("levels:  each CI above is the one its test decided on") for ln in t)
     i = t.index(beside[0])
     assert t[i + 1].startswith("         (beside a larger step, a second step of twice the minimum effect was missed ")
     th = bisect.text({**v, "sides": [quiet], "settings": {**v["settings"], "thorough": True}}).splitlines()
@@ -365,7 +392,7 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     flat = {**quiet, "status": "noise", "ratio": 1.0004, "ci_low": 0.9971, "ci_high": 1.0037, "confidence": 0.9392}
     t = bisect.text({**v, "sides": [flat]}).splitlines()
     assert [ln for ln in t if ln.startswith("beside:")] == [
-        f"beside:  {g[:12]}..{c[:12]} x1.0004 (93.9% CI 0.9971…1.0037, 6 layouts a side): within layout noise there "
+        f"beside:  {g[:12]}..{c[:12]} x1.0004 (CI 0.9971…1.0037, 6 layouts a side): within layout noise there "
         "(an equivalence test passed: a change of the minimum effect is ruled out)"]
     assert "--thorough: " not in "\n".join(t)  # nothing was missed where a change is ruled out
     assert isinstance(v["sides"], list)  # the bisection's own verdict carries them (JSON too)
@@ -396,6 +423,9 @@ def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, 
         {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
     assert v["single_layout"]["ran_now"] == 0 and v["single_layout"]["runs"] == first["v"]["single_layout"]["runs"]
     assert [e["verb"] for e in b.log].count("start") == 1 and n == len(b.log)
+    # finished: its verdict is printed from the store, nothing built or measured again
+    assert said[1] == "the bisection is finished: its verdict, from the store (no run measured)" and v["reprinted"]
+    assert bisect.text(v).splitlines()[:-1] == bisect.text({**first["v"], "cost": v["cost"]}).splitlines()[:-1]
     # with no GOOD..BAD: the bisection in progress goes on; a decision flag given now applies to it
     said.clear()
     with closing(Store(path)) as store:
@@ -462,7 +492,7 @@ def test_the_log_prints_like_git_bisect_log_and_replays_to_the_same_log(hist, pr
     assert lines[1].startswith(f"layoutbench bisect start minikernel {hist['bad']} {hist['good']} --repo "
                                f"{hist['repo']} --metric cg_cost --target cachegrind --args iterations=300 --mode rerun --layout "
                                "random --layouts 4 ")
-    assert lines[1].endswith(" --runs 2 --max-runs 2 --seed 1 --confidence 0.95 --min-effect 0.005")
+    assert lines[1].endswith(" --runs 2 --max-runs 2 --seed 1 --confidence 0.95 --min-effect 0.5%")
     assert lines[2].startswith("# endpoints: BAD is ") and " slower than GOOD (" in lines[2] and " A " not in lines[2]
     j = next(i for i, ln in enumerate(lines) if ln.startswith("# good: "))
     assert lines[j].startswith(f"# good: [{sha(hist, 1)}] {hist['commits'][1]['subject']} -- good (p vs GOOD=")

@@ -149,7 +149,9 @@ def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_pa
     moved = json.loads(lb("compare", "minikernel", "--commits", f"{c[0]},{c[1]}", *common, "--json").stdout)
     assert (moved["a"], moved["b"], moved["layouts"], moved["runs"]) == (c[0], c[1], 3, 2)
     ir = metric(moved, "cg_ir")
-    assert ir["layouts_paired"] == 3 and ir["effect"]["ratio"] == 1.0 and ir["verdict"] == "no difference"
+    # worded as the bisection words it: "no change shown"
+    assert ir["layouts_paired"] == 3 and ir["effect"]["ratio"] == 1.0 and ir["verdict"] == "no change shown"
+    assert moved["verdict_status"] == "not-shown" and moved["culprits"] == [] and moved["exit_code"] == 0
     # one run of the default link per side, besides the 3 layouts x 2 runs
     assert rows(db, "SELECT count(*) FROM runs")[0][0] == 2 * (3 * 2 + 1)
 
@@ -160,12 +162,25 @@ def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_pa
     assert ir["single"]["says"] == "slower" and ir["single"]["agrees"] is True
     assert abs(ir["single"]["ratio"] - ir["effect"]["ratio"]) < 1e-9  # the instruction count ignores layout
     assert rows(db, "SELECT count(*) FROM runs")[0][0] == 3 * (3 * 2 + 1), "commit 1 was measured once"
+    assert slower["verdict_status"] == "slower" and slower["culprits"] == [c[2]] and slower["exit_code"] == 1
+    # --exit-code: a CI job fails when B is slower by at least --min-effect (read from the store: nothing runs)
+    assert lb("compare", "minikernel", "--commits", f"{c[1]},{c[2]}", *common, "--exit-code",
+              check=False).returncode == 1
+    assert lb("compare", "minikernel", "--commits", f"{c[0]},{c[1]}", *common, "--exit-code").returncode == 0
+    # ... not when the minimum effect is above the change (10%: the 3% step is not a regression of 10%)
+    assert lb("compare", "minikernel", "--commits", f"{c[1]},{c[2]}", *common, "--exit-code", "--min-effect", "10%",
+              ).returncode == 0
+    # without --exit-code the command ran: 0
+    assert lb("compare", "minikernel", "--commits", f"{c[1]},{c[2]}", *common).returncode == 0
 
     text = lb("compare", "minikernel", "--commits", f"{c[1]},{c[2]}", *common).stdout
     block = text.split("cg_ir (instructions")[1]
     for word in ("effect:        B/A = 1.0", "layout noise:", "verdict:       slower",
                  "single default-link A/B (1 run each)", "agrees"):
         assert word in block, text
+    same = lb("compare", "minikernel", "--commits", f"{c[0]},{c[1]}", *common).stdout.split("cg_ir (instructions")[1]
+    assert "verdict:       no change shown (a change of 0.50% or more; none ruled out)" in same and \
+        "no difference" not in same, same
 
     bad = lb("compare", "minikernel", "--commits", c[1], *common, check=False)
     assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [

@@ -133,5 +133,5 @@ def test_report_marks_the_bisection_verdict_on_the_commit_it_names(hist):
     culprit = hist["bisection"]["culprit"]
     assert culprit == m["regression"], hist["bisection"]
     svg = (site / "plots" / "cg_cost.svg").read_text()
-    assert svg.count(f'<g class="bisect" data-commit="{culprit}">') == 1
+    assert svg.count(f'<g class="bisect" data-commit="{culprit}" data-kind="verdict">') == 1
     assert f'data-commit="{culprit}"' in (site / "index.html").read_text()

@@ -374,6 +374,24 @@ def test_noise_bound_and_never_a_bare_zero():
     assert cover / 300 >= 0.93
 
 
+def test_the_layout_noise_bound_covers_run_noise_dominated_cases_and_is_never_an_unsupported_zero():
+    """24% run noise, a layout sd of 0.5-10% of it: the 95% upper bound of the layout sd covers the
+    truth in >= 95% of datasets in every case, and is above 0 whenever the layout means differ (the
+    Graybill-Wang bound alone is 0 in some of these datasets, below every true sd)."""
+    rng = np.random.default_rng(33)
+    zero_gw = 0
+    for k, r in ((4, 3), (4, 2), (8, 2), (3, 5)):
+        for frac in (0.005, 0.02, 0.05, 0.1):
+            sd_l, n, cover = 0.24 * frac, 1000, 0
+            for _ in range(n):
+                ns = noise_split(make_groups(rng, k, r, 1000.0, sd_l, 0.24, "s"))
+                cover += ns.layout_cv_upper >= sd_l
+                assert ns.layout_cv_upper > 0, ns
+                zero_gw += ns.layout_cv == 0
+            assert cover / n >= 0.95, (k, r, frac, cover / n)
+    assert zero_gw > 0  # the cases that printed "< 0.00% (95% upper bound; estimate 0)" were drawn
+
+
 def test_compare_describe_multi_layout_and_determinism():
     rng = np.random.default_rng(21)
     a, b = _pair(rng, 0.03)

@@ -100,7 +100,8 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
              "stroke-width:.8}.axis{stroke:#444;stroke-width:1}.grid{stroke:#ddd;stroke-width:1}"
              "text{font:11px sans-serif;fill:#333}.marker-label{font-size:10px}"
              ".quirk-marker{stroke:#b8860b;stroke-width:1.5;stroke-dasharray:4 3}"
-             ".bisect-marker{stroke:#d62728;stroke-width:2}.failed-point{stroke:#d62728;stroke-width:2}"
+             ".bisect-marker{stroke:#d62728;stroke-width:2}.bisect-shadow-marker{stroke:#888;stroke-width:1.5;"
+             "stroke-dasharray:2 3}.failed-point{stroke:#d62728;stroke-width:2}"
              "a text:hover{fill:#0645ad;text-decoration:underline}</style>")
     # frame and y grid
     for t in _ticks(lo, hi):
@@ -123,15 +124,20 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
                  f'<line class="quirk-marker" x1="{x0:.1f}" x2="{x0:.1f}" y1="{MT - 4}" y2="{MT + ph}"/>'
                  f'<text class="marker-label" x="{x0 + 3:.1f}" y="{MT - 6}" fill="#8a6d00">quirk {escape(q["name"])}'
                  f'</text></g>')
-    # bisection verdicts (not the individual probes)
-    for v in h.verdicts:
-        if v.get("probe"):
-            continue
+    # bisection verdicts of this metric (not the individual probes): layoutbench's verdict and the
+    # commits it could not rule out in red, what a naive single-layout bisection would blame in grey
+    mine = [v for v in h.verdicts if v.get("commit") and v.get("kind") in ("verdict", "candidate", "shadow")
+            and v.get("metric", metric) == metric]
+    for v in mine:
         x = X(v["index"])
-        e.append(f'<g class="bisect" data-commit="{v["commit"]}"><title>{escape(v["text"])}: {v["commit"][:12]} '
-                 f'({escape(v["key"])})</title><line class="bisect-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{MT + 12}" '
-                 f'y2="{MT + ph}"/><text class="marker-label" x="{x + 3:.1f}" y="{MT + 22}" fill="#d62728">'
-                 f'{escape(v["text"])}</text></g>')
+        shadow = v["kind"] == "shadow"
+        cls, label = ("bisect-shadow", "naive bisection would blame") if shadow else (
+            ("bisect", "layoutbench: first bad") if v["kind"] == "verdict" else ("bisect", "layoutbench: not ruled out"))
+        y = MT + (34 if shadow else 22)
+        e.append(f'<g class="{cls}" data-commit="{v["commit"]}" data-kind="{v["kind"]}"><title>{escape(v["text"])}: '
+                 f'{v["commit"][:12]}</title><line class="{cls}-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y - 10}" '
+                 f'y2="{MT + ph}"/><text class="marker-label" x="{x + 3:.1f}" y="{y}" '
+                 f'fill="{"#666" if shadow else "#d62728"}">{label}</text></g>')
 
     legend = []
     # layout noise of each seeded layout: band of per-layout medians, mean as a dashed line
@@ -235,10 +241,14 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         ly += 18
         e.append(f'<line class="quirk-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
                  f'<text x="{lx + 24}" y="{ly + 4}">quirk starts</text>')
-    if any(not v.get("probe") for v in h.verdicts):
+    if any(v["kind"] != "shadow" for v in mine):
         ly += 18
         e.append(f'<line class="bisect-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
-                 f'<text x="{lx + 24}" y="{ly + 4}">bisection verdict</text>')
+                 f'<text x="{lx + 24}" y="{ly + 4}">layoutbench verdict</text>')
+    if any(v["kind"] == "shadow" for v in mine):
+        ly += 18
+        e.append(f'<line class="bisect-shadow-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
+                 f'<text x="{lx + 24}" y="{ly + 4}">naive 1-layout bisection</text>')
     e.append("</svg>")
     return "\n".join(e)
 

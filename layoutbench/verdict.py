@@ -1,0 +1,191 @@
+"""The one answer a bisection or a two-commit compare ends in, and its exit code.
+
+A :class:`Verdict` holds what was decided (status, culprits, the effect with its interval,
+the cost, what was not shown, and the single-layout shadow: what a naive bisection or a
+one-run default-link A/B would have said).  The terminal text, ``--json``, the report's
+verdict line and the exit code are all rendered from it, never computed apart.
+
+Exit codes (one table for every command; :data:`EXIT_TABLE` is what ``--help`` and the
+docs print).  ``git bisect run`` and ``asv continuous`` are the anchors: 0 is "nothing to
+blame", 1 is "a change was shown", 125 is "skip this commit"; an undecided end has codes
+of its own so that a CI job can tell it from both.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+OK = 0  #: no change shown (or within layout noise); compare --commits: B not shown slower
+CHANGE = 1  #: a change shown: a first bad commit; compare --commits: B slower by the minimum effect
+ERROR = 2  #: bad input or environment: one line on stderr
+UNDECIDED = 3  #: bisect: uncertain, or only skipped commits left (a range)
+BUDGET = 4  #: bisect: the budget ended before a culprit was confirmed
+SKIP = 125  #: judge: the commit cannot be judged (git bisect run skips it)
+ABORT = 128  #: judge: an error (git bisect run stops)
+
+#: (code, meaning) for --help, the README and docs/bisect.md
+EXIT_TABLE = [
+    (OK, "the command ran; with --exit-code: no change shown (bisect: no change shown or within layout noise; "
+         "compare --commits: B not shown slower by --min-effect); judge: like GOOD"),
+    (CHANGE, "with --exit-code: a change shown (bisect: a first bad commit, confirmed; compare --commits: B "
+             "slower by at least --min-effect); judge: like BAD; symdiff: the placement differs"),
+    (ERROR, "error: bad input or environment (one line on stderr, no verdict)"),
+    (UNDECIDED, "with --exit-code: bisect undecided: uncertain (the confirmation did not show the change) or the "
+                "first bad commit is one of several that could not all be judged (skipped)"),
+    (BUDGET, "with --exit-code: bisect: the --budget ended before a culprit was confirmed"),
+    (SKIP, "judge: the commit cannot be built or measured, or stays uncertain (git bisect run skips it)"),
+    (ABORT, "judge: an error (git bisect run stops)"),
+    (130, "interrupted (143: terminated); what was stored is kept, the same command resumes"),
+]
+
+
+def exit_table_text(indent: str = "  ") -> str:
+    """The table as plain lines (for a click epilog)."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(what, 96, initial_indent=f"{indent}{code:>3}  ",
+                                   subsequent_indent=indent + " " * 5) for code, what in EXIT_TABLE)
+
+
+SHADOW_LABEL = "what a single-layout bisection (default link, 1 run per probe, as asv find) would blame"
+SHADOW_LABEL_COMPARE = "what one default-link run per side would say"
+
+
+@dataclass
+class Verdict:
+    """One compare's or bisection's answer; ``data`` is the full record it was made from."""
+
+    command: str  #: "bisect" or "compare"
+    #: bisect: found, several, noise, not-shown, uncertain, range, budget, plan;
+    #: compare: slower, faster, not-shown, n/a
+    status: str
+    culprits: list[str] = field(default_factory=list)  #: confirmed first bad commits, earliest first
+    candidate: str | None = None  #: uncertain or budget: where the search points, not confirmed
+    effect: dict | None = None  #: the effect with its interval (the one the decision used)
+    cost: dict | None = None
+    not_shown: list[str] = field(default_factory=list)  #: what the runs did not show, in words
+    shadow: dict | None = None  #: the single-layout answer, labelled as such
+    data: dict = field(default_factory=dict)
+
+    # -- made from ------------------------------------------------------------------------------
+
+    @classmethod
+    def of_bisection(cls, v: dict) -> "Verdict":
+        """The verdict of ``bisect.run``'s record (also a stored one)."""
+        st = v.get("status", "")
+        culprits = [s["culprit"] for s in v.get("steps") or [] if s.get("status") == "found" and s.get("culprit")]
+        if v.get("culprit") and v["culprit"] not in culprits:
+            culprits.insert(0, v["culprit"])
+        if st == "found" and (v.get("several") or len(culprits) > 1):
+            st = "several"
+        cand = v.get("candidate") if st in ("uncertain", "budget") else None
+        if st == "budget" and not cand and v.get("candidates"):
+            cand = max(v["candidates"], key=lambda c: c.get("probability", 0))["commit"]
+        not_shown = []
+        if st == "not-shown":
+            not_shown.append("a change of the minimum effect between GOOD and BAD (none ruled out either)")
+        for sd in v.get("sides") or []:
+            if sd.get("status") == "not-shown":
+                not_shown.append(f"another change in {sd['good'][:12]}..{sd['bad'][:12]}")
+        if st == "budget" and not culprits:
+            not_shown.append("a confirmed first bad commit: the budget ended first")
+        sl = v.get("single_layout")
+        shadow = None
+        if sl:
+            shadow = {"label": SHADOW_LABEL, "culprit": sl.get("culprit"), "agrees": bool(sl.get("agrees")),
+                      "runs": sl.get("runs"), "builds": sl.get("builds")}
+        return cls("bisect", st, culprits, cand, v.get("effect"), v.get("cost"), not_shown, shadow, v)
+
+    @classmethod
+    def of_compare(cls, rep: dict, fail_metrics: list[str] | None = None) -> "Verdict":
+        """The verdict of ``compare --commits`` (``CommitsReport.to_dict()``): slower when any metric
+        shown is slower by at least the minimum effect, else faster when any is faster, else not
+        shown (n/a when no metric could be compared)."""
+        rows = [r for r in rep.get("metrics") or [] if fail_metrics is None or r["metric"] in fail_metrics]
+        said = [r.get("verdict") for r in rows]
+        st = ("slower" if "slower" in said else "faster" if "faster" in said else
+              "not-shown" if any(s not in (None, "n/a") for s in said) else "n/a")
+        first = next((r for r in rows if r.get("verdict") == st), rows[0] if rows else None)
+        not_shown = [f"a change of {r['metric']} of at least {100 * rep.get('min_effect', 0):g}%" for r in rows
+                     if r.get("verdict") not in ("slower", "faster", "n/a")]
+        shadow = None
+        singles = [r["single"] for r in rows if r.get("single")]
+        if singles:
+            shadow = {"label": SHADOW_LABEL_COMPARE, "says": singles[0]["says"],
+                      "agrees": all(s["agrees"] for s in singles)}
+        return cls("compare", st, [rep["b"]] if st == "slower" else [], None,
+                   (first or {}).get("effect"), None, not_shown, shadow, rep)
+
+    @classmethod
+    def of_judgement(cls, details: dict, name: str | None = None) -> "Verdict":
+        """The verdict of ``judge`` on one commit: good, bad, between (a change on both sides: bad),
+        uncertain or skip -- git bisect run's 0, 1 and 125.  ``name``: the commit as printed."""
+        st = details["verdict"]
+        return cls("judge", st, [details["commit"]] if st in ("bad", "between") else [], None, None,
+                   details.get("cost"), [], None, {**details, "name": name or details["commit"][:12]})
+
+    # -- rendered as ----------------------------------------------------------------------------
+
+    def exit_code(self) -> int:
+        """The code of the table above (what ``--exit-code`` makes the command exit with)."""
+        if self.command == "compare":
+            return CHANGE if self.status == "slower" else OK
+        if self.command == "judge":
+            return {"good": OK, "bad": CHANGE, "between": CHANGE}.get(self.status, SKIP)
+        if self.culprits:
+            return CHANGE  # a confirmed first bad commit, even when the budget ended after it
+        if self.status in ("uncertain", "range"):
+            return UNDECIDED
+        if self.status == "budget":
+            return BUDGET
+        return OK
+
+    def headline(self) -> str:
+        """One line: what layoutbench decided (the report's and the history's verdict line)."""
+        v = self.data
+        metric = v.get("metric") or ""
+        if self.command == "judge":
+            return f"{v['name']}: {self.status}"
+        if self.command == "compare":
+            return f"compare {v['a'][:12]}..{v['b'][:12]}: " + (
+                "B slower" if self.status == "slower" else "B faster" if self.status == "faster" else
+                "no change shown" if self.status == "not-shown" else "not compared")
+        e = self.effect or {}
+        size = f", x{e['ratio']:.4f}" if isinstance(e.get("ratio"), (int, float)) and math.isfinite(e["ratio"]) else ""
+        if self.status in ("found", "several"):
+            more = f"; {len(self.culprits)} change points" if len(self.culprits) > 1 else (
+                "; several changes or a drift" if self.status == "several" else "")
+            return f"first bad commit {self.culprits[0][:12]} ({metric}{size}){more}"
+        if self.status == "budget" and self.culprits:
+            return f"first bad commit {self.culprits[0][:12]} ({metric}{size}); the budget ended before the rest"
+        if self.status == "budget":
+            return "not decided at this budget" + (
+                f" (most likely {self.candidate[:12]}, not confirmed)" if self.candidate else "")
+        if self.status == "uncertain":
+            return f"uncertain: points at {self.candidate[:12]} ({metric}), not confirmed on fresh layouts"
+        if self.status == "range":
+            return f"the first bad commit is one of {len(v.get('range') or [])} ({metric}; the others skipped)"
+        if self.status == "noise":
+            return f"within layout noise ({metric}): no commit is blamed"
+        if self.status == "not-shown":
+            return f"no change shown ({metric}): no commit is blamed"
+        return self.status
+
+    def text(self) -> str:
+        """The terminal text."""
+        if self.command == "compare":
+            from .compare import commits_text_of
+            return commits_text_of(self.data)
+        if self.command == "judge":
+            return f"{self.data['name']}: {self.data['describe']}"
+        if self.status == "plan":
+            return self.data["message"]
+        from .bisect import text
+        return text(self.data)
+
+    def to_json(self) -> dict:
+        """The ``--json`` record: the full data, the verdict's own fields and the exit code."""
+        return {**self.data, "verdict_status": self.status, "culprits": self.culprits,
+                "headline": self.headline(), "not_shown": self.not_shown, "shadow": self.shadow,
+                "exit_code": self.exit_code()}
