@@ -682,7 +682,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             t = zvalues(pool, ya, yb)
             size = t.est
             lo, hi = t.interval(ns, a, sign)
-            ok = lo > m or hi < -m
+            ok = band_verdict(lo, hi, size, plan.min_effect, False)[0] != "no difference"
             # beyond the usual cap only while the estimate, at the last look's standard error,
             # would clear the band (stopping without rejecting keeps the level)
             d = sign * size if sign else abs(size)
