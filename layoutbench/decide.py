@@ -289,6 +289,26 @@ def layout_values(groups: dict) -> np.ndarray:
     return np.array(out)
 
 
+CLIP_LAYOUT = 3.0  #: a confirmation's fresh layout value is pulled to within this many layout sd of its median
+
+
+def layout_scale(pool: Pool) -> float:
+    """A robust layout noise: the median |value - its commit's median| over every commit with at
+    least 3 layouts measured, / 0.6745 (the sd at normal layout effects; one outlier layout
+    moves it no more than any other value).  0 when nothing is measured yet."""
+    d = [np.abs(y - np.median(y)) for y in pool.y.values() if y.size >= 3]
+    return float(np.median(np.concatenate(d))) / 0.6745 if d else 0.0
+
+
+def clipped(y: np.ndarray, c: float) -> np.ndarray:
+    """``y`` with each value pulled to within ``c`` of their median (a Huber-type rule across
+    layouts: with one run per layout an outlier run is a whole layout's value)."""
+    if not c > 0 or y.size < 3:
+        return y
+    med = float(np.median(y))
+    return med + np.clip(y - med, -c, c)
+
+
 class Pool:
     """Per-layout values of every commit measured, and the layout variance pooled over them.
 
@@ -657,7 +677,10 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     seeds after the first ``used``, which no decision saw): a group-sequential test at ``level``
     of the null |effect| <= min_effect (one-sided in the direction ``sign`` of the range's change
     when given: sign x effect <= min_effect): the step is confirmed when the test's own interval
-    (:meth:`ZTest.interval`) excludes the whole band +-min_effect.  A commit whose true step is
+    (:meth:`ZTest.interval`) excludes the whole band +-min_effect.  Each side's fresh layout values
+    are first pulled to within CLIP_LAYOUT robust layout sd of their median (:func:`clipped`,
+    :func:`layout_scale`): with one run per layout an outlier run would otherwise be a layout
+    far enough out to confirm a null step at the first look.  A commit whose true step is
     at most the minimum effect (null, or a small shift of moved code) is confirmed with
     probability <= ``level``.  The looks go K, 1.5K, ... up to the cap (``cap``, else the plan's;
     at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that while the estimate
@@ -679,7 +702,8 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
         for k in ns:
             ya = pool.add_fresh(last_good, used, tr.groups_after(last_good, used, k, r))
             yb = pool.add_fresh(culprit, used, tr.groups_after(culprit, used, k, r))
-            t = zvalues(pool, ya, yb)
+            clip = CLIP_LAYOUT * layout_scale(pool)
+            t = zvalues(pool, clipped(ya, clip), clipped(yb, clip))
             size = t.est
             lo, hi = t.interval(ns, a, sign)
             ok = band_verdict(lo, hi, size, plan.min_effect, False)[0] != "no difference"

@@ -28,7 +28,7 @@ class _Pair:
         self.step, self.key, self.sigma_l, self.sigma_r = step, key, sigma_l, sigma_r
 
     def _value(self, commit: str, seed: int, r: int) -> list:
-        g = np.random.default_rng((self.key, commit == "b", seed))
+        g = np.random.default_rng((self.key, int.from_bytes(commit.encode(), "little"), seed))
         lvl = (self.step if commit == "b" else 0.0) + g.normal(0.0, self.sigma_l)
         return list(np.exp(lvl + g.normal(0.0, self.sigma_r, r)))
 
@@ -97,3 +97,30 @@ def test_a_step_below_the_minimum_effect_is_confirmed_at_most_at_the_tests_level
     big = sum(decide.confirm(_Pair(0.015, 900 + i), "g", "b", plan, used=4, level=level, sign=1)[0].significant
               for i in range(60))
     assert big >= 57, big
+
+
+class _Outlier(_Pair):
+    """A null pair (``b`` like ``g``), one run per layout, and one run of ``b`` 20% slower on the
+    first fresh seed after 40."""
+
+    def _value(self, commit: str, seed: int, r: int) -> list:
+        v = super()._value(commit, seed, r)
+        if commit == "b" and seed == 41:
+            v[0] *= 1.2
+        return v
+
+
+def test_one_outlier_run_on_a_fresh_layout_does_not_confirm_a_null_step():
+    """R=1: the outlier run is its layout's value, which no rule inside a layout can clip.  Five
+    commits measured at 40 layouts (the layout noise known), then the confirmation of the null
+    pair on seeds 41..: never confirmed (20 pairs); without the rule across layouts every one
+    is, at its first look."""
+    plan = decide.Plan()
+    named = 0
+    for i in range(20):
+        tr = decide.Tracked(_Outlier(0.0, 500 + i, sigma_r=0.0))
+        for c in ("g", "x1", "x2", "x3", "b"):
+            decide._measure(tr, c, 40, 1)
+        c, _, _ = decide.confirm(tr, "g", "b", plan, used=40, level=decide.family_level(plan.alpha, 1), sign=1)
+        named += c.significant
+    assert named == 0, named
