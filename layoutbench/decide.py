@@ -696,7 +696,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     if top < plan.noise_top:  # at a noisy benchmark: far enough to show 2x the minimum effect (noise_cap)
         top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
     far = min(plan.max_layouts, CONFIRM_FAR * top)
-    ns = tuple(schedule(plan.layouts, far))
+    ns = tuple(extended(plan.layouts, top, far))
     c = gs_boundary(ns, a, one_sided=bool(sign))
     try:
         for k in ns:
