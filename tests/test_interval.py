@@ -124,3 +124,27 @@ def test_one_outlier_run_on_a_fresh_layout_does_not_confirm_a_null_step():
         c, _, _ = decide.confirm(tr, "g", "b", plan, used=40, level=decide.family_level(plan.alpha, 1), sign=1)
         named += c.significant
     assert named == 0, named
+
+
+def test_reach_is_the_step_a_side_test_shows_nine_times_in_ten():
+    """decide.reach: the step a two-sided test with looks to n layouts shows with probability
+    NOISE_POWER: (boundary + z(0.9)) x the difference's sd, as a ratio; smaller with more
+    layouts, nan without a variance."""
+    s2, lv = 0.0104 ** 2, 0.0304
+    c = decide.gs_boundary(tuple(decide.schedule(3, 40)), lv) + 1.2815515655446004
+    assert decide.reach(s2, 40, lv) == pytest.approx(math.expm1(c * math.sqrt(2 * s2 / 40)))
+    assert decide.reach(s2, 80, lv) < decide.reach(s2, 40, lv) < decide.reach(s2, 8, lv)
+    assert math.isnan(decide.reach(math.nan, 40, lv)) and math.isnan(decide.reach(s2, 0, lv))
+
+
+def test_step_power_warns_where_a_step_of_twice_the_minimum_effect_is_likely_missed():
+    """decide.step_power (for `bisect run --plan`): a 1% step (twice the 0.5% minimum effect) at
+    the simulated layout noise (1.04%) is likely named; at 4% layout noise it is likely missed,
+    with the layouts a side that would name it beyond the furthest look; a step no larger than
+    the minimum effect is never shown beyond it (no number of layouts)."""
+    plan = decide.Plan()
+    quiet, noisy = decide.step_power(0.01, 0.0104, plan), decide.step_power(0.01, 0.04, plan)
+    assert not quiet["likely_missed"] and quiet["power"] >= 0.8
+    assert noisy["likely_missed"] and noisy["needed"] > noisy["layouts"]
+    at_m = decide.step_power(plan.min_effect, 0.0104, plan)
+    assert at_m["needed"] is None and at_m["likely_missed"]
