@@ -336,11 +336,13 @@ def wilson(x: float, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, c - h), min(1.0, c + h)
 
 
-def min_effect_table(commits: int, n: int, before: str | None, min_effect: float, rows: str | None) -> None:
+def min_effect_table(commits: int, n: int, before: str | None, min_effect: float, rows: str | None,
+                     seed0: int = 0, every: int = 0) -> None:
     """For each row of :func:`min_effect_rows`: the rate (false name on the null, shift and drift
     rows: a commit named; right culprit on the step rows) with its Wilson 95% interval and the
     runs per bisection (mean), for the engine at git revision ``before`` and the working tree's,
-    on the same histories."""
+    on the same histories (seeds seed0 ..).  ``every``: also a line after every that many
+    histories (both engines on the same ones), so a long row says where it is."""
     head = f"{'':28s} | " + (f"{before[:10] + ' (before)':^36s} | " if before else "") + f"{'working tree':^36s}"
     print(head)
     print(f"{'row':28s} | " + (f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s} | " if before else "")
@@ -349,17 +351,27 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
         if rows and str(ri) not in rows.split(","):
             continue
         bad = sc.kind in ("null", "drift")
-        cells = []
-        for which in ([before] if before else []) + ["new"]:
-            eng = _engine(which)
-            r = rates(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect), n, which=which)
-            x = r["blame"] if bad else r["right"]
-            lo, hi = wilson(x, n)
-            cells.append(f"{100 * x:5.1f}% [{100 * lo:4.1f}-{100 * hi:5.1f}%] {r['runs']:6.1f} {r['p90']:5.0f}")
-        what = "named" if bad else "right"
-        print(f"{sc.name + ' (' + what + ')':28s} | " + " | ".join(cells), flush=True)
-    print(f"{commits} commits, {n} histories a row; named: a commit named (every name false); right: the step "
-          "named first; runs: values measured per bisection (mean, p90)")
+        engines = ([before] if before else []) + ["new"]
+        got: dict = {w: [] for w in engines}
+        for i in range(n):
+            for which in engines:
+                eng = _engine(which)
+                got[which].append(one(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect),
+                                      seed0 + i, which))
+            if (every and (i + 1) % every == 0) or i + 1 == n:
+                cells = []
+                for which in engines:
+                    rs = got[which]
+                    x = float(np.mean([r["blame"] if bad else r["right"] for r in rs]))
+                    lo, hi = wilson(x, len(rs))
+                    runs = [r["runs"] for r in rs]
+                    cells.append(f"{100 * x:5.1f}% [{100 * lo:4.1f}-{100 * hi:5.1f}%] {np.mean(runs):6.1f} "
+                                 f"{np.percentile(runs, 90):5.0f}")
+                what = "named" if bad else "right"
+                tag = "" if i + 1 == n else f"  ({i + 1} so far)"
+                print(f"{sc.name + ' (' + what + ')':28s} | " + " | ".join(cells) + tag, flush=True)
+    print(f"{commits} commits, {n} histories a row (seeds {seed0}..{seed0 + n - 1}); named: a commit named (every "
+          "name false); right: the step named first; runs: values measured per bisection (mean, p90)")
 
 
 def twos(commits: int = 16) -> list[Scenario]:
@@ -390,6 +402,9 @@ def main() -> None:
     ap.add_argument("--min-effect-rows", action="store_true",
                     help="only the minimum-effect table: null, 1/2/5σL steps, ±0.3%% shifts of moved code, a drift "
                          "of 0.1%% per commit; rates with Wilson 95%% intervals and runs beside them")
+    ap.add_argument("--seed0", type=int, default=0, help="with --min-effect-rows: the first history's seed")
+    ap.add_argument("--every", type=int, default=0,
+                    help="with --min-effect-rows: a line of the rates so far after every N histories")
     ap.add_argument("--before", metavar="REV",
                     help="with --min-effect-rows: also the engine at this git revision, on the same histories")
     a = ap.parse_args()
@@ -397,7 +412,7 @@ def main() -> None:
     if a.min_effect_rows:
         print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits; "
               f"95%, min effect {100 * a.min_effect:g}%")
-        min_effect_table(a.commits, a.histories, a.before, a.min_effect, a.rows)
+        min_effect_table(a.commits, a.histories, a.before, a.min_effect, a.rows, a.seed0, a.every)
         print(f"{time.time() - t0:.0f}s")
         return
     print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: {a.histories} histories per row (the same for every "
