@@ -52,11 +52,12 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
 * **Confirmation** of each named commit: last good against culprit on **fresh** layouts
   (seeds beyond every seed any decision used on any commit; a prober with
   ``groups_after(commit, first, k, r)`` measures only those, else the seeds before are measured
-  too), a one-sided mSPRT in the direction of the range's change at
-  level alpha_i for the i-th confirmation (sum <= alpha): a commit whose own step is null
-  is named with probability <= alpha over the whole bisection.  Its size (at least
-  ``min_effect``) is judged on those fresh layouts only -- evidence the decisions did not
-  select.
+  too), a one-sided group-sequential test in the direction of the range's change at
+  level alpha_i for the i-th confirmation (sum <= alpha) of the null "the step is at most
+  ``min_effect``": confirmed when the test's own interval lies beyond the band +-min_effect,
+  so a commit whose own step is at most the minimum effect is named with probability <= alpha
+  over the whole bisection, on evidence the decisions did not select.  That interval is the
+  one printed beside the effect.
 * **Every change point**: after a confirmed step, the sub-ranges before and after it are
   tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
   bisected in turn.  Each starts from the layouts its ends already have and looks further
