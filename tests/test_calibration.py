@@ -388,12 +388,14 @@ def test_share_test_tells_a_part_from_the_whole():
 
 def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
     """Run noise 2% (1% of runs 10x that), 3 runs a layout, a 1 sigma_L step (16 commits): the
-    caps scale with the pooled noise (decide.noise_cap), so the step is named in most histories
-    (with the caps fixed at 40 layouts: 33% of 200, most 'not shown'); never a wrong commit; at
-    a quiet benchmark the caps stay at 40 (and 80 for a probe)."""
+    caps scale with the pooled noise (decide.noise_cap); the step is twice the minimum effect and
+    its confirmation must show it beyond the minimum effect (the band test) at a layout value's
+    sd of ~1.5%, so it is named in 16 of these 40 histories (when the size was read off the
+    estimate: 65% or more); never a wrong commit; at a quiet benchmark the caps stay at 40 (and
+    80 for a probe)."""
     sc = sim.Scenario("noisy", "step", 1.0, sigma_r=0.02, runs=3, outliers=0.01)
     r = sim.rates(sc, decide.Plan(runs=3, max_runs=3), 40, seed0=0)
-    assert r["right"] >= 0.65 and r["wrong"] == 0, r
+    assert r["right"] >= 0.35 and r["wrong"] == 0, r
     plan = decide.Plan()
     top = decide._top_looks(plan)
     assert top[:7] == (4, 6, 9, 14, 21, 32, 40) and top[-1] == plan.noise_top == 120
