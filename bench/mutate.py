@@ -84,7 +84,8 @@ MODULES: dict[str, dict] = {
                           "layoutbench/symdiff/model.py"],
                 "tests": ["tests/test_symdiff_rules.py"]},
     "decide": {"files": ["layoutbench/decide.py"],
-               "tests": ["tests/test_decide_units.py", "tests/test_decide_more.py", "tests/test_calibration.py", "-k",
+               "tests": ["tests/test_decide_units.py", "tests/test_decide_more.py", "tests/test_calibration.py",
+                         "tests/test_interval.py", "-k",
                          "not coverage and not calibrated and not whole_bisection and not minimum_effect "
                          "and not unequal and not 2_sigma and not foretells"]},
     "costs": {"files": ["layoutbench/costs.py"], "tests": ["tests/test_costs.py", "-k", "not refuses and not bad_cost"]},

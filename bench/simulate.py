@@ -14,6 +14,7 @@ blaming one is a false blame.  Scenarios: null, one step of ``size * sigma_L``, 
 single-layout bisection measures) is seed 0.
 
     python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough] [--first-only] [--oracle-every]
+    python bench/simulate.py --min-effect-rows [--before REV] [--histories 1000] [--commits 64]
 
 prints, on the SAME histories (every value is drawn from a generator keyed by the history and
 its place, so the order of asking does not matter):
@@ -161,10 +162,40 @@ class SimProber:
         return sum(self.asked.values())
 
 
+_ENGINES: dict = {}
+
+
+def engine_at(rev: str):
+    """layoutbench.decide as it is at git revision ``rev`` of this repository (its package
+    extracted by ``git archive`` into a temporary folder and imported under another name), to
+    run beside the engine of the working tree on the same histories."""
+    if rev not in _ENGINES:
+        import importlib
+        import importlib.util
+        import subprocess
+        import tempfile
+        root = Path(__file__).resolve().parents[1]
+        tmp = Path(tempfile.mkdtemp(prefix="layoutbench-engine-"))
+        tar = subprocess.run(["git", "-C", str(root), "archive", rev, "layoutbench"], capture_output=True)
+        if tar.returncode:
+            sys.exit(f"simulate.py: error: git revision {rev!r}: {tar.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=tar.stdout, check=True)
+        name = "layoutbench_at_" + "".join(ch if ch.isalnum() else "_" for ch in rev)
+        spec = importlib.util.spec_from_file_location(name, tmp / "layoutbench" / "__init__.py",
+                                                      submodule_search_locations=[str(tmp / "layoutbench")])
+        pkg = importlib.util.module_from_spec(spec)
+        sys.modules[name] = pkg
+        spec.loader.exec_module(pkg)
+        _ENGINES[rev] = importlib.import_module(name + ".decide")
+    return _ENGINES[rev]
+
+
 def _engine(which: str):
     if which == "today":
         import decide_before
         return decide_before
+    if which != "new":
+        return engine_at(which)
     return decide
 
 
@@ -290,6 +321,62 @@ def headline(commits: int = 16) -> list[Scenario]:
     return out
 
 
+def min_effect_rows(commits: int = 16) -> list[Scenario]:
+    """The rows of the minimum-effect table: a null range, single steps of 1, 2 and 5 sigma_L,
+    layout-only commits that shift the mean by +-0.3% (below the 0.5% minimum effect: naming
+    one is a false name), and a drift of 0.1% per commit (every commit a step below the minimum
+    effect: any name is a false one)."""
+    return [Scenario("null", "null", sigma_r=0.003, commits=commits),
+            *(Scenario(f"step {s}σL", "step", s, sigma_r=0.003, commits=commits) for s in (1, 2, 5)),
+            Scenario("shifts ±0.3% (moved code)", "null", sigma_r=0.003, shift=0.003, commits=commits),
+            Scenario("drift 0.1%/commit", "drift", 0.1 * commits, sigma_r=0.003, commits=commits)]
+
+
+def wilson(x: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95% interval of a rate ``x`` (a fraction) over ``n`` trials."""
+    c = (x + z * z / (2 * n)) / (1 + z * z / n)
+    h = z * math.sqrt(x * (1 - x) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def min_effect_table(commits: int, n: int, before: str | None, min_effect: float, rows: str | None,
+                     seed0: int = 0, every: int = 0) -> None:
+    """For each row of :func:`min_effect_rows`: the rate (false name on the null, shift and drift
+    rows: a commit named; right culprit on the step rows) with its Wilson 95% interval and the
+    runs per bisection (mean), for the engine at git revision ``before`` and the working tree's,
+    on the same histories (seeds seed0 ..).  ``every``: also a line after every that many
+    histories (both engines on the same ones), so a long row says where it is."""
+    head = f"{'':28s} | " + (f"{before[:10] + ' (before)':^36s} | " if before else "") + f"{'working tree':^36s}"
+    print(head)
+    print(f"{'row':28s} | " + (f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s} | " if before else "")
+          + f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s}")
+    for ri, sc in enumerate(min_effect_rows(commits)):
+        if rows and str(ri) not in rows.split(","):
+            continue
+        bad = sc.kind in ("null", "drift")
+        engines = ([before] if before else []) + ["new"]
+        got: dict = {w: [] for w in engines}
+        for i in range(n):
+            for which in engines:
+                eng = _engine(which)
+                got[which].append(one(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect),
+                                      seed0 + i, which))
+            if (every and (i + 1) % every == 0) or i + 1 == n:
+                cells = []
+                for which in engines:
+                    rs = got[which]
+                    x = float(np.mean([r["blame"] if bad else r["right"] for r in rs]))
+                    lo, hi = wilson(x, len(rs))
+                    runs = [r["runs"] for r in rs]
+                    cells.append(f"{100 * x:5.1f}% [{100 * lo:4.1f}-{100 * hi:5.1f}%] {np.mean(runs):6.1f} "
+                                 f"{np.percentile(runs, 90):5.0f}")
+                what = "named" if bad else "right"
+                tag = "" if i + 1 == n else f"  ({i + 1} so far)"
+                print(f"{sc.name + ' (' + what + ')':28s} | " + " | ".join(cells) + tag, flush=True)
+    print(f"{commits} commits, {n} histories a row (seeds {seed0}..{seed0 + n - 1}); named: a commit named (every "
+          "name false); right: the step named first; runs: values measured per bisection (mean, p90)")
+
+
 def twos(commits: int = 16) -> list[Scenario]:
     return [Scenario(f"two steps {a:g}+{b:g}σL", "two", sizes=(a, b), sigma_r=0.003, commits=commits)
             for a, b in ((2, 2), (1, 3), (3, 1))]
@@ -315,8 +402,22 @@ def main() -> None:
     ap.add_argument("--layout-effect", choices=("normal", "bimodal", "t3"), default="normal",
                     help="the layout effects' law (sd sigma_L each; default normal)")
     ap.add_argument("--rows", help="only these rows of the table(s), e.g. 2,3 (0-based; to run rows side by side)")
+    ap.add_argument("--min-effect-rows", action="store_true",
+                    help="only the minimum-effect table: null, 1/2/5σL steps, ±0.3%% shifts of moved code, a drift "
+                         "of 0.1%% per commit; rates with Wilson 95%% intervals and runs beside them")
+    ap.add_argument("--seed0", type=int, default=0, help="with --min-effect-rows: the first history's seed")
+    ap.add_argument("--every", type=int, default=0,
+                    help="with --min-effect-rows: a line of the rates so far after every N histories")
+    ap.add_argument("--before", metavar="REV",
+                    help="with --min-effect-rows: also the engine at this git revision, on the same histories")
     a = ap.parse_args()
     t0 = time.time()
+    if a.min_effect_rows:
+        print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits; "
+              f"95%, min effect {100 * a.min_effect:g}%")
+        min_effect_table(a.commits, a.histories, a.before, a.min_effect, a.rows, a.seed0, a.every)
+        print(f"{time.time() - t0:.0f}s")
+        return
     print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: {a.histories} histories per row (the same for every "
           f"engine), {a.commits} commits, σL 1% ({a.layout_effect}), σR 0.3% R=1 unless named, ~40% layout-only commits; 95%, "
           f"min effect {100 * a.min_effect:g}%; today = the engine before issue 21 (default plan), new = "

@@ -1224,7 +1224,7 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
 
 
 def _cmp(c: stats.Comparison) -> dict:
-    return {"ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high, "confidence": c.confidence,
+    return {"ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high, "confidence": c.confidence, "sided": c.sided,
             "p_value": c.p_value, "verdict": c.verdict, "layouts": c.n_layouts_a, "runs_a": c.n_runs_a,
             "runs_b": c.n_runs_b, "layout_noise": c.layout_noise, "layout_noise_upper": c.layout_noise_upper,
             "noise_separated": c.noise_separated, "noise": c.noise_text(), "min_effect": c.min_effect,

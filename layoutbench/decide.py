@@ -52,11 +52,12 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
 * **Confirmation** of each named commit: last good against culprit on **fresh** layouts
   (seeds beyond every seed any decision used on any commit; a prober with
   ``groups_after(commit, first, k, r)`` measures only those, else the seeds before are measured
-  too), a one-sided mSPRT in the direction of the range's change at
-  level alpha_i for the i-th confirmation (sum <= alpha): a commit whose own step is null
-  is named with probability <= alpha over the whole bisection.  Its size (at least
-  ``min_effect``) is judged on those fresh layouts only -- evidence the decisions did not
-  select.
+  too), a one-sided group-sequential test in the direction of the range's change at
+  level alpha_i for the i-th confirmation (sum <= alpha) of the null "the step is at most
+  ``min_effect``": confirmed when the test's own interval lies beyond the band +-min_effect,
+  so a commit whose own step is at most the minimum effect is named with probability <= alpha
+  over the whole bisection, on evidence the decisions did not select.  That interval is the
+  one printed beside the effect.
 * **Every change point**: after a confirmed step, the sub-ranges before and after it are
   tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
   bisected in turn.  Each starts from the layouts its ends already have and looks further
@@ -117,6 +118,9 @@ SIDE_FIRST = 4
 THOROUGH_A = 0.02
 THOROUGH_FIRST = 8
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
+#: a confirmation looks on beyond its cap, up to CONFIRM_FAR x the cap, while its estimate would
+#: still show the step to be larger than the minimum effect at the furthest look
+CONFIRM_FAR = 3
 CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
 #: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
 #: NOISE_EFFECT x min_effect is shown with probability NOISE_POWER at the pooled noise
@@ -297,6 +301,26 @@ def layout_values(groups: dict) -> np.ndarray:
     return np.array(out)
 
 
+CLIP_LAYOUT = 3.0  #: a confirmation's fresh layout value is pulled to within this many layout sd of its median
+
+
+def layout_scale(pool: Pool) -> float:
+    """A robust layout noise: the median |value - its commit's median| over every commit with at
+    least 3 layouts measured, / 0.6745 (the sd at normal layout effects; one outlier layout
+    moves it no more than any other value).  0 when nothing is measured yet."""
+    d = [np.abs(y - np.median(y)) for y in pool.y.values() if y.size >= 3]
+    return float(np.median(np.concatenate(d))) / 0.6745 if d else 0.0
+
+
+def clipped(y: np.ndarray, c: float) -> np.ndarray:
+    """``y`` with each value pulled to within ``c`` of their median (a Huber-type rule across
+    layouts: with one run per layout an outlier run is a whole layout's value)."""
+    if not c > 0 or y.size < 3:
+        return y
+    med = float(np.median(y))
+    return med + np.clip(y - med, -c, c)
+
+
 class Pool:
     """Per-layout values of every commit measured, and the layout variance pooled over them.
 
@@ -392,6 +416,18 @@ class ZTest:
         c = gs_boundary(tuple(ns), level, one_sided=bool(sign))
         return (sign * self.z if sign else abs(self.z)) >= c
 
+    def interval(self, ns: tuple, level: float, sign: int = 0) -> tuple[float, float]:
+        """The repeated confidence interval of the group-sequential test with looks ``ns`` at
+        ``level`` (log scale): est -+ the test's own boundary (:func:`gs_boundary`, through the t
+        quantile as in :meth:`tost_half`).  Two-sided without ``sign``; with ``sign`` +1 the
+        one-sided bound (lo, inf), -1 (-inf, hi).  It excludes 0 exactly when :meth:`crosses`
+        rejects, and a value v exactly when the same test of "the effect is v" would."""
+        if self.df < 2 or not self.se > 0:
+            return (-math.inf, math.inf) if self.df < 2 or not self.se >= 0 else (self.est, self.est)
+        h = self.tost_half(gs_boundary(tuple(ns), level, one_sided=bool(sign)))
+        lo, hi = self.est - h, self.est + h
+        return (lo, math.inf) if sign > 0 else (-math.inf, hi) if sign < 0 else (lo, hi)
+
     def half_width(self, level: float) -> float:
         """Half width of the always-valid interval at ``level`` (log scale): its z boundary
         through :meth:`tost_half`."""
@@ -427,9 +463,13 @@ def zvalues(pool: Pool, ya: np.ndarray, yb: np.ndarray) -> ZTest:
 
 
 def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, level: float, min_effect: float,
-             used: int = 0) -> stats.Comparison:
+             used: int = 0, ns: tuple = (), sign: int = 0, band: bool = False) -> stats.Comparison:
     """A stats.Comparison of ``pair`` (A, B) for people (the layouts' groups, paired t), its estimate,
-    interval and p replaced by the pooled test's (always-valid interval at ``level``)."""
+    interval and p replaced by the decision's: the repeated confidence interval of the
+    group-sequential test with looks ``ns`` at ``level`` (:meth:`ZTest.interval`; one-sided in the
+    direction ``sign`` when the test was, ``sided`` then says which bound is finite).  The verdict
+    is the interval's: a change where it excludes 0 and (``band``) the whole band +-min_effect, or
+    (without ``band``) where the estimate is at least min_effect."""
     a, b = pair
     if used:
         ga, gb = groups_after(prober, a, used, k, r), groups_after(prober, b, used, k, r)
@@ -438,13 +478,29 @@ def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, level: flo
     c = change(ga, gb, bool(prober.higher_is_better), 0.05, min_effect)
     if not math.isfinite(t.se):
         return c
-    h = t.half_width(level)
-    lo, hi = t.est - h, t.est + h
-    verdict, reason = stats._verdict(lo, hi, t.est, min_effect, bool(prober.higher_is_better))
+    lo, hi = t.interval(ns or (max(k, 2),), level, sign)
+    verdict, reason = band_verdict(lo, hi, t.est, min_effect, bool(prober.higher_is_better), band)
     return dataclasses.replace(c, ratio=math.exp(t.est), ci_low=math.exp(lo), ci_high=math.exp(hi),
                                p_value=t.p_value(), verdict=verdict, reason=reason, confidence=1.0 - level,
-                               log_ratio=t.est, se=t.se, df=float(t.df),
-                               method=f"pooled-variance mSPRT ({t.df} df), {t.na} vs {t.nb} layouts")
+                               log_ratio=t.est, se=t.se, df=float(t.df), sided=int(sign),
+                               method=f"pooled-variance group-sequential test ({t.df} df), {t.na} vs {t.nb} layouts")
+
+
+def band_verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_better: bool,
+                 band: bool = True) -> tuple[str, str]:
+    """(verdict, reason) from a log-scale interval: a change (slower/faster) when the interval
+    excludes 0 and, with ``band``, the whole band +-log(1 + min_effect) -- the minimum effect
+    tested (the null |effect| <= min_effect rejected) -- else when the estimate is at least the
+    minimum effect (:func:`stats._verdict`)."""
+    if not band:
+        return stats._verdict(lo, hi, est, min_effect, higher_is_better)
+    m = math.log1p(min_effect)
+    if lo <= 0.0 <= hi:
+        return "no difference", ""
+    if not (lo > m or hi < -m):
+        return "no difference", f"a change shown, not shown to be at least the {100 * min_effect:g}% minimum effect"
+    slower = (lo > 0) != bool(higher_is_better)
+    return ("slower" if slower else "faster"), ""
 
 
 def change(ga: dict, gb: dict, hib: bool, level: float, min_effect: float, rank: bool = False) -> stats.Comparison:
@@ -570,10 +626,10 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
             if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
                 stop = k  # beyond the quiet cap only while a change of min_effect is still likely
         if at_look and t.crosses(ns, a) and abs(t.est) >= m:
-            return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a)
+            return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect, ns=ns), k, r, j, a)
         h = t.tost_half(c_eq)
         if at_look and abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
-            shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, a, plan.min_effect),
+            shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, a, plan.min_effect, ns=ns),
                                         ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
                                         confidence=1.0 - 2.0 * a, verdict="no difference",
                                         reason=f"within ±{100 * plan.min_effect:g}% (equivalence test)")
@@ -588,7 +644,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     more = layouts_to_rule_out(t, m, c_eq)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
             "at this estimate more layouts would not rule it out")
-    return Ends("not-shown", _display(tr, (good, bad), k, r, t, a, plan.min_effect), k, r, j, a,
+    return Ends("not-shown", _display(tr, (good, bad), k, r, t, a, plan.min_effect, ns=ns), k, r, j, a,
                 f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
                 more_layouts=None if more is None else more - k, futile=futile,
                 reach=reach_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1])))
@@ -671,13 +727,20 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
 
 def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
             sign: int = 0, cap: int | None = None, say=None) -> tuple[stats.Comparison | None, int, float]:
-    """Last good against culprit on *fresh* layouts only (the seeds after the first ``used``,
-    which no decision saw): an always-valid test at ``level`` (one-sided in the direction
-    ``sign`` of the range's change when given).  That bounds the chance of naming a commit
-    whose step is null.  Its size (at least ``min_effect``) is judged on the same fresh
-    layouts: evidence the decisions did not select.  Returns (the fresh comparison, shown
-    with its always-valid interval -- verdict "no difference" when not confirmed -- or None
-    when nothing could be measured; fresh layouts; the fresh log ratio)."""
+    """Is the step last good -> culprit at least the minimum effect?  On *fresh* layouts only (the
+    seeds after the first ``used``, which no decision saw): a group-sequential test at ``level``
+    of the null |effect| <= min_effect (one-sided in the direction ``sign`` of the range's change
+    when given: sign x effect <= min_effect): the step is confirmed when the test's own interval
+    (:meth:`ZTest.interval`) excludes the whole band +-min_effect.  Each side's fresh layout values
+    are first pulled to within CLIP_LAYOUT robust layout sd of their median (:func:`clipped`,
+    :func:`layout_scale`): with one run per layout an outlier run would otherwise be a layout
+    far enough out to confirm a null step at the first look.  A commit whose true step is
+    at most the minimum effect (null, or a small shift of moved code) is confirmed with
+    probability <= ``level``.  The looks go K, 1.5K, ... up to the cap (``cap``, else the plan's;
+    at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that while the estimate
+    at the last look would still clear the band.  Returns (the fresh comparison with that
+    interval -- verdict "no difference" when not confirmed -- or None when nothing could be
+    measured; fresh layouts; the fresh log ratio).  ``say`` gets a progress line at each look."""
     tr, pool = _pool_of(prober)
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
@@ -686,29 +749,36 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     top = cap or plan.cap
     if top < plan.noise_top:  # at a noisy benchmark: far enough to show 2x the minimum effect (noise_cap)
         top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
-    ns = tuple(schedule(plan.layouts, top))
+    far = min(plan.max_layouts, CONFIRM_FAR * top)
+    ns = tuple(extended(plan.layouts, top, far))
+    c = gs_boundary(ns, a, one_sided=bool(sign))
     try:
         for k in ns:
             ya = pool.add_fresh(last_good, used, tr.groups_after(last_good, used, k, r))
             yb = pool.add_fresh(culprit, used, tr.groups_after(culprit, used, k, r))
-            t = zvalues(pool, ya, yb)
+            clip = CLIP_LAYOUT * layout_scale(pool)
+            t = zvalues(pool, clipped(ya, clip), clipped(yb, clip))
             size = t.est
             if say is not None:
                 say(f"confirmation {last_good[:12]}..{culprit[:12]}: {k} fresh layouts a side, x{math.exp(size):.4f}")
-            ok = t.crosses(ns, a, sign) and abs(size) >= m
-            if ok or k >= ns[-1]:
-                shown = _display(tr, (last_good, culprit), k, r, t, a, plan.min_effect, used)
-                if ok:
-                    v, _ = stats._verdict(size, size, size, plan.min_effect, bool(tr.higher_is_better))
-                    shown = dataclasses.replace(shown, verdict=v, reason="")
-                else:
-                    why = ("not shown on the fresh layouts" if abs(size) >= m else
-                           f"the step on the fresh layouts is smaller than the {100 * plan.min_effect:g}% minimum effect")
+            lo, hi = t.interval(ns, a, sign)
+            ok = band_verdict(lo, hi, size, plan.min_effect, False)[0] != "no difference"
+            # beyond the usual cap only while the estimate, at the last look's standard error,
+            # would clear the band (stopping without rejecting keeps the level)
+            d = sign * size if sign else abs(size)
+            hopeless = k >= top and not (d - m > c * t.se * math.sqrt(k / ns[-1]))
+            if ok or k >= ns[-1] or hopeless:
+                shown = _display(tr, (last_good, culprit), k, r, t, a, plan.min_effect, used, ns=ns, sign=sign,
+                                 band=True)
+                if not ok:
+                    why = (shown.reason or "not shown on the fresh layouts") if abs(size) >= m else \
+                        f"the step on the fresh layouts is smaller than the {100 * plan.min_effect:g}% minimum effect"
                     shown = dataclasses.replace(shown, verdict="no difference", reason=why)
                 return shown, k, size
         return shown, k, size
     except Skip:  # nothing confirmed: never the last look's comparison without its downgrade
         return None, k, size
+
 
 # -- the bisection ---------------------------------------------------------------------------------
 
@@ -775,7 +845,7 @@ class Outcome:
         a = f"{100 * self.alpha:g}%"
         farm = f"; {self.k} probes per round, each against GOOD and BAD measured on its own machine" if self.k > 1 else ""
         return (f"a range without a code change is blamed with probability <= {a} (the endpoints' always-valid "
-                f"test); any named commit whose own step is null passes its confirmation on fresh layouts with "
+                f"test); any named commit whose own step is at most the minimum effect passes its confirmation on fresh layouts with "
                 f"probability <= {a} (all confirmations together); any probe misjudged with probability <= {a} "
                 f"(every probe counted)" + farm)
 
@@ -1044,6 +1114,50 @@ def _more_runs(ctx: _Search, sub, lo, hi) -> int:
     k = max([e.get("layouts", 0) for e in marks] + [ctx.plan.layouts])
     left = max(1, math.ceil(math.log2(max(2, hi - lo))))
     return (left + 2) * k * ctx.plan.runs
+
+
+def reach(s2: float, n: int, level: float, power: float = NOISE_POWER) -> float:
+    """The smallest step (relative) that a two-sided test at ``level`` with looks up to ``n``
+    layouts a side (MIN_LAYOUTS, x1.5, ... n) shows with probability ``power`` when a layout's
+    value has variance ``s2``: a side test that stopped at ``n`` without showing a change could
+    have missed any step smaller than this.  nan without a variance or a layout."""
+    if not (s2 > 0 and math.isfinite(s2)) or n < 1:
+        return math.nan
+    c = gs_boundary(tuple(schedule(min(MIN_LAYOUTS, n), n)), level) + float(ndtri(power))
+    return math.expm1(c * math.sqrt(2.0 * s2 / n))
+
+
+def step_power(step: float, noise: float, plan: Plan) -> dict:
+    """Will a step of ``step`` (relative, e.g. 2x the minimum effect) be named at layout noise
+    ``noise`` (the relative sd of a layout's value)?  The chance that the endpoints' test shows it
+    by its furthest look and that the first confirmation shows it beyond the minimum effect by
+    its furthest look (normal approximation, the boundaries of their designs): ``power`` the
+    smaller of the two; ``layouts`` the confirmation's furthest look; ``needed`` the layouts a
+    side at which both would reach NOISE_POWER (None: no number of layouts, the step is not
+    beyond the minimum effect); ``likely_missed`` when power < 0.8."""
+    d, m = math.log1p(step), math.log1p(plan.min_effect)
+    s2 = noise * noise
+    lc = family_level(plan.alpha, 1)
+    top = plan.cap
+    if top < plan.noise_top:
+        top = max(top, noise_cap(plan, s2, _top_looks(plan), lc, one_sided=True))
+    far = min(plan.max_layouts, CONFIRM_FAR * top)
+    c_conf = gs_boundary(tuple(extended(plan.layouts, top, far)), lc, one_sided=True)
+    ends_ns = _top_looks(plan)
+    c_ends = gs_boundary(ends_ns, plan.alpha)
+    ends_n = noise_cap(plan, s2, ends_ns, plan.alpha)
+
+    def p_at(n_conf: int, n_ends: int) -> float:
+        se_c, se_e = noise * math.sqrt(2.0 / n_conf), noise * math.sqrt(2.0 / n_ends)
+        return float(min(ndtr((d - m) / se_c - c_conf), ndtr(d / se_e - c_ends)))
+
+    power = p_at(far, ends_n)
+    needed = None
+    if d > m:
+        zb = float(ndtri(NOISE_POWER))
+        needed = max(math.ceil(2.0 * s2 * ((c_conf + zb) / (d - m)) ** 2),
+                     math.ceil(2.0 * s2 * ((c_ends + zb) / d) ** 2))
+    return {"step": step, "power": power, "layouts": far, "needed": needed, "likely_missed": power < 0.8}
 
 
 def share_test(prober, four: tuple, share_min: float, runs: int) -> float:

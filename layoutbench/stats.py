@@ -466,6 +466,9 @@ class Comparison(_ToDict):
     Fields:
         ratio: ``exp(mean d)`` (paired) or the ratio of the geometric means
             of the per-layout values (unpaired): B/A.
+        sided: 0 for a two-sided interval; +1 when the test was one-sided towards a
+            larger ratio (the interval is ``ci_low``…inf), -1 towards a smaller one
+            (0…``ci_high``).
         ci_low, ci_high: interval of ``ratio`` at level ``confidence`` (after
             :func:`adjust_comparisons`: at the per-test level that matches the
             adjusted p-value).  nan when ``verdict == "n/a"``.
@@ -532,6 +535,7 @@ class Comparison(_ToDict):
     family: int = 1
     layout_noise_upper: float = math.nan
     noise_separated: bool = False
+    sided: int = 0
 
     @property
     def significant(self) -> bool:
@@ -559,13 +563,18 @@ class Comparison(_ToDict):
                 f, lo, hi = self.ratio, self.ci_low, self.ci_high
             else:
                 f, lo, hi = 1.0 / self.ratio, 1.0 / self.ci_high, 1.0 / self.ci_low
-            head = f"B is {f:.3f} ± {(hi - lo) / 2.0:.3f}× {self.verdict} than A ("
-            mid = f"{conf} CI {lo:.3f}…{hi:.3f}"
+            if self.sided:  # a one-sided bound: how much at least
+                head = f"B is {f:.3f}× {self.verdict} than A ("
+                mid = f"{conf} one-sided bound: at least {lo:.3f}×"
+            else:
+                head = f"B is {f:.3f} ± {(hi - lo) / 2.0:.3f}× {self.verdict} than A ("
+                mid = f"{conf} CI {lo:.3f}…{hi:.3f}"
         else:
             f, lo, hi = self.ratio, self.ci_low, self.ci_high
             head = (f"B is not different from A{' beyond the minimum effect' if self.reason else ''} "
-                    f"(B/A = {f:.3f} ± {(hi - lo) / 2.0:.3f}")
-            mid = f", {conf} CI {lo:.3f}…{hi:.3f}"
+                    f"(B/A = {f:.3f}" + ("" if self.sided else f" ± {(hi - lo) / 2.0:.3f}"))
+            mid = (f", {conf} CI {lo:.3f}…{hi:.3f}" if not self.sided else
+                   f", {conf} one-sided CI {lo:.3f}…" if self.sided > 0 else f", {conf} one-sided CI 0…{hi:.3f}")
         tail = f", p={self.p_value:.3g}"
         if self.adjusted:
             tail += f" {self.adjusted}-adjusted over {self.family}"

@@ -228,7 +228,7 @@ def test_both_of_two_unequal_steps_more_often_than_the_ends_alone_allowed():
     found large step looks further while the commits measured in its sub-range (probes
     included) make a step of twice the minimum effect at least SIDE_A times as likely as none
     (decide.side_llr, issue 21f), asked after every layout added a side, and a later
-    confirmation may look to 64 layouts, so the small step is named too in 72 of 80 (session 9;
+    confirmation may look to 64 layouts, so the small step is named too in 42 of 80 (it must be shown beyond the minimum effect; 72 with the size read off the estimate, session 9;
     session 8's SIDE_A 0.4 at the x1.5 looks: 68; before that, while the largest split z was more
     than 1 instead: 57; when only the range's ends decided how far a residual test looked: 34);
     never a commit without a step.  The price: 60 single 5 sigma_L steps take 60.1 runs a
@@ -239,7 +239,9 @@ def test_both_of_two_unequal_steps_more_often_than_the_ends_alone_allowed():
             t = sim.one(sim.Scenario("t", "two", sizes=sizes, sigma_r=0.003), decide.Plan(), seed=31_000 + i)
             both += t["both"]
             wrong += t["wrong"]
-    assert both >= 68, both
+    # the small (1σL, twice the minimum effect) step's confirmation must show it beyond the minimum
+    # effect (the band test): both named in 42 of 80 (68 when its size was read off the estimate)
+    assert both >= 42, both
     assert wrong == 0
     runs = [sim.one(sim.Scenario("s", "step", 5.0, sigma_r=0.003), decide.Plan(), seed=32_000 + i)["runs"]
             for i in range(60)]
@@ -250,7 +252,7 @@ def test_thorough_names_both_of_two_unequal_steps_in_nine_of_ten_at_a_stated_pri
     """--thorough (Plan.thorough): the residual tests beside a found step look first at
     THOROUGH_FIRST layouts a side and go on while a step of twice the minimum effect is at least
     THOROUGH_A times as likely as none (asked after every layout added).  The same 80 histories
-    as above: the small step is named too in 74 of 80 (default 72), never a commit without a
+    as above: the small step is named too in 43 of 80 (default 42), never a commit without a
     step; and it is a price: 60 single 5 sigma_L steps take 80.4 runs a bisection instead of 60.1
     (98.0 when the stop rule is asked at the x1.5 looks only; bench/simulate.py --thorough, 200
     histories: 81.2 vs 63.8)."""
@@ -261,7 +263,8 @@ def test_thorough_names_both_of_two_unequal_steps_in_nine_of_ten_at_a_stated_pri
                         seed=31_000 + i)
             both += t["both"]
             wrong += t["wrong"]
-    assert both >= 73, both
+    # the band test at the small step's confirmation: 43 of 80 (73 when the size was read off the estimate)
+    assert both >= 43, both
     assert wrong == 0
     runs = [sim.one(sim.Scenario("s", "step", 5.0, sigma_r=0.003), decide.Plan(thorough=True), seed=32_000 + i)["runs"]
             for i in range(60)]
@@ -390,12 +393,14 @@ def test_share_test_tells_a_part_from_the_whole():
 
 def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
     """Run noise 2% (1% of runs 10x that), 3 runs a layout, a 1 sigma_L step (16 commits): the
-    caps scale with the pooled noise (decide.noise_cap), so the step is named in most histories
-    (with the caps fixed at 40 layouts: 33% of 200, most 'not shown'); never a wrong commit; at
-    a quiet benchmark the caps stay at 40 (and 80 for a probe)."""
+    caps scale with the pooled noise (decide.noise_cap); the step is twice the minimum effect and
+    its confirmation must show it beyond the minimum effect (the band test) at a layout value's
+    sd of ~1.5%, so it is named in 16 of these 40 histories (when the size was read off the
+    estimate: 65% or more); never a wrong commit; at a quiet benchmark the caps stay at 40 (and
+    80 for a probe)."""
     sc = sim.Scenario("noisy", "step", 1.0, sigma_r=0.02, runs=3, outliers=0.01)
     r = sim.rates(sc, decide.Plan(runs=3, max_runs=3), 40, seed0=0)
-    assert r["right"] >= 0.65 and r["wrong"] == 0, r
+    assert r["right"] >= 0.35 and r["wrong"] == 0, r
     plan = decide.Plan()
     top = decide._top_looks(plan)
     assert top[:7] == (4, 6, 9, 14, 21, 32, 40) and top[-1] == plan.noise_top == 120
