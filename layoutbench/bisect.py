@@ -870,7 +870,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         say(m + clock.progress() if m.startswith(PHASES) else m)
 
     try:
-        ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan, say=progress))
+        ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan, say=lambda m: progress(f"endpoints: {m}")))
         if places is not None:
             places.release_all()
     except Skip as e:

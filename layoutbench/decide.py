@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -462,15 +463,27 @@ def zvalues(pool: Pool, ya: np.ndarray, yb: np.ndarray) -> ZTest:
                  ya.size, yb.size)
 
 
-def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, level: float, min_effect: float,
-             used: int = 0, ns: tuple = (), sign: int = 0, band: bool = False) -> stats.Comparison:
+@dataclass(frozen=True)
+class Looks:
+    """The test a comparison is shown with: its ``level``, its looks ``ns`` (layouts a side), the
+    direction ``sign`` it is one-sided in (0: two-sided), and whether it tests the minimum effect
+    (``band``: the null |effect| <= min_effect) or only a change."""
+    level: float
+    ns: tuple = ()
+    sign: int = 0
+    band: bool = False
+
+
+def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, test: Looks, min_effect: float,
+             used: int = 0) -> stats.Comparison:
     """A stats.Comparison of ``pair`` (A, B) for people (the layouts' groups, paired t), its estimate,
     interval and p replaced by the decision's: the repeated confidence interval of the
-    group-sequential test with looks ``ns`` at ``level`` (:meth:`ZTest.interval`; one-sided in the
-    direction ``sign`` when the test was, ``sided`` then says which bound is finite).  The verdict
-    is the interval's: a change where it excludes 0 and (``band``) the whole band +-min_effect, or
-    (without ``band``) where the estimate is at least min_effect."""
+    group-sequential ``test`` (:meth:`ZTest.interval`; one-sided in the direction ``test.sign`` when
+    the test was, ``sided`` then says which bound is finite).  The verdict is the interval's: a
+    change where it excludes 0 and (``test.band``) the whole band +-min_effect, or (without it)
+    where the estimate is at least min_effect."""
     a, b = pair
+    level, ns, sign, band = test.level, test.ns, test.sign, test.band
     if used:
         ga, gb = groups_after(prober, a, used, k, r), groups_after(prober, b, used, k, r)
     else:
@@ -576,21 +589,31 @@ def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float
     return float(ndtr((sign * t.est * i_now + step * rest - c * math.sqrt(i_cap)) / math.sqrt(rest)))
 
 
+@dataclass(frozen=True)
+class SideStop:
+    """The stops of a side test beside a found step: ``go_on(k)``, asked after every layout added a
+    side (Wald's rule: False ends the test), and ``futility`` (step, sign): stop once a step of that
+    size (log) in that direction would be shown by the last look with probability below FUTILITY."""
+    go_on: Callable[[int], bool] | None = None
+    futility: tuple | None = None
+
+
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
-              go_on=None, say=None, label: str = "endpoints", futility: tuple | None = None) -> Ends:
+              stop: SideStop = SideStop(), say=None) -> Ends:
     """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
     ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` when given; else up to the
     plan's cap at a quiet benchmark and on to ``plan.noise_top`` at a noisy one
     (:func:`noise_cap` from the pooled variance, or sooner once the estimate is below
     min_effect by z(NOISE_POWER) se), under the boundary of the whole design to noise_top;
-    ``go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
+    ``stop.go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
     whatever decides when): it is asked after every layout added a side, between the looks too
     (a Wald boundary, crossed as soon as it is), while "differs" and "noise" are judged at the
-    looks only (their boundaries are those of the looks' design).  ``futility`` (step, sign): stop
+    looks only (their boundaries are those of the looks' design).  ``stop.futility`` (step, sign): stop
     too once a step of that size (log) in that direction would be shown by the last look with
     probability below FUTILITY (:func:`conditional_power`), and say what the cap could show
-    (``Ends.reach``).  ``say``: a line at each look (``label``: the test's name in it)."""
+    (``Ends.reach``).  ``say``: a line at each look (the caller puts the test's name before it)."""
     tr, pool = _pool_of(prober)
+    go_on, futility = stop.go_on, stop.futility
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
     looks = plan.looks()
@@ -606,7 +629,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     # looks (a shift of +-m is the null of each: crossing its one-sided boundary anywhere has
     # probability <= a), so its interval is est +- c_eq se at level 1 - 2a
     c_eq = gs_boundary(ns, a, one_sided=True)
-    stop = looks[-1][0]
+    last = looks[-1][0]
     steps = [(k, r, True) for k, r in looks]
     if go_on is not None:  # one layout a side at a time between the looks, for go_on
         steps = [(k, plan.runs, k in ns) for k in range(ns[0], ns[-1] + 1)]
@@ -618,33 +641,33 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         _measure(tr, good, k, r)
         _measure(tr, bad, k, r)
         t = ztest(pool, good, bad)
-        line = f"{label}: {k} layouts a side, {bad[:12]}/{good[:12]} x{math.exp(t.est):.4f}"
+        line = f"{k} layouts a side, {bad[:12]}/{good[:12]} x{math.exp(t.est):.4f}"
         if say is not None and at_look:
             say(line)
         if noisy:  # the boundary is the whole design's: stopping before its last look keeps the level
-            stop = noise_cap(plan, pool.var()[0], ns, a)
+            last = noise_cap(plan, pool.var()[0], ns, a)
             if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
-                stop = k  # beyond the quiet cap only while a change of min_effect is still likely
+                last = k  # beyond the quiet cap only while a change of min_effect is still likely
         if at_look and t.crosses(ns, a) and abs(t.est) >= m:
-            return Ends("differs", _display(tr, (good, bad), k, r, t, a, plan.min_effect, ns=ns), k, r, j, a)
+            return Ends("differs", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a)
         h = t.tost_half(c_eq)
         if at_look and abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
-            shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, a, plan.min_effect, ns=ns),
+            shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect),
                                         ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
                                         confidence=1.0 - 2.0 * a, verdict="no difference",
                                         reason=f"within ±{100 * plan.min_effect:g}% (equivalence test)")
             return Ends("noise", shown, k, r, j, a,
                         f"its {100 * (1 - 2 * a):.3g}% interval (two one-sided {100 * a:.3g}% tests over the looks) lies "
                         f"within ±{100 * plan.min_effect:g}%: a change of {100 * plan.min_effect:g}% or more is ruled out")
-        futile = futility is not None and k < stop and conditional_power(t, pool, ns, a, *futility) < FUTILITY
-        if futile or k >= stop or (go_on is not None and not go_on(k)):
+        futile = futility is not None and k < last and conditional_power(t, pool, ns, a, *futility) < FUTILITY
+        if futile or k >= last or (go_on is not None and not go_on(k)):
             if say is not None and not at_look:  # stopped between two looks: its last layouts get a line too
                 say(line)
             break
     more = layouts_to_rule_out(t, m, c_eq)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
             "at this estimate more layouts would not rule it out")
-    return Ends("not-shown", _display(tr, (good, bad), k, r, t, a, plan.min_effect, ns=ns), k, r, j, a,
+    return Ends("not-shown", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a,
                 f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
                 more_layouts=None if more is None else more - k, futile=futile,
                 reach=reach_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1])))
@@ -726,7 +749,7 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
 # -- the confirmation at the culprit -----------------------------------------------------------------
 
 def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
-            sign: int = 0, cap: int | None = None, say=None) -> tuple[stats.Comparison | None, int, float]:
+            sign: int = 0, cap: int | None = None) -> tuple[stats.Comparison | None, int, float]:
     """Is the step last good -> culprit at least the minimum effect?  On *fresh* layouts only (the
     seeds after the first ``used``, which no decision saw): a group-sequential test at ``level``
     of the null |effect| <= min_effect (one-sided in the direction ``sign`` of the range's change
@@ -740,8 +763,9 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that while the estimate
     at the last look would still clear the band.  Returns (the fresh comparison with that
     interval -- verdict "no difference" when not confirmed -- or None when nothing could be
-    measured; fresh layouts; the fresh log ratio).  ``say`` gets a progress line at each look."""
+    measured; fresh layouts; the fresh log ratio).  The prober's ``say`` gets a line at each look."""
     tr, pool = _pool_of(prober)
+    say = tr.say
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
     shown, k, size = None, 0, math.nan
@@ -768,8 +792,8 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             d = sign * size if sign else abs(size)
             hopeless = k >= top and not (d - m > c * t.se * math.sqrt(k / ns[-1]))
             if ok or k >= ns[-1] or hopeless:
-                shown = _display(tr, (last_good, culprit), k, r, t, a, plan.min_effect, used, ns=ns, sign=sign,
-                                 band=True)
+                shown = _display(tr, (last_good, culprit), k, r, t, Looks(a, ns, sign, band=True), plan.min_effect,
+                                 used)
                 if not ok:
                     why = (shown.reason or "not shown on the fresh layouts") if abs(size) >= m else \
                         f"the step on the fresh layouts is smaller than the {100 * plan.min_effect:g}% minimum effect"
@@ -888,6 +912,7 @@ class Tracked:
         self.pool = Pool()
         self.ledger = ledger or _Ledger()
         self.name = getattr(prober, "name", None)  #: the machine (target) it measures on, if it says
+        self.say = None  #: where a test's progress line at each look goes (bisect_range sets it)
 
     @property
     def higher_is_better(self):
@@ -943,6 +968,8 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     with the candidates left and their probabilities."""
     probers = [p if isinstance(p, Tracked) else Tracked(p)
                for p in (prober if isinstance(prober, (list, tuple)) else [prober])]
+    for p in probers:
+        p.say = say
     prober = probers[0]
     if plan.budget is not None and prober.ledger.budget is None:
         prober.ledger.budget = plan.budget
@@ -950,7 +977,7 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
         p.ledger = prober.ledger
     try:
         if ends is None:
-            ends = endpoints(prober, commits[0], commits[-1], plan, say=say)
+            ends = endpoints(prober, commits[0], commits[-1], plan, say=lambda m: say(f"endpoints: {m}"))
     except OutOfBudget:
         out = Outcome("budget", None, alpha=plan.alpha, k=len(probers), runs=prober.ledger.spent)
         out.note = "not decided at this budget: the endpoints' test has not shown a change yet"
@@ -1017,8 +1044,9 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         try:
             e = endpoints(prober, a, b, dataclasses.replace(plan, layouts=min(have, cap), prove_null=False),
                           level=level, cap=cap,
-                          go_on=lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(plan.side_a),
-                          say=ctx.say, label=f"side test {a[:12]}..{b[:12]}", futility=(d1, sign))
+                          stop=SideStop(lambda k, side=side: side_llr(pool, side, sign, d1) > math.log(plan.side_a),
+                                        (d1, sign)),
+                          say=lambda m, name=f"side test {a[:12]}..{b[:12]}": ctx.say(f"{name}: {m}"))
         except Skip:
             continue
         c = e.comparison
@@ -1293,8 +1321,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     sign = int(np.sign(y[bad].mean() - y[good].mean())) if good in y and bad in y else 0
     c, kc, effect = confirm(prober, commits[lo], culprit, plan, used,
                             level=family_level(plan.alpha, ledger.confirmations), sign=sign,
-                            cap=None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER)),
-                            say=say)
+                            cap=None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER)))
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
               confirmation=c, confirm_layouts=kc, effect=effect)
     return st, probes, rounds

@@ -22,9 +22,11 @@ def _loaded(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=900)
 
 
-def test_the_loaded_suite_reports_its_run_and_leaves_no_loop_behind():
+def test_the_loaded_suite_reports_its_run_and_leaves_no_loop_behind(tmp_path):
+    inner = tmp_path / "test_inner.py"
+    inner.write_text("def test_quick():\n    assert sum(range(4)) == 6\n")
     before = _yes_pids()
-    p = _loaded("--loops", "2", "--", "tests/test_structure.py", "-k", "eight")
+    p = _loaded("--loops", "2", "--", str(inner))
     assert p.returncode == 0, p.stdout + p.stderr
     last = p.stdout.strip().splitlines()[-1]
     assert last.startswith("loaded suite: exit 0, ") and "2 CPU loop(s) beside it" in last, p.stdout
@@ -32,9 +34,11 @@ def test_the_loaded_suite_reports_its_run_and_leaves_no_loop_behind():
     assert _yes_pids() <= before
 
 
-def test_the_loaded_suite_fails_when_the_suite_does():
-    p = _loaded("--loops", "1", "--", "tests/test_structure.py", "-k", "no_such_test_name")
-    assert p.returncode == 5 and "loaded suite: exit 5, " in p.stdout  # pytest: no test ran
+def test_the_loaded_suite_fails_when_the_suite_does(tmp_path):
+    inner = tmp_path / "test_inner.py"
+    inner.write_text("def test_wrong():\n    assert sum(range(4)) == 7\n")
+    p = _loaded("--loops", "1", "--", str(inner))
+    assert p.returncode == 1 and "loaded suite: exit 1, " in p.stdout  # pytest: a test failed
 
 
 

@@ -340,7 +340,7 @@ def test_a_side_test_asks_its_stop_rule_after_every_layout_and_decides_at_its_lo
         p.code[1], p.epoch[1] = math.log1p(0.008), 1
         asked: list[int] = []
         e = decide.endpoints(decide.Tracked(p), "c0", "c1", plan, level=0.05, cap=cap,
-                             go_on=lambda k, asked=asked: asked.append(k) or True)
+                             stop=decide.SideStop(go_on=lambda k, asked=asked: asked.append(k) or True))
         assert asked == list(range(3, 3 + len(asked))), asked
         assert asked[-1] >= e.layouts - 1 if asked else e.layouts == 3
         if e.status == "differs":
