@@ -227,12 +227,10 @@ def test_both_of_two_unequal_steps_more_often_than_the_ends_alone_allowed():
     """1+3 and 3+1 sigma_L pairs, 40 histories each (fixed seeds): the residual test beside the
     found large step looks further while the commits measured in its sub-range (probes
     included) make a step of twice the minimum effect at least SIDE_A times as likely as none
-    (decide.side_llr, issue 21f), asked after every layout added a side, and a later
-    confirmation may look to 64 layouts, so the small step is named too in 42 of 80 (it must be shown beyond the minimum effect; 72 with the size read off the estimate, session 9;
-    session 8's SIDE_A 0.4 at the x1.5 looks: 68; before that, while the largest split z was more
-    than 1 instead: 57; when only the range's ends decided how far a residual test looked: 34);
-    never a commit without a step.  The price: 60 single 5 sigma_L steps take 60.1 runs a
-    bisection (75.9 when the stop rule is asked at the x1.5 looks only, at the same SIDE_A)."""
+    (decide.side_llr), asked after every layout added a side, and a later confirmation may look
+    to 64 layouts; the small step must then be shown beyond the minimum effect on fresh layouts,
+    which these histories do in 42 of 80; never a commit without a step.  The price: 60 single
+    5 sigma_L steps take about 60 runs a bisection."""
     both = wrong = 0
     for sizes in ((1.0, 3.0), (3.0, 1.0)):
         for i in range(40):
