@@ -129,6 +129,7 @@ def test_dependency_files_are_read_with_makes_escaping(tmp_path):
                             "v = one two\n") == [(["a.o"], ["b.c", "c:d.h", "e\\f.h"]), ([], ["one", "two"])]
     assert build.make_rules("x.o:\\\n\n") == [(["x.o"], [])]  # a continuation into an empty last line
     assert build.make_rules("x.o: a$") == [(["x.o"], ["a$"])]  # a lone $ at the end is itself
+    assert build.make_rules("x.o: a.h $(wildcard b.h") == [(["x.o"], ["a.h"])]  # an unclosed reference ends the line
     assert build.make_rules("x.o: a.h \\") == [(["x.o"], ["a.h"])]  # a continuation at the end of the file
     # a reference inside a word: its literal part still counts as a name the build may read
     assert build.make_rules("x.o: inc/$(ARCH)/a.h b.h") == [(["x.o"], ["inc/", "/a.h", "b.h"])]
