@@ -400,7 +400,7 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     futile = {**quiet, "layouts": 4, "cap": 64, "futile": True, "reach": 0.0147}
     t = bisect.text({**v, "sides": [futile]}).splitlines()
     assert [ln for ln in t if ln.startswith("beside:")] == [
-        f"beside:  {g[:12]}..{c[:12]} x1.0021 (97% CI 0.9912…1.0131, 4 layouts a side): no other change shown "
+        f"beside:  {g[:12]}..{c[:12]} x1.0021 (CI 0.9912…1.0131, 4 layouts a side): no other change shown "
         "there; stopped because at this noise even 64 layouts a side would show only a step of 1.47% or more "
         "(80% power): a smaller one there is not ruled out"]
 
