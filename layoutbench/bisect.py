@@ -437,7 +437,7 @@ class Bisection:
         return out
 
     def entry(self, verb: str) -> dict | None:
-        return next((e for e in reversed(self.log) if e["verb"] == verb), None)
+        return next((e for e in reversed(self.log) if isinstance(e, dict) and e.get("verb") == verb), None)
 
     @property
     def good(self) -> str | None:
@@ -544,8 +544,8 @@ def kept(store: Store) -> list[tuple[str, dict]]:
             out.append((key, d["result"]))
             seen.add(key)
     for b in stored(store):
-        if b.result and b.good and b.bad and kept_key(b) not in seen:
-            out.append((kept_key(b), b.result))
+        if b.result and b.good and b.bad and kept_key(b) not in seen:  # its range and settings beside it
+            out.append((kept_key(b), {"settings": b.s.to_dict(), "good": b.good, "bad": b.bad, **b.result}))
     return out
 
 

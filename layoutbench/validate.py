@@ -181,7 +181,8 @@ def min_effect_percent(value, positive: bool = False) -> float:
 
 
 def min_effect_fraction(value) -> float | None:
-    """bisect ``--min-effect``: a relative change in (0, 10]."""
+    """A bisection's minimum effect as it is kept: a relative change in (0, 0.5] (``--min-effect``
+    takes a percent; :func:`min_effect_percent`)."""
     if value is None:
         return None
     return finite("min_effect", value, lo=0, lo_open=True, hi=MIN_EFFECT_MAX_PERCENT / 100,

@@ -450,6 +450,8 @@ def test_a_stored_bisection_marks_its_candidates_and_every_probe_on_the_history(
         bisect.Bisection(store, bisect.Settings(kernel="other", metric="m", repo="/o"), [],
                          {"status": "found", "culprit": c[3]}).save()  # another kernel's: not on this history
         got = history.bisect_verdicts(store, _bare_series(c))
-    assert [(g["commit"], g["index"], g["text"], g.get("probe", False)) for g in got] == [
-        (c[2], 2, "bisect: candidate (m)", False), (c[3], 3, "bisect: candidate (m)", False),
-        (c[1], 1, "bisect: good", True), (c[2], 2, "bisect: skip", True), (c[4], 4, "bisect: bad", True)]
+    span = f"layoutbench bisect {c[0][:12]}..{c[4][:12]}"
+    assert [(g["commit"], g["index"], g["kind"], g["text"]) for g in got] == [
+        (None, None, "verdict", f"{span}: the first bad commit is one of 2 (m; the others skipped)"),
+        (c[2], 2, "candidate", f"{span}: not ruled out (range)"), (c[3], 3, "candidate", f"{span}: not ruled out (range)"),
+        (c[1], 1, "probe", "bisect: good"), (c[2], 2, "probe", "bisect: skip"), (c[4], 4, "probe", "bisect: bad")]

@@ -360,12 +360,12 @@ def test_the_command_line_checks_name_the_option():
             validate.options(o)
     validate.options({"timeout": 1, "seed": 0, "runs": 10_000, "max_runs": 1, "layouts_k": 1, "max_layouts": 10_000,
                       "jobs": 1024, "step": 1, "confidence": 0.9999, "pin": "0", "perf_events": "cycles"})
-    assert validate.min_effect_percent(0) == 0 and validate.min_effect_percent(1000) == 1000
-    for v in (-0.1, 1000.1, float("nan")):
-        with pytest.raises(LayoutbenchError, match=r"--min-effect .* \(percent\)"):
+    assert validate.min_effect_percent(0) == 0 and validate.min_effect_percent(49.9) == 49.9
+    for v in (-0.1, 50, 1000.1, float("nan"), "1.5x"):
+        with pytest.raises(LayoutbenchError, match=r"--min-effect .* a percent"):
             validate.min_effect_percent(v)
-    assert validate.min_effect_fraction(None) is None and validate.min_effect_fraction(10) == 10
-    for v in (0, 10.01):
+    assert validate.min_effect_fraction(None) is None and validate.min_effect_fraction(0.5) == 0.5
+    for v in (0, 0.51, 10):
         with pytest.raises(LayoutbenchError, match=r"--min-effect .* \(a relative change"):
             validate.min_effect_fraction(v)
 
