@@ -366,7 +366,7 @@ def test_the_command_line_checks_name_the_option():
             validate.min_effect_percent(v)
     assert validate.min_effect_fraction(None) is None and validate.min_effect_fraction(0.5) == 0.5
     for v in (0, 0.51, 10):
-        with pytest.raises(LayoutbenchError, match=r"--min-effect .* \(a relative change"):
+        with pytest.raises(LayoutbenchError, match=r"min_effect .* \(a relative change"):
             validate.min_effect_fraction(v)
 
 
