@@ -6,7 +6,6 @@
 //! with LAYOUTBENCH_NATIVE=0) before printing anything, or exits 125 when not started by the
 //! layoutbench front end.
 
-mod archives;
 mod elf;
 mod image;
 mod json;
@@ -435,15 +434,11 @@ fn layout_cause(old: &Image, new: &Image, section: &str, obj: &str) -> Option<St
         return Some(format!("{what}: gap before {obj} is {} bytes (was {})", ub.gap, ua.gap));
     }
     if pa != pb {
-        let now = match pb.filter(|s| !s.is_empty()) {
-            Some(b) => format!("now follows {b}"),
-            None => "is now first in its section".to_string(),
-        };
-        let was = match pa.filter(|s| !s.is_empty()) {
-            Some(a) => format!("was after {a}"),
-            None => "was first in its section".to_string(),
-        };
-        return Some(format!("{what}: {obj} {now} ({was})"));
+        return Some(format!(
+            "{what}: {obj} now follows {} (was {})",
+            pb.filter(|s| !s.is_empty()).unwrap_or("nothing".into()),
+            pa.filter(|s| !s.is_empty()).unwrap_or("nothing".into())
+        ));
     }
     let k = kind.unwrap();
     if op.group(k) != np.group(k) {
@@ -574,17 +569,7 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
         }
         out.push(Origin { section: sec, address: addr, symbol: r.name, object: obj, cause, responsible: resp, detail });
     }
-    // classify.section_rank: .text (and .text.*) first, then other code, then data
-    out.sort_by_key(|g| {
-        let rank = if g.section == ".text" || g.section.starts_with(".text.") {
-            0
-        } else if exec.contains(g.section) {
-            1
-        } else {
-            2
-        };
-        (rank, g.address)
-    });
+    out.sort_by_key(|g| (!exec.contains(g.section), g.address));
     let mut prop = None;
     if let Some(g) = out.first() {
         let mut matched: Vec<(&Sym, &Sym)> = Vec::new();
