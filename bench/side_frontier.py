@@ -13,7 +13,7 @@ restored afterwards.  It prints four sections:
 1. **phases** -- the mean runs of a bisection split by the phase that asked for them: the
    endpoints' test (``decide.endpoints`` called by ``bisect_range``), the probes
    (``decide.judge_probe``), the confirmations (``decide.confirm``) and the side tests (the residual
-   tests of the sub-ranges beside a found step: ``decide.endpoints`` called with ``go_on`` by
+   tests of the sub-ranges beside a found step: ``decide.endpoints`` called with ``stop`` (its SideStop) by
    ``_search``), for single steps of 1, 2 and 5 sigma_L and null ranges, default plan and
    ``--thorough``.  Each of those functions is wrapped while the script runs; the runs the ledger
    counts between a wrapper's entry and exit are charged to it.  ``other`` is what no wrapper saw (0 when every run is accounted for); ``total`` is the
@@ -110,7 +110,7 @@ class PhaseMeter:
     def __enter__(self):
         self._saved = {n: getattr(decide, n) for n in ("endpoints", "judge_probe", "confirm")}
         decide.endpoints = self._wrap(self._saved["endpoints"],
-                                      lambda a, k: "sides" if k.get("go_on") is not None else "endpoints")
+                                      lambda a, k: "sides" if k.get("stop") is not None else "endpoints")
         decide.judge_probe = self._wrap(self._saved["judge_probe"], lambda a, k: "probes")
         decide.confirm = self._wrap(self._saved["confirm"], lambda a, k: "confirmation")
         return self

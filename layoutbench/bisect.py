@@ -184,6 +184,14 @@ def exclusive(s: Settings) -> None:
                                "first change point, --thorough searches the ranges beside it further; give one")
 
 
+def interval(lo, hi) -> str:
+    """A ratio's interval as printed: ``0.9912…1.0131``; a one-sided one's open end (infinite, or
+    null in JSON read back from the store) as ``0`` below or ``∞`` above."""
+    def end(x, upper: bool) -> str:
+        return f"{x:.4f}" if isinstance(x, (int, float)) and math.isfinite(x) else ("∞" if upper else "0")
+    return f"{end(lo, False)}…{end(hi, True)}"
+
+
 def option_value(name: str, value):
     """A setting as its command-line option takes it: --min-effect is a percent with its sign (a log
     written without one holds a fraction), every other one as it is."""
@@ -891,13 +899,13 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         e = ends.comparison
         verdict.update(status="noise", culprit=None, range=[], message=(
             f"within layout noise (a change of {fmt.pct(plan.min_effect)} or more is ruled out): BAD/GOOD = "
-            f"{e.ratio:.4f} ({100 * e.confidence:.3g}% CI {e.ci_low:.4f}…{e.ci_high:.4f}, the equivalence test's) over {k} layouts "
+            f"{e.ratio:.4f} ({100 * e.confidence:.3g}% CI {interval(e.ci_low, e.ci_high)}, the equivalence test's) over {k} layouts "
             f"x {r} run(s), {e.noise_text()}; no commit is blamed"))
     elif ends.status != "differs":
         e = ends.comparison
         verdict["endpoints"]["more_layouts"] = ends.more_layouts
         verdict.update(status="not-shown", culprit=None, range=[], message=(
-            f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({ci_label(e.confidence, verdict)} {e.ci_low:.4f}…{e.ci_high:.4f}), "
+            f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({ci_label(e.confidence, verdict)} {interval(e.ci_low, e.ci_high)}), "
             f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
     else:
         journal = Journal(b, profile, places)
@@ -1266,7 +1274,7 @@ def _sides(v: dict) -> list[str]:
                     "there is not ruled out")
         quiet = quiet or sd["status"] == "not-shown"
         out.append(f"beside:  {sd['good'][:12]}..{sd['bad'][:12]} x{sd['ratio']:.4f} "
-                   f"({ci_label(conf, v)} {sd['ci_low']:.4f}…{sd['ci_high']:.4f}, {sd['layouts']} "
+                   f"({ci_label(conf, v)} {interval(sd['ci_low'], sd['ci_high'])}, {sd['layouts']} "
                    f"layouts a side): {said}")
     if quiet and not v["settings"].get("thorough"):
         out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 9-10% of "
@@ -1316,7 +1324,7 @@ def summary_line(v: dict) -> str:
     e = v.get("effect")
     eff = ""
     if e:
-        eff = (f": {v['metric']} x{e['ratio']:.4f} ({ci_label(e['confidence'], v)} {e['ci_low']:.4f}…{e['ci_high']:.4f},"
+        eff = (f": {v['metric']} x{e['ratio']:.4f} ({ci_label(e['confidence'], v)} {interval(e['ci_low'], e['ci_high'])},"
                f" {e['verdict']}, fresh layouts), {e['noise']}")
     if v["status"] in ("found", "budget") and v.get("culprit"):
         return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}{more}"
@@ -1335,7 +1343,7 @@ def text(v: dict) -> str:
                  f"{v['metric']} on {v['target']}")
     if ends:
         lines.append(f"endpoints: BAD/GOOD = {ends['ratio']:.4f} ({ci_label(ends['confidence'], v)} "
-                     f"{ends['ci_low']:.4f}…{ends['ci_high']:.4f}, {ends['layouts']} layouts), {ends['noise']}")
+                     f"{interval(ends['ci_low'], ends['ci_high'])}, {ends['layouts']} layouts), {ends['noise']}")
     else:
         lines.append("endpoints: not decided (the budget ended during their test)")
     if (v.get("runs_per_layout") or {}).get("text"):
@@ -1369,7 +1377,7 @@ def text(v: dict) -> str:
     e = v.get("effect")
     if e:
         lines.append(f"effect:  {v['metric']} x{e['ratio']:.4f} vs {v['last_good'][:12]} "
-                     f"({ci_label(e['confidence'], v)} {e['ci_low']:.4f}…{e['ci_high']:.4f}, {e['verdict']}, "
+                     f"({ci_label(e['confidence'], v)} {interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, "
                      f"paired over {e['layouts']} fresh layouts); share of the endpoints' change "
                      f"{fmt.pct(v.get('share'))}")
         if e.get("step_ratio"):
@@ -1464,7 +1472,7 @@ def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setti
     if ends.status != "differs":
         e = ends.comparison
         raise Abort(f"GOOD and BAD do not differ beyond layout noise (BAD/GOOD {e.ratio:.4f}, "
-                    f"CI {e.ci_low:.4f}…{e.ci_high:.4f}); there is nothing to bisect")
+                    f"CI {interval(e.ci_low, e.ci_high)}); there is nothing to bisect")
     probe = p.checkout(rev)
     j = judge_probe(p, probe, good_co, bad_co)
     details = {"commit": probe.commit, "verdict": j.verdict, "judgement": asdict(j), "endpoints": _cmp(ends.comparison),
