@@ -891,3 +891,10 @@ def test_a_resumed_choice_reads_its_look_again_and_measures_nothing(hist, prof, 
         assert bisect.choose_runs(p, b, s, cos, lambda m: None) == s.runs_choice
         assert p.cost()["runs"] == 2 * 4 * 2  # the look: 4 layouts x 2 runs a side, read from the store
     assert _nruns(path) == before
+
+
+def test_an_interval_prints_its_open_end_also_when_read_back_as_null():
+    """A one-sided interval's open end is infinite in memory and null in the stored JSON: ∞ or 0."""
+    assert bisect.interval(0.99123, 1.01314) == "0.9912…1.0131"
+    assert bisect.interval(1.0051, math.inf) == bisect.interval(1.0051, None) == "1.0051…∞"
+    assert bisect.interval(None, 0.995) == "0…0.9950"
