@@ -255,6 +255,11 @@ def _pin(v) -> bool:
     return True
 
 
+def _nonempty(v) -> bool:
+    """A string with something in it."""
+    return isinstance(v, str) and v.strip() != ""
+
+
 def _str(v) -> bool:
     return isinstance(v, str)
 
@@ -301,21 +306,21 @@ TARGET_SETTINGS: dict[str, tuple] = {
     "accel": (lambda v: v in ("auto", "kvm", "tcg"), '"auto", "kvm" or "tcg"'),
     "initrd": (_str, TEXT),
     "debug_exit": (_bool, FLAG),
-    "qemu": (lambda v: isinstance(v, str) and v.strip() != "", "a QEMU program name or path"),
+    "qemu": (_nonempty, "a QEMU program name or path"),
     "extra_args": (_words, 'a list of words, e.g. ["-smp", "1"]'),
-    "plugin": (lambda v: isinstance(v, str) and v.strip() != "", "the path of a built plugin (a string)"),
+    "plugin": (_nonempty, "the path of a built plugin (a string)"),
     "icount": (_str, TEXT),
     "rtc": (_str, TEXT),
     "guest_metrics": (_bool, FLAG),
     # ssh, labgrid-places
-    "host": (lambda v: isinstance(v, str) and v.strip() != "", "a host name"),
+    "host": (_nonempty, "a host name"),
     "port": (lambda v: _whole(v, 1, 65535), "a port number from 1 to 65535"),
     "user": (_str, TEXT),
     "identity": (_str, TEXT),
     "ssh_config": (_str, TEXT),
     "known_hosts": (_str, TEXT),
     "connect_timeout": (_seconds, SECONDS),
-    "remote_dir": (lambda v: isinstance(v, str) and v.strip() != "", "a folder on the remote machine"),
+    "remote_dir": (_nonempty, "a folder on the remote machine"),
     "install": (_str, TEXT),
     "reboot": (_bool, FLAG),
     "reboot_command": (_str, TEXT),
@@ -324,14 +329,14 @@ TARGET_SETTINGS: dict[str, tuple] = {
     "boot_poll": (_seconds, SECONDS),
     "host_id": (_str, TEXT),
     # labgrid
-    "env": (lambda v: isinstance(v, str) and v.strip() != "", "the path of a labgrid environment YAML"),
+    "env": (_nonempty, "the path of a labgrid environment YAML"),
     "role": (_str, TEXT),
     "image_key": (_str, TEXT),
     "state": (_str, TEXT),
     "off_state": (_str, TEXT),
     "boot_args": (_str, TEXT),
     # labgrid-places
-    "coordinator": (lambda v: isinstance(v, str) and v.strip() != "", 'HOST:PORT of labgrid-coordinator'),
+    "coordinator": (_nonempty, 'HOST:PORT of labgrid-coordinator'),
     "places": (lambda v: isinstance(v, str) or (isinstance(v, list) and len(v) > 0 and all(isinstance(p, str) for p in v)),
                'a place name or pattern, or a list of them, e.g. ["rack*"]'),
     "tags": (lambda v: isinstance(v, dict) and all(isinstance(t, (str, int)) and not isinstance(t, bool)
