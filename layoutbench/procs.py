@@ -57,10 +57,13 @@ def _on_signal(signum, frame):
 
 def install_signal_handlers() -> None:
     """Ctrl-C, SIGTERM and SIGHUP unwind the command (only in the main thread); one that arrives
-    while a child is being started waits until its process group is registered (and so is killed)."""
+    while a child is being started waits until its process group is registered (and so is killed).
+    A signal the command was started with ignored stays ignored, as the shell meant it: under
+    ``nohup`` a closed terminal does not end a bisection, nor Ctrl-C a job started with ``&``."""
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, _on_signal)
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, _on_signal)
 
 
 def killpg(pgid: int) -> None:

@@ -94,6 +94,16 @@ default = "t"
 """
 
 
+def as_from_a_terminal(ignored: tuple = ()):
+    """A ``preexec_fn``: the child starts with SIGHUP, SIGINT and SIGTERM at their default, as from a
+    terminal, whatever this process was started with (under ``nohup`` SIGHUP is ignored and a child
+    inherits that); the signals in ``ignored`` ignored, as ``nohup`` or ``&`` leave them."""
+    def signals() -> None:
+        for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN if sig in ignored else signal.SIG_DFL)
+    return signals
+
+
 def write_tiny(d: Path, **kw) -> Path:
     """A profile folder ``d`` holding the tiny program; its kernel.toml."""
     (d / "src").mkdir(parents=True, exist_ok=True)
@@ -663,7 +673,8 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
             p = subprocess.Popen([sys.executable, "-m", "layoutbench.cli", "compare", "tinyp", "--target", "hang",
                                   "--layouts", "default", "--runs", "1", "--no-machine-check", "--store",
                                   str(tmp / f"int-{sig}.sqlite")], cwd=H.ROOT, env=e, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                 preexec_fn=as_from_a_terminal())
             t0 = time.monotonic()
             while not pidfile.exists() or not pidfile.read_text().strip():
                 if time.monotonic() - t0 > 60 or p.poll() is not None:

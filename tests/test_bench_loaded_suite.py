@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+import hostile_cli
 from conftest import ROOT
 
 
@@ -48,7 +49,8 @@ def test_the_loops_end_with_the_script_whatever_ends_it(sig, tmp_path):
     inner.write_text("import time\n\ndef test_long():\n    time.sleep(600)\n")
     before = _yes_pids()
     p = subprocess.Popen([sys.executable, str(ROOT / "bench" / "loaded_suite.py"), "--loops", "2", "--", str(inner)],
-                         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=hostile_cli.as_from_a_terminal())
     deadline = time.monotonic() + 120
     while len(_yes_pids() - before) < 2:
         assert time.monotonic() < deadline and p.poll() is None

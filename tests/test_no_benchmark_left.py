@@ -58,9 +58,10 @@ command = ["sh", "-c", "echo $$ > {pids}.new; mv {pids}.new {pids}; while [ ! -e
            "--no-machine-check", "--store", str(store)]
     started: list[subprocess.Popen] = []
 
-    def compare(target: str) -> subprocess.Popen:
+    def compare(target: str, ignored: tuple = ()) -> subprocess.Popen:
+        """``compare --target TARGET`` started as from a terminal (``ignored``: as ``nohup`` leaves them)."""
         p = subprocess.Popen([*cmd, "--target", target], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, start_new_session=True)
+                             text=True, start_new_session=True, preexec_fn=hostile_cli.as_from_a_terminal(ignored))
         started.append(p)
         return p
 
@@ -132,6 +133,19 @@ def test_sighup_stops_the_benchmark_and_its_group(lab):
     out, err = p.communicate(timeout=WAIT)
     assert p.returncode == 128 + signal.SIGHUP and "interrupted" in err and "Traceback" not in err, err
     assert gone(sh) and gone(sleep)
+
+
+def test_under_nohup_a_sighup_leaves_the_run_going_to_its_result(lab):
+    """Started with SIGHUP ignored (``nohup layoutbench ...``), a closed terminal does not end the run:
+    the benchmark goes on and its sample is stored."""
+    p = lab["compare"]("slow", ignored=(signal.SIGHUP,))
+    (sh,) = lab["pids"](p, 1)
+    p.send_signal(signal.SIGHUP)
+    time.sleep(0.5)  # not a timing assertion: a handled SIGHUP would have ended the run by any time
+    lab["go"].touch()
+    out, err = p.communicate(timeout=WAIT * 5)
+    assert p.returncode == 0 and "interrupted" not in err, err
+    assert ok_runs(lab["store"]) == 1
 
 
 def test_kill_9_of_layoutbench_kills_the_benchmark_group(lab):
