@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation testing of layoutbench's core modules: does a test fail when the code is wrong?
+"""docs/guide/internals.md's mutation scores: does a test fail when the code of a core module is wrong?
 
     nice -n 15 python3 bench/mutate.py --module stats --max 50          # one module, 50 sampled mutants
     nice -n 15 python3 bench/mutate.py --max 50 --json > mutants.json    # every module in MODULES
