@@ -86,9 +86,12 @@ def commands(text: str, spans: bool = True) -> list[list[str]]:
     """The argument lists after ``layoutbench`` of every example: each line of a code block and (with
     ``spans``) each code span that runs it (``$ ``, ``VAR=x``, ``nice -n 10`` before it; ``&&``, ``|``, ``;`` between
     commands; ``#`` comments and redirections after it; ``\\`` continues a line).  In a ``console`` block only
-    the ``$ `` lines are commands: the rest is what they printed."""
+    the ``$ `` lines are commands: the rest is what they printed; a ``text`` block is printed text (the command
+    reference's ``--help`` pages, whose synopses are not commands)."""
     pieces = []
     for tok in _tokens(text):
+        if tok.type == "fence" and tok.info.strip() == "text":
+            continue
         if tok.type in ("fence", "code_block"):
             lines = tok.content.replace("\\\n", " ").splitlines()
             pieces += [x for x in lines if x.startswith("$ ")] if tok.info.strip() == "console" else lines
@@ -179,6 +182,7 @@ def test_the_example_check_sees_a_made_up_flag_command_and_value(tmp_path):
                   "layoutbench layouts && layoutbench frob minikernel\n"
                   "layoutbench compare minikernel \\\n  --runs two > out.txt\n```\n\n"
                   "Prose `layoutbench bisect minikernel A..B --no-such`, `layoutbench bisect log --repo R`.\n\n"
+                  "```text\nUsage: layoutbench bisect KERNEL [--runs R]\n  layoutbench bisect KERNEL GOOD..BAD [--x]\n```\n\n"
                   "```console\n$ layoutbench kernels\nnaive: would blame this (layoutbench agrees)\n```\n")
     assert commands(md.read_text()) == [
         ["compare", "minikernel", "--runs", "2", "--frobnicate"], ["layouts"], ["frob", "minikernel"],
@@ -315,6 +319,19 @@ def test_the_snippet_check_sees_a_misspelt_setting(tmp_path):
 def test_the_profile_key_reference_is_what_the_code_prints():
     """Regenerate with: python3 -m layoutbench.reference > docs/guide/profile-keys.md"""
     assert (GUIDE / "profile-keys.md").read_text() == reference.render()
+
+
+def test_the_command_reference_is_what_the_code_prints():
+    """Regenerate with: python3 -m layoutbench.reference commands > docs/guide/commands.md"""
+    assert (GUIDE / "commands.md").read_text() == reference.render_commands()
+
+
+def test_the_command_reference_holds_every_command_with_its_options():
+    helps = dict(reference.commands())
+    assert {"layoutbench", "layoutbench compare", "layoutbench bisect", "layoutbench bisect run",
+            "layoutbench bisect log", "layoutbench judge", "layoutbench symdiff", "layoutbench report"} <= set(helps)
+    assert "--exit-code" in helps["layoutbench bisect run"] and "Exit codes" in helps["layoutbench judge"]
+    assert "-h, --help" in helps["layoutbench compare"]  # the command line's own help option names
 
 
 def test_the_reference_lists_every_key_the_loader_reads():
