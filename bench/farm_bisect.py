@@ -1,4 +1,4 @@
-"""A bisection over 1 and over 3 machines, or over 1, 2 and 3 labgrid places, side by side.
+"""docs/guide/remote.md's farm tables: a bisection over 1 and over 3 machines, or over 1, 2 and 3 labgrid places, side by side.
 
 Starts three throw-away sshd servers on 127.0.0.1 (tests/_sshd.py; needs root and
 openssh-server), each an ssh target running the hosted minikernel under valgrind's
@@ -10,7 +10,7 @@ every commit once (so neither run pays for compiling), then runs
 
 each in a fresh store, and prints rounds, probes, runs and wall time side by side.
 
-With ``--kind labgrid`` (issue 25) the machines are places of a real labgrid coordinator on
+With ``--kind labgrid`` the machines are places of a real labgrid coordinator on
 127.0.0.1 (tests/_labgrid_lab.py: ``labgrid-coordinator``, one ``labgrid-exporter`` per place
 exporting a NetworkService to its sshd, places tagged ``pool=bench``), and the bisection
 runs over a ``labgrid-places`` target limited to 1, 2 and 3 places (``places = [...]``):

@@ -1,4 +1,4 @@
-"""The hostile-input suite's counts: every ``tests/hostile_*.py`` present, every case run.
+"""docs/guide/internals.md's hostile-input table: every ``tests/hostile_*.py`` present, every case run, counted.
 
 Each module exposes ``cases(tmp: pathlib.Path) -> list[tuple[str, Callable[[], str]]]``; a case
 runs one bad input and returns ``clean``, ``traceback``, ``wrong-success``, ``hang`` or ``leak``

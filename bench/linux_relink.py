@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Linux: full build vs relink per layout, measured side by side in one run.
+"""docs/guide/internals.md, "Linux: the relink": a full Linux build vs a relink per layout, side by side in one run.
 
     python bench/linux_relink.py [--workdir DIR] [--layouts default,sorted,aligned,random:1,function-aligned,padded]
 

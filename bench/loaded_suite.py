@@ -1,5 +1,6 @@
-"""The test suite on a busy machine: runs the README's test command while CPU-bound loops run beside
-it, and prints its wall time, the load it ran under and its ten slowest tests.
+"""docs/guide/internals.md, "Testing": the test suite on a busy machine.
+
+It runs the README's test command while CPU-bound loops run beside it, and prints its wall time, the load it ran under and its ten slowest tests.
 
     python3 bench/loaded_suite.py                 # two loops beside the whole suite
     python3 bench/loaded_suite.py --loops 4 -- tests/test_bisect.py -k timeout

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation testing of layoutbench's core modules: does a test fail when the code is wrong?
+"""docs/guide/internals.md's mutation scores: does a test fail when the code of a core module is wrong?
 
     nice -n 15 python3 bench/mutate.py --module stats --max 50          # one module, 50 sampled mutants
     nice -n 15 python3 bench/mutate.py --max 50 --json > mutants.json    # every module in MODULES
@@ -368,7 +368,7 @@ def _result(name, spec, n_all, mutants, killed, survived, equivalent) -> dict:
 
 
 def _reapply(r: dict, eqs: list[dict]) -> dict:
-    """A saved module result with today's equivalents file: survivors it names move to equivalent."""
+    """A saved module result with the current equivalents file: survivors it names move to equivalent."""
     fields = set(Mutant.__dataclass_fields__)
     keep, eq = [], list(r["equivalent"])
     for s in r["survived"]:
@@ -404,7 +404,7 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the mutants (sampled with --max) without running them")
     ap.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
     ap.add_argument("--table", nargs="+", metavar="JSON",
-                    help="print the table of results saved with --json (with today's equivalents file)")
+                    help="print the table of results saved with --json (with the current equivalents file)")
     args = ap.parse_args(argv)
     if args.table:
         eqs = load_equivalent()

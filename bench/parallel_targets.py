@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two ssh targets one after the other vs in parallel: wall time and ratio.
+"""docs/guide/remote.md, "Several targets at once": two ssh targets one after the other vs in parallel.
 
 Starts two throw-away sshd on 127.0.0.1 (as tests/test_ssh.py does; needs root and
 openssh-server), then runs the same `layoutbench compare` of the hosted minikernel

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""layoutbench on a history, checked against a ground truth it does not use.
+"""docs/real-history.md's tables: layoutbench on a history, checked against a ground truth it does not use.
 
 For any profile and any range of its repository: the range is swept along first parents
 under the profile's target (a deterministic one such as ``cachegrind`` makes the check

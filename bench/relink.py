@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Full build vs relink of a kernel, measured side by side in one run.
+"""docs/guide/internals.md, "Builds: compile once, link many": a full build vs a relink, side by side in one run.
 
     python bench/relink.py [--kernel minikernel] [--repeat 3]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the runs per layout cost in time, where a layout costs more than a run.
+"""docs/how-it-decides.md, Figure 5: what the runs per layout cost in time, where a layout costs more than a run.
 
 On bench/simulate.py's synthetic histories (the decision code of layoutbench.decide,
 unchanged), each row bisects the same histories with R = 1, with R chosen as

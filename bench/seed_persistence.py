@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Is a random layout's seed worth the same on two commits?  Same-seed correlation in a store.
+"""docs/how-it-decides.md, "A layout's value, and the noise pooled": how alike a seed's layout is on two commits.
 
 A random layout is drawn from its seed over the commit's objects.  Where the objects barely
 change between two commits, seed s lands much the same code in much the same places on both,

@@ -1,7 +1,7 @@
-"""Where a bisection's runs go, and what the side tests beside a found step cost and buy.
+"""Figure 3 (and 7) of docs/how-it-decides.md: where a bisection's runs go, and what the side tests cost and buy.
 
     nice -n 10 python bench/side_frontier.py [--histories 100] [--settings 0.05:4,0.02:8] [--only phases,frontier]
-                                             [--no-today] [--json]
+                                             [--json]
 
 Every number comes from the real decision code (``layoutbench.decide``, unchanged) run against
 ``bench/simulate.py``'s synthetic histories (``Scenario``, ``SimProber``: 16 commits, sigma_L 1%,
@@ -21,12 +21,10 @@ restored afterwards.  It prints four sections:
    tests per bisection and the layouts a side their ends already had when the test began.
 2. **frontier** -- for each setting (SIDE_A, first look): the mean runs of single 5 and 2 sigma_L
    bisections beside the share of two-step histories (1+3 and 3+1 sigma_L) in which both steps
-   were named, with those rows' runs (cost next to every rate), and the runs as a fraction of the
-   engine before issue 21 (``bench/decide_before.py``, default plan; ``--all-changes`` for the
-   two-step rows) on the same histories.  The default setting is ``Plan()`` (``decide.SIDE_A``, first look
+   were named, with those rows' runs (cost next to every rate).  The default setting is ``Plan()`` (``decide.SIDE_A``, first look
    ``decide.SIDE_FIRST``); every other setting is ``Plan(thorough=True)`` with ``THOROUGH_A`` and
    ``THOROUGH_FIRST`` set to it (``THOROUGH_A:THOROUGH_FIRST`` is ``--thorough`` as shipped).
-3. **wald** -- the arithmetic behind "the two goals exclude each other".  A side test beside a
+3. **wald** -- the least any sequential side test can cost.  A side test beside a
    large single step must, to name a second step of 1 sigma_L (twice the minimum effect) in ~90%
    of two-step ranges, miss it at most beta of the time.  Any sequential test of "no step" (0)
    against "a step of d = 1 sigma_L" that adds a pair of layouts at a time (one at each end of the
@@ -39,13 +37,12 @@ restored afterwards.  It prints four sections:
    (K: the Kullback-Leibler information of one pair).  On a single step both sides are null, so
    the side tests cost about 2 sides x 2 runs a pair x (E0[N] - h) runs, h the layouts a side
    the ends already have (measured in section 1).  Added to the 5 sigma_L bisection's other
-   phases (section 1) that is the least a single 5 sigma_L bisection costs at that miss rate,
-   beside a third of today's runs.
+   phases (section 1) that is the least a single 5 sigma_L bisection costs at that miss rate.
 4. **prove-null** -- ``--prove-null`` at 1% layout noise: the endpoints of a null pair and of a
    true 0.5% shift (one commit, sigma_R 0.1%, pair i from seed 70000 + i, 600 pairs), how often
    "within layout noise" is said and at how many layouts a side.
 
-A full default run takes about 2 minutes of CPU (137 s on 2026-11-26).  ``--json`` prints the same numbers as one
+A full default run takes about 2 minutes of CPU.  ``--json`` prints the same numbers as one
 JSON object instead of the tables.
 """
 
@@ -72,8 +69,6 @@ PHASES = ("endpoints", "probes", "confirmation", "sides")
 #: (SIDE_A, first look): the default, the frontier around it, and --thorough (THOROUGH_A, THOROUGH_FIRST)
 SETTINGS = ((0.4, 3), (0.25, 3), (0.15, 5), (0.1, 8), (decide.SIDE_A, decide.SIDE_FIRST), (0.04, 3),
             (decide.THOROUGH_A, decide.THOROUGH_FIRST))
-#: the engine before issue 21 on 200 histories (docs/bisect.md's table): 5, 2, 1 sigma_L, null
-TODAY_200 = {"step 5σL": 137.2, "step 2σL": 228.5, "step 1σL": 510.6, "null": 296.6}
 BETAS = (0.03, 0.05, 0.07, 0.10)
 
 
@@ -158,13 +153,6 @@ def summary(rs: list[dict]) -> dict:
     return out
 
 
-def today(sc: S.Scenario, n: int, seed0: int = 0) -> float:
-    """Mean runs of the engine before issue 21 on the same histories (two steps: --all-changes)."""
-    eng = S._engine("today")
-    plan = eng.Plan(all_changes=True) if sc.kind == "two" else eng.Plan()
-    return float(np.mean([S.one(sc, plan, seed0 + i, which="today")["runs"] for i in range(n)]))
-
-
 def wald(alpha: float, beta: float, kl: float = 0.25) -> tuple[float, float]:
     """Wald's approximate expected sample sizes (E0[N], E1[N]) of a sequential test with errors
     alpha, beta whose observations carry Kullback-Leibler information ``kl`` each."""
@@ -202,7 +190,6 @@ def main() -> None:
     ap.add_argument("--settings", help="frontier settings SIDE_A:FIRST,... (default: "
                     + ",".join(f"{a:g}:{f}" for a, f in SETTINGS) + ")")
     ap.add_argument("--only", help="sections to print: phases,frontier,wald,prove-null (default: all)")
-    ap.add_argument("--no-today", action="store_true", help="no runs of the engine before issue 21")
     ap.add_argument("--wald-alpha", type=float, default=0.025)
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the tables")
     a = ap.parse_args()
@@ -225,7 +212,6 @@ def main() -> None:
 
     # 1. phases
     five: dict = {}
-    ref = None
     if only & {"phases", "wald"}:
         say("\n1. where the runs go (mean runs per bisection, charged to the phase that asked for them)")
         say(f"{'scenario':12s} {'plan':10s} | {'endpoints':>9s} {'probes':>7s} {'confirm':>7s} {'sides':>7s} "
@@ -249,16 +235,8 @@ def main() -> None:
         s5, s2 = S.Scenario("step 5σL", "step", 5, sigma_r=0.003), S.Scenario("step 2σL", "step", 2, sigma_r=0.003)
         t13, t31 = S.twos()[1], S.twos()[2]
         say("\n2. the frontier: (SIDE_A, first look) -> single-step runs beside both of two steps named, with their runs")
-        if not a.no_today:
-            ref = {sc.name: today(sc, n, s0) for sc in (s5, s2, t13, t31)}
-            res["today"] = ref
-        say(f"{'setting':20s} | {'5σL runs':>8s} {'/today':>6s} | {'2σL runs':>8s} {'/today':>6s} | "
+        say(f"{'setting':20s} | {'5σL runs':>8s} | {'2σL runs':>8s} | "
             f"{'1+3σL both':>10s} {'runs':>6s} | {'3+1σL both':>10s} {'runs':>6s} | {'wrong':>5s}")
-        if ref:
-            say(f"{'today (before 21)':20s} | {ref[s5.name]:8.1f} {1:6.2f} | {ref[s2.name]:8.1f} {1:6.2f} | "
-                f"{'-':>10s} {ref[t13.name]:6.1f} | {'-':>10s} {ref[t31.name]:6.1f} |")
-            say(f"{'a third of today':20s} | {ref[s5.name] / 3:8.1f} {1 / 3:6.2f} | {ref[s2.name] / 3:8.1f} "
-                f"{1 / 3:6.2f} |")
         res["frontier"] = []
         for side_a, first in settings:
             with setting(side_a, first) as plan:
@@ -269,15 +247,10 @@ def main() -> None:
             wrong = max(x["wrong"] for x in r.values())
             res["frontier"].append({"side_a": side_a, "first": first, "thorough": plan.thorough,
                                     "rows": {k: {f: v for f, v in x.items() if f != "side_ends"} for k, x in r.items()}})
-
-            def rel(name):
-                return f"{r[name]['runs'] / ref[name]:6.2f}" if ref else f"{'-':>6s}"
-            say(f"{label:20s} | {r[s5.name]['runs']:8.1f} {rel(s5.name)} | {r[s2.name]['runs']:8.1f} {rel(s2.name)} | "
+            say(f"{label:20s} | {r[s5.name]['runs']:8.1f} | {r[s2.name]['runs']:8.1f} | "
                 f"{100 * r[t13.name]['both']:9.1f}% {r[t13.name]['runs']:6.1f} | "
                 f"{100 * r[t31.name]['both']:9.1f}% {r[t31.name]['runs']:6.1f} | {100 * wrong:4.1f}%")
-        say(f"today's engine before issue 21 on 200 histories (docs/bisect.md): {', '.join(f'{k} {v}' for k, v in TODAY_200.items())}; "
-            "today's two-step rows ran with --all-changes; wrong: the largest share of histories in the row with a "
-            "named commit without a step")
+        say("wrong: the largest share of histories in the row with a named commit without a step")
 
     # 3. Wald
     if "wald" in only:
@@ -288,16 +261,15 @@ def main() -> None:
         h = d5["side_have"] if d5 else math.nan
         per = d5["side_tests"] if d5 else math.nan
         rest = d5["endpoints"] + d5["probes"] + d5["confirmation"] if d5 else math.nan
-        third = (ref["step 5σL"] if ref else TODAY_200["step 5σL"]) / 3
         say(f"{'miss β':>6s} | {'E0[N] pairs':>11s} {'E1[N] pairs':>11s} | {'side runs, 5σL':>14s} | "
-            f"{'5σL total':>9s} {'a third of today':>16s}")
+            f"{'5σL total':>9s}")
         res["wald"] = {"alpha": a.wald_alpha, "kl": 0.25, "ends_had": h, "side_tests": per, "other_phases_5": rest,
-                       "third": third, "rows": []}
+                       "rows": []}
         for beta in BETAS:
             e0, e1 = wald(a.wald_alpha, beta)
             side = side_runs(e0, ends, per)
             res["wald"]["rows"].append({"beta": beta, "e0": e0, "e1": e1, "side_runs": side, "total_5": rest + side})
-            say(f"{100 * beta:5.0f}% | {e0:11.1f} {e1:11.1f} | {side:14.1f} | {rest + side:9.1f} {third:16.1f}")
+            say(f"{100 * beta:5.0f}% | {e0:11.1f} {e1:11.1f} | {side:14.1f} | {rest + side:9.1f}")
         say(f"side runs = {per:.2f} side tests a 5σL bisection x the runs that bring each end of a side from the "
             f"layouts it had (mean {h:.1f}, section 1) to E0[N]; 5σL total = those + the default 5σL bisection's "
             f"endpoints, probes and confirmation ({rest:.1f} runs, section 1)")

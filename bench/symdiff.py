@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
+"""docs/guide/internals.md's symdiff timing table: `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
 
     python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N[,N...]]
 

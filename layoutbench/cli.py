@@ -77,7 +77,7 @@ def say(msg: str) -> None:
 def _exit_epilog() -> str:
     from .verdict import exit_table_text
 
-    return "\b\nExit codes (every command; README and docs/bisect.md hold the same table):\n" + exit_table_text()
+    return "\b\nExit codes (every command; README and docs/guide/reading-output.md hold the same table):\n" + exit_table_text()
 
 
 EXIT_EPILOG = _exit_epilog()
@@ -635,11 +635,11 @@ def bisect_options(f):
                      help="Kept for old scripts: every change point is found by default now."),
         click.option("--first-only", "first_only", is_flag=True, default=None,
                      help="Stop after the first confirmed change point (default: every change point): the cheap "
-                     "search for one culprit (a single large step in about half the runs; docs/bisect.md)."),
+                     "search for one culprit (a single large step in about half the runs; docs/how-it-decides.md)."),
         click.option("--thorough", "thorough", is_flag=True, default=None,
                      help="Search the ranges beside a found step further for a second, smaller step (one of 2x "
                      "--min-effect beside a larger one: named in 93-94.5% of simulated ranges instead of 90.5-91%; "
-                     "a single large step then costs about 1.3x the runs; docs/bisect.md)."),
+                     "a single large step then costs about 1.3x the runs; docs/how-it-decides.md)."),
         click.option("--prove-null", "prove_null", is_flag=True, default=None,
                      help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),

@@ -184,7 +184,7 @@ def worth_splitting(c: Costs) -> bool:
     noise and choose R: always with both costs stated (the profile says a layout costs more);
     with a cost measured, only where a new layout costs more than a rerun (otherwise
     R* <= s_R / s_L, and the runs beyond what the layouts need are not traded for fewer layouts
-    by this engine's layout-counted tests: docs/bisect.md)."""
+    by the layout-counted tests: docs/how-it-decides.md, Figure 5)."""
     if c.stated:
         return True
     return c.layout is not None and c.run is not None and c.run > 0 and c.layout > c.run

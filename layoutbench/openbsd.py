@@ -21,7 +21,7 @@ target.  Layouts:
 
 Every layout also gets its own ``gap.o`` (empty for all but ``random``) so that no
 layout keeps the gap of the last boot's KARL link.  What ``relink.sh`` runs on the target
-is spelled out in its own text and in docs/remote.md.
+is spelled out in its own text and in docs/guide/remote.md.
 
 Command line (on the build host, on a copy of a kit, or on the target itself)::
 

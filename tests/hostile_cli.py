@@ -1,4 +1,4 @@
-"""The hostile-input table for the command line and profiles (issue 22): every bad option,
+"""The hostile-input table for the command line and profiles: every bad option,
 profile setting, store and sample a careful user or an attacker tried, each judged by
 :mod:`_hostile` (one clean error line, or the right behaviour).
 

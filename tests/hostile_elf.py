@@ -1,4 +1,4 @@
-"""Hostile ELF files against both symdiff paths (issue 22): crafted files and a seeded byte-flip fuzz.
+"""Hostile ELF files against both symdiff paths: crafted files and a seeded byte-flip fuzz.
 
 Two small real images are linked with the real toolchain (clang-19, ld.lld-19: two source files,
 so STT_FILE symbols, locals, globals, a TLS variable, data, and a function whose bytes differ

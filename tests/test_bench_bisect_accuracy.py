@@ -86,7 +86,7 @@ def test_the_summary_and_the_json_of_two_step_and_null_rows():
         row(200, (1.0, 3.0), (4, True, False, 2), (11, True, False), 30, before=(11, True, False), oracle=math.inf),
         row(201, (1.0, 3.0), (11, True, False, 1), (7, False, True), 50, before=(7, False, True), oracle=60),
         row(202, (1.0, 3.0), (4, True, False, 2), (4, True, False), 100, before=(4, True, False), oracle=60),
-        # a null history: layoutbench blames nothing, the single layout blames #3, the old engine nothing
+        # a null history: layoutbench blames nothing, the single layout blames #3, the older revision nothing
         row(1200, 0.0, (None, True, False), (3, False, False), 42, before=(None, True, False), status="noise"),
     ]
     s = acc.summarize(rows, ENGINES, [3.0], [(1.0, 3.0)])  # no single-step row of 3%: no line for it
@@ -128,12 +128,11 @@ def test_the_summary_and_the_json_of_two_step_and_null_rows():
     assert d["summary"][2]["runs"] is None and d["summary"][0] == ours  # infinity is null, the rest as summarize gave
 
 
-def test_before_runs_the_older_engine_beside_on_images_this_tree_linked(tmp_path):
-    """--before 9319707 (main before issue 21) on the smallest history: the older engine reads
-    no image record this tree wrote (its own images, the object cache shared), so it finishes
-    and its row says what it found.  Before the fix it ended in one line, "the bisection of
-    before failed: TypeError: Variant.__init__() got an unexpected keyword argument
-    'link_seconds'", on the first image this tree had linked."""
+def test_an_older_revision_runs_beside_on_images_this_tree_linked(tmp_path):
+    """--before REV bisects the same smallest history with the layoutbench of git revision REV
+    (9319707 here) too: it reads no image record this tree wrote (its own images, the object
+    cache shared), so it finishes and its row says what it found, instead of failing on a field
+    of this tree's records it does not know (``link_seconds``)."""
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "bisect_accuracy.py"), "--histories", "1", "--null", "0",
                         "--regression-pct", "3", "--commits", "2", "--workdir", str(tmp_path), "--before", "9319707",
                         "--json"], capture_output=True, text=True, timeout=900)

@@ -1,4 +1,4 @@
-"""Issue 5: layout-aware bisection on generated histories, with real builds and real
+"""Layout-aware bisection on generated histories, with real builds and real
 cachegrind runs (deterministic and layout-sensitive, so these tests do not flake).
 
 One history serves most tests: 10 commits, a 3% regression in the hot path at commit 4,
@@ -252,7 +252,7 @@ def test_plan_prints_the_likely_cost_before_any_probe(hist, tmp_path):
         assert c.execute("select count(distinct commit_sha) from builds").fetchone()[0] == 2
 
 
-# -- issue 21 part 4: a budget in time, runs per layout from the costs ------------------------------
+# -- a budget in time, runs per layout from the costs ----------------------------------------------
 
 @pytest.fixture(scope="module")
 def costed(tmp_path_factory):

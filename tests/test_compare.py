@@ -135,7 +135,7 @@ def _make_history():
 
 
 def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_path):
-    """Issue 12 item 3: commit 1 only adds a driver that never runs (layout-only), commit 2
+    """Commit 1 only adds a driver that never runs (layout-only), commit 2
     makes the hot path 3% slower.  Under cachegrind the instruction count is exact."""
     m = _make_history()(tmp_path / "repo", 2, seed=0, regression_at=2, regression_pct=3.0, layout_only=[1])
     c = [x["sha"] for x in m["commits"]]

@@ -1,4 +1,4 @@
-"""Issue 21 part 4 and the price: --budget as runs or a duration, the time a run takes, and the
+"""What a bisection costs: --budget as runs or a duration, the time a run takes, and the
 runs per layout that the two costs a target states make cheapest (layoutbench/costs.py).
 Exact expectations, worked by hand from the formulas in the module's docstring."""
 

@@ -85,11 +85,16 @@ def test_the_link_check_sees_a_missing_file_and_a_missing_heading(tmp_path, monk
 def commands(text: str, spans: bool = True) -> list[list[str]]:
     """The argument lists after ``layoutbench`` of every example: each line of a code block and (with
     ``spans``) each code span that runs it (``$ ``, ``VAR=x``, ``nice -n 10`` before it; ``&&``, ``|``, ``;`` between
-    commands; ``#`` comments and redirections after it; ``\\`` continues a line)."""
+    commands; ``#`` comments and redirections after it; ``\\`` continues a line).  In a ``console`` block only
+    the ``$ `` lines are commands: the rest is what they printed; a ``text`` block is printed text (the command
+    reference's ``--help`` pages, whose synopses are not commands)."""
     pieces = []
     for tok in _tokens(text):
+        if tok.type == "fence" and tok.info.strip() == "text":
+            continue
         if tok.type in ("fence", "code_block"):
-            pieces += tok.content.replace("\\\n", " ").splitlines()
+            lines = tok.content.replace("\\\n", " ").splitlines()
+            pieces += [x for x in lines if x.startswith("$ ")] if tok.info.strip() == "console" else lines
         elif tok.type == "code_inline" and spans:
             pieces.append(tok.content)
     out = []
@@ -151,16 +156,38 @@ def test_every_example_of_the_guide_is_a_real_command_line():
     assert [p for md in sorted(GUIDE.glob("*.md")) for p in example_problems(md)] == []
 
 
+def example_block_problems(md: Path) -> list[str]:
+    """As :func:`example_problems` for the code blocks of ``md`` only (the README's command table and the
+    notes' prose name commands as synopses, ``KERNEL [--runs N]``; their code blocks are commands to run)."""
+    out = []
+    for args in commands(md.read_text(), spans=False):
+        try:
+            why = check(args)
+        except click.UsageError as e:
+            why = e.format_message()
+        if why:
+            out.append(f"{md.name}: layoutbench {shlex.join(args)}: {why}")
+    return out
+
+
+def test_every_example_block_of_the_readme_and_the_notes_is_a_real_command_line():
+    notes = [md for md in doc_files() if md.parent != GUIDE]
+    assert len([a for md in notes for a in commands(md.read_text(), spans=False)]) > 10
+    assert [p for md in notes for p in example_block_problems(md)] == []
+
+
 def test_the_example_check_sees_a_made_up_flag_command_and_value(tmp_path):
     md = tmp_path / "x.md"
     md.write_text("```sh\n$ nice -n 10 layoutbench compare minikernel --runs 2 --frobnicate  # one\n"
                   "layoutbench layouts && layoutbench frob minikernel\n"
                   "layoutbench compare minikernel \\\n  --runs two > out.txt\n```\n\n"
-                  "Prose `layoutbench bisect minikernel A..B --no-such`, `layoutbench bisect log --repo R`.\n")
+                  "Prose `layoutbench bisect minikernel A..B --no-such`, `layoutbench bisect log --repo R`.\n\n"
+                  "```text\nUsage: layoutbench bisect KERNEL [--runs R]\n  layoutbench bisect KERNEL GOOD..BAD [--x]\n```\n\n"
+                  "```console\n$ layoutbench kernels\nnaive: would blame this (layoutbench agrees)\n```\n")
     assert commands(md.read_text()) == [
         ["compare", "minikernel", "--runs", "2", "--frobnicate"], ["layouts"], ["frob", "minikernel"],
         ["compare", "minikernel", "--runs", "two"], ["bisect", "minikernel", "A..B", "--no-such"],
-        ["bisect", "log", "--repo", "R"]]
+        ["bisect", "log", "--repo", "R"], ["kernels"]]
     problems = example_problems(md)
     assert len(problems) == 4, problems
     assert "--frobnicate" in problems[0] and "frob" in problems[1] and "two" in problems[2] \
@@ -294,6 +321,19 @@ def test_the_profile_key_reference_is_what_the_code_prints():
     assert (GUIDE / "profile-keys.md").read_text() == reference.render()
 
 
+def test_the_command_reference_is_what_the_code_prints():
+    """Regenerate with: python3 -m layoutbench.reference commands > docs/guide/commands.md"""
+    assert (GUIDE / "commands.md").read_text() == reference.render_commands()
+
+
+def test_the_command_reference_holds_every_command_with_its_options():
+    helps = dict(reference.commands())
+    assert {"layoutbench", "layoutbench compare", "layoutbench bisect", "layoutbench bisect run",
+            "layoutbench bisect log", "layoutbench judge", "layoutbench symdiff", "layoutbench report"} <= set(helps)
+    assert "--exit-code" in helps["layoutbench bisect run"] and "Exit codes" in helps["layoutbench judge"]
+    assert "-h, --help" in helps["layoutbench compare"]  # the command line's own help option names
+
+
 def test_the_reference_lists_every_key_the_loader_reads():
     keys = {(t, k) for t, k, *_ in reference.profile_keys()}
     assert {("", "name"), ("source", "repo"), ("build", "command"), ("build", "untracked_inputs"),
@@ -302,3 +342,46 @@ def test_the_reference_lists_every_key_the_loader_reads():
     required = {(t, k) for t, k, _, req, _ in reference.profile_keys() if req == "yes"}
     assert required == {("build", "command"), ("images.NAME", "objects"), ("targets.NAME", "kind")}
     assert {s for s, *_ in reference.settings_table()} >= {"miss_weight", "host", "coordinator", "layout_cost"}
+
+
+# -- size and archaeology ---------------------------------------------------------------------------
+
+#: the most lines README.md and the design note may have: short, example-first; the rest is the guide's
+MAX_LINES = {"README.md": 260, "docs/how-it-decides.md": 420}
+
+#: a numbered round of work or an issue number: what no reader of the repository can look up
+ARCHAEOLOGY = re.compile(r"\b(?:issues?|sessions?|rounds? of work)\s*#?\d+[a-z]?\b|\bissue-\d+|\bround \d+ (?:start|of)\b"
+                         r"|\b(?:before|after) (?:issue|session)\b|\b(?:this|last|next) session\b"
+                         r"|\b(?:today's|the new|the old) engine\b", re.I)
+
+
+def archaeology(md: Path) -> list[str]:
+    """``file:line: text`` for every line of ``md``'s prose that dates its content instead of saying what it
+    is (a fenced block is a command and what it printed: the program's words, checked in its code)."""
+    out, fence = [], False
+    for i, line in enumerate(md.read_text().splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        elif not fence and (m := ARCHAEOLOGY.search(line)):
+            out.append(f"{md.relative_to(ROOT)}:{i}: {m.group(0)}")
+    return out
+
+
+def test_readme_and_the_design_note_stay_short():
+    for name, most in MAX_LINES.items():
+        n = len((ROOT / name).read_text().splitlines())
+        assert n <= most, f"{name} has {n} lines (at most {most}): move the detail to docs/guide/"
+
+
+def test_no_doc_names_a_round_of_work_or_an_issue_number():
+    assert [a for md in doc_files() for a in archaeology(md)] == []
+
+
+def test_the_archaeology_check_sees_rounds_and_issue_numbers(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    md = tmp_path / "a.md"
+    md.write_text("Fixed in issue 21h.\nSession 9 changed it.\nthe old engine\nbefore issue #4\n"
+                  "two rounds instead of 4; a session resumes; the issue's shape; round 2 start\n"
+                  "3 rounds of work 5\n```console\n$ layoutbench bisect\n27 run in this session\n```\n")
+    assert archaeology(md) == ["a.md:1: issue 21h", "a.md:2: Session 9", "a.md:3: the old engine",
+                               "a.md:4: before issue", "a.md:5: round 2 start", "a.md:6: rounds of work 5"]

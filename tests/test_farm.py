@@ -1,4 +1,4 @@
-"""Issue 15 item 3: a bisection whose probes are spread over several machines.
+"""A bisection whose probes are spread over several machines.
 
 Three throw-away sshd servers on 127.0.0.1 are three ssh targets; each runs the hosted
 minikernel under valgrind's cachegrind (the same simulated I1 cache and cost as the

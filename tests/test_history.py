@@ -138,7 +138,7 @@ def test_killed_sweep_resumes_without_losing_or_repeating_runs(hist, tmp_path):
 
 
 def test_a_target_configured_otherwise_is_not_mixed_into_the_history(hist, tmp_path):
-    """Issue 13: the same target name with a smaller I1 cache is another configuration."""
+    """The same target name with a smaller I1 cache is another configuration."""
     m = hist["manifest"]
     store = tmp_path / "store.sqlite"  # a copy: the other tests keep the session's store as it was
     with sqlite3.connect(hist["store"]) as src, sqlite3.connect(store) as dst:

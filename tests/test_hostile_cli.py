@@ -1,4 +1,4 @@
-"""Issue 22: hostile input, secrets and faults.
+"""Hostile input, secrets and faults.
 
 - the table of bad command-line options, profiles, stores, samples, signals and kills
   (tests/hostile_cli.py, run by tests/_hostile.py): every input gives one clean error line

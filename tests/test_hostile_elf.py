@@ -1,4 +1,4 @@
-"""Hostile ELF files against both symdiff paths (issue 22): every crafted input and 200 byte-flipped
+"""Hostile ELF files against both symdiff paths: every crafted input and 200 byte-flipped
 ones (fixed seed) are clean -- both paths give the same bytes, or both refuse in one line naming
 the file -- with no traceback, no crash or panic of the helper, no run past 1 GiB of address
 space, no hang, no temporary file left behind (tests/hostile_elf.py makes and judges them)."""

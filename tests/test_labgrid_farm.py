@@ -1,4 +1,4 @@
-"""Issue 25: a bisection over labgrid places, on a real coordinator, exporters and PostgreSQL.
+"""A bisection over labgrid places, on a real coordinator, exporters and PostgreSQL.
 
 A real ``labgrid-coordinator`` and three ``labgrid-exporter`` processes on 127.0.0.1 (each
 exporting a NetworkService that points to its own throw-away sshd), three places tagged

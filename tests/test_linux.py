@@ -76,7 +76,7 @@ def test_symdiff_of_two_vmlinux_layouts(linux):
     assert d["mapping"] == "plan" and d["shift_origin"] is not None, d["mapping"]
     same = lb("symdiff", str(v["default"].elf), str(v["default"].elf), check=False)
     assert same.returncode == 0, same.stdout + same.stderr
-    # the native helper (layoutbench/native.py, issue 14) prints what the Python path prints
+    # the native helper (layoutbench/native.py) prints what the Python path prints
     for a, b in (("sorted", "random"), ("default", "function-aligned")):
         args = ("symdiff", str(v[a].elf), str(v[b].elf), "--json")
         fast = lb(*args, env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)

@@ -1,4 +1,4 @@
-"""kernels/minikernel/make_history.py with two planted regressions (issue 21h): a real git
+"""kernels/minikernel/make_history.py with two planted regressions: a real git
 repository whose hot function changes at the two planted commits and nowhere else, compiled
 with the minikernel's own flags."""
 

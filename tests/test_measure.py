@@ -1,4 +1,4 @@
-"""Issue 13, part 1: a sample is keyed by everything that shapes it.  Changing a target
+"""A sample is keyed by everything that shapes it.  Changing a target
 setting and measuring again makes new runs instead of reusing the stored ones; runs of
 an older store are kept but never reused; ``results`` shows the configurations."""
 

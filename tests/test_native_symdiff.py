@@ -1,4 +1,4 @@
-"""The native `layoutbench symdiff OLD NEW [--json]` (native/symdiff, issue 14) prints what the
+"""The native `layoutbench symdiff OLD NEW [--json]` (native/symdiff) prints what the
 Python path prints, JSON and text, byte for byte, with the same exit status: on minikernel pairs over all six
 layouts, pairs with real code changes (a grown function, a changed constant, a new object), a
 static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found)

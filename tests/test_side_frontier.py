@@ -69,7 +69,7 @@ def test_wald_expected_sample_size_matches_a_simulated_sprt():
 
 def test_the_script_prints_json():
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--histories", "2",
-                        "--settings", f"{decide.SIDE_A:g}:{decide.SIDE_FIRST}", "--only", "frontier", "--no-today", "--json"],
+                        "--settings", f"{decide.SIDE_A:g}:{decide.SIDE_FIRST}", "--only", "frontier", "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)

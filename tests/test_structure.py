@@ -1,4 +1,4 @@
-"""Checkable facts about the package's shape (issue 11): no function takes more than about
+"""Checkable facts about the package's shape: no function takes more than about
 eight parameters (option bundles are small frozen dataclasses), and every SQL statement
 lives in store.py."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parent.parent / "layoutbench"
 MAX_PARAMS = 8
 
-#: functions of modules other engineers are reshaping in parallel (issue 11: build.py, stats.py,
+#: functions of modules other engineers are reshaping in parallel (build.py, stats.py,
 #: targets/__init__.py); remove an entry when its function is slimmed, never add one
 KNOWN: set[tuple[str, str]] = set()
 

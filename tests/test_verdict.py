@@ -194,7 +194,7 @@ def test_the_exit_code_table_is_in_help_readme_and_docs():
     for args in (["--help"], ["bisect", "run", "--help"], ["compare", "--help"], ["judge", "--help"]):
         h = lb(*args).stdout
         assert "Exit codes" in h and all(re.search(rf"^\s+{code}\s", h, re.M) for code, _ in verdict.EXIT_TABLE), args
-    for doc in (root / "README.md", root / "docs" / "bisect.md"):
+    for doc in (root / "README.md", root / "docs" / "guide" / "reading-output.md"):
         t = doc.read_text()
         for code, what in verdict.EXIT_TABLE:
             assert f"| {code} | {what} |" in t, (doc, code)
