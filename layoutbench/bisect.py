@@ -33,7 +33,7 @@ import threading
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import costs, decide, fmt, forecast, measure, source, stats, targets, validate
+from . import costs, decide, fmt, forecast, measure, source, stats, targets, validate, verdict as verdictmod
 from . import farm as farmmod
 from . import layout as layoutmod
 from .decide import Skip
@@ -904,6 +904,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     elif ends.status != "differs":
         e = ends.comparison
         verdict["endpoints"]["more_layouts"] = ends.more_layouts
+        verdict["endpoints"]["shows"] = math.expm1(ends.shows) if math.isfinite(ends.shows) else None
         verdict.update(status="not-shown", culprit=None, range=[], message=(
             f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({ci_label(e.confidence, verdict)} {interval(e.ci_low, e.ci_high)}), "
             f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
@@ -1270,8 +1271,7 @@ def _sides(v: dict) -> list[str]:
                 "within layout noise there (an equivalence test passed: a change of the minimum effect is ruled out)")
         if sd.get("futile") and sd.get("reach"):  # stopped: its cap could no longer show the step it looks for
             said = (f"no other change shown there; stopped because at this noise even {sd['cap']} layouts a side "
-                    f"would show only a step of {fmt.pct(sd['reach'])} or more ({100 * decide.FUTILITY_POWER:g}% power): a smaller one "
-                    "there is not ruled out")
+                    f"would show only a step of {fmt.pct(sd['reach'])} or more ({100 * decide.FUTILITY_POWER:g}% power)")
         quiet = quiet or sd["status"] == "not-shown"
         out.append(f"beside:  {sd['good'][:12]}..{sd['bad'][:12]} x{sd['ratio']:.4f} "
                    f"({ci_label(conf, v)} {interval(sd['ci_low'], sd['ci_high'])}, {sd['layouts']} "
@@ -1387,6 +1387,7 @@ def text(v: dict) -> str:
                      f"relink with probability {e['explained_by_layout']:.2f}")
     lines.extend(_several(v))
     lines.extend(_sides(v))
+    lines.extend(verdictmod.not_ruled_out_line(u) for u in verdictmod.not_ruled_out(v))
     code = v.get("code")
     if code and "error" not in code:
         if code["changed_functions"]:

@@ -711,8 +711,9 @@ def bisect_grp():
     and BAD (a sequential test, the layout noise pooled over every commit measured), and
     skipped when it does not build.  Each culprit is confirmed on fresh layouts, then the
     ranges beside it are tested and searched in turn: every change point is reported
-    (--first-only: one); the verdict states the error bound and what symdiff says the
-    code did.  --budget RUNS or --budget 8h caps the cost.  The state lives in the store: run the same command again
+    (--first-only: one); the verdict states the error bound, what symdiff says the
+    code did and, for each test that showed no change, the smallest step it would have
+    shown ("not ruled out: a step below ...").  --budget RUNS or --budget 8h caps the cost.  The state lives in the store: run the same command again
     to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
     the same state.
     """

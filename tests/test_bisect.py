@@ -479,3 +479,41 @@ def test_the_plan_holds_and_every_phase_says_its_runs_spent_of_it(tmp_path, work
         assert [ln for ln in lines if phase in ln], (phase, p.stderr)
     assert [ln for ln in lines if "· confirmation " in ln and "fresh layouts a side" in ln]
     assert len([ln for ln in lines if "· side test " in ln and "(the range " in ln]) == len(v["sides"]) == 2
+
+
+# -- what the tool could not see: the verdict's "not ruled out" lines, the plan's warning -----------
+
+@pytest.fixture(scope="module")
+def step_hist(tmp_path_factory, workdir):
+    """12 commits, a 3% step in the hot path at commit 6, the others only add unused code."""
+    d = tmp_path_factory.mktemp("step")
+    return make_history(d / "repo", 12, seed=21, regression_at=6, regression_pct=3.0,
+                        layout_only=[1, 2, 3, 4, 5, 7, 8, 10, 11])
+
+
+def test_the_verdict_says_the_step_each_side_test_could_have_missed(step_hist, tmp_path):
+    """A real bisection (cachegrind): each range beside the step whose test showed no change gets
+    one "not ruled out" line in the text and the same number in --json ``not_ruled_out``: the
+    step that test, stopped early at a few layouts a side, shows 9 times in 10 -- above the 0.5%
+    minimum effect and above the step its cap of 64 layouts would show (``reach``)."""
+    m, store = step_hist, tmp_path / "r.sqlite"
+    v = bisect_json(m, store, "--no-shadow")
+    assert v["status"] == "found" and v["culprit"] == sha(m, 6), v["message"]
+    quiet = [sd for sd in v["sides"] if sd["status"] == "not-shown"]
+    assert quiet, v["sides"]
+    got = {(u["good"], u["bad"]): u for u in v["not_ruled_out"]}
+    assert set(got) == {(sd["good"], sd["bad"]) for sd in quiet} and {u["test"] for u in got.values()} == {"side"}
+    text = lb("bisect", "minikernel", "--repo", m["repo"], "--store", str(store)).stdout.splitlines()
+    lines = [ln for ln in text if ln.startswith("not ruled out:")]
+    assert len(lines) == len(quiet), text
+    for sd in quiet:
+        u = got[(sd["good"], sd["bad"])]
+        assert u["below"] == sd["shows"] and u["layouts"] == sd["layouts"] and u["power"] == 0.9
+        assert sd["layouts"] < sd["cap"]  # stopped early: what it could not see is larger than its cap's
+        assert 0.005 < u["below"] < 0.1 and u["below"] > sd["reach"], sd
+        assert (f"not ruled out: a step below {100 * u['below']:.2f}% in {sd['good'][:12]}..{sd['bad'][:12]} (the "
+                f"smallest this side test, stopped at {sd['layouts']} layouts a side, shows 9 times in 10 at this "
+                "noise)") in lines, lines
+        assert u["meaning"].startswith(f"a change smaller than {100 * u['below']:.3g}% between {sd['good'][:12]} and "
+                                       f"{sd['bad'][:12]} may have been missed")
+
