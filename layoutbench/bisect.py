@@ -1209,11 +1209,14 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
            f"the ranges beside the step {ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
            + "; every further change point costs about as much again")
     lines = [msg]
+    missed = forecast.missed_step(noise, plan)
+    if missed is not None and missed["likely_missed"]:
+        lines.extend(missed_lines(missed, s.runs))
     if s.runs_choice:
         lines.append(s.runs_choice["text"])
     out = {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
            "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
-           "runs_per_layout": s.runs_choice}
+           "runs_per_layout": s.runs_choice, "missed_step": missed}
     if clock is not None:
         out["costs"] = target_costs(clock.p, s).to_dict()
         if not s.runs_choice and out["costs"]["text"]:
@@ -1230,6 +1233,25 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
         out["budget"] = clock.summary()
     out["message"] = "\n".join(lines)
     return out
+
+
+def missed_lines(m: dict, runs: int) -> list[str]:
+    """The plan's warning that a step of twice the minimum effect is likely missed at the noise
+    measured (forecast.missed_step), and what would fix it: two lines."""
+    step, me = fmt.pct(m["step"]), fmt.pct(m["min_effect"])
+    need = (f"about {m['needed']} layouts a side ({2 * m['needed'] * runs} runs a test at {runs} run(s) a layout) "
+            "would name it 9 times in 10" if m["needed"] is not None else "no number of layouts would name it")
+    fixes = []
+    if m.get("max_layouts"):
+        fixes.append(f"--max-layouts {m['max_layouts']}")
+    if m.get("larger_min_effect"):
+        fixes.append(f"--min-effect {100 * m['larger_min_effect']:g} (a step of "
+                     f"{fmt.pct(decide.SIDE_STEP * m['larger_min_effect'])} is then named with probability "
+                     f"{m['larger_min_effect_power']:.2f})")
+    return [f"warning: at this noise a step of {step} (twice the {me} minimum effect) is likely missed: named with "
+            f"probability {m['power']:.2f} (its confirmation looks at most {m['layouts']} layouts a side); {need}",
+            "         what would fix it: " + (", or ".join(fixes) if fixes else "a quieter benchmark (more runs a "
+                                              "layout, if run noise is much of the noise)")]
 
 
 def _cmp(c: stats.Comparison) -> dict:

@@ -732,7 +732,8 @@ def bisect_grp():
               help="Measure the endpoints' first look only and print what the bisection will likely cost (runs "
               "in every phase: the median of bisections simulated at the noise and change measured; "
               "and time at the time a run takes; the runs per layout the layout and run costs make cheapest, "
-              "each cost stated or measured; whether it fits --budget).")
+              "each cost stated or measured; whether it fits --budget; a warning when a step of twice "
+              "--min-effect is likely missed at the noise measured, with what would fix it).")
 @click.option("--exit-code", "exit_code", is_flag=True,
               help="Exit with the verdict's code: 0 no change shown, 1 a first bad commit, 3 undecided (uncertain, "
               "skipped commits), 4 the budget ended first (the table below); without it 0 whenever a verdict is printed.")

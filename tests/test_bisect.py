@@ -491,6 +491,23 @@ def step_hist(tmp_path_factory, workdir):
                         layout_only=[1, 2, 3, 4, 5, 7, 8, 10, 11])
 
 
+@pytest.fixture(scope="module")
+def noisy_profiles(tmp_path_factory):
+    """The minikernel profile with a layout-noisy target beside the others: cachegrind with a
+    direct-mapped 1 KiB I1 and misses weighted 200 (the layout noise of cg_cost about 1.4% on
+    ``step_hist``'s endpoints at their first look, against 0.35% on the usual target)."""
+    from conftest import MINI_TOML, ROOT
+
+    d = tmp_path_factory.mktemp("noisy")
+    text = MINI_TOML.read_text().replace('repo = "../.."', f'repo = "{ROOT}"')
+    tiny = ('[targets.cachegrind-tiny]\nkind = "cachegrind"\nimage = "hosted"\ntimeout = 300\n'
+            'args = ["iterations=2000", "quiet"]\ni1 = "1024,1,64"\nmiss_weight = 200\n\n')
+    text = text.replace("[targets.qemu-icache]", tiny + "[targets.qemu-icache]", 1)
+    (d / "minikernel").mkdir()
+    (d / "minikernel" / "kernel.toml").write_text(text)
+    return d
+
+
 def test_the_verdict_says_the_step_each_side_test_could_have_missed(step_hist, tmp_path):
     """A real bisection (cachegrind): each range beside the step whose test showed no change gets
     one "not ruled out" line in the text and the same number in --json ``not_ruled_out``: the
@@ -517,3 +534,32 @@ def test_the_verdict_says_the_step_each_side_test_could_have_missed(step_hist, t
         assert u["meaning"].startswith(f"a change smaller than {100 * u['below']:.3g}% between {sd['good'][:12]} and "
                                        f"{sd['bad'][:12]} may have been missed")
 
+
+def test_the_plan_warns_on_a_noisy_target_and_not_on_a_quiet_one(step_hist, noisy_profiles, tmp_path):
+    """`bisect run --plan` on the same range: under the usual cachegrind target (layout noise about
+    0.35%) a step of twice the minimum effect is likely named and the plan says nothing of it; on
+    the layout-noisy target (about 1.4%) it is likely missed, and the plan says so in two lines --
+    the chance, the layouts a side that would name it, a --min-effect that would -- with the same
+    numbers in --json (``missed_step``)."""
+    m = step_hist
+    env = {"LAYOUTBENCH_QUIRKS": m["quirks"] or "/nonexistent/quirks.toml", "LAYOUTBENCH_PROFILES": str(noisy_profiles)}
+
+    def plan(target: str) -> dict:
+        p = lb("bisect", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"], "--target", target, "--args",
+               ARGS, "--store", str(tmp_path / f"{target}.sqlite"), "--json", "--plan", env=env)
+        return json.loads(p.stdout)
+
+    quiet, noisy = plan("cachegrind"), plan("cachegrind-tiny")
+    assert quiet["noise"] < 0.006 < 0.01 < noisy["noise"], (quiet["noise"], noisy["noise"])
+    q = quiet["missed_step"]
+    assert q["step"] == 0.01 and not q["likely_missed"] and q["power"] >= 0.8, q
+    assert "warning:" not in quiet["message"] and "what would fix it" not in quiet["message"]
+    n = noisy["missed_step"]
+    assert n["step"] == 0.01 and n["likely_missed"] and n["power"] < 0.8 and n["needed"] > n["layouts"], n
+    assert n["larger_min_effect"] > 0.005 and n["larger_min_effect_power"] >= 0.8, n
+    lines = noisy["message"].splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("warning:"))
+    assert lines[at].startswith("warning: at this noise a step of 1.00% (twice the 0.50% minimum effect) is likely "
+                                f"missed: named with probability {n['power']:.2f} (its confirmation looks at most "
+                                f"{n['layouts']} layouts a side); about {n['needed']} layouts a side"), lines
+    assert lines[at + 1].startswith(f"         what would fix it: --min-effect {100 * n['larger_min_effect']:g} ("), lines

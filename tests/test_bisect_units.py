@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from conftest import script
-from layoutbench import bisect, decide, profile, symdiff, verdict
+from layoutbench import bisect, decide, forecast, profile, symdiff, verdict
 from layoutbench import build as buildmod
 from layoutbench import source
 from layoutbench.errors import LayoutbenchError
@@ -828,6 +828,43 @@ def test_the_plan_states_the_layout_noise_in_percent_and_the_step_in_noise_units
     assert v["message"].startswith(f"plan: BAD/GOOD = {math.exp(0.1):.4f} at the first look (4 layouts a side), "
                                    f"layout noise {100 * noise:.2f}% (a step of {0.1 / noise:.1f} x the noise); ")
     assert f"{100 * noise:.2f}" == "3.83"
+
+
+def test_the_plan_warns_where_a_step_of_twice_the_minimum_effect_is_likely_missed():
+    """The plan at a layout noise of 3.83% (the prober above): a step of 1% (twice the 0.5%
+    minimum effect) is likely missed; the plan says so in two lines, with the layouts a side that
+    would name it and a --min-effect at which a step of twice it is likely named, and --json holds
+    the same numbers (forecast.missed_step).  At a noise of 0.1% it says nothing of it."""
+    class Known:
+        higher_is_better = False
+
+        def __init__(self, scale):
+            self.scale = scale
+
+        def groups(self, c, k, r):
+            offs = [-0.03, 0.01, 0.05, -0.03, 0.0, 0.02][:k]
+            return {f"random:{i + 1}": [math.exp(self.scale * o + (0.1 if c == "B" else 0.0))] * r
+                    for i, o in enumerate(offs)}
+
+    s = bisect.Settings(kernel="k", layouts=4, runs=1)
+    b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user", "good": "G", "bad": "B"}])
+    v = bisect._plan_only(decide.Tracked(Known(1.0)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    m = v["missed_step"]
+    assert m == forecast.missed_step(v["noise"], s.plan())
+    assert m["likely_missed"] and m["step"] == 0.01 and m["power"] < 0.8 and m["needed"] > m["layouts"], m
+    assert m["larger_min_effect"] > 0.005 and m["larger_min_effect_power"] >= 0.8
+    lines = v["message"].splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("warning:"))
+    assert lines[at] == (f"warning: at this noise a step of 1.00% (twice the 0.50% minimum effect) is likely missed: "
+                         f"named with probability {m['power']:.2f} (its confirmation looks at most {m['layouts']} layouts a "
+                         f"side); about {m['needed']} layouts a side ({2 * m['needed']} runs a test at 1 run(s) a "
+                         "layout) would name it 9 times in 10")
+    assert lines[at + 1] == (f"         what would fix it: --min-effect {100 * m['larger_min_effect']:g} (a step of "
+                             f"{200 * m['larger_min_effect']:.2f}% is then named with probability "
+                             f"{m['larger_min_effect_power']:.2f})")
+    quiet = bisect._plan_only(decide.Tracked(Known(0.025)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    assert not quiet["missed_step"]["likely_missed"] and quiet["missed_step"]["power"] >= 0.8
+    assert "warning:" not in quiet["message"]
 
 
 def test_the_window_of_a_bisection_ends_at_bad_until_a_bad_mark_is_nearer():
