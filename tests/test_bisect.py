@@ -235,7 +235,7 @@ def test_judge_exit_codes(hist, tmp_path):
     # references that do not differ stop `git bisect run` (exit >= 128) instead of marking bad
     p = lb("judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["good"], *CG,
            "--commit", sha(hist, 2), env=env, check=False)
-    assert p.returncode == 128 and "layout noise" in p.stderr
+    assert p.returncode == 128 and "GOOD and BAD do not differ beyond layout noise" in p.stderr, p.stderr
     # a farm's list of targets is for `bisect`; judge measures one checkout on one machine
     p = lb("judge", "minikernel", "--repo", hist["repo"], "--good", hist["good"], "--bad", hist["bad"], "--target",
            "cachegrind,local", "--args", ARGS, "--commit", sha(hist, 2), env=env, check=False)
