@@ -106,10 +106,36 @@ def test_a_history_of_layout_only_commits_blames_nobody_and_claims_no_equivalenc
         assert 1 / 1.005 < ends["ci_low"] and ends["ci_high"] < 1.005, ends
     else:
         assert "no change of at least 0.5% shown" in v["message"] and "within layout noise" not in v["message"]
+    # "no change shown" says the smallest change its test would have shown; an equivalence needs no such line
+    if v["status"] == "not-shown":
+        (u,) = v["not_ruled_out"]
+        assert (u["test"], u["good"], u["bad"], u["layouts"]) == ("endpoints", m["good"], m["bad"], ends["layouts"])
+        assert u["below"] == ends["shows"] and 0.005 < u["below"] < 0.1, u
+    else:
+        assert v["not_ruled_out"] == []
     # a single-layout bisection always blames somebody: here a commit that only moved code
     sl = v["single_layout"]
     assert sl["culprit"] in m["layout_only"] + [c["sha"] for c in m["commits"] if c["kind"] == "ordinary"]
     assert sl["agrees"] is False
+
+
+def test_no_change_shown_says_the_smallest_change_its_test_would_have_shown(tmp_path, workdir):
+    """Commits that only add unused code, tested against a 0.1% minimum effect with at most 12
+    layouts a side: no change shown and no equivalence either (a 0.1% band is too narrow for 12
+    layouts), and the verdict says the smallest change its endpoints' test would have shown 9
+    times in 10 -- above the minimum effect -- in the text and in --json, the same number."""
+    m = make_history(tmp_path / "repo", 3, seed=5, regression=False, layout_only=[1, 2, 3])
+    store = tmp_path / "r.sqlite"
+    v = bisect_json(m, store, "--no-shadow", "--min-effect", "0.1", "--max-layouts", "12")
+    ends = v["endpoints"]
+    assert v["status"] == "not-shown" and ends["layouts"] == 12, v["message"]
+    (u,) = v["not_ruled_out"]
+    assert (u["test"], u["good"], u["bad"], u["layouts"]) == ("endpoints", m["good"], m["bad"], 12)
+    assert u["below"] == ends["shows"] and 0.001 < u["below"] < 0.05, u
+    text = lb("bisect", "minikernel", "--repo", m["repo"], "--store", str(store)).stdout.splitlines()
+    assert [ln for ln in text if ln.startswith("not ruled out:")] == [
+        f"not ruled out: a change below {100 * u['below']:.2f}% in {m['good'][:12]}..{m['bad'][:12]} (the smallest "
+        "this test, stopped at 12 layouts a side, shows 9 times in 10 at this noise)"], text
 
 
 def test_a_probe_between_two_steps_is_marked_bad_and_both_steps_are_named(tmp_path, workdir):
