@@ -1,15 +1,25 @@
 """Layout-aware bisection: find the commit whose *code* changed a metric.
 
-Every probe builds one commit (objects compiled once) and measures it over the same
-K random layouts (seeds ``seed .. seed+K-1`` on every commit, so that neighbouring
-commits are compared layout for layout), R runs each.  The endpoints are measured
-first; when GOOD and BAD do not differ by at least --min-effect the answer is "within
-layout noise" and nothing is bisected.  The decisions -- endpoints, probes, the
-confirmation of the culprit on fresh layouts, the share of the change it explains --
-are made by :mod:`layoutbench.decide`, which runs the same code in simulation
-(``bench/simulate.py``); this module measures, keeps the marks in the log and prints.
-An uncertain probe is treated like a skipped commit.  A commit that does not build, or
-whose runs all fail, is skipped.
+Every commit measured is built once (objects compiled once, cached) and linked in the seeded
+layouts of ``--layout`` with seeds ``seed, seed+1, ...`` -- the same seeds on every commit, so
+that neighbouring commits are compared layout for layout -- R runs each.  The decisions are
+made by :mod:`layoutbench.decide`, which runs the same code in simulation
+(``bench/simulate.py``); this module measures, keeps the marks in the log and prints:
+
+* the **endpoints**: a sequential test of GOOD against BAD, K layouts a side at its first look,
+  more at each later one.  When it shows no change of at least --min-effect the verdict is
+  "no change shown" (status ``not-shown``): nothing is blamed and nothing is cleared, and the
+  verdict says the smallest change the test would have shown.  "Within layout noise" (status
+  ``noise``) is said only when an equivalence test passes (on the way, or with --prove-null).
+* the **probes**: each judged against GOOD and BAD (good, bad, or between: a change on both
+  sides, marked bad).  A probe still undecided at its furthest look ends the search of its
+  range: the window around it is the answer (status ``range``), and the probe stays in the log as
+  a skip (why ``uncertain``).  A commit that does not build, or whose runs all fail, is skipped
+  and the search goes on around it; when only skipped commits are left the answer is a range.
+* the **confirmation** of each culprit on fresh layouts, then the tests of the ranges beside
+  it (every change point, unless --first-only); for each range beside a step where no change
+  was shown the verdict says the smallest step that test would have shown.
+* ``--budget``: the bisection stops with the best verdict it has when the runs are spent.
 
 The state of a bisection -- its settings and a log of good/bad/skip marks -- lives in
 the store's ``state`` table under ``bisect:<kernel>:<repo>:<subdir>``; the samples live
@@ -20,7 +30,9 @@ already made are kept, runs already stored are not run again.  The log prints li
 Beside its own verdict, a bisection reports what a single-layout bisection would
 have concluded (default link, one run per probe, nearest-value rule as in asv find),
 computed by running that bisection too, over the same store and object cache; its
-cost is counted apart.
+cost is counted apart.  ``bisect run --plan`` measures the endpoints' first look only and
+says what the bisection will likely cost, and whether a step of twice the minimum effect is
+likely missed at the noise measured (:func:`forecast.missed_step`).
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ import threading
 from dataclasses import asdict, dataclass, fields
 
 from . import build as buildmod
-from . import costs, decide, fmt, forecast, measure, source, stats, targets, validate
+from . import costs, decide, fmt, forecast, measure, source, stats, targets, validate, verdict as verdictmod
 from . import farm as farmmod
 from . import layout as layoutmod
 from .decide import Skip
@@ -56,18 +68,19 @@ class Settings:
     args: str = ""  #: extra program arguments, one string
     mode: str = "rerun"
     layouts: int = 4  #: K: random layouts per probe at the first look, seeds seed..seed+K-1 on every commit
-    max_layouts: int = decide.Plan.max_layouts  #: the last look: K, 1.5K, ... up to this
+    max_layouts: int = decide.Plan.max_layouts  #: the furthest any test looks (layouts a side: K, 1.5K, ...)
     runs: int = 1  #: R: runs per layout
-    max_runs: int = 1  #: > runs: looks with more runs after the last layout look
+    max_runs: int = 1  #: --max-runs, stored with the settings; the tests add layouts, never runs
     seed: int = 1
-    confidence: float = 0.95  #: 1 - alpha: the error budget of every test, spent over its looks
-    #: smallest change (relative, e.g. 0.01) that counts as a change, at the endpoints and every probe
+    confidence: float = 0.95  #: 1 - alpha: the error budget of the whole bisection, shared over its tests
+    #: smallest change (relative, e.g. 0.01) that counts as a change: the endpoints' estimate must reach it,
+    #: a named commit's confirmation must show its step beyond it
     min_effect: float | None = decide.DEFAULT_MIN_EFFECT
     shadow: bool = True  #: also run the single-layout (default link, one run) bisection
     #: hash of the target's configuration (``measure.target_config``, filled in by ``normalize``):
     #: a bisection started under another one is started again, not resumed
     target_config: str = ""
-    all_changes: bool = False  #: kept for old logs: every change point is now the default
+    all_changes: bool = False  #: --all-changes, read from a log that has it; every change point is searched anyway
     first_only: bool = False  #: stop after the first confirmed change point
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints when none is shown (expensive)
     thorough: bool = False  #: the sub-ranges beside a found step are searched further for a smaller second step
@@ -497,7 +510,7 @@ class Bisection:
                 lines.append(self.s.start_line(e.get("bad"), e.get("good")))
             elif v == "endpoints":
                 lines.append(f"# endpoints: {e['note']}")
-            elif v in ("good", "bad", "skip") and e.get("segment"):  # --all-changes: a sub-range's mark
+            elif v in ("good", "bad", "skip") and e.get("segment"):  # a mark in a range beside a found step
                 lines.append(f"# {v} in {e['segment']}: [{e['commit']}] {e.get('subject', '')} -- {e.get('note', '')}")
             elif v == "place":
                 lines.append(f"# place: {e['note']}")
@@ -544,8 +557,8 @@ def keep(store: Store, b: "Bisection") -> None:
 
 
 def kept(store: Store) -> list[tuple[str, dict]]:
-    """(key, verdict) of every finished bisection kept in the store, the latest first; a
-    bisection's state whose verdict was not kept apart (written by an older version) too."""
+    """(key, verdict) of every finished bisection kept in the store, the latest first; the verdict
+    of a bisection's state that holds one not kept apart (no ``bisect-verdict:`` key) too."""
     out, seen = [], set()
     for key, d in store.states(KEPT):
         if isinstance(d, dict) and isinstance(d.get("result"), dict):
@@ -786,7 +799,7 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
         say=lambda m: None, plan_only: bool = False, timeout: float | None = None) -> dict:
     """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict.  With
     ``plan_only``: measure the endpoints' first look only and return what the bisection will
-    likely cost (status ``plan``).  ``timeout``: seconds before a run is killed (None: the
+    likely cost and whether a step of twice the minimum effect is likely missed (status ``plan``).  ``timeout``: seconds before a run is killed (None: the
     target's); a commit whose runs all fail (time out) is skipped."""
     with contextlib.ExitStack() as stack:  # closes the prober's target however the bisection ends
         return _run(stack, store, profile, s, (good, bad), say, plan_only, timeout)
@@ -904,6 +917,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     elif ends.status != "differs":
         e = ends.comparison
         verdict["endpoints"]["more_layouts"] = ends.more_layouts
+        verdict["endpoints"]["shows"] = math.expm1(ends.shows) if math.isfinite(ends.shows) else None
         verdict.update(status="not-shown", culprit=None, range=[], message=(
             f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({ci_label(e.confidence, verdict)} {interval(e.ci_low, e.ci_high)}), "
             f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
@@ -944,7 +958,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         if out.status == "budget":
             verdict.update(status="budget", budget_note=out.note,
                            candidates=[{"commit": c, "probability": q} for c, q in out.candidates])
-    # 4. the cost, including the probes of earlier (interrupted) sessions: all from the store
+    # 4. the cost, including the probes an interrupted run of this bisection made: all from the store
     by_name = {q.name: q for q in probers}
     for e in b.log:
         if e.get("by") != "measured" or e["verb"] not in ("good", "bad", "skip"):
@@ -1087,7 +1101,7 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
     k = max(decide.MIN_LAYOUTS, s.layouts)
 
     def look(runs: int) -> list[dict]:
-        try:  # (a resumed bisection reads them from the store: its cost counts them as the first session did)
+        try:  # (a resumed bisection reads them from the store: its cost counts them as the first run did)
             return [p.groups(cos[c], k, runs) for c in (b.good, b.bad)]
         except Skip as e:
             raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
@@ -1184,7 +1198,8 @@ def _likely_runs(eng, b, plan, commits: list) -> int | None:
 
 def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> dict:
     """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
-    noise and the change it measured (forecast.expected_cost)."""
+    noise and the change it measured (forecast.expected_cost), and a warning when a step of twice
+    the minimum effect is likely missed at that noise (forecast.missed_step, :func:`missed_lines`)."""
     k = max(decide.MIN_LAYOUTS, s.layouts)
     try:
         for c in (b.good, b.bad):
@@ -1208,11 +1223,14 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
            f"the ranges beside the step {ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
            + "; every further change point costs about as much again")
     lines = [msg]
+    missed = forecast.missed_step(noise, plan)
+    if missed is not None and missed["likely_missed"]:
+        lines.extend(missed_lines(missed, s.runs))
     if s.runs_choice:
         lines.append(s.runs_choice["text"])
     out = {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
            "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
-           "runs_per_layout": s.runs_choice}
+           "runs_per_layout": s.runs_choice, "missed_step": missed}
     if clock is not None:
         out["costs"] = target_costs(clock.p, s).to_dict()
         if not s.runs_choice and out["costs"]["text"]:
@@ -1229,6 +1247,25 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
         out["budget"] = clock.summary()
     out["message"] = "\n".join(lines)
     return out
+
+
+def missed_lines(m: dict, runs: int) -> list[str]:
+    """The plan's warning that a step of twice the minimum effect is likely missed at the noise
+    measured (forecast.missed_step), and what would fix it: two lines."""
+    step, me = fmt.pct(m["step"]), fmt.pct(m["min_effect"])
+    need = (f"about {m['needed']} layouts a side ({2 * m['needed'] * runs} runs a test at {runs} run(s) a layout) "
+            "would name it 9 times in 10" if m["needed"] is not None else "no number of layouts would name it")
+    fixes = []
+    if m.get("max_layouts"):
+        fixes.append(f"--max-layouts {m['max_layouts']}")
+    if m.get("larger_min_effect"):
+        fixes.append(f"--min-effect {100 * m['larger_min_effect']:g} (a step of "
+                     f"{fmt.pct(decide.SIDE_STEP * m['larger_min_effect'])} is then named with probability "
+                     f"{m['larger_min_effect_power']:.2f})")
+    return [f"warning: at this noise a step of {step} (twice the {me} minimum effect) is likely missed: named with "
+            f"probability {m['power']:.2f} (its confirmation looks at most {m['layouts']} layouts a side); {need}",
+            "         what would fix it: " + (", or ".join(fixes) if fixes else "a quieter benchmark (more runs a "
+                                              "layout, if run noise is much of the noise)")]
 
 
 def _cmp(c: stats.Comparison) -> dict:
@@ -1270,8 +1307,7 @@ def _sides(v: dict) -> list[str]:
                 "within layout noise there (an equivalence test passed: a change of the minimum effect is ruled out)")
         if sd.get("futile") and sd.get("reach"):  # stopped: its cap could no longer show the step it looks for
             said = (f"no other change shown there; stopped because at this noise even {sd['cap']} layouts a side "
-                    f"would show only a step of {fmt.pct(sd['reach'])} or more ({100 * decide.FUTILITY_POWER:g}% power): a smaller one "
-                    "there is not ruled out")
+                    f"would show only a step of {fmt.pct(sd['reach'])} or more ({100 * decide.FUTILITY_POWER:g}% power)")
         quiet = quiet or sd["status"] == "not-shown"
         out.append(f"beside:  {sd['good'][:12]}..{sd['bad'][:12]} x{sd['ratio']:.4f} "
                    f"({ci_label(conf, v)} {interval(sd['ci_low'], sd['ci_high'])}, {sd['layouts']} "
@@ -1387,6 +1423,7 @@ def text(v: dict) -> str:
                      f"relink with probability {e['explained_by_layout']:.2f}")
     lines.extend(_several(v))
     lines.extend(_sides(v))
+    lines.extend(verdictmod.not_ruled_out_line(u) for u in verdictmod.not_ruled_out(v))
     code = v.get("code")
     if code and "error" not in code:
         if code["changed_functions"]:
@@ -1471,8 +1508,9 @@ def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setti
         raise Abort(f"a reference cannot be measured: {e}") from None
     if ends.status != "differs":
         e = ends.comparison
-        raise Abort(f"GOOD and BAD do not differ beyond layout noise (BAD/GOOD {e.ratio:.4f}, "
-                    f"CI {interval(e.ci_low, e.ci_high)}); there is nothing to bisect")
+        said = "do not differ beyond layout noise" if ends.status == "noise" else "show no change"
+        raise Abort(f"GOOD and BAD {said} (BAD/GOOD {e.ratio:.4f}, CI {interval(e.ci_low, e.ci_high)}); "
+                    "there is nothing to bisect")
     probe = p.checkout(rev)
     j = judge_probe(p, probe, good_co, bad_co)
     details = {"commit": probe.commit, "verdict": j.verdict, "judgement": asdict(j), "endpoints": _cmp(ends.comparison),

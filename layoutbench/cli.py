@@ -711,8 +711,9 @@ def bisect_grp():
     and BAD (a sequential test, the layout noise pooled over every commit measured), and
     skipped when it does not build.  Each culprit is confirmed on fresh layouts, then the
     ranges beside it are tested and searched in turn: every change point is reported
-    (--first-only: one); the verdict states the error bound and what symdiff says the
-    code did.  --budget RUNS or --budget 8h caps the cost.  The state lives in the store: run the same command again
+    (--first-only: one); the verdict states the error bound, what symdiff says the
+    code did and, for each test that showed no change, the smallest step it would have
+    shown ("not ruled out: a step below ...").  --budget RUNS or --budget 8h caps the cost.  The state lives in the store: run the same command again
     to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
     the same state.
     """
@@ -731,7 +732,8 @@ def bisect_grp():
               help="Measure the endpoints' first look only and print what the bisection will likely cost (runs "
               "in every phase: the median of bisections simulated at the noise and change measured; "
               "and time at the time a run takes; the runs per layout the layout and run costs make cheapest, "
-              "each cost stated or measured; whether it fits --budget).")
+              "each cost stated or measured; whether it fits --budget; a warning when a step of twice "
+              "--min-effect is likely missed at the noise measured, with what would fix it).")
 @click.option("--exit-code", "exit_code", is_flag=True,
               help="Exit with the verdict's code: 0 no change shown, 1 a first bad commit, 3 undecided (uncertain, "
               "skipped commits), 4 the budget ended first (the table below); without it 0 whenever a verdict is printed.")

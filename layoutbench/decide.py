@@ -558,6 +558,9 @@ class Ends:
     more_layouts: int | None = None  #: not-shown: layouts per side that would rule the change out
     futile: bool = False  #: stopped because its cap could no longer show the step it looks for (``reach``)
     reach: float = math.nan  #: the step (log) its cap shows with probability FUTILITY_POWER at the pooled noise
+    #: not-shown: the step (log) the test as it stopped (its design's boundary, the layouts of its last look)
+    #: shows with probability NOISE_POWER at the pooled noise (shows_at); a smaller one it may have missed
+    shows: float = math.nan
 
 
 def reach_at(pool: Pool, ns: tuple, level: float, na: int, nb: int) -> float:
@@ -568,6 +571,18 @@ def reach_at(pool: Pool, ns: tuple, level: float, na: int, nb: int) -> float:
         return math.nan
     c = gs_boundary(tuple(ns), level) + float(ndtri(FUTILITY_POWER))
     return c * math.sqrt(s2 * (1.0 / na + 1.0 / nb))
+
+
+def shows_at(pool: Pool, ns: tuple, level: float, na: int, nb: int, m: float) -> float:
+    """The step (log scale) that a test with looks ``ns`` at ``level``, judged at ``na`` and ``nb``
+    layouts a side, shows with probability NOISE_POWER at the pooled noise: "differs" needs its z
+    beyond the boundary c and its estimate at least the minimum effect ``m`` (log), so
+    max(c se, m) + z(NOISE_POWER) se (nan while the noise is unknown)."""
+    s2, _ = pool.var()
+    if not (s2 > 0 and math.isfinite(s2)):
+        return math.nan
+    se = math.sqrt(s2 * (1.0 / na + 1.0 / nb))
+    return max(gs_boundary(tuple(ns), level) * se, m) + float(ndtri(NOISE_POWER)) * se
 
 
 def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float, sign: float) -> float:
@@ -635,12 +650,15 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         steps = [(k, plan.runs, k in ns) for k in range(ns[0], ns[-1] + 1)]
     j = -1
     futile = False
+    judged = (ns[0], ns[0])  # the layouts a side at the last look judged ("differs" is judged at the looks only)
     for k, r, at_look in steps:
         j += at_look
         k = max(k, min(pool.n(good), pool.n(bad)))
         _measure(tr, good, k, r)
         _measure(tr, bad, k, r)
         t = ztest(pool, good, bad)
+        if at_look:
+            judged = (t.na, t.nb)
         line = f"{k} layouts a side, {bad[:12]}/{good[:12]} x{math.exp(t.est):.4f}"
         if say is not None and at_look:
             say(line)
@@ -670,7 +688,8 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     return Ends("not-shown", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a,
                 f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
                 more_layouts=None if more is None else more - k, futile=futile,
-                reach=reach_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1])))
+                reach=reach_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1])),
+                shows=shows_at(pool, ns, a, *judged, m))
 
 
 # -- one probe ------------------------------------------------------------------------------------
@@ -1053,7 +1072,8 @@ def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
         out.sides.append({"good": a, "bad": b, "status": e.status, "ratio": c.ratio, "ci_low": c.ci_low,
                           "ci_high": c.ci_high, "confidence": c.confidence, "layouts": e.layouts, "level": level,
                           "cap": cap, "futile": e.futile,
-                          "reach": math.expm1(e.reach) if math.isfinite(e.reach) else None})
+                          "reach": math.expm1(e.reach) if math.isfinite(e.reach) else None,
+                          "shows": math.expm1(e.shows) if math.isfinite(e.shows) else None})
         if e.status != "differs":
             continue
         rec = {"good": a, "bad": b, "ratio": c.ratio, "level": level}

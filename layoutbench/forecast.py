@@ -117,3 +117,43 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan)
     out["phase_runs"] = dict(out["phase_runs"])
     out["step_in_noise_units"] = d
     return out
+
+
+#: the minimum effects (relative) --plan tries, smallest first, for one at which a step of
+#: SIDE_STEP times it is likely named at the noise measured
+MIN_EFFECTS = (0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2)
+
+
+def missed_step(noise: float, plan: decide.Plan) -> dict | None:
+    """Is a step of decide.SIDE_STEP x the minimum effect (the step the tests beside a found step
+    look for) likely missed at layout noise ``noise``?  :func:`decide.step_power` (``power``: the
+    chance the endpoints show it and its confirmation shows it beyond the minimum effect by their
+    furthest looks; ``needed``: the layouts a side at which both would show it with probability
+    decide.NOISE_POWER; ``likely_missed`` below 0.8), and, when it is likely missed, what would fix
+    it: ``max_layouts`` (a --max-layouts that makes it likely named, None when none does) and
+    ``min_effect`` (the smallest of MIN_EFFECTS above the plan's at which a step of SIDE_STEP x it
+    is likely named, with that step's ``min_effect_power``).  None without a measured noise."""
+    if not (noise > 0 and math.isfinite(noise)):
+        return None
+    step = decide.SIDE_STEP * plan.min_effect
+    out = {**decide.step_power(step, noise, plan), "noise": noise, "min_effect": plan.min_effect,
+           "max_layouts": None, "larger_min_effect": None, "larger_min_effect_power": None,
+           "meaning": (f"the chance that a step of {100 * step:.3g}% ({decide.SIDE_STEP:g} x the minimum effect) is "
+                       f"named at a layout noise of {100 * noise:.3g}%: shown by the endpoints' test and confirmed "
+                       f"beyond the minimum effect by the confirmation's furthest look ('layouts' a side); 'needed': "
+                       f"the layouts a side at which both show it with probability {decide.NOISE_POWER:g}; "
+                       "'likely_missed' when the chance is below 0.8")}
+    if not out["likely_missed"]:
+        return out
+    if out["needed"] is not None and out["needed"] > plan.max_layouts:
+        wider = dataclasses.replace(plan, max_layouts=out["needed"])
+        if not decide.step_power(step, noise, wider)["likely_missed"]:
+            out["max_layouts"] = out["needed"]
+    for m in MIN_EFFECTS:
+        if m <= plan.min_effect:
+            continue
+        got = decide.step_power(decide.SIDE_STEP * m, noise, dataclasses.replace(plan, min_effect=m))
+        if not got["likely_missed"]:
+            out["larger_min_effect"], out["larger_min_effect_power"] = m, got["power"]
+            break
+    return out

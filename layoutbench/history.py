@@ -580,13 +580,15 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
     bisect.kept) and the marks of the bisections in progress, as markers of this range:
 
     - ``kind`` ``verdict``: layoutbench's own verdict (verdict.Verdict.headline), on each commit it
-      blames; a verdict that blames no commit ("no change shown") has ``commit`` None;
+      blames; a verdict that blames no commit ("no change shown") has ``commit`` None; the first
+      entry of a verdict has ``unseen``: the lines saying what its tests could not see at this
+      noise (verdict.not_ruled_out_line), every other one none;
     - ``kind`` ``candidate``: a commit the verdict could not rule out (uncertain, skipped, budget);
     - ``kind`` ``shadow``: what the single-layout bisection run beside it would blame, labelled as
       what a naive bisection would blame, never as the verdict;
     - ``kind`` ``probe`` (and ``probe``: True): a good/bad/skip mark.
     """
-    from .verdict import Verdict
+    from .verdict import Verdict, not_ruled_out_line
 
     pos = {c: i for i, c in enumerate(series.commits)}
     out = []
@@ -599,14 +601,16 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
         span = f"{(res.get('good') or '')[:12]}..{(res.get('bad') or '')[:12]}"
         head = f"layoutbench bisect {span}: {v.headline()}"
         base = {"key": key, "range": span, "metric": res.get("metric") or s.get("metric") or "",
-                "status": v.status, "headline": v.headline()}
+                "status": v.status, "headline": v.headline(), "unseen": []}
+        unseen = [not_ruled_out_line(u) for u in v.unseen]
         named = [c for c in (_find(x, pos) for x in v.culprits) if c]
-        for c in named:
-            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "text": head})
+        for i, c in enumerate(named):
+            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "text": head,
+                        "unseen": unseen if i == 0 else []})
         if not v.culprits and _find(res.get("good"), pos) and _find(res.get("bad"), pos):  # a range of this history
             maybe = [v.candidate] if v.candidate else (res.get("range") or [])
             hits = [c for c in (_find(x, pos) for x in maybe) if c]
-            out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head})
+            out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head, "unseen": unseen})
             for c in hits:
                 out.append({**base, "commit": c, "index": pos[c], "kind": "candidate",
                             "text": f"layoutbench bisect {span}: not ruled out ({v.status})"})
@@ -696,6 +700,7 @@ def summary_text(h: History, metric: str | None = None) -> str:
                 lines.append(f"  {v['commit'][:12]}  {v['text']}")
             elif v.get("kind") == "shadow":
                 lines.append(f"  {v['commit'][:12]}  naive: {v['text']}")
+            lines.extend(f"  {'':12}    {u}" for u in v.get("unseen") or [])
     failed = [p for p in h.points if p.status != "ok"]
     if failed:
         lines.append("")

@@ -1,9 +1,11 @@
 """The one answer a bisection or a two-commit compare ends in, and its exit code.
 
 A :class:`Verdict` holds what was decided (status, culprits, the effect with its interval,
-the cost, what was not shown, and the single-layout shadow: what a naive bisection or a
-one-run default-link A/B would have said).  The terminal text, ``--json``, the report's
-verdict line and the exit code are all rendered from it, never computed apart.
+the cost, what was not shown, what its tests could not see at this noise -- the step below
+which a change may have been missed, :func:`not_ruled_out` -- and the single-layout shadow:
+what a naive bisection or a one-run default-link A/B would have said).  The terminal text,
+``--json``, the report's verdict lines and the exit code are all rendered from it, never
+computed apart.
 
 Exit codes (one table for every command; :data:`EXIT_TABLE` is what ``--help`` and the
 docs print).  ``git bisect run`` and ``asv continuous`` are the anchors: 0 is "nothing to
@@ -67,6 +69,8 @@ class Verdict:
     not_shown: list[str] = field(default_factory=list)  #: what the runs did not show, in words
     shadow: dict | None = None  #: the single-layout answer, labelled as such
     data: dict = field(default_factory=dict)
+    #: bisect: what its tests could not see at this noise (:func:`not_ruled_out`), one entry a test
+    unseen: list[dict] = field(default_factory=list)
 
     # -- made from ------------------------------------------------------------------------------
 
@@ -95,7 +99,8 @@ class Verdict:
         if sl:
             shadow = {"label": SHADOW_LABEL, "culprit": sl.get("culprit"), "agrees": bool(sl.get("agrees")),
                       "runs": sl.get("runs"), "builds": sl.get("builds")}
-        return cls("bisect", st, culprits, cand, v.get("effect"), v.get("cost"), not_shown, shadow, v)
+        return cls("bisect", st, culprits, cand, v.get("effect"), v.get("cost"), not_shown, shadow, v,
+                   not_ruled_out(v))
 
     @classmethod
     def of_compare(cls, rep: dict, fail_metrics: list[str] | None = None) -> "Verdict":
@@ -186,6 +191,46 @@ class Verdict:
 
     def to_json(self) -> dict:
         """The ``--json`` record: the full data, the verdict's own fields and the exit code."""
-        return {**self.data, "verdict_status": self.status, "culprits": self.culprits,
-                "headline": self.headline(), "not_shown": self.not_shown, "shadow": self.shadow,
-                "exit_code": self.exit_code()}
+        out = {**self.data, "verdict_status": self.status, "culprits": self.culprits,
+               "headline": self.headline(), "not_shown": self.not_shown, "shadow": self.shadow,
+               "exit_code": self.exit_code()}
+        if self.command == "bisect":
+            out["not_ruled_out"] = self.unseen
+        return out
+
+
+def not_ruled_out(v: dict) -> list[dict]:
+    """What a bisection's record says its tests could not see at this noise: for the endpoints of a
+    "no change shown" verdict and for each test beside a found step that did not show a change, the
+    step below which a change there may have been missed (``below``, relative): the smallest step
+    that test, as it stopped (``layouts`` a side at its last look, its own level), shows with
+    probability ``power`` at the layout noise pooled over every commit measured (``shows`` of
+    decide.endpoints).  A record without ``shows`` gives none."""
+    from .decide import NOISE_POWER
+
+    tests = []
+    ends = v.get("endpoints") or {}
+    if v.get("status") == "not-shown" and ends.get("status", "not-shown") == "not-shown":
+        tests.append(("endpoints", v.get("good") or "", v.get("bad") or "", ends))
+    tests += [("side", sd["good"], sd["bad"], sd) for sd in v.get("sides") or [] if sd.get("status") == "not-shown"]
+    out = []
+    for test, good, bad, t in tests:
+        below = t.get("shows")
+        if not isinstance(below, (int, float)) or not math.isfinite(below) or below <= 0:
+            continue
+        what = "the endpoints' test" if test == "endpoints" else "the side test"
+        out.append({"test": test, "good": good, "bad": bad, "below": below, "layouts": t.get("layouts"),
+                    "power": NOISE_POWER,
+                    "meaning": (f"a change smaller than {100 * below:.3g}% between {good[:12]} and {bad[:12]} may "
+                                f"have been missed: {what} stopped at {t.get('layouts')} layouts a side without "
+                                f"showing one, and a change of {100 * below:.3g}% or more it shows with probability "
+                                f"{NOISE_POWER:g} at the layout noise measured")})
+    return out
+
+
+def not_ruled_out_line(u: dict) -> str:
+    """One entry of :func:`not_ruled_out` as the terminal text and the report print it."""
+    what = "this test" if u["test"] == "endpoints" else "this side test"
+    return (f"not ruled out: a {'change' if u['test'] == 'endpoints' else 'step'} below {100 * u['below']:.2f}% in "
+            f"{u['good'][:12]}..{u['bad'][:12]} (the smallest {what}, stopped at {u['layouts']} layouts a side, "
+            f"shows {round(10 * u['power']):g} times in 10 at this noise)")

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from conftest import script
-from layoutbench import bisect, decide, profile, symdiff
+from layoutbench import bisect, decide, forecast, profile, symdiff, verdict
 from layoutbench import build as buildmod
 from layoutbench import source
 from layoutbench.errors import LayoutbenchError
@@ -402,7 +402,43 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     assert [ln for ln in t if ln.startswith("beside:")] == [
         f"beside:  {g[:12]}..{c[:12]} x1.0021 (CI 0.9912…1.0131, 4 layouts a side): no other change shown "
         "there; stopped because at this noise even 64 layouts a side would show only a step of 1.47% or more "
-        "(80% power): a smaller one there is not ruled out"]
+        "(80% power)"]
+
+
+def test_the_verdict_says_the_step_each_test_that_showed_no_change_could_have_missed(hist, first):
+    """Each test that did not show a change -- a side test beside a found step, the endpoints of a
+    "no change shown" verdict -- gives one "not ruled out" line with the step its record says it
+    shows 9 times in 10 (``shows``), and the --json verdict the same number with its meaning;
+    a side test that showed a change or an equivalence gives none, nor does a record without it."""
+    v = first["v"]
+    g, c, c1 = v["last_good"], v["culprit"], sha(hist, 1)
+    quiet = {"good": g, "bad": c, "status": "not-shown", "ratio": 1.0021, "ci_low": 0.9912, "ci_high": 1.0131,
+             "layouts": 24, "level": 0.0304, "shows": 0.00912}
+    others = [{**quiet, "status": "differs", "shows": None}, {**quiet, "status": "noise"},
+              {**quiet, "good": hist["good"], "bad": c1, "shows": None}]
+    rec = {**v, "sides": [quiet, *others]}
+    line = (f"not ruled out: a step below 0.91% in {g[:12]}..{c[:12]} (the smallest this side test, stopped at 24 "
+            "layouts a side, shows 9 times in 10 at this noise)")
+    t = bisect.text(rec).splitlines()
+    assert [ln for ln in t if ln.startswith("not ruled out:")] == [line]
+    assert t.index(line) > max(i for i, ln in enumerate(t) if ln.startswith("beside:"))
+    j = verdict.Verdict.of_bisection(rec).to_json()
+    assert [(u["test"], u["good"], u["bad"], u["below"], u["layouts"], u["power"]) for u in j["not_ruled_out"]] == [
+        ("side", g, c, 0.00912, 24, decide.NOISE_POWER)]
+    assert j["not_ruled_out"][0]["meaning"].startswith(f"a change smaller than 0.912% between {g[:12]} and {c[:12]} "
+                                                       "may have been missed: the side test stopped at 24 layouts")
+    # no change shown: the endpoints' test says the smallest change it would have shown
+    none = {**v, "status": "not-shown", "culprit": None, "effect": None, "steps": [], "sides": [], "code": None,
+            "endpoints": {**v["endpoints"], "status": "not-shown", "layouts": 40, "shows": 0.0123},
+            "message": "no change of at least 0.5% shown"}
+    t = bisect.text(none).splitlines()
+    assert [ln for ln in t if ln.startswith("not ruled out:")] == [
+        f"not ruled out: a change below 1.23% in {hist['good'][:12]}..{hist['bad'][:12]} (the smallest this test, "
+        "stopped at 40 layouts a side, shows 9 times in 10 at this noise)"]
+    assert [u["below"] for u in verdict.Verdict.of_bisection(none).to_json()["not_ruled_out"]] == [0.0123]
+    # the bisection's own record: a side that showed no change carries the number, above zero
+    for sd in v.get("sides") or []:
+        assert sd["status"] != "not-shown" or sd["shows"] > 0, sd
 
 
 # -- run again: resumed, continued, flags added, replaced ----------------------------------------
@@ -792,6 +828,43 @@ def test_the_plan_states_the_layout_noise_in_percent_and_the_step_in_noise_units
     assert v["message"].startswith(f"plan: BAD/GOOD = {math.exp(0.1):.4f} at the first look (4 layouts a side), "
                                    f"layout noise {100 * noise:.2f}% (a step of {0.1 / noise:.1f} x the noise); ")
     assert f"{100 * noise:.2f}" == "3.83"
+
+
+def test_the_plan_warns_where_a_step_of_twice_the_minimum_effect_is_likely_missed():
+    """The plan at a layout noise of 3.83% (the prober above): a step of 1% (twice the 0.5%
+    minimum effect) is likely missed; the plan says so in two lines, with the layouts a side that
+    would name it and a --min-effect at which a step of twice it is likely named, and --json holds
+    the same numbers (forecast.missed_step).  At a noise of 0.1% it says nothing of it."""
+    class Known:
+        higher_is_better = False
+
+        def __init__(self, scale):
+            self.scale = scale
+
+        def groups(self, c, k, r):
+            offs = [-0.03, 0.01, 0.05, -0.03, 0.0, 0.02][:k]
+            return {f"random:{i + 1}": [math.exp(self.scale * o + (0.1 if c == "B" else 0.0))] * r
+                    for i, o in enumerate(offs)}
+
+    s = bisect.Settings(kernel="k", layouts=4, runs=1)
+    b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user", "good": "G", "bad": "B"}])
+    v = bisect._plan_only(decide.Tracked(Known(1.0)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    m = v["missed_step"]
+    assert m == forecast.missed_step(v["noise"], s.plan())
+    assert m["likely_missed"] and m["step"] == 0.01 and m["power"] < 0.8 and m["needed"] > m["layouts"], m
+    assert m["larger_min_effect"] > 0.005 and m["larger_min_effect_power"] >= 0.8
+    lines = v["message"].splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("warning:"))
+    assert lines[at] == (f"warning: at this noise a step of 1.00% (twice the 0.50% minimum effect) is likely missed: "
+                         f"named with probability {m['power']:.2f} (its confirmation looks at most {m['layouts']} layouts a "
+                         f"side); about {m['needed']} layouts a side ({2 * m['needed']} runs a test at 1 run(s) a "
+                         "layout) would name it 9 times in 10")
+    assert lines[at + 1] == (f"         what would fix it: --min-effect {100 * m['larger_min_effect']:g} (a step of "
+                             f"{200 * m['larger_min_effect']:.2f}% is then named with probability "
+                             f"{m['larger_min_effect_power']:.2f})")
+    quiet = bisect._plan_only(decide.Tracked(Known(0.025)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    assert not quiet["missed_step"]["likely_missed"] and quiet["missed_step"]["power"] >= 0.8
+    assert "warning:" not in quiet["message"]
 
 
 def test_the_window_of_a_bisection_ends_at_bad_until_a_bad_mark_is_nearer():

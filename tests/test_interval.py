@@ -148,3 +148,26 @@ def test_step_power_warns_where_a_step_of_twice_the_minimum_effect_is_likely_mis
     assert noisy["likely_missed"] and noisy["needed"] > noisy["layouts"]
     at_m = decide.step_power(plan.min_effect, 0.0104, plan)
     assert at_m["needed"] is None and at_m["likely_missed"]
+
+
+def test_shows_at_is_the_step_a_test_that_stopped_shows_nine_times_in_ten():
+    """decide.shows_at (a test that showed no change: the step below which one may have been
+    missed): at the layouts a side it was judged at, a step of that size ends "differs" -- z beyond
+    the design's boundary and the estimate at least the minimum effect -- 9 times in 10, whichever
+    of the two binds (the boundary at 4 layouts a side, the minimum effect at 400)."""
+    rng = np.random.default_rng(7)
+    pool = decide.Pool()
+    for c in ("a", "b"):
+        pool.add(c, {f"random:{i}": [math.exp(x)] for i, x in enumerate(rng.normal(0.0, 0.01, 30))})
+    s2, _ = pool.var()
+    m, lv = math.log1p(0.005), 0.0304
+    ns = tuple(decide.schedule(4, 64))
+    c = decide.gs_boundary(ns, lv)
+    for n, binds in ((4, "boundary"), (400, "minimum effect")):
+        se = math.sqrt(2 * s2 / n)
+        d = decide.shows_at(pool, ns, lv, n, n, m)
+        assert (c * se > m) == (binds == "boundary")
+        est = rng.normal(d, se, 40_000)
+        shown = float(np.mean((est / se >= c) & (est >= m)))
+        assert shown == pytest.approx(0.9, abs=0.01), (n, shown)
+    assert math.isnan(decide.shows_at(decide.Pool(), ns, lv, 4, 4, m))

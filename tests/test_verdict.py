@@ -187,6 +187,37 @@ def test_the_report_keeps_every_bisection_by_range_and_metric_and_shows_it_in_ch
         b.close()
 
 
+def test_the_report_and_the_summary_say_what_the_tests_could_not_see_as_the_text_does(world, tmp_path):
+    """The stored verdict with a side test that showed no change (24 layouts a side, a step of 0.91%
+    or more shown 9 times in 10) and one that showed an equivalence: the report's verdict block
+    and the history's summary print the one "not ruled out" line the terminal text prints, after
+    that bisection's verdict line; nothing for the equivalence.  (Another bisection kept in the
+    store, of another metric, may add lines of its own.)"""
+    w = world
+    c1, c2 = c(w, 1), c(w, 2)
+    side = {"good": w["m"]["good"], "bad": c1, "status": "not-shown", "ratio": 1.0021, "ci_low": 0.9912,
+            "ci_high": 1.0131, "confidence": 0.9696, "layouts": 24, "level": 0.0304, "cap": 64, "futile": False,
+            "reach": 0.0031, "shows": 0.00912}
+    flat = {**side, "good": c1, "bad": c2, "status": "noise", "shows": None}
+    restate(w, {**w["v"], "sides": [side, flat]})
+    base = ["bisect", "minikernel", "--repo", w["m"]["repo"], "--store", str(w["store"])]
+    text = [ln for ln in lb(*base).stdout.splitlines() if ln.startswith("not ruled out:")]
+    assert text == [f"not ruled out: a step below 0.91% in {w['m']['good'][:12]}..{c1[:12]} (the smallest this side "
+                    "test, stopped at 24 layouts a side, shows 9 times in 10 at this noise)"], text
+    assert [u["below"] for u in json.loads(lb(*base, "--json").stdout)["not_ruled_out"]] == [0.00912]
+    site = tmp_path / "site"
+    lb("report", "minikernel", "--repo", w["m"]["repo"], "--store", str(w["store"]), "-o", str(site))
+    index = (site / "index.html").read_text()
+    shown = re.findall(r'<li class="bisect-unseen" data-kind="unseen" data-range="([^"]+)" data-metric="cg_cost">'
+                       r'([^<]*)</li>', index)
+    span = f"{w['m']['good'][:12]}..{w['m']['bad'][:12]}"
+    assert (span, text[0]) in shown and not [u for _, u in shown if c1[:12] in u and c2[:12] in u], shown
+    # after that bisection's verdict line
+    assert index.index(text[0]) > index.index('<li class="bisect-verdict" data-kind="verdict"')
+    summary = lb("history", "minikernel", "--repo", w["m"]["repo"], "--summary", "--store", str(w["store"])).stdout
+    assert text[0] in [ln.strip() for ln in summary.splitlines()], summary
+
+
 def test_the_exit_code_table_is_in_help_readme_and_docs():
     from pathlib import Path
 
