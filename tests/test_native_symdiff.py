@@ -1,8 +1,8 @@
 """The native `layoutbench symdiff OLD NEW [--json]` (native/symdiff, issue 14) prints what the
 Python path prints, JSON and text, byte for byte, with the same exit status: on minikernel pairs over all six
 layouts, pairs with real code changes (a grown function, a changed constant, a new object), a
-static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found)
-and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
+static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found;
+libc's archive members on both paths) and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
 once on the fast path (the helper says so on stderr under LAYOUTBENCH_NATIVE_TRACE=1) and once
 with LAYOUTBENCH_NATIVE=0 (Python).  What the helper does not handle it hands back to Python.
 """
@@ -160,9 +160,11 @@ def prog(tmp_path_factory, workdir):
 def test_static_glibc_program(prog):
     """Found by path only, the profile's objects are not found, but the units recorded beside
     each image at link time map its symbols; without them: STT_FILE mapping (and a note).
-    glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too."""
+    glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too, and
+    libc's symbols go to the same libc.a members on both paths."""
     _, (a, b) = prog
     d = both(a, b)
+    assert {s["object"] for s in d["symbols"] if s["name"] == "strcmp"} == {"libc.a(strcmp.o)"}
     assert d["mapping"] == "plan" and not d["notes"]
     assert d["counts"]["moved"] > 100  # libc's code moves with the plan's units before it
     with without_units(a, b):

@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import elfinfo, placement
 from ..errors import LayoutbenchError
 from ..layout import LayoutPlan
+from . import archives
 from .image import Image, Sym, read_image, without_gc
 
 
@@ -111,8 +112,14 @@ def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None) ->
                 pending.append(s)
     if starts is None:
         starts = _replayed(img)
-        if starts is None:
-            return
+    if starts is not None:
+        _placed(img, starts, by_sec)
+    archives.attribute(img)
+    one_row_per_object(img)
+
+
+def _placed(img: Image, starts: dict[tuple[str, str], int], by_sec: dict[int, list[Sym]]) -> None:
+    """Symbols inside the plan's units belong to the unit's object."""
     end = img.markers.get("__lb_text_units_end", (None,))[0]
     ranges: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
     order = {name: i for i, name in enumerate(dict.fromkeys(o for _, o in starts))}
@@ -129,7 +136,42 @@ def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None) ->
             i = bisect.bisect_right(addrs, s.addr) - 1
             if i >= 0:
                 s.obj = lst[i][2]
+                s.placed = True
     img.mapping = "plan"
+
+
+def _stem(name: str) -> str:
+    """A source or object file name without its extension: ``lib/crc32.c`` -> ``lib/crc32``."""
+    base = name.rsplit("/", 1)[-1]
+    return name[:len(name) - len(base)] + (base.rsplit(".", 1)[0] if "." in base else base)
+
+
+def one_row_per_object(img: Image) -> None:
+    """With a plan, a symbol outside its units that STT_FILE symbols gave to a source file
+    (``stage_d.c``) belongs to the plan's object compiled from it (``stage_d.o``): one row per
+    object.  The file names the object when exactly one plan object has its name (without the
+    extension), or ends in ``/`` + that name."""
+    if img.plan is None or img.mapping != "plan":
+        return
+    names = list(dict.fromkeys(u.object for units in img.plan.groups.values() for u in units))
+    exact: dict[str, list[str]] = defaultdict(list)
+    tail: dict[str, list[str]] = defaultdict(list)
+    for n in names:
+        st = _stem(n)
+        exact[st].append(n)
+        parts = st.split("/")
+        for i in range(1, len(parts)):
+            tail["/".join(parts[i:])].append(n)
+    found: dict[str, str | None] = {}
+    for s in img.syms:
+        if s.placed or not s.obj or s.obj in archives.NOT_USER:
+            continue
+        if s.obj not in found:
+            st = _stem(s.obj)
+            cands = exact.get(st) or tail.get(st) or []
+            found[s.obj] = cands[0] if len(cands) == 1 else None
+        if found[s.obj]:
+            s.obj = found[s.obj]
 
 
 def _replayed(img: Image) -> dict[tuple[str, str], int] | None:

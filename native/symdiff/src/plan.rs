@@ -602,12 +602,21 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
         }
     }
     let starts = match recorded {
-        Some(s) => s,
-        None => match replayed(img, objects) {
-            Some(s) => s,
-            None => return,
-        },
+        Some(s) => Some(s),
+        None => replayed(img, objects),
     };
+    let mut placed = vec![false; img.syms.len()];
+    if let Some(starts) = starts {
+        place_units(img, starts, &by_sec, &mut placed);
+    }
+    crate::archives::attribute(img, &placed);
+    if img.mapping == "plan" {
+        one_row_per_object(img, &placed);
+    }
+}
+
+/// objects._placed: symbols inside the plan's units belong to the unit's object.
+fn place_units(img: &mut Image, starts: Starts, by_sec: &Map<usize, Vec<usize>>, placed: &mut [bool]) {
     let end = img.markers.iter().find(|m| m.0 == "__lb_text_units_end").map(|m| m.1);
     let mut rank: Map<&str, usize> = Map::default();
     for ((_, o), _) in &starts {
@@ -646,8 +655,60 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
     }
     for (i, o) in set {
         img.syms[i].obj = o;
+        placed[i] = true;
     }
     img.mapping = "plan";
+}
+
+/// objects._stem: a file name without its extension.
+fn stem(name: &str) -> String {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let head = &name[..name.len() - base.len()];
+    match base.rfind('.') {
+        Some(d) => format!("{head}{}", &base[..d]),
+        None => name.to_string(),
+    }
+}
+
+/// objects.one_row_per_object: a symbol outside the units given to a source file by STT_FILE
+/// symbols belongs to the one plan object compiled from it.
+fn one_row_per_object(img: &mut Image, placed: &[bool]) {
+    let plan = match img.plan.as_ref() {
+        Some(p) => p,
+        None => return,
+    };
+    let mut names: Vec<&'static str> = Vec::new();
+    for (_, units) in &plan.groups {
+        for u in units {
+            if !names.contains(&u.object) {
+                names.push(u.object);
+            }
+        }
+    }
+    let mut exact: Map<String, Vec<&'static str>> = Map::default();
+    let mut tail: Map<String, Vec<&'static str>> = Map::default();
+    for &n in &names {
+        let st = stem(n);
+        exact.entry(st.clone()).or_default().push(n);
+        let parts: Vec<&str> = st.split('/').collect();
+        for i in 1..parts.len() {
+            tail.entry(parts[i..].join("/")).or_default().push(n);
+        }
+    }
+    let mut found: Map<&'static str, Option<&'static str>> = Map::default();
+    for (i, s) in img.syms.iter_mut().enumerate() {
+        if placed[i] || s.obj.is_empty() || s.obj == "crtstuff.c" || s.obj == crate::archives::TOOLCHAIN {
+            continue;
+        }
+        let f = *found.entry(s.obj).or_insert_with(|| {
+            let st = stem(s.obj);
+            let c = exact.get(&st).filter(|v| !v.is_empty()).or_else(|| tail.get(&st)).cloned().unwrap_or_default();
+            if c.len() == 1 { Some(c[0]) } else { None }
+        });
+        if let Some(o) = f {
+            s.obj = o;
+        }
+    }
 }
 
 /// objects._replayed: the unit starts by replaying the plan over its objects; None (and a note)

@@ -1,0 +1,239 @@
+"""symdiff on a static program linked against Debian's libc.a (clang-19 -static, ld.lld-19): the
+C library's archive members are attributed to their members, never to a user object, one row per
+object; the shift origin in .text is told first.  And ``symdiff --cache``: the minikernel's hosted
+image in two layouts run under the profile's cachegrind target (a 4096-byte 2-way I1), its hot
+functions' sets, the pairs that share sets in one image only, and the per-function misses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import lb
+from layoutbench import build, layout, profile, source
+
+MAIN_C = r"""
+#include <stdio.h>
+int hot_step(int i);
+int main(void) { int s = 0; for (int i = 0; i < 1000; i++) s += hot_step(i); printf("%d\n", s); return 0; }
+"""
+STAGE_C = r"""
+#include <string.h>
+static char buf[256];
+static int cmp(const char *a, const char *b) { return strcmp(a, b); }
+int hot_step(int i) { buf[i & 255] = (char)i; GROW return cmp(buf, "x") + (int)strlen(buf); }
+"""
+EXTRA_C = r"""
+#include <stdlib.h>
+static void *kept;
+void zz_keep(int n) { free(kept); kept = malloc((size_t)n); }
+"""
+MAKEFILE = """\
+SRCS := main.c stage_d.c zz_extra.c
+OBJS := $(SRCS:%.c=$(OBJDIR)/%.o)
+all: $(OBJS)
+\tprintf '%s\\n' $(SRCS:%.c=%.o) > $(OBJDIR)/prog.objs
+$(OBJDIR)/%.o: %.c
+\t$(CC) -O2 -ffunction-sections -c $< -o $@
+"""
+PROFILE = """\
+name = "stagep"
+description = "a static program against libc.a (test)"
+default_target = "local"
+[source]
+tree = "src"
+[build]
+command = "make -s OBJDIR={objdir} CC={cc}"
+cc = "clang-19"
+ld = "ld.lld-19"
+[images.prog]
+kind = "program"
+objects = "prog.objs"
+[targets.local]
+kind = "local"
+image = "prog"
+"""
+GROWN = ("for (int k = 0; k < (i & 7); k++) buf[(i + k * 31) & 255] ^= (char)(k * i + (i >> 3)); "
+         "if (memchr(buf, i, 9) && strrchr(buf, 'q')) buf[1]++;")  # two more IFUNCs: .rela.iplt and .init move
+
+
+def _program(root, grow: bool):
+    d = root / ("grown" if grow else "base")
+    (d / "src").mkdir(parents=True)
+    files = {"main.c": MAIN_C, "stage_d.c": STAGE_C.replace("GROW", GROWN if grow else ""), "zz_extra.c": EXTRA_C,
+             "Makefile": MAKEFILE}
+    for name, text in files.items():
+        (d / "src" / name).write_text(text)
+    (d / "kernel.toml").write_text(PROFILE)
+    prof = profile.load(str(d / "kernel.toml"))
+    _, (v,) = build.build_variants(prof, source.resolve(prof, None), layout.parse_specs(["default"], 1), ["prog"])
+    return v.elf
+
+
+@pytest.fixture(scope="module")
+def static_pair(tmp_path_factory, workdir):
+    root = tmp_path_factory.mktemp("staticlibc")
+    return _program(root, False), _program(root, True)
+
+
+def _libc_globals() -> set[str]:
+    lib = subprocess.run(["clang-19", "-print-file-name=libc.a"], capture_output=True, text=True).stdout.strip()
+    out = subprocess.run(["llvm-nm-19", "-g", "--defined-only", "-P", lib], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line and not line.endswith(":")}
+
+
+USER = {"main.o", "stage_d.o", "zz_extra.o"}
+
+
+def test_static_libc_members_are_not_user_objects(static_pair):
+    """Every symbol libc.a defines is attributed to a libc.a member, the toolchain row or crt file,
+    never to a user object; strcmp to libc.a(strcmp.o); the user's objects are one row each,
+    named by the plan (no stage_d.c beside stage_d.o), holding exactly their own symbols."""
+    a, b = static_pair
+    d = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
+    libc = _libc_globals()
+    by = {}
+    for s in d["symbols"]:
+        by.setdefault(s["name"], []).append(s["object"])
+    wrong = sorted(n for n, objs in by.items() if n in libc and any(o in USER or o.endswith(".c") for o in objs))
+    assert not wrong, wrong[:20]
+    assert by["strcmp"] == ["libc.a(strcmp.o)"]
+    assert by["__libc_start_main"] == ["libc.a(libc-start.o)"]
+    assert all(o.startswith("libc.a(") for o in by["free_mem"])  # a static function of several members
+    rows = {o["object"] for o in d["objects"]}
+    assert USER <= rows and not any(r.endswith(".c") and r != "crtstuff.c" for r in rows), sorted(rows)[:20]
+    mine = {s["name"] for s in d["symbols"] if s["object"] in USER}
+    assert mine == {"main", "hot_step", "zz_keep", "buf", "kept"}, mine
+
+
+def test_static_libc_members_without_a_plan(static_pair, tmp_path):
+    """The same images as bare ELF files (no plan beside them: objects from STT_FILE symbols):
+    the source files' rows hold only their own symbols, libc's are on libc.a members."""
+    sides = []
+    for i, elf in enumerate(static_pair):
+        (tmp_path / str(i)).mkdir()
+        sides.append(tmp_path / str(i) / "prog")
+        sides[-1].write_bytes(elf.read_bytes())
+    d = json.loads(lb("symdiff", *map(str, sides), "--json", check=False).stdout)
+    assert d["mapping"] == "file"
+    files = {s["name"] for s in d["symbols"] if s["object"] in ("main.c", "stage_d.c", "zz_extra.c")}
+    assert files and files <= {"main", "hot_step", "zz_keep", "buf", "kept", "cmp"}, sorted(files)[:20]
+    by = {s["name"]: s["object"] for s in d["symbols"]}
+    assert by["strcmp"] == "libc.a(strcmp.o)" and by["_start"] == "crt1.o" and by["buf"] == "stage_d.c"
+
+
+def test_static_libc_origin_in_text_first_and_said_plainly(static_pair):
+    """hot_step grew and calls two more IFUNCs of libc (memchr, strrchr): .init, placed before
+    .text, starts later too (the IFUNC relocations before it grew), but the first shift origin
+    is in .text and names hot_step; .init's is told after it."""
+    a, b = static_pair
+    d = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
+    first = d["shift_origins"][0]
+    assert first["section"] == ".text", d["shift_origins"][:3]
+    assert first["cause"] == "resized" and first["responsible"] == "stage_d.o:hot_step", first
+    assert any(g["section"] == ".init" for g in d["shift_origins"][1:]), d["shift_origins"]
+    assert all("nothing" not in g["detail"] for g in d["shift_origins"])
+
+
+# -- the cache view -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory, workdir):
+    from conftest import mini_repo
+
+    return mini_repo(tmp_path_factory.mktemp("cacheview") / "mini")
+
+
+def _view(mini, *extra):
+    p = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo", str(mini),
+           "--cache", "L1I", "--json", *extra, check=False)
+    assert p.returncode == 1, p.stderr
+    return json.loads(p.stdout)["cache"]
+
+
+def test_cache_view_names_the_colliding_pairs_and_the_misses_that_moved(mini):
+    """default vs aligned of the minikernel's hosted image, each run under the profile's cachegrind
+    target (i1 = 4096,2,64: 32 sets): twice, the same counts to the miss.  The function whose
+    misses changed most is named with the hot functions it shares sets with in the image where
+    it misses more, and does not share them with in the other; the per-function misses add up
+    to cachegrind's totals."""
+    v1, v2 = _view(mini), _view(mini)
+    assert v1 == v2
+    assert v1["geometry"] == {"size": 4096, "ways": 2, "line": 64, "sets": 32,
+                              "source": "minikernel's target cachegrind (cachegrind) i1"}
+    tot = v1["total"]["i1_misses"]
+    assert tot["old"] != tot["new"] and tot["delta"] == sum(m["delta"] for m in v1["misses"])
+    top = v1["misses"][0]
+    assert abs(top["delta"]) == max(abs(m["delta"]) for m in v1["misses"])
+    assert top["partners"], top
+    worse = "new" if top["delta"] > 0 else "old"
+    other = "old" if worse == "new" else "new"
+    funcs = {f["name"]: f for f in v1["functions"]}
+    for partner in top["partners"]:
+        shared = set(funcs[top["name"]][worse]["sets"]) & set(funcs[partner][worse]["sets"])
+        assert shared and not set(funcs[top["name"]][other]["sets"]) & set(funcs[partner][other]["sets"])
+        pair = next(p for p in v1["pairs"] if {p["a"], p["b"]} == {top["name"], partner})
+        assert pair["in"] == worse and pair["shared_sets"][worse] == sorted(shared)
+    for f in v1["functions"]:  # sets are the lines modulo 32
+        for side in ("old", "new"):
+            first, last = f[side]["lines"]
+            assert f[side]["sets"] == sorted({ln % 32 for ln in range(first, last + 1)})
+
+
+def test_cache_view_named_functions_and_given_geometry(mini):
+    """--functions with a geometry given (no cachegrind run): their sets in both images."""
+    p = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo", str(mini),
+           "--cache", "2048,2,64", "--functions", "crc32c,memcpy", "--json", check=False)
+    v = json.loads(p.stdout)["cache"]
+    assert [f["name"] for f in v["functions"]] == ["crc32c", "memcpy"] and v["misses"] == []
+    assert v["geometry"]["sets"] == 16 and all(s < 16 for f in v["functions"] for s in f["new"]["sets"])
+    bad = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo",
+             str(mini), "--cache", "3000,2,64", check=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("layoutbench: error: cache geometry") and \
+        "Traceback" not in bad.stderr
+
+
+def _cg_annotate(out) -> dict[str, tuple[int, int]]:
+    """function → (Ir, I1mr) as valgrind's cg_annotate prints them (functions above its threshold)."""
+    text = subprocess.run(["cg_annotate", "--show=Ir,I1mr", str(out)], capture_output=True, text=True,
+                          check=True).stdout
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+([\d,]+) \([^)]*\)\s+[^:\s]+:(\S+)$", line)
+        if m:
+            got[m.group(3)] = (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")))
+    return got
+
+
+def test_cache_view_counts_are_cg_annotates(mini, tmp_path):
+    """The images run under the profile's cachegrind target here, their output files given with
+    --cachegrind-out: every function cg_annotate lists has the same Ir and I1 misses in the view,
+    and the view equals the one from symdiff's own cachegrind runs."""
+    from layoutbench import targets
+
+    d = json.loads(lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo",
+                      str(mini), "--json", check=False).stdout)
+    t = targets.make(profile.load("minikernel"), "cachegrind")
+    outs = []
+    for side in ("old", "new"):
+        log = tmp_path / f"{side}.log"
+        t.run(Path(d[side]["path"]), log)
+        outs.append(log.with_suffix(".cachegrind"))
+    v = _view(mini, "--cachegrind-out", str(outs[0]), "--cachegrind-out", str(outs[1]))
+    assert v == _view(mini)
+    misses = {m["name"]: m for m in v["misses"]}
+    funcs = {f["name"]: f for f in v["functions"]}
+    for side, out in zip(("old", "new"), outs):
+        listed = _cg_annotate(out)
+        assert len(listed) > 20
+        for name, (ir, i1mr) in listed.items():
+            if name in misses:
+                assert misses[name][side] == i1mr, (side, name)
+            if name in funcs:
+                assert funcs[name]["ir"][side] == ir and funcs[name]["i1_misses"][side] == i1mr, (side, name)
+        assert sum(i1mr for _, i1mr in listed.values()) <= v["total"]["i1_misses"][side]
