@@ -22,6 +22,7 @@ from conftest import lb
 from layoutbench import build, layout, native, placement, profile, source
 from test_program import MAIN_C, MAKEFILE, MIX_C, PROFILE, TABLE_C
 from test_symdiff import HELLO, image, repo  # noqa: F401  (repo: the minikernel fixture)
+from test_symdiff_cache import NAMES_C, RELINKED, _program
 
 LAYOUTS = ["default", "sorted", "aligned", "random", "function-aligned", "padded", "shuffled"]
 NATIVE_SAYS = "layoutbench-symdiff: native"
@@ -179,6 +180,20 @@ def test_static_glibc_program_with_its_profile(prog):
     with without_units(a, b):
         d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)})
     assert d["mapping"] == "plan" and not d["notes"]
+
+
+@pytest.fixture(scope="module")
+def relinked(tmp_path_factory, workdir):
+    """test_symdiff_cache's static program with a data-only object, in four layouts of its text."""
+    return _program(tmp_path_factory.mktemp("relinked"), False, RELINKED, NAMES_C)
+
+
+def test_relinked_static_program_same_rows_on_both_paths(relinked):
+    """Its layouts against the default one: the same bytes on both paths, nothing added or removed
+    (the data-only object's statics and libc's members keep their rows in every layout)."""
+    for elf in relinked[1:]:
+        d = both(relinked[0], elf)
+        assert d["counts"]["added"] == d["counts"]["removed"] == 0, d["counts"]
 
 
 TLS_C = """

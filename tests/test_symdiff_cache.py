@@ -62,23 +62,65 @@ GROWN = ("for (int k = 0; k < (i & 7); k++) buf[(i + k * 31) & 255] ^= (char)(k 
          "if (memchr(buf, i, 9) && strrchr(buf, 'q')) buf[1]++;")  # two more IFUNCs: .rela.iplt and .init move
 
 
-def _program(root, grow: bool):
-    d = root / ("grown" if grow else "base")
+def _program(root, grow: bool, layouts=("default",), names_c: str | None = None):
+    """The static program built once and linked in ``layouts``; ``names_c``: one more object
+    (names.c), linked after the others."""
+    d = root / (("grown" if grow else "base") + ("-names" if names_c else ""))
     (d / "src").mkdir(parents=True)
     files = {"main.c": MAIN_C, "stage_d.c": STAGE_C.replace("GROW", GROWN if grow else ""), "zz_extra.c": EXTRA_C,
-             "Makefile": MAKEFILE}
+             "Makefile": MAKEFILE.replace("zz_extra.c", "zz_extra.c names.c") if names_c else MAKEFILE}
+    if names_c:
+        files["names.c"] = names_c
     for name, text in files.items():
         (d / "src" / name).write_text(text)
     (d / "kernel.toml").write_text(PROFILE)
     prof = profile.load(str(d / "kernel.toml"))
-    _, (v,) = build.build_variants(prof, source.resolve(prof, None), layout.parse_specs(["default"], 1), ["prog"])
-    return v.elf
+    _, vs = build.build_variants(prof, source.resolve(prof, None), layout.parse_specs(list(layouts), 1), ["prog"])
+    return vs[0].elf if len(vs) == 1 else [v.elf for v in vs]
 
 
 @pytest.fixture(scope="module")
 def static_pair(tmp_path_factory, workdir):
     root = tmp_path_factory.mktemp("staticlibc")
     return _program(root, False), _program(root, True)
+
+
+#: an object with data only: a layout that places text (function-aligned) has no unit of it
+NAMES_C = r"""
+static const char *names_tab[4] = {"a", "b", "c", "d"};
+static int names_hits[16];
+const char **names_ptr = names_tab;
+int *names_count = names_hits;
+"""
+RELINKED = ("default", "function-aligned", "random", "sorted")
+
+
+@pytest.fixture(scope="module")
+def relinked(tmp_path_factory, workdir):
+    """The static program with a data-only object, linked in four layouts of its text."""
+    return dict(zip(RELINKED, _program(tmp_path_factory.mktemp("relinked"), False, RELINKED, NAMES_C)))
+
+
+def test_relinked_static_program_keeps_every_symbol_on_its_object(relinked):
+    """Layouts of the same objects: nothing added, removed or changed between them, and every
+    symbol on the same object row in each image, whatever the layout's units (function-aligned
+    has no unit of names.o, which holds data only) or the order it places them in.  names.o's
+    statics are on one row of their own (its file's: no unit places code of it), never on a
+    libc member or a crt file; libc's on their members."""
+    for lay in RELINKED[1:]:
+        d = json.loads(lb("symdiff", str(relinked["default"]), str(relinked[lay]), "--json", check=False).stdout)
+        assert d["mapping"] == "plan" and not d["notes"], (lay, d["notes"])
+        c = d["counts"]
+        assert c["added"] == c["removed"] == c["changed"] == 0, (lay, c)
+    rows = {}
+    for lay, elf in relinked.items():
+        d = json.loads(lb("symdiff", str(elf), str(elf), "--json", check=False).stdout)
+        rows[lay] = sorted((s["name"], s["object"]) for s in d["symbols"])
+        by = dict(rows[lay])
+        assert by["names_tab"] == by["names_hits"] == "names.c", lay
+        assert by["strcmp"] == "libc.a(strcmp.o)" and by["hot_step"] == by["buf"] == "stage_d.o", lay
+        assert "stage_d.c" not in {o["object"] for o in d["objects"]}, lay
+    assert rows["default"] == rows["function-aligned"] == rows["random"] == rows["sorted"]
 
 
 def _libc_globals() -> set[str]:

@@ -31,7 +31,8 @@ per image:
   (unique in a link), a local by (object, name) -- the plan's object when both sides
   have one, else the ``STT_FILE`` name -- and, when that still repeats, by its
   occurrence in address order.  Outside the plan's units, a source file's symbols belong to the
-  plan object compiled from it (``stage_d.c`` → ``stage_d.o``: one row per object).  In an image
+  object compiled from it, of those the units place (``stage_d.c`` → ``stage_d.o``: one row per
+  object; the same in every layout of the same objects).  In an image
   that links a C library statically, the archive members' symbols are attributed to their
   members (``libc.a(strcmp.o)``) or ``(toolchain / archives)``, never to a user's object
   (:mod:`.archives`).

@@ -11,11 +11,15 @@ so an archive member's locals follow the ``STT_FILE`` of whichever object came b
   archives, as ``clang -print-file-name`` finds them) belongs to that member:
   ``libc.a(strcmp.o)``, unless the plan's units place it;
 * the locals after an ``STT_FILE`` symbol belong to that file until the first one that shows it
-  is not: one outside the plan's units in code (a plan places all code of its objects), or one
-  whose nearest symbol before it in its section is a member's global.  Objects do not
-  interleave in the symbol table, so every later local of that run is not the file's either;
-* such a local belongs to the member of the nearest member global before it in its section (else
-  after it), else to ``(toolchain / archives)``; so do the crt files' (``crtstuff.c``);
+  is not: one outside the plan's units in code (a plan places all code of its objects), a
+  member's global, or a local whose name a linked member (one whose globals the image holds)
+  defines as a local.  Objects do not interleave in the symbol table, so every later local of
+  that run is not the file's either.  These tests read names and the symbol table's order (the
+  link command's order of input files), never addresses: a relink in another layout gives the
+  same answer;
+* such a local belongs to the one linked member that defines it as a local, else to the member
+  of the nearest member global before it in its section (else after it), else to
+  ``(toolchain / archives)``; so do the crt files' (``crtstuff.c``);
 * a global no archive defines keeps the object of the locals on both sides of it when that is a
   user's file, else it is shown as ``(global)``.
 
@@ -66,18 +70,18 @@ def _archive_paths() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=8)
-def _index(paths: tuple[str, ...], stamps: tuple) -> dict[str, str]:
-    """Global name → ``archive(member)`` (or crt file) of its first definition, in ``paths`` order
-    (one ``llvm-nm`` call over all of them)."""
+def _index(paths: tuple[str, ...], stamps: tuple) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """Global name → ``archive(member)`` (or crt file) of its first definition, in ``paths`` order,
+    and local name → the members that define it (one ``llvm-nm`` call over all of them)."""
     nm = shutil.which(NM) or shutil.which("llvm-nm") or shutil.which("nm")
     found: dict[str, str] = {}
+    local: dict[str, list[str]] = {}
     if nm is None or not paths:
-        return found
+        return found, {}
     try:
-        p = subprocess.run([nm, "-A", "-g", "--defined-only", "-P", *paths], capture_output=True, text=True,
-                           timeout=600)
+        p = subprocess.run([nm, "-A", "--defined-only", "-P", *paths], capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.SubprocessError):
-        return found
+        return found, {}
     for line in p.stdout.splitlines():
         head, sep, rest = line.partition(": ")
         if not sep or rest == "no symbols":
@@ -87,13 +91,23 @@ def _index(paths: tuple[str, ...], stamps: tuple) -> dict[str, str]:
             where = f"{os.path.basename(path)}({member})"
         else:  # an object file (a crt file)
             where = os.path.basename(head)
-        name = rest.split(" ", 1)[0]
-        if name:
+        name, _, kind = rest.partition(" ")
+        if not name:
+            continue
+        if _is_local(kind[:1]):
+            local.setdefault(name, []).append(where)
+        else:
             found.setdefault(name, where)
-    return found
+    return found, {n: tuple(dict.fromkeys(ws)) for n, ws in local.items()}
 
 
-def toolchain_index() -> dict[str, str]:
+def _is_local(letter: str) -> bool:
+    """An ``nm`` type letter of a local symbol: lower case, except ``i`` (an IFUNC) and the weak
+    and unique ones (``u``, ``v``, ``w``)."""
+    return letter.islower() and letter not in "iuvw"
+
+
+def toolchain_index() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     paths = _archive_paths()
     stamps = tuple(os.stat(p).st_mtime_ns for p in paths if os.path.exists(p))
     return _index(paths, stamps)
@@ -103,11 +117,12 @@ def attribute(img: Image) -> None:
     """Give the toolchain's symbols of a static C-library image to their archive members."""
     if not any(s.name == "__libc_start_main" for s in img.syms):
         return
-    index = toolchain_index()
+    index, local_index = toolchain_index()
     member: dict[int, str] = {}  #: id(sym) of a member's global → its member
     for s in img.syms:
         if not s.placed and s.name in index:  # hidden ones (most of libc's) are local in the image
             member[id(s)] = index[s.name]
+    linked = set(member.values())
     by_sec: dict[int, list[Sym]] = defaultdict(list)
     for s in img.syms:
         by_sec[s.sec.index].append(s)
@@ -121,15 +136,9 @@ def attribute(img: Image) -> None:
         anchors[idx] = ([a for a, _ in ms], [m for _, m in ms])
     plan = img.mapping == "plan"
 
-    def after_member(s: Sym) -> bool:
-        """Is the nearest symbol before s in its section (a global) a member's?"""
-        idx, i = pos[id(s)]
-        lst = by_sec[idx]
-        for j in range(i - 1, -1, -1):
-            p = lst[j]
-            if id(p) in member or p.placed:
-                return id(p) in member
-        return False
+    def local_of(s: Sym) -> list[str]:
+        """The linked members that define a local of this name."""
+        return [m for m in local_index.get(s.name, ()) if m in linked]
 
     def member_near(s: Sym) -> str:
         addrs, ms = anchors[s.sec.index]
@@ -146,10 +155,11 @@ def attribute(img: Image) -> None:
             run, foreign = s.file, s.file in NOT_USER or not s.file
         if s.placed:
             continue
-        if not foreign and ((plan and s.sec.executable) or id(s) in member or after_member(s)):
+        own = local_of(s)
+        if not foreign and ((plan and s.sec.executable) or id(s) in member or own):
             foreign = True
         if foreign:
-            s.obj = member[id(s)] if id(s) in member else member_near(s)
+            s.obj = member[id(s)] if id(s) in member else own[0] if len(own) == 1 else member_near(s)
     for s in img.syms:
         if s.placed:
             continue

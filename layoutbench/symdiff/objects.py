@@ -146,29 +146,31 @@ def _stem(name: str) -> str:
     return name[:len(name) - len(base)] + (base.rsplit(".", 1)[0] if "." in base else base)
 
 
+def _compiled_from(obj: str, file: str) -> bool:
+    """Can object ``obj`` be compiled from source ``file``: their names without the extension are
+    the same, or the object's ends in ``/`` or ``:`` (an archive member, ``lib.a:ctype.o``) + the
+    file's (``vmlinux.a:init/main.o`` from ``main.c`` or ``init/main.c``)."""
+    o, f = _stem(obj), _stem(file)
+    return o == f or o.endswith("/" + f) or o.endswith(":" + f)
+
+
 def one_row_per_object(img: Image) -> None:
     """With a plan, a symbol outside its units that STT_FILE symbols gave to a source file
     (``stage_d.c``) belongs to the plan's object compiled from it (``stage_d.o``): one row per
-    object.  The file names the object when exactly one plan object has its name (without the
-    extension), or ends in ``/`` + that name."""
+    object.  That object is the one object, of those the units place symbols of, that can be
+    compiled from the file (:func:`_compiled_from`); with none or several, the file stays the row.
+    The units place the same symbols in every layout of the same objects (a plan's list of
+    objects is not the same: a layout of text alone lists no object without code), so each symbol
+    gets the same row in every layout."""
     if img.plan is None or img.mapping != "plan":
         return
-    names = list(dict.fromkeys(u.object for units in img.plan.groups.values() for u in units))
-    exact: dict[str, list[str]] = defaultdict(list)
-    tail: dict[str, list[str]] = defaultdict(list)
-    for n in names:
-        st = _stem(n)
-        exact[st].append(n)
-        parts = st.split("/")
-        for i in range(1, len(parts)):
-            tail["/".join(parts[i:])].append(n)
+    placed = sorted({s.obj for s in img.syms if s.placed})
     found: dict[str, str | None] = {}
     for s in img.syms:
         if s.placed or not s.obj or s.obj in archives.NOT_USER:
             continue
         if s.obj not in found:
-            st = _stem(s.obj)
-            cands = exact.get(st) or tail.get(st) or []
+            cands = [o for o in placed if _compiled_from(o, s.obj)]
             found[s.obj] = cands[0] if len(cands) == 1 else None
         if found[s.obj]:
             s.obj = found[s.obj]

@@ -54,20 +54,31 @@ fn basename(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
-/// archives._index: global name → archive(member) (or crt file) of its first definition.
-fn index() -> &'static Map<String, &'static str> {
-    static INDEX: OnceLock<Map<String, &'static str>> = OnceLock::new();
+/// archives._index: global name → archive(member) (or crt file) of its first definition, and
+/// local name → the members that define it.
+struct Index {
+    globals: Map<String, &'static str>,
+    locals: Map<String, Vec<&'static str>>,
+}
+
+/// archives._is_local: an nm type letter of a local symbol.
+fn is_local(letter: char) -> bool {
+    letter.is_ascii_lowercase() && !"iuvw".contains(letter)
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut found: Map<String, &'static str> = Map::default();
+        let mut idx = Index { globals: Map::default(), locals: Map::default() };
         let paths = archive_paths();
         if paths.is_empty() {
-            return found;
+            return idx;
         }
-        let mut args = vec!["-A", "-g", "--defined-only", "-P"];
+        let mut args = vec!["-A", "--defined-only", "-P"];
         args.extend(paths.iter().map(|s| s.as_str()));
         let text = match output(&["llvm-nm-19", "llvm-nm", "nm"], &args) {
             Some(t) => t,
-            None => return found,
+            None => return idx,
         };
         let mut names: Map<String, &'static str> = Map::default();
         for line in text.lines() {
@@ -84,13 +95,21 @@ fn index() -> &'static Map<String, &'static str> {
             } else {
                 basename(head).to_string()
             };
-            let name = rest.split(' ').next().unwrap_or("");
-            if !name.is_empty() && !found.contains_key(name) {
-                let w = *names.entry(where_.clone()).or_insert_with(|| leak(where_));
-                found.insert(name.to_string(), w);
+            let (name, kind) = rest.split_once(' ').unwrap_or((rest, ""));
+            if name.is_empty() {
+                continue;
+            }
+            let w = *names.entry(where_.clone()).or_insert_with(|| leak(where_));
+            if kind.chars().next().map_or(false, is_local) {
+                let ws = idx.locals.entry(name.to_string()).or_default();
+                if !ws.contains(&w) {
+                    ws.push(w);
+                }
+            } else if !idx.globals.contains_key(name) {
+                idx.globals.insert(name.to_string(), w);
             }
         }
-        found
+        idx
     })
 }
 
@@ -108,9 +127,10 @@ pub fn attribute(img: &mut Image, placed: &[bool]) {
     let mut member: Vec<Option<&'static str>> = vec![None; n];
     for (i, s) in img.syms.iter().enumerate() {
         if !placed[i] {
-            member[i] = index.get(s.name).copied();
+            member[i] = index.globals.get(s.name).copied();
         }
     }
+    let linked: std::collections::HashSet<&'static str> = member.iter().flatten().copied().collect();
     let mut by_sec: Map<usize, Vec<usize>> = Map::default();
     for (i, s) in img.syms.iter().enumerate() {
         by_sec.entry(s.sec).or_default().push(i);
@@ -134,16 +154,9 @@ pub fn attribute(img: &mut Image, placed: &[bool]) {
         anchors.insert(sec, (addrs, ms));
     }
     let plan = img.mapping == "plan";
-    let after_member = |i: usize| -> bool {
-        let (sec, k) = pos[i];
-        let lst = &by_sec[&sec];
-        for j in (0..k).rev() {
-            let p = lst[j];
-            if member[p].is_some() || placed[p] {
-                return member[p].is_some();
-            }
-        }
-        false
+    // the linked members (whose globals the image holds) that define a local of this name
+    let local_of = |name: &str| -> Vec<&'static str> {
+        index.locals.get(name).map(|ws| ws.iter().copied().filter(|w| linked.contains(w)).collect()).unwrap_or_default()
     };
     let member_near = |i: usize, addr: u64, sec: usize| -> &'static str {
         let _ = i;
@@ -172,11 +185,17 @@ pub fn attribute(img: &mut Image, placed: &[bool]) {
         if placed[i] {
             continue;
         }
-        if !foreign && ((plan && img.sections[s.sec].executable) || member[i].is_some() || after_member(i)) {
+        let own = local_of(s.name);
+        if !foreign && ((plan && img.sections[s.sec].executable) || member[i].is_some() || !own.is_empty()) {
             foreign = true;
         }
         if foreign {
-            set.push((i, member[i].unwrap_or_else(|| member_near(i, s.addr, s.sec))));
+            let o = match (member[i], own.len()) {
+                (Some(m), _) => m,
+                (None, 1) => own[0],
+                _ => member_near(i, s.addr, s.sec),
+            };
+            set.push((i, o));
         }
     }
     for (i, o) in set {

@@ -670,39 +670,29 @@ fn stem(name: &str) -> String {
     }
 }
 
+/// objects._compiled_from: the object's name without its extension is the file's, or ends in
+/// '/' or ':' + the file's.
+fn compiled_from(obj: &str, file: &str) -> bool {
+    let (o, f) = (stem(obj), stem(file));
+    o == f || o.ends_with(&format!("/{f}")) || o.ends_with(&format!(":{f}"))
+}
+
 /// objects.one_row_per_object: a symbol outside the units given to a source file by STT_FILE
-/// symbols belongs to the one plan object compiled from it.
+/// symbols belongs to the one object, of those the units place symbols of, compiled from it.
 fn one_row_per_object(img: &mut Image, placed: &[bool]) {
-    let plan = match img.plan.as_ref() {
-        Some(p) => p,
-        None => return,
-    };
-    let mut names: Vec<&'static str> = Vec::new();
-    for (_, units) in &plan.groups {
-        for u in units {
-            if !names.contains(&u.object) {
-                names.push(u.object);
-            }
-        }
+    if img.plan.is_none() {
+        return;
     }
-    let mut exact: Map<String, Vec<&'static str>> = Map::default();
-    let mut tail: Map<String, Vec<&'static str>> = Map::default();
-    for &n in &names {
-        let st = stem(n);
-        exact.entry(st.clone()).or_default().push(n);
-        let parts: Vec<&str> = st.split('/').collect();
-        for i in 1..parts.len() {
-            tail.entry(parts[i..].join("/")).or_default().push(n);
-        }
-    }
+    let mut owners: Vec<&'static str> = img.syms.iter().enumerate().filter(|(i, _)| placed[*i]).map(|(_, s)| s.obj).collect();
+    owners.sort_unstable();
+    owners.dedup();
     let mut found: Map<&'static str, Option<&'static str>> = Map::default();
     for (i, s) in img.syms.iter_mut().enumerate() {
         if placed[i] || s.obj.is_empty() || s.obj == "crtstuff.c" || s.obj == crate::archives::TOOLCHAIN {
             continue;
         }
         let f = *found.entry(s.obj).or_insert_with(|| {
-            let st = stem(s.obj);
-            let c = exact.get(&st).filter(|v| !v.is_empty()).or_else(|| tail.get(&st)).cloned().unwrap_or_default();
+            let c: Vec<&'static str> = owners.iter().copied().filter(|o| compiled_from(o, s.obj)).collect();
             if c.len() == 1 { Some(c[0]) } else { None }
         });
         if let Some(o) = f {
