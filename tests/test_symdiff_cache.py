@@ -279,3 +279,91 @@ def test_cache_view_counts_are_cg_annotates(mini, tmp_path):
             if name in funcs:
                 assert funcs[name]["ir"][side] == ir and funcs[name]["i1_misses"][side] == i1mr, (side, name)
         assert sum(i1mr for _, i1mr in listed.values()) <= v["total"]["i1_misses"][side]
+
+
+# -- a crafted pair: two hot functions in one set of a direct-mapped cache, or not ---------------
+
+HOT_C = r"""
+#include <stdlib.h>
+int hot_f(int x);
+int hot_g(int x);
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 10000;
+    int s = 0;
+    for (long i = 0; i < n; i++) s = hot_f(s) + hot_g(s);
+    return s == 12345;
+}
+"""
+F_C = "int hot_f(int x) { return (x * 3 + 1) & 0xffff; }\n"
+G_C = "int hot_g(int x) { return (x ^ 0x55) & 0xfff; }\n"
+PAD_S = """\
+  .section .text.pad,"ax",@progbits
+  .globl pad_block
+  .type pad_block,@function
+pad_block:
+  .fill {n},1,0x90
+  .size pad_block, {n}
+"""
+I1 = (1024, 1, 64)  # 16 sets, direct-mapped: two functions in one set evict each other on every call
+CALLS = 10000
+
+
+def _sets_of(elf: Path, name: str) -> set[int]:
+    out = subprocess.run(["llvm-nm-19", "-S", str(elf)], capture_output=True, text=True, check=True).stdout
+    addr, size = next((int(w[0], 16), int(w[1], 16)) for w in map(str.split, out.splitlines())
+                      if len(w) == 4 and w[3] == name)
+    return {line % (I1[0] // I1[2]) for line in range(addr // I1[2], (addr + size - 1) // I1[2] + 1)}
+
+
+@pytest.fixture(scope="module")
+def colliding(tmp_path_factory):
+    """A static program calling hot_f and hot_g in turn, linked main, hot_f, a block of padding,
+    hot_g: with the padding that puts hot_g in hot_f's set ("collide") and with one that does not
+    ("apart"); each run once under cachegrind with that I1."""
+    d = tmp_path_factory.mktemp("collide")
+    for name, text in {"hot.c": HOT_C, "f.c": F_C, "g.c": G_C}.items():
+        (d / name).write_text(text)
+        subprocess.run(["clang-19", "-O1", "-c", name], cwd=d, check=True)
+    out = {}
+    for side in ("apart", "collide"):
+        elf = d / side
+        for pad in range(64, 64 + I1[0], 64):  # the first padding that gives the wanted answer
+            (d / "pad.s").write_text(PAD_S.format(n=pad))
+            subprocess.run(["clang-19", "-c", "pad.s"], cwd=d, check=True)
+            subprocess.run(["clang-19", "-static", "-fuse-ld=lld", "-o", side, "hot.o", "f.o", "pad.o", "g.o"],
+                           cwd=d, check=True)
+            if bool(_sets_of(elf, "hot_f") & _sets_of(elf, "hot_g")) == (side == "collide"):
+                break
+        else:
+            pytest.fail(f"no padding puts hot_g {side} from hot_f")
+        cg = d / f"{side}.cachegrind"
+        subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--I1={','.join(map(str, I1))}",
+                        f"--cachegrind-out-file={cg}", str(elf), str(CALLS)], check=True, capture_output=True,
+                       timeout=600)
+        out[side] = (elf, cg)
+    return out
+
+
+def test_cache_view_of_a_crafted_collision_names_the_pair_and_the_misses(colliding):
+    """Apart vs collide: the view names hot_f + hot_g as the pair that shares a set in the new
+    image only (the set the symbol addresses give), and their I1 misses side by side, exactly:
+    one cold miss each when apart, one per call (10,000) when they collide; those two lines are
+    all of the change but a few misses."""
+    (a, cga), (b, cgb) = colliding["apart"], colliding["collide"]
+    p = lb("symdiff", str(a), str(b), "--cache", ",".join(map(str, I1)), "--cachegrind-out", str(cga),
+           "--cachegrind-out", str(cgb), "--json", check=False)
+    assert p.returncode in (0, 1), p.stderr
+    v = json.loads(p.stdout)["cache"]
+    shared = sorted(_sets_of(b, "hot_f") & _sets_of(b, "hot_g"))
+    pair = next((x for x in v["pairs"] if {x["a"], x["b"]} == {"hot_f", "hot_g"}), None)
+    assert pair is not None and pair["in"] == "new" and pair["shared_sets"] == {"old": [], "new": shared}, pair
+    top = {m["name"]: m for m in v["misses"][:2]}
+    assert set(top) == {"hot_f", "hot_g"}, v["misses"][:3]
+    for name, other in (("hot_f", "hot_g"), ("hot_g", "hot_f")):
+        assert (top[name]["old"], top[name]["new"]) == (1, CALLS), top[name]
+        assert other in top[name]["partners"], top[name]
+    tot = v["total"]["i1_misses"]
+    assert 0 <= tot["delta"] - 2 * (CALLS - 1) <= 5, tot
+    text = lb("symdiff", str(a), str(b), "--cache", ",".join(map(str, I1)), "--cachegrind-out", str(cga),
+              "--cachegrind-out", str(cgb), check=False).stdout
+    assert re.search(r"hot_f\s+1\s+10,000\s+\+9,999\s+hot_g", text), text
