@@ -469,11 +469,12 @@ def results_cmd(**o):
 @click.option("--cache", "cache", metavar="L1I|SIZE,WAYS,LINE",
               help="Also show where the hot functions sit in this instruction cache (L1I: the geometry of the "
                    "profile's cachegrind/qemu-icache target), which pairs share sets in one image only, and "
-                   "their I1 misses side by side (a cachegrind run of each image).")
-@click.option("--target", "cache_target", help="With --cache: the profile target whose geometry and cachegrind "
-                                               "run are used (default: its cachegrind target).")
+                   "their I1 misses side by side (a cachegrind or qemu-icache run of each image).")
+@click.option("--target", "cache_target", help="With --cache: the profile target whose geometry and runs "
+                                               "are used (cachegrind or qemu-icache; default: its cachegrind target).")
 @click.option("--cachegrind-out", "cachegrind_out", multiple=True, type=click.Path(),
-              help="With --cache: cachegrind output files of OLD and NEW (give it twice) instead of running them.")
+              help="With --cache: cachegrind output files of OLD and NEW (give it twice) instead of running them; "
+                   "or the QEMU cache model's per-block files (RESULT.blocks).")
 @click.option("--functions", "functions", help="With --cache: the functions to show (comma-separated) "
                                                "instead of the hottest.")
 @click.option("--top", "top", type=click.IntRange(1), default=10, show_default=True,

@@ -367,3 +367,35 @@ def test_cache_view_of_a_crafted_collision_names_the_pair_and_the_misses(collidi
     text = lb("symdiff", str(a), str(b), "--cache", ",".join(map(str, I1)), "--cachegrind-out", str(cga),
               "--cachegrind-out", str(cgb), check=False).stdout
     assert re.search(r"hot_f\s+1\s+10,000\s+\+9,999\s+hot_g", text), text
+
+
+def test_cache_view_from_the_qemu_cache_model_maps_its_blocks_to_functions(mini, tmp_path):
+    """The minikernel's bootable image, default vs aligned, booted under the profile's qemu-icache
+    target (TCG, -icount, the same 4096-byte 2-way I1): the plugin's per-block counts, given as its
+    .blocks files, are summed per function, the same view as symdiff's own runs of the model; the
+    misses per function add up to the model's own total but those of the few blocks that hold a
+    marker (simulated instruction by instruction, not written per block)."""
+    from layoutbench import targets
+    from layoutbench.targets.qemu_icache import read_result
+
+    args = ("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "kernel", "--repo", str(mini))
+    d = json.loads(lb(*args, "--json", check=False).stdout)
+    t = targets.make(profile.load("minikernel"), "qemu-icache")
+    blocks, totals = [], []
+    for side in ("old", "new"):
+        log = tmp_path / f"{side}.log"
+        t.run(Path(d[side]["path"]), log)
+        blocks.append(str(log.with_suffix(".icache.blocks")))
+        totals.append(int(read_result(log.with_suffix(".icache"))["i1_misses"]))
+    p = lb(*args, "--cache", "L1I", "--target", "qemu-icache", "--cachegrind-out", blocks[0], "--cachegrind-out",
+           blocks[1], "--json", check=False)
+    v = json.loads(p.stdout)["cache"]
+    own = json.loads(lb(*args, "--cache", "L1I", "--target", "qemu-icache", "--json", check=False).stdout)["cache"]
+    assert v == own and v["counts_from"] == "qemu-icache"
+    tot = v["total"]["i1_misses"]
+    for side, model in zip(("old", "new"), totals):
+        assert model - 100 <= tot[side] <= model, (side, tot[side], model)
+    top = v["misses"][0]
+    assert top["delta"] and top["name"] != "(no function)" and top["partners"], top
+    funcs = {f["name"]: f for f in v["functions"]}
+    assert funcs[top["name"]]["i1_misses"] == {"old": top["old"], "new": top["new"]}

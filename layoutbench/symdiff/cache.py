@@ -7,12 +7,15 @@ those lines modulo the number of sets (size / (ways * line)), its *pages* its 4 
 Two functions that share a set compete for its ways: with more hot lines in a set than it
 has ways, they evict each other.  The functions that matter are the ones with the most
 executed instructions or misses in a cachegrind run of each image (its output file, read per
-function: ``fn=`` records, as ``cg_annotate`` sums them), or the ones named.  The cachegrind
-runs are the profile's ``cachegrind`` target, run here on each image, or output files given.
+function: ``fn=`` records, as ``cg_annotate`` sums them) or a run of the QEMU cache model (its
+per-block counts, ``<result>.blocks``, mapped to the functions that hold the blocks), or the
+ones named.  The runs are the profile's ``cachegrind`` (or ``qemu-icache``) target, run here on
+each image, or output files given.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import tempfile
 from dataclasses import dataclass
@@ -109,21 +112,55 @@ def read_functions(path: Path) -> dict[str, dict[str, int]]:
     return out
 
 
-def run_cachegrind(img: Image, prof, target: str | None, workdir: Path) -> Path:
-    """Run the profile's cachegrind target on the image; its output file."""
+def read_blocks(path: Path, img: Image) -> dict[str, dict[str, int]]:
+    """The QEMU cache model's measured blocks (``<result>.blocks``: address, instructions,
+    executions, misses per line) summed per function of ``img``, the one whose bytes hold the
+    block's first instruction: name → {``Ir``: instructions × executions, ``I1mr``: misses}.
+    A block outside every function is counted under ``(no function)``."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise LayoutbenchError(f"{path}: cannot read the cache model's blocks ({e.strerror})") from None
+    funcs = sorted((s for ss in _funcs(img).values() for s in ss), key=lambda s: s.addr)
+    starts = [s.addr for s in funcs]
+    out: dict[str, dict[str, int]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        w = line.split()
+        try:
+            addr, insns, execs, misses = int(w[0], 16), int(w[1]), int(w[2]), int(w[3])
+        except (IndexError, ValueError):
+            raise LayoutbenchError(f"{path}:{n}: not a line of the cache model's blocks file "
+                                   f"(VADDR INSNS EXECUTIONS MISSES)") from None
+        i = bisect.bisect_right(starts, addr) - 1
+        name = funcs[i].name if i >= 0 and addr < funcs[i].addr + funcs[i].size else "(no function)"
+        c = out.setdefault(name, {"Ir": 0, "I1mr": 0})
+        c["Ir"] += insns * execs
+        c["I1mr"] += misses
+    return out
+
+
+def read_counts(path: Path, img: Image) -> dict[str, dict[str, int]]:
+    """Per-function counts from a cachegrind output file, or from the QEMU cache model's
+    ``.blocks`` file mapped to the functions of ``img``."""
+    return read_blocks(path, img) if str(path).endswith(".blocks") else read_functions(path)
+
+
+def run_model(img: Image, prof, target: str | None, workdir: Path) -> dict[str, dict[str, int]]:
+    """Run the profile's cache-model target (cachegrind, or qemu-icache) on the image; its
+    per-function counts."""
     from .. import targets
 
     spec = target_for(prof, target)
-    if spec.kind != "cachegrind":
-        raise LayoutbenchError(f"target {spec.name} is {spec.kind}: per-function misses come from a cachegrind "
-                               f"target; name one with --target, or give --cachegrind-out OLD NEW")
+    if spec.kind not in ("cachegrind", "qemu-icache"):
+        raise LayoutbenchError(f"target {spec.name} is {spec.kind}: per-function misses come from a cachegrind or "
+                               f"qemu-icache target; name one with --target, or give --cachegrind-out OLD NEW")
     t = targets.make(prof, spec.name)
     log = workdir / f"{len(list(workdir.iterdir()))}.log"
     res = t.run(Path(img.path), log)
-    out = log.with_suffix(".cachegrind")
+    out = log.with_suffix(".cachegrind") if spec.kind == "cachegrind" else log.with_suffix(".icache.blocks")
     if not out.is_file():
-        raise LayoutbenchError(f"cachegrind on {img.path} wrote no output ({res.status}); see {log}")
-    return out
+        raise LayoutbenchError(f"{spec.kind} on {img.path} wrote no output ({res.status}: {res.message}); see {log}")
+    return read_counts(out, img)
 
 
 # -- the view ---------------------------------------------------------------------------------------
@@ -273,7 +310,7 @@ def print_view(console, v: dict) -> None:
     tot = v["total"]
     if tot["i1_misses"] is None:
         return
-    t = Table(box=None, pad_edge=False, title="I1 misses per function (cachegrind), by change", title_justify="left")
+    t = Table(box=None, pad_edge=False, title=f"I1 misses per function ({v.get('counts_from') or 'cachegrind'}), by change", title_justify="left")
     for col, j in (("function", "left"), ("old", "right"), ("new", "right"), ("change", "right"),
                    ("conflicts with", "left")):
         t.add_column(col, justify=j)
@@ -302,16 +339,17 @@ def cache_view(old: Image, new: Image, spec: str, target: str | None = None, out
             except LayoutbenchError:
                 prof = None
     g = geometry_of(spec, prof, target)
-    counts = None
+    counts, source = None, None
     if outs:
         if len(outs) != 2:
             raise LayoutbenchError("--cachegrind-out: give it twice, the old image's output file then the new one's")
-        counts = (read_functions(Path(outs[0])), read_functions(Path(outs[1])))
+        counts = (read_counts(Path(outs[0]), old), read_counts(Path(outs[1]), new))
+        source = "qemu-icache" if str(outs[1]).endswith(".blocks") else "cachegrind"
     elif not names:
         if prof is None:
             raise LayoutbenchError("--cache: the images are not layoutbench builds, so no cachegrind target runs them: "
                                    "give --cachegrind-out OLD NEW, or name the functions with --functions")
         with tempfile.TemporaryDirectory(prefix="layoutbench-cache-") as d:
-            counts = (read_functions(run_cachegrind(old, prof, target, Path(d))),
-                      read_functions(run_cachegrind(new, prof, target, Path(d))))
-    return view(old, new, g, counts, names, top)
+            counts = (run_model(old, prof, target, Path(d)), run_model(new, prof, target, Path(d)))
+        source = target_for(prof, target).kind
+    return {**view(old, new, g, counts, names, top), "counts_from": source}
