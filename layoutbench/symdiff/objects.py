@@ -146,31 +146,34 @@ def _stem(name: str) -> str:
     return name[:len(name) - len(base)] + (base.rsplit(".", 1)[0] if "." in base else base)
 
 
-def _compiled_from(obj: str, file: str) -> bool:
-    """Can object ``obj`` be compiled from source ``file``: their names without the extension are
-    the same, or the object's ends in ``/`` or ``:`` (an archive member, ``lib.a:ctype.o``) + the
-    file's (``vmlinux.a:init/main.o`` from ``main.c`` or ``init/main.c``)."""
-    o, f = _stem(obj), _stem(file)
-    return o == f or o.endswith("/" + f) or o.endswith(":" + f)
+def _compiled_names(obj: str) -> list[str]:
+    """The names (without extension) of the source files object ``obj`` can be compiled from: its
+    own name's, and every tail of it after a ``/`` or ``:`` (an archive member, ``lib.a:ctype.o``):
+    ``vmlinux.a:init/main.o`` from ``main.c`` or ``init/main.c``."""
+    st = _stem(obj)
+    return [st] + [st[i + 1:] for i, c in enumerate(st) if c in "/:"]
 
 
 def one_row_per_object(img: Image) -> None:
     """With a plan, a symbol outside its units that STT_FILE symbols gave to a source file
     (``stage_d.c``) belongs to the plan's object compiled from it (``stage_d.o``): one row per
     object.  That object is the one object, of those the units place symbols of, that can be
-    compiled from the file (:func:`_compiled_from`); with none or several, the file stays the row.
-    The units place the same symbols in every layout of the same objects (a plan's list of
+    compiled from the file (:func:`_compiled_names`); with none or several, the file stays the
+    row.  The units place the same symbols in every layout of the same objects (a plan's list of
     objects is not the same: a layout of text alone lists no object without code), so each symbol
     gets the same row in every layout."""
     if img.plan is None or img.mapping != "plan":
         return
-    placed = sorted({s.obj for s in img.syms if s.placed})
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for o in sorted({s.obj for s in img.syms if s.placed}):
+        for n in _compiled_names(o):
+            by_name[n].append(o)
     found: dict[str, str | None] = {}
     for s in img.syms:
         if s.placed or not s.obj or s.obj in archives.NOT_USER:
             continue
         if s.obj not in found:
-            cands = [o for o in placed if _compiled_from(o, s.obj)]
+            cands = by_name.get(_stem(s.obj), [])
             found[s.obj] = cands[0] if len(cands) == 1 else None
         if found[s.obj]:
             s.obj = found[s.obj]

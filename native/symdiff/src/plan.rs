@@ -670,11 +670,17 @@ fn stem(name: &str) -> String {
     }
 }
 
-/// objects._compiled_from: the object's name without its extension is the file's, or ends in
-/// '/' or ':' + the file's.
-fn compiled_from(obj: &str, file: &str) -> bool {
-    let (o, f) = (stem(obj), stem(file));
-    o == f || o.ends_with(&format!("/{f}")) || o.ends_with(&format!(":{f}"))
+/// objects._compiled_names: the names (without extension) of the files an object can be compiled
+/// from: its own name's, and every tail of it after a '/' or ':'.
+fn compiled_names(obj: &str) -> Vec<String> {
+    let st = stem(obj);
+    let mut out = vec![st.clone()];
+    for (i, c) in st.char_indices() {
+        if c == '/' || c == ':' {
+            out.push(st[i + 1..].to_string());
+        }
+    }
+    out
 }
 
 /// objects.one_row_per_object: a symbol outside the units given to a source file by STT_FILE
@@ -686,14 +692,20 @@ fn one_row_per_object(img: &mut Image, placed: &[bool]) {
     let mut owners: Vec<&'static str> = img.syms.iter().enumerate().filter(|(i, _)| placed[*i]).map(|(_, s)| s.obj).collect();
     owners.sort_unstable();
     owners.dedup();
+    let mut by_name: Map<String, Vec<&'static str>> = Map::default();
+    for &o in &owners {
+        for n in compiled_names(o) {
+            by_name.entry(n).or_default().push(o);
+        }
+    }
     let mut found: Map<&'static str, Option<&'static str>> = Map::default();
     for (i, s) in img.syms.iter_mut().enumerate() {
         if placed[i] || s.obj.is_empty() || s.obj == "crtstuff.c" || s.obj == crate::archives::TOOLCHAIN {
             continue;
         }
-        let f = *found.entry(s.obj).or_insert_with(|| {
-            let c: Vec<&'static str> = owners.iter().copied().filter(|o| compiled_from(o, s.obj)).collect();
-            if c.len() == 1 { Some(c[0]) } else { None }
+        let f = *found.entry(s.obj).or_insert_with(|| match by_name.get(&stem(s.obj)) {
+            Some(c) if c.len() == 1 => Some(c[0]),
+            _ => None,
         });
         if let Some(o) = f {
             s.obj = o;
