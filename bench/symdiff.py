@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/guide/internals.md's symdiff timing table: `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
 
-    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N[,N...]]
+    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N[,N...]] [--cache SIZE,WAYS,LINE]
 
 Without arguments it builds (once per size, cached in $LAYOUTBENCH_BENCH_DIR or
 /tmp/layoutbench-bench) generated kernels with --functions functions (default 8000, 32000 and
@@ -22,7 +22,9 @@ starting it and importing numpy, and `layoutbench --help` (every import).
 built by setup.sh); the last two columns time the same command on the Python path
 (LAYOUTBENCH_NATIVE=0) in the same rotation, and its ratio to nm + diff: before and after side by
 side; `output` says whether both printed the same bytes.  Without the helper built, the first
-columns time the Python path too (a line says so).
+columns time the Python path too (a line says so).  --cache SIZE,WAYS,LINE adds a line per pair
+timing the cache view (``symdiff --cache`` with the 8 largest functions named, no cachegrind
+run), which runs on the Python path, and its cost over that path's plain diff.
 """
 
 from __future__ import annotations
@@ -152,6 +154,9 @@ def main() -> None:
                          "version before a change: its PYTHONPATH is DIR")
     ap.add_argument("--functions", default="8000,32000,128000",
                     help="sizes of the generated kernels, comma-separated (without OLD NEW pairs)")
+    ap.add_argument("--cache", metavar="SIZE,WAYS,LINE",
+                    help="also time the cache view (symdiff --cache SIZE,WAYS,LINE --functions of the largest "
+                         "functions, no cachegrind run) apart, on the Python path it always takes")
     args = ap.parse_args()
     if len(args.pairs) % 2:
         sys.exit("give ELF files in pairs: OLD NEW [OLD NEW]...")
@@ -205,6 +210,18 @@ def main() -> None:
         print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.3f}s {nw:>7.3f}s {sw / nw:>5.2f}x {sm / nm:>5.2f}x   "
               f"{sc:>11.3f}s {nc:>7.3f}s {sc / max(nc, 1e-3):>5.2f}x   {pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
               + (f"   {got[3][0]:>7.3f}s {got[3][1]:>5.3f}s" if args.baseline else ""), flush=True)
+        if args.cache:  # the cache view's own cost: the same diff on the Python path plus the view
+            listed = subprocess.run([NM, "-S", "--size-sort", "--defined-only", str(b)], capture_output=True,
+                                    text=True).stdout.splitlines()
+            big = [f[3] for f in map(str.split, listed) if len(f) == 4 and f[2] in "tT"][-8:]  # functions
+            view = cmd + ["--cache", args.cache, "--functions", ",".join(big)]
+            (vw, vc, vrc, _), (qw, qc, _, _) = side_by_side(
+                [(view, False, ours), (cmd, False, {**ours, "LAYOUTBENCH_NATIVE": "0"})], args.runs)
+            if vrc not in (0, 1):
+                sys.exit(f"symdiff --cache failed (exit {vrc}) on {a} {b}")
+            print(f"{'  + --cache ' + args.cache + ' (8 functions)':44} {'':>8} {vw:>7.3f}s {'':>8} {'':>6} {'':>6}   "
+                  f"{vc:>11.3f}s   the view alone: {vw - qw:+.3f}s wall, {vc - qc:+.3f}s CPU over the Python path",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The native `layoutbench symdiff OLD NEW [--json]` (native/symdiff) prints what the
 Python path prints, JSON and text, byte for byte, with the same exit status: on minikernel pairs over all six
 layouts, pairs with real code changes (a grown function, a changed constant, a new object), a
-static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found)
-and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
+static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found;
+libc's archive members on both paths) and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
 once on the fast path (the helper says so on stderr under LAYOUTBENCH_NATIVE_TRACE=1) and once
 with LAYOUTBENCH_NATIVE=0 (Python).  What the helper does not handle it hands back to Python.
 """
@@ -22,6 +22,7 @@ from conftest import lb
 from layoutbench import build, layout, native, placement, profile, source
 from test_program import MAIN_C, MAKEFILE, MIX_C, PROFILE, TABLE_C
 from test_symdiff import HELLO, image, repo  # noqa: F401  (repo: the minikernel fixture)
+from test_symdiff_cache import NAMES_C, RELINKED, _program
 
 LAYOUTS = ["default", "sorted", "aligned", "random", "function-aligned", "padded", "shuffled"]
 NATIVE_SAYS = "layoutbench-symdiff: native"
@@ -160,9 +161,11 @@ def prog(tmp_path_factory, workdir):
 def test_static_glibc_program(prog):
     """Found by path only, the profile's objects are not found, but the units recorded beside
     each image at link time map its symbols; without them: STT_FILE mapping (and a note).
-    glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too."""
+    glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too, and
+    libc's symbols go to the same libc.a members on both paths."""
     _, (a, b) = prog
     d = both(a, b)
+    assert {s["object"] for s in d["symbols"] if s["name"] == "strcmp"} == {"libc.a(strcmp.o)"}
     assert d["mapping"] == "plan" and not d["notes"]
     assert d["counts"]["moved"] > 100  # libc's code moves with the plan's units before it
     with without_units(a, b):
@@ -177,6 +180,20 @@ def test_static_glibc_program_with_its_profile(prog):
     with without_units(a, b):
         d = both(a, b, env={"LAYOUTBENCH_PROFILES": str(root)})
     assert d["mapping"] == "plan" and not d["notes"]
+
+
+@pytest.fixture(scope="module")
+def relinked(tmp_path_factory, workdir):
+    """test_symdiff_cache's static program with a data-only object, in four layouts of its text."""
+    return _program(tmp_path_factory.mktemp("relinked"), False, RELINKED, NAMES_C)
+
+
+def test_relinked_static_program_same_rows_on_both_paths(relinked):
+    """Its layouts against the default one: the same bytes on both paths, nothing added or removed
+    (the data-only object's statics and libc's members keep their rows in every layout)."""
+    for elf in relinked[1:]:
+        d = both(relinked[0], elf)
+        assert d["counts"]["added"] == d["counts"]["removed"] == 0, d["counts"]
 
 
 TLS_C = """

@@ -48,6 +48,7 @@ def test_report_has_a_page_per_measured_commit(hist):
     # the symdiff against the previous point (its images are still on disk): the regression changed code
     assert 'id="symdiff"' in page and "symdiff not available" not in page
     assert '<pre class="symdiff">' in page and "placement differs: " in page
+    assert 'class="cache-view"' not in page  # it changed code: no cache view of a layout-only commit
     # what shaped the samples: the target configuration of the runs (with its settings), and that
     # cachegrind has no machine of its own to check
     with sqlite3.connect(hist["store"]) as db:
@@ -135,3 +136,21 @@ def test_report_marks_the_bisection_verdict_on_the_commit_it_names(hist):
     svg = (site / "plots" / "cg_cost.svg").read_text()
     assert svg.count(f'<g class="bisect" data-commit="{culprit}" data-kind="verdict">') == 1
     assert f'data-commit="{culprit}"' in (site / "index.html").read_text()
+
+
+def test_a_layout_only_commits_page_links_its_cache_view(hist):
+    """A commit whose symdiff against the previous point changed no function's code links the
+    cache view of the two images: a page beside its own, from the kept cachegrind runs, with the
+    hot functions' sets in the 4096-byte 2-way I1, their misses side by side, and the command."""
+    site = Path(hist["site"])
+    linked = []
+    for f in sorted((site / "commits").glob("*.html")):
+        page = f.read_text()
+        m = re.search(r'<p class="cache-view">.*?<a href="([^"]+)">', page, re.S)
+        if m:
+            linked.append((site / "commits" / m.group(1)).read_text())
+    assert linked, "no layout-only commit page links a cache view"
+    for view in linked:
+        assert "cache: 4096 bytes, 2-way, 64-byte lines = 32 sets" in view
+        assert "I1 misses per function (cachegrind), by change" in view
+        assert "layoutbench symdiff " in view and "--cache L1I" in view

@@ -267,10 +267,10 @@ def test_the_plans_say_how_a_layout_moved_an_object(objs):  # noqa: F811
         "kern/main.o", "net/ip.o", "dev/nic.o", "boot/start.o")  # globals too: by the plan's units
     got = {g.section: (g.cause, g.responsible, g.detail) for g in r.origins}
     assert got[".text"] == ("layout", "dev/nic.o",
-                            "layout sorted:0 -> random:3: dev/nic.o now follows net/ip.o (was boot/start.o)")
+                            "layout sorted:0 -> random:3: dev/nic.o now follows net/ip.o (was after boot/start.o)")
     assert got[".data"] == ("layout", "kern/main.o", "layout sorted:0 -> random:3: gap before kern/main.o is 3664 "
                                                      "bytes (was 0)")
-    assert got[".rodata"][2] == "layout sorted:0 -> random:3: kern/main.o now follows net/ip.o (was nothing)"
+    assert got[".rodata"][2] == "layout sorted:0 -> random:3: kern/main.o now follows net/ip.o (was first in its section)"
     assert r.old.layout == "sorted:0" and r.new.layout == "random:3" and r.new.plan_id.startswith("0x")
     r = symdiff.diff(plan_side(objs, "sorted", 0), plan_side(objs, "aligned", 0))
     got = {g.section: (g.cause, g.responsible, g.detail) for g in r.origins}

@@ -7,6 +7,7 @@
     OUT/history.json            what the pages show, as data
     OUT/plots/<metric>.svg      the plots as files (also inlined in index.html)
     OUT/commits/<commit12>.html one page per point: build, plans, quirks, runs, symdiff, commit log
+    OUT/commits/cache/<commit12>.html  a layout-only point's cache view (symdiff --cache L1I)
     OUT/files/<commit12>/...    console logs, plans and the build log, copied so the site stands alone
 
 Links are relative, so the directory works from ``file://`` and from any web server.
@@ -14,6 +15,7 @@ Links are relative, so the directory works from ``file://`` and from any web ser
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -225,7 +227,7 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
 
     return {"build": build, "build_log": build_log, "toolchains": toolchains, "quirks": qs, "plans": plans,
             "runs": runs, "results": results, "log": log, "targets": targets_,
-            "symdiff": _symdiff(store, h, prev, p, builds) if prev is not None else None}
+            "symdiff": _symdiff(store, h, prev, p, builds, out) if prev is not None else None}
 
 
 def _plain_compare(pg, g, hib, confidence) -> str:
@@ -239,8 +241,12 @@ def _plain_compare(pg, g, hib, confidence) -> str:
     return f"ratio {c.ratio:.4f}, {100 * confidence:g}% CI {c.ci_low:.4f}…{c.ci_high:.4f}"
 
 
-def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.Point, builds: list[dict]) -> dict:
-    """The symbol diff of the two commits' ``sorted`` images (or ``default``, ``aligned``)."""
+def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.Point, builds: list[dict],
+             out: Path | None = None) -> dict:
+    """The symbol diff of the two commits' ``sorted`` images (or ``default``, ``aligned``).  When no
+    function both images hold changed its code (a layout-only commit: what differs is where code
+    lands), it links the cache view of the two images (``symdiff --cache L1I``): a page beside
+    this one when both images' cachegrind outputs are kept, else the command that prints it."""
     def elf_of(commit_builds):
         for lay in ("sorted", "default", "aligned"):
             for b in commit_builds:
@@ -254,16 +260,55 @@ def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.P
     if a is None or b is None:
         return {"available": False, "reason": "the images of the two commits are no longer on disk"}
     try:
-        text = _call_symdiff(a, b)
+        old, new = symdiff.load_side(str(a)), symdiff.load_side(str(b))
+        res = symdiff.diff(old, new)
     except LayoutbenchError as e:  # an image it cannot read: say so on the page, write the rest
         return {"available": False, "reason": f"symdiff failed: {e}"}
-    return {"available": True, "title": f"{prev.short} → {p.short}, {h.series.image} image in the {lb} layout:",
-            "text": text}
+    d = {"available": True, "title": f"{prev.short} → {p.short}, {h.series.image} image in the {lb} layout:",
+         "text": _symdiff_text(res), "cache": None}
+    if res.counts["changed"] == res.counts["resized"] == 0 and not res.placement_identical:
+        d["cache"] = _cache_link(store, prev, p, (old, new), out)
+    return d
 
 
-def _call_symdiff(a: Path, b: Path) -> str:
-    """symdiff.diff of the two images (plans beside them), as its short summary."""
-    res = symdiff.diff(symdiff.load_side(str(a)), symdiff.load_side(str(b)))
+def _cachegrind_out(store: Store, point: history.Point, elf: Path) -> tuple[Path, str] | None:
+    """A kept cachegrind output file of a run of this image, and the run's target."""
+    ids = {b["id"] for b in store.builds(build_id=sorted({r["build_id"] for r in point.runs}))
+           if b.get("elf_path") and Path(b["elf_path"]) == elf}
+    for r in point.runs:
+        if r["build_id"] in ids and r.get("log_path"):
+            f = Path(r["log_path"]).with_suffix(".cachegrind")
+            if f.is_file():
+                return f, r["target"]
+    return None
+
+
+def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path | None) -> dict:
+    """The cache view of a layout-only commit: a page (``commits/cache/<commit12>.html``) from the
+    kept cachegrind outputs of both images' runs, else the command that prints it."""
+    from rich.console import Console
+
+    from ..symdiff import cache as cachemod
+
+    old, new = sides
+    command = f"layoutbench symdiff {old.path} {new.path} --cache L1I"
+    found = _cachegrind_out(store, prev, Path(old.path)), _cachegrind_out(store, p, Path(new.path))
+    if out is None or None in found:
+        return {"page": None, "command": command, "reason": "the cachegrind outputs of the two images are not kept"}
+    try:
+        v = cachemod.cache_view(old, new, "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
+    except LayoutbenchError as e:
+        return {"page": None, "command": command, "reason": str(e)}
+    buf = io.StringIO()
+    cachemod.print_view(Console(file=buf, width=200, color_system=None, highlight=False, soft_wrap=True), v)
+    (out / "commits" / "cache").mkdir(exist_ok=True)
+    (out / "commits" / "cache" / f"{p.short}.html").write_text(_env().get_template("cache.html").render(
+        root="../../", p=p, prev=prev, text=buf.getvalue(), command=command))
+    return {"page": f"cache/{p.short}.html", "command": command}
+
+
+def _symdiff_text(res) -> str:
+    """The diff's short summary and the objects that differ."""
     lines = symdiff.summary_lines(res)
     differ = [o for o in res.objects if any(n for k, n in o.counts.items() if k != "unchanged")]
     if differ:

@@ -4,7 +4,9 @@ A side is an ELF image (a kernel or any linked executable) or a build layoutbenc
 (``KERNEL@REV:LAYOUT[:SEED]``, resolved and built by :mod:`layoutbench.specs`).  The package:
 :mod:`.image` reads a side, :mod:`.objects` maps symbols to objects and gives them keys,
 :mod:`.samecode` decides same code, :mod:`.classify` is the diff and its shift origins,
-:mod:`.model` the result (and its JSON), :mod:`.render` its text.  Everything is read once
+:mod:`.model` the result (and its JSON), :mod:`.render` its text, :mod:`.archives` the
+toolchain's archive members of a static C-library image, :mod:`.cache` the cache view
+(``--cache``: hot functions' sets in both images, their I1 misses).  Everything is read once
 per image:
 
 * **Symbols.**  :func:`layoutbench.elfinfo.read_elf` reads the file and decodes the section
@@ -28,7 +30,12 @@ per image:
   ``(global)``.  Symbols are matched between the images by key: a global by its name
   (unique in a link), a local by (object, name) -- the plan's object when both sides
   have one, else the ``STT_FILE`` name -- and, when that still repeats, by its
-  occurrence in address order.
+  occurrence in address order.  Outside the plan's units, a source file's symbols belong to the
+  object compiled from it, of those the units place (``stage_d.c`` → ``stage_d.o``: one row per
+  object; the same in every layout of the same objects).  In an image
+  that links a C library statically, the archive members' symbols are attributed to their
+  members (``libc.a(strcmp.o)``) or ``(toolchain / archives)``, never to a user's object
+  (:mod:`.archives`).
 
 * **Same code.**  A linked image has no relocations left, so the fields that held
   them are found by explaining differences.  A pair of same-size symbols is compared
@@ -73,7 +80,8 @@ per image:
 * **Shift origin.**  Per output section, the lowest address where placement differs
   (a symbol moved, added or removed).  Its cause: an added (removed) object or symbol
   that starts there, else the symbol just before it changed size, else the two layout
-  plans place that object differently (order, alignment, gap), else padding.
+  plans place that object differently (order, alignment, gap), else padding.  The origins
+  are told ``.text`` (and ``.text.*``) first, then other code, then data, each by address.
 """
 
 from __future__ import annotations

@@ -123,6 +123,14 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
     )
 
 
+def section_rank(name: str, exec_secs: set[str]) -> int:
+    """Which shift origin is told first: the sections that hold the measured code (``.text`` and
+    ``.text.*``, where layouts place the units), then other code (``.init``, ``.fini``...), then data."""
+    if name == ".text" or name.startswith(".text."):
+        return 0
+    return 1 if name in exec_secs else 2
+
+
 def _kind_of(section: str) -> str | None:
     for kind in ("text", "rodata", "data", "bss"):
         if section == f".{kind}" or section.startswith(f".{kind}."):
@@ -157,7 +165,8 @@ def _layout_cause(old: Image, new: Image, section: str, obj: str) -> str | None:
     if ua.gap != ub.gap:
         return f"{what}: gap before {obj} is {ub.gap} bytes (was {ua.gap})"
     if pa != pb:
-        return f"{what}: {obj} now follows {pb or 'nothing'} (was {pa or 'nothing'})"
+        now = f"now follows {pb}" if pb else "is now first in its section"
+        return f"{what}: {obj} {now} ({f'was after {pa}' if pa else 'was first in its section'})"
     if old.plan.groups.get(kind) != new.plan.groups.get(kind):
         return f"{what}: the {kind} units before {obj} differ"
     return None
@@ -227,7 +236,7 @@ def _origins(old: Image, new: Image, okeys: dict, nkeys: dict, status: dict):
                 cause, resp = "padding", obj or ref.name
                 detail = f"the bytes before {ref.name} changed (alignment, padding or unlabelled code/data)"
         origins.append(ShiftOrigin(sec, addr, ref.name, obj, cause, resp, detail))
-    origins.sort(key=lambda g: (g.section not in exec_secs, g.address))
+    origins.sort(key=lambda g: (section_rank(g.section, exec_secs), g.address))
     prop = None
     if origins:
         g = origins[0]

@@ -63,6 +63,7 @@ class Sym:
     obj: str = ""  #: the object it came from, for display ("" when unknown)
     key: tuple = ()  #: what matches it with its twin in the other image
     tls: bool = False  #: STT_TLS: addr is its offset in the TLS block, not an address
+    placed: bool = False  #: its object comes from the plan's units (not from STT_FILE symbols)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import elfinfo, placement
 from ..errors import LayoutbenchError
 from ..layout import LayoutPlan
+from . import archives
 from .image import Image, Sym, read_image, without_gc
 
 
@@ -111,8 +112,14 @@ def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None) ->
                 pending.append(s)
     if starts is None:
         starts = _replayed(img)
-        if starts is None:
-            return
+    if starts is not None:
+        _placed(img, starts, by_sec)
+    archives.attribute(img)
+    one_row_per_object(img)
+
+
+def _placed(img: Image, starts: dict[tuple[str, str], int], by_sec: dict[int, list[Sym]]) -> None:
+    """Symbols inside the plan's units belong to the unit's object."""
     end = img.markers.get("__lb_text_units_end", (None,))[0]
     ranges: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
     order = {name: i for i, name in enumerate(dict.fromkeys(o for _, o in starts))}
@@ -129,7 +136,47 @@ def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None) ->
             i = bisect.bisect_right(addrs, s.addr) - 1
             if i >= 0:
                 s.obj = lst[i][2]
+                s.placed = True
     img.mapping = "plan"
+
+
+def _stem(name: str) -> str:
+    """A source or object file name without its extension: ``lib/crc32.c`` -> ``lib/crc32``."""
+    base = name.rsplit("/", 1)[-1]
+    return name[:len(name) - len(base)] + (base.rsplit(".", 1)[0] if "." in base else base)
+
+
+def _compiled_names(obj: str) -> list[str]:
+    """The names (without extension) of the source files object ``obj`` can be compiled from: its
+    own name's, and every tail of it after a ``/`` or ``:`` (an archive member, ``lib.a:ctype.o``):
+    ``vmlinux.a:init/main.o`` from ``main.c`` or ``init/main.c``."""
+    st = _stem(obj)
+    return [st] + [st[i + 1:] for i, c in enumerate(st) if c in "/:"]
+
+
+def one_row_per_object(img: Image) -> None:
+    """With a plan, a symbol outside its units that STT_FILE symbols gave to a source file
+    (``stage_d.c``) belongs to the plan's object compiled from it (``stage_d.o``): one row per
+    object.  That object is the one object, of those the units place symbols of, that can be
+    compiled from the file (:func:`_compiled_names`); with none or several, the file stays the
+    row.  The units place the same symbols in every layout of the same objects (a plan's list of
+    objects is not the same: a layout of text alone lists no object without code), so each symbol
+    gets the same row in every layout."""
+    if img.plan is None or img.mapping != "plan":
+        return
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for o in sorted({s.obj for s in img.syms if s.placed}):
+        for n in _compiled_names(o):
+            by_name[n].append(o)
+    found: dict[str, str | None] = {}
+    for s in img.syms:
+        if s.placed or not s.obj or s.obj in archives.NOT_USER:
+            continue
+        if s.obj not in found:
+            cands = by_name.get(_stem(s.obj), [])
+            found[s.obj] = cands[0] if len(cands) == 1 else None
+        if found[s.obj]:
+            s.obj = found[s.obj]
 
 
 def _replayed(img: Image) -> dict[tuple[str, str], int] | None:

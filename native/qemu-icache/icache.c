@@ -24,6 +24,9 @@
  * The result is written to `out` at every end marker and when QEMU exits:
  *   status=ok|no-begin|no-end    (no-end: a begin marker without its end)
  *   regions=N  ir=N  i1_misses=N  i1=size,assoc,line  (one key=value per line)
+ * and beside it, `out`.blocks, the measured blocks (those without a marker), one line each:
+ *   VADDR INSNS EXECUTIONS MISSES   (hex address of its first instruction, then decimal)
+ * a block QEMU translated more than once has a line per translation.
  *
  * Instructions are counted by an inline add before every instruction (ir is the
  * difference of that counter between the markers), so a block that QEMU leaves in
@@ -45,9 +48,15 @@ LB_EXPORT int qemu_plugin_version = 1;
 #define MARK_END   0x4c42b002u
 
 struct block {			/* one translated block */
+	struct block *next;	/* every block, for the .blocks file */
+	uint64_t vaddr;		/* its first instruction */
+	uint64_t execs, misses;	/* executions and misses while measuring */
+	uint32_t ninsns;
 	uint32_t nlines;
 	uint64_t lines[];	/* line numbers fetched, in order, repeats dropped */
 };
+
+static struct block *blocks;
 
 struct insn {			/* one instruction of a block that holds a marker */
 	uint64_t first, last;	/* the lines its bytes cover */
@@ -82,6 +91,26 @@ static void fetch(uint64_t ln)
 	w[0] = ln;
 }
 
+static void write_blocks(void)
+{
+	char *path = malloc(strlen(out_path) + sizeof(".blocks"));
+	FILE *f;
+
+	strcpy(path, out_path);
+	strcat(path, ".blocks");
+	f = fopen(path, "w");
+	free(path);
+	if (!f) {
+		qemu_plugin_outs("icache: cannot write the blocks file\n");
+		return;
+	}
+	for (const struct block *b = blocks; b; b = b->next)
+		if (b->execs)
+			fprintf(f, "%llx %u %llu %llu\n", (unsigned long long)b->vaddr, b->ninsns,
+				(unsigned long long)b->execs, (unsigned long long)b->misses);
+	fclose(f);
+}
+
 static void write_result(const char *status)
 {
 	FILE *f;
@@ -97,17 +126,21 @@ static void write_result(const char *status)
 		(unsigned long long)regions, (unsigned long long)ir, (unsigned long long)misses,
 		(unsigned long long)size, (unsigned long long)assoc, (unsigned long long)line);
 	fclose(f);
+	write_blocks();
 }
 
 static void block_exec(unsigned int vcpu, void *ud)
 {
-	const struct block *b = ud;
+	struct block *b = ud;
+	uint64_t before = misses;
 
 	(void)vcpu;
 	if (!measuring)
 		return;
 	for (uint32_t i = 0; i < b->nlines; i++)
 		fetch(b->lines[i]);
+	b->execs++;
+	b->misses += misses - before;
 }
 
 static void insn_exec(unsigned int vcpu, void *ud)
@@ -177,6 +210,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	b = malloc(sizeof(*b) + 2 * n * sizeof(b->lines[0]));
 	b->nlines = 0;
+	b->ninsns = n;
+	b->vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
+	b->execs = b->misses = 0;
+	b->next = blocks;
+	blocks = b;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t va = qemu_plugin_insn_vaddr(insn);

@@ -6,6 +6,7 @@
 //! with LAYOUTBENCH_NATIVE=0) before printing anything, or exits 125 when not started by the
 //! layoutbench front end.
 
+mod archives;
 mod elf;
 mod image;
 mod json;
@@ -434,11 +435,15 @@ fn layout_cause(old: &Image, new: &Image, section: &str, obj: &str) -> Option<St
         return Some(format!("{what}: gap before {obj} is {} bytes (was {})", ub.gap, ua.gap));
     }
     if pa != pb {
-        return Some(format!(
-            "{what}: {obj} now follows {} (was {})",
-            pb.filter(|s| !s.is_empty()).unwrap_or("nothing".into()),
-            pa.filter(|s| !s.is_empty()).unwrap_or("nothing".into())
-        ));
+        let now = match pb.filter(|s| !s.is_empty()) {
+            Some(b) => format!("now follows {b}"),
+            None => "is now first in its section".to_string(),
+        };
+        let was = match pa.filter(|s| !s.is_empty()) {
+            Some(a) => format!("was after {a}"),
+            None => "was first in its section".to_string(),
+        };
+        return Some(format!("{what}: {obj} {now} ({was})"));
     }
     let k = kind.unwrap();
     if op.group(k) != np.group(k) {
@@ -569,7 +574,17 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
         }
         out.push(Origin { section: sec, address: addr, symbol: r.name, object: obj, cause, responsible: resp, detail });
     }
-    out.sort_by_key(|g| (!exec.contains(g.section), g.address));
+    // classify.section_rank: .text (and .text.*) first, then other code, then data
+    out.sort_by_key(|g| {
+        let rank = if g.section == ".text" || g.section.starts_with(".text.") {
+            0
+        } else if exec.contains(g.section) {
+            1
+        } else {
+            2
+        };
+        (rank, g.address)
+    });
     let mut prop = None;
     if let Some(g) = out.first() {
         let mut matched: Vec<(&Sym, &Sym)> = Vec::new();

@@ -602,12 +602,21 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
         }
     }
     let starts = match recorded {
-        Some(s) => s,
-        None => match replayed(img, objects) {
-            Some(s) => s,
-            None => return,
-        },
+        Some(s) => Some(s),
+        None => replayed(img, objects),
     };
+    let mut placed = vec![false; img.syms.len()];
+    if let Some(starts) = starts {
+        place_units(img, starts, &by_sec, &mut placed);
+    }
+    crate::archives::attribute(img, &placed);
+    if img.mapping == "plan" {
+        one_row_per_object(img, &placed);
+    }
+}
+
+/// objects._placed: symbols inside the plan's units belong to the unit's object.
+fn place_units(img: &mut Image, starts: Starts, by_sec: &Map<usize, Vec<usize>>, placed: &mut [bool]) {
     let end = img.markers.iter().find(|m| m.0 == "__lb_text_units_end").map(|m| m.1);
     let mut rank: Map<&str, usize> = Map::default();
     for ((_, o), _) in &starts {
@@ -646,8 +655,62 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
     }
     for (i, o) in set {
         img.syms[i].obj = o;
+        placed[i] = true;
     }
     img.mapping = "plan";
+}
+
+/// objects._stem: a file name without its extension.
+fn stem(name: &str) -> String {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let head = &name[..name.len() - base.len()];
+    match base.rfind('.') {
+        Some(d) => format!("{head}{}", &base[..d]),
+        None => name.to_string(),
+    }
+}
+
+/// objects._compiled_names: the names (without extension) of the files an object can be compiled
+/// from: its own name's, and every tail of it after a '/' or ':'.
+fn compiled_names(obj: &str) -> Vec<String> {
+    let st = stem(obj);
+    let mut out = vec![st.clone()];
+    for (i, c) in st.char_indices() {
+        if c == '/' || c == ':' {
+            out.push(st[i + 1..].to_string());
+        }
+    }
+    out
+}
+
+/// objects.one_row_per_object: a symbol outside the units given to a source file by STT_FILE
+/// symbols belongs to the one object, of those the units place symbols of, compiled from it.
+fn one_row_per_object(img: &mut Image, placed: &[bool]) {
+    if img.plan.is_none() {
+        return;
+    }
+    let mut owners: Vec<&'static str> = img.syms.iter().enumerate().filter(|(i, _)| placed[*i]).map(|(_, s)| s.obj).collect();
+    owners.sort_unstable();
+    owners.dedup();
+    let mut by_name: Map<String, Vec<&'static str>> = Map::default();
+    for &o in &owners {
+        for n in compiled_names(o) {
+            by_name.entry(n).or_default().push(o);
+        }
+    }
+    let mut found: Map<&'static str, Option<&'static str>> = Map::default();
+    for (i, s) in img.syms.iter_mut().enumerate() {
+        if placed[i] || s.obj.is_empty() || s.obj == "crtstuff.c" || s.obj == crate::archives::TOOLCHAIN {
+            continue;
+        }
+        let f = *found.entry(s.obj).or_insert_with(|| match by_name.get(&stem(s.obj)) {
+            Some(c) if c.len() == 1 => Some(c[0]),
+            _ => None,
+        });
+        if let Some(o) = f {
+            s.obj = o;
+        }
+    }
 }
 
 /// objects._replayed: the unit starts by replaying the plan over its objects; None (and a note)

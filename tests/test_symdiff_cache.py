@@ -1,0 +1,401 @@
+"""symdiff on a static program linked against Debian's libc.a (clang-19 -static, ld.lld-19): the
+C library's archive members are attributed to their members, never to a user object, one row per
+object; the shift origin in .text is told first.  And ``symdiff --cache``: the minikernel's hosted
+image in two layouts run under the profile's cachegrind target (a 4096-byte 2-way I1), its hot
+functions' sets, the pairs that share sets in one image only, and the per-function misses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import lb
+from layoutbench import build, layout, profile, source
+
+MAIN_C = r"""
+#include <stdio.h>
+int hot_step(int i);
+int main(void) { int s = 0; for (int i = 0; i < 1000; i++) s += hot_step(i); printf("%d\n", s); return 0; }
+"""
+STAGE_C = r"""
+#include <string.h>
+static char buf[256];
+static int cmp(const char *a, const char *b) { return strcmp(a, b); }
+int hot_step(int i) { buf[i & 255] = (char)i; GROW return cmp(buf, "x") + (int)strlen(buf); }
+"""
+EXTRA_C = r"""
+#include <stdlib.h>
+static void *kept;
+void zz_keep(int n) { free(kept); kept = malloc((size_t)n); }
+"""
+MAKEFILE = """\
+SRCS := main.c stage_d.c zz_extra.c
+OBJS := $(SRCS:%.c=$(OBJDIR)/%.o)
+all: $(OBJS)
+\tprintf '%s\\n' $(SRCS:%.c=%.o) > $(OBJDIR)/prog.objs
+$(OBJDIR)/%.o: %.c
+\t$(CC) -O2 -ffunction-sections -c $< -o $@
+"""
+PROFILE = """\
+name = "stagep"
+description = "a static program against libc.a (test)"
+default_target = "local"
+[source]
+tree = "src"
+[build]
+command = "make -s OBJDIR={objdir} CC={cc}"
+cc = "clang-19"
+ld = "ld.lld-19"
+[images.prog]
+kind = "program"
+objects = "prog.objs"
+[targets.local]
+kind = "local"
+image = "prog"
+"""
+GROWN = ("for (int k = 0; k < (i & 7); k++) buf[(i + k * 31) & 255] ^= (char)(k * i + (i >> 3)); "
+         "if (memchr(buf, i, 9) && strrchr(buf, 'q')) buf[1]++;")  # two more IFUNCs: .rela.iplt and .init move
+
+
+def _program(root, grow: bool, layouts=("default",), names_c: str | None = None):
+    """The static program built once and linked in ``layouts``; ``names_c``: one more object
+    (names.c), linked after the others."""
+    d = root / (("grown" if grow else "base") + ("-names" if names_c else ""))
+    (d / "src").mkdir(parents=True)
+    files = {"main.c": MAIN_C, "stage_d.c": STAGE_C.replace("GROW", GROWN if grow else ""), "zz_extra.c": EXTRA_C,
+             "Makefile": MAKEFILE.replace("zz_extra.c", "zz_extra.c names.c") if names_c else MAKEFILE}
+    if names_c:
+        files["names.c"] = names_c
+    for name, text in files.items():
+        (d / "src" / name).write_text(text)
+    (d / "kernel.toml").write_text(PROFILE)
+    prof = profile.load(str(d / "kernel.toml"))
+    _, vs = build.build_variants(prof, source.resolve(prof, None), layout.parse_specs(list(layouts), 1), ["prog"])
+    return vs[0].elf if len(vs) == 1 else [v.elf for v in vs]
+
+
+@pytest.fixture(scope="module")
+def static_pair(tmp_path_factory, workdir):
+    root = tmp_path_factory.mktemp("staticlibc")
+    return _program(root, False), _program(root, True)
+
+
+#: an object with data only: a layout that places text (function-aligned) has no unit of it
+NAMES_C = r"""
+static const char *names_tab[4] = {"a", "b", "c", "d"};
+static int names_hits[16];
+const char **names_ptr = names_tab;
+int *names_count = names_hits;
+"""
+RELINKED = ("default", "function-aligned", "random", "sorted")
+
+
+@pytest.fixture(scope="module")
+def relinked(tmp_path_factory, workdir):
+    """The static program with a data-only object, linked in four layouts of its text."""
+    return dict(zip(RELINKED, _program(tmp_path_factory.mktemp("relinked"), False, RELINKED, NAMES_C)))
+
+
+def test_relinked_static_program_keeps_every_symbol_on_its_object(relinked):
+    """Layouts of the same objects: nothing added, removed or changed between them, and every
+    symbol on the same object row in each image, whatever the layout's units (function-aligned
+    has no unit of names.o, which holds data only) or the order it places them in.  names.o's
+    statics are on one row of their own (its file's: no unit places code of it), never on a
+    libc member or a crt file; libc's on their members."""
+    for lay in RELINKED[1:]:
+        d = json.loads(lb("symdiff", str(relinked["default"]), str(relinked[lay]), "--json", check=False).stdout)
+        assert d["mapping"] == "plan" and not d["notes"], (lay, d["notes"])
+        c = d["counts"]
+        assert c["added"] == c["removed"] == c["changed"] == 0, (lay, c)
+    rows = {}
+    for lay, elf in relinked.items():
+        d = json.loads(lb("symdiff", str(elf), str(elf), "--json", check=False).stdout)
+        rows[lay] = sorted((s["name"], s["object"]) for s in d["symbols"])
+        by = dict(rows[lay])
+        assert by["names_tab"] == by["names_hits"] == "names.c", lay
+        assert by["strcmp"] == "libc.a(strcmp.o)" and by["hot_step"] == by["buf"] == "stage_d.o", lay
+        assert "stage_d.c" not in {o["object"] for o in d["objects"]}, lay
+    assert rows["default"] == rows["function-aligned"] == rows["random"] == rows["sorted"]
+
+
+def _libc_globals() -> set[str]:
+    lib = subprocess.run(["clang-19", "-print-file-name=libc.a"], capture_output=True, text=True).stdout.strip()
+    out = subprocess.run(["llvm-nm-19", "-g", "--defined-only", "-P", lib], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line and not line.endswith(":")}
+
+
+USER = {"main.o", "stage_d.o", "zz_extra.o"}
+
+
+def test_static_libc_members_are_not_user_objects(static_pair):
+    """Every symbol libc.a defines is attributed to a libc.a member, the toolchain row or crt file,
+    never to a user object; strcmp to libc.a(strcmp.o); the user's objects are one row each,
+    named by the plan (no stage_d.c beside stage_d.o), holding exactly their own symbols."""
+    a, b = static_pair
+    d = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
+    libc = _libc_globals()
+    by = {}
+    for s in d["symbols"]:
+        by.setdefault(s["name"], []).append(s["object"])
+    wrong = sorted(n for n, objs in by.items() if n in libc and any(o in USER or o.endswith(".c") for o in objs))
+    assert not wrong, wrong[:20]
+    assert by["strcmp"] == ["libc.a(strcmp.o)"]
+    assert by["__libc_start_main"] == ["libc.a(libc-start.o)"]
+    assert all(o.startswith("libc.a(") for o in by["free_mem"])  # a static function of several members
+    rows = {o["object"] for o in d["objects"]}
+    assert USER <= rows and not any(r.endswith(".c") and r != "crtstuff.c" for r in rows), sorted(rows)[:20]
+    mine = {s["name"] for s in d["symbols"] if s["object"] in USER}
+    assert mine == {"main", "hot_step", "zz_keep", "buf", "kept"}, mine
+
+
+def test_static_libc_members_without_a_plan(static_pair, tmp_path):
+    """The same images as bare ELF files (no plan beside them: objects from STT_FILE symbols):
+    the source files' rows hold only their own symbols, libc's are on libc.a members."""
+    sides = []
+    for i, elf in enumerate(static_pair):
+        (tmp_path / str(i)).mkdir()
+        sides.append(tmp_path / str(i) / "prog")
+        sides[-1].write_bytes(elf.read_bytes())
+    d = json.loads(lb("symdiff", *map(str, sides), "--json", check=False).stdout)
+    assert d["mapping"] == "file"
+    files = {s["name"] for s in d["symbols"] if s["object"] in ("main.c", "stage_d.c", "zz_extra.c")}
+    assert files and files <= {"main", "hot_step", "zz_keep", "buf", "kept", "cmp"}, sorted(files)[:20]
+    by = {s["name"]: s["object"] for s in d["symbols"]}
+    assert by["strcmp"] == "libc.a(strcmp.o)" and by["_start"] == "crt1.o" and by["buf"] == "stage_d.c"
+
+
+def test_static_libc_origin_in_text_first_and_said_plainly(static_pair):
+    """hot_step grew and calls two more IFUNCs of libc (memchr, strrchr): .init, placed before
+    .text, starts later too (the IFUNC relocations before it grew), but the first shift origin
+    is in .text and names hot_step; .init's is told after it."""
+    a, b = static_pair
+    d = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
+    first = d["shift_origins"][0]
+    assert first["section"] == ".text", d["shift_origins"][:3]
+    assert first["cause"] == "resized" and first["responsible"] == "stage_d.o:hot_step", first
+    assert any(g["section"] == ".init" for g in d["shift_origins"][1:]), d["shift_origins"]
+    assert all("nothing" not in g["detail"] for g in d["shift_origins"])
+
+
+# -- the cache view -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory, workdir):
+    from conftest import mini_repo
+
+    return mini_repo(tmp_path_factory.mktemp("cacheview") / "mini")
+
+
+def _view(mini, *extra):
+    p = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo", str(mini),
+           "--cache", "L1I", "--json", *extra, check=False)
+    assert p.returncode == 1, p.stderr
+    return json.loads(p.stdout)["cache"]
+
+
+def test_cache_view_names_the_colliding_pairs_and_the_misses_that_moved(mini):
+    """default vs aligned of the minikernel's hosted image, each run under the profile's cachegrind
+    target (i1 = 4096,2,64: 32 sets): twice, the same counts to the miss.  The function whose
+    misses changed most is named with the hot functions it shares sets with in the image where
+    it misses more, and does not share them with in the other; the per-function misses add up
+    to cachegrind's totals."""
+    v1, v2 = _view(mini), _view(mini)
+    assert v1 == v2
+    assert v1["geometry"] == {"size": 4096, "ways": 2, "line": 64, "sets": 32,
+                              "source": "minikernel's target cachegrind (cachegrind) i1"}
+    tot = v1["total"]["i1_misses"]
+    assert tot["old"] != tot["new"] and tot["delta"] == sum(m["delta"] for m in v1["misses"])
+    top = v1["misses"][0]
+    assert abs(top["delta"]) == max(abs(m["delta"]) for m in v1["misses"])
+    assert top["partners"], top
+    worse = "new" if top["delta"] > 0 else "old"
+    other = "old" if worse == "new" else "new"
+    funcs = {f["name"]: f for f in v1["functions"]}
+    for partner in top["partners"]:
+        shared = set(funcs[top["name"]][worse]["sets"]) & set(funcs[partner][worse]["sets"])
+        assert shared and not set(funcs[top["name"]][other]["sets"]) & set(funcs[partner][other]["sets"])
+        pair = next(p for p in v1["pairs"] if {p["a"], p["b"]} == {top["name"], partner})
+        assert pair["in"] == worse and pair["shared_sets"][worse] == sorted(shared)
+    for f in v1["functions"]:  # sets are the lines modulo 32
+        for side in ("old", "new"):
+            first, last = f[side]["lines"]
+            assert f[side]["sets"] == sorted({ln % 32 for ln in range(first, last + 1)})
+
+
+def test_cache_view_named_functions_and_given_geometry(mini):
+    """--functions with a geometry given (no cachegrind run): their sets in both images."""
+    p = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo", str(mini),
+           "--cache", "2048,2,64", "--functions", "crc32c,memcpy", "--json", check=False)
+    v = json.loads(p.stdout)["cache"]
+    assert [f["name"] for f in v["functions"]] == ["crc32c", "memcpy"] and v["misses"] == []
+    assert v["geometry"]["sets"] == 16 and all(s < 16 for f in v["functions"] for s in f["new"]["sets"])
+    bad = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo",
+             str(mini), "--cache", "3000,2,64", check=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("layoutbench: error: cache geometry") and \
+        "Traceback" not in bad.stderr
+
+
+def _cg_annotate(out) -> dict[str, tuple[int, int]]:
+    """function → (Ir, I1mr) as valgrind's cg_annotate prints them (functions above its threshold)."""
+    text = subprocess.run(["cg_annotate", "--show=Ir,I1mr", str(out)], capture_output=True, text=True,
+                          check=True).stdout
+    got = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+([\d,]+) \([^)]*\)\s+[^:\s]+:(\S+)$", line)
+        if m:
+            got[m.group(3)] = (int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")))
+    return got
+
+
+def test_cache_view_counts_are_cg_annotates(mini, tmp_path):
+    """The images run under the profile's cachegrind target here, their output files given with
+    --cachegrind-out: every function cg_annotate lists has the same Ir and I1 misses in the view,
+    and the view equals the one from symdiff's own cachegrind runs."""
+    from layoutbench import targets
+
+    d = json.loads(lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo",
+                      str(mini), "--json", check=False).stdout)
+    t = targets.make(profile.load("minikernel"), "cachegrind")
+    outs = []
+    for side in ("old", "new"):
+        log = tmp_path / f"{side}.log"
+        t.run(Path(d[side]["path"]), log)
+        outs.append(log.with_suffix(".cachegrind"))
+    v = _view(mini, "--cachegrind-out", str(outs[0]), "--cachegrind-out", str(outs[1]))
+    assert v == _view(mini)
+    misses = {m["name"]: m for m in v["misses"]}
+    funcs = {f["name"]: f for f in v["functions"]}
+    for side, out in zip(("old", "new"), outs):
+        listed = _cg_annotate(out)
+        assert len(listed) > 20
+        for name, (ir, i1mr) in listed.items():
+            if name in misses:
+                assert misses[name][side] == i1mr, (side, name)
+            if name in funcs:
+                assert funcs[name]["ir"][side] == ir and funcs[name]["i1_misses"][side] == i1mr, (side, name)
+        assert sum(i1mr for _, i1mr in listed.values()) <= v["total"]["i1_misses"][side]
+
+
+# -- a crafted pair: two hot functions in one set of a direct-mapped cache, or not ---------------
+
+HOT_C = r"""
+#include <stdlib.h>
+int hot_f(int x);
+int hot_g(int x);
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 10000;
+    int s = 0;
+    for (long i = 0; i < n; i++) s = hot_f(s) + hot_g(s);
+    return s == 12345;
+}
+"""
+F_C = "int hot_f(int x) { return (x * 3 + 1) & 0xffff; }\n"
+G_C = "int hot_g(int x) { return (x ^ 0x55) & 0xfff; }\n"
+PAD_S = """\
+  .section .text.pad,"ax",@progbits
+  .globl pad_block
+  .type pad_block,@function
+pad_block:
+  .fill {n},1,0x90
+  .size pad_block, {n}
+"""
+I1 = (1024, 1, 64)  # 16 sets, direct-mapped: two functions in one set evict each other on every call
+CALLS = 10000
+
+
+def _sets_of(elf: Path, name: str) -> set[int]:
+    out = subprocess.run(["llvm-nm-19", "-S", str(elf)], capture_output=True, text=True, check=True).stdout
+    addr, size = next((int(w[0], 16), int(w[1], 16)) for w in map(str.split, out.splitlines())
+                      if len(w) == 4 and w[3] == name)
+    return {line % (I1[0] // I1[2]) for line in range(addr // I1[2], (addr + size - 1) // I1[2] + 1)}
+
+
+@pytest.fixture(scope="module")
+def colliding(tmp_path_factory):
+    """A static program calling hot_f and hot_g in turn, linked main, hot_f, a block of padding,
+    hot_g: with the padding that puts hot_g in hot_f's set ("collide") and with one that does not
+    ("apart"); each run once under cachegrind with that I1."""
+    d = tmp_path_factory.mktemp("collide")
+    for name, text in {"hot.c": HOT_C, "f.c": F_C, "g.c": G_C}.items():
+        (d / name).write_text(text)
+        subprocess.run(["clang-19", "-O1", "-c", name], cwd=d, check=True)
+    out = {}
+    for side in ("apart", "collide"):
+        elf = d / side
+        for pad in range(64, 64 + I1[0], 64):  # the first padding that gives the wanted answer
+            (d / "pad.s").write_text(PAD_S.format(n=pad))
+            subprocess.run(["clang-19", "-c", "pad.s"], cwd=d, check=True)
+            subprocess.run(["clang-19", "-static", "-fuse-ld=lld", "-o", side, "hot.o", "f.o", "pad.o", "g.o"],
+                           cwd=d, check=True)
+            if bool(_sets_of(elf, "hot_f") & _sets_of(elf, "hot_g")) == (side == "collide"):
+                break
+        else:
+            pytest.fail(f"no padding puts hot_g {side} from hot_f")
+        cg = d / f"{side}.cachegrind"
+        subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--I1={','.join(map(str, I1))}",
+                        f"--cachegrind-out-file={cg}", str(elf), str(CALLS)], check=True, capture_output=True,
+                       timeout=600)
+        out[side] = (elf, cg)
+    return out
+
+
+def test_cache_view_of_a_crafted_collision_names_the_pair_and_the_misses(colliding):
+    """Apart vs collide: the view names hot_f + hot_g as the pair that shares a set in the new
+    image only (the set the symbol addresses give), and their I1 misses side by side, exactly:
+    one cold miss each when apart, one per call (10,000) when they collide; those two lines are
+    all of the change but a few misses."""
+    (a, cga), (b, cgb) = colliding["apart"], colliding["collide"]
+    p = lb("symdiff", str(a), str(b), "--cache", ",".join(map(str, I1)), "--cachegrind-out", str(cga),
+           "--cachegrind-out", str(cgb), "--json", check=False)
+    assert p.returncode in (0, 1), p.stderr
+    v = json.loads(p.stdout)["cache"]
+    shared = sorted(_sets_of(b, "hot_f") & _sets_of(b, "hot_g"))
+    pair = next((x for x in v["pairs"] if {x["a"], x["b"]} == {"hot_f", "hot_g"}), None)
+    assert pair is not None and pair["in"] == "new" and pair["shared_sets"] == {"old": [], "new": shared}, pair
+    top = {m["name"]: m for m in v["misses"][:2]}
+    assert set(top) == {"hot_f", "hot_g"}, v["misses"][:3]
+    for name, other in (("hot_f", "hot_g"), ("hot_g", "hot_f")):
+        assert (top[name]["old"], top[name]["new"]) == (1, CALLS), top[name]
+        assert other in top[name]["partners"], top[name]
+    tot = v["total"]["i1_misses"]
+    assert 0 <= tot["delta"] - 2 * (CALLS - 1) <= 5, tot
+    text = lb("symdiff", str(a), str(b), "--cache", ",".join(map(str, I1)), "--cachegrind-out", str(cga),
+              "--cachegrind-out", str(cgb), check=False).stdout
+    assert re.search(r"hot_f\s+1\s+10,000\s+\+9,999\s+hot_g", text), text
+
+
+def test_cache_view_from_the_qemu_cache_model_maps_its_blocks_to_functions(mini, tmp_path):
+    """The minikernel's bootable image, default vs aligned, booted under the profile's qemu-icache
+    target (TCG, -icount, the same 4096-byte 2-way I1): the plugin's per-block counts, given as its
+    .blocks files, are summed per function, the same view as symdiff's own runs of the model; the
+    misses per function add up to the model's own total but those of the few blocks that hold a
+    marker (simulated instruction by instruction, not written per block)."""
+    from layoutbench import targets
+    from layoutbench.targets.qemu_icache import read_result
+
+    args = ("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "kernel", "--repo", str(mini))
+    d = json.loads(lb(*args, "--json", check=False).stdout)
+    t = targets.make(profile.load("minikernel"), "qemu-icache")
+    blocks, totals = [], []
+    for side in ("old", "new"):
+        log = tmp_path / f"{side}.log"
+        t.run(Path(d[side]["path"]), log)
+        blocks.append(str(log.with_suffix(".icache.blocks")))
+        totals.append(int(read_result(log.with_suffix(".icache"))["i1_misses"]))
+    p = lb(*args, "--cache", "L1I", "--target", "qemu-icache", "--cachegrind-out", blocks[0], "--cachegrind-out",
+           blocks[1], "--json", check=False)
+    v = json.loads(p.stdout)["cache"]
+    own = json.loads(lb(*args, "--cache", "L1I", "--target", "qemu-icache", "--json", check=False).stdout)["cache"]
+    assert v == own and v["counts_from"] == "qemu-icache"
+    tot = v["total"]["i1_misses"]
+    for side, model in zip(("old", "new"), totals):
+        assert model - 100 <= tot[side] <= model, (side, tot[side], model)
+    top = v["misses"][0]
+    assert top["delta"] and top["name"] != "(no function)" and top["partners"], top
+    funcs = {f["name"]: f for f in v["functions"]}
+    assert funcs[top["name"]]["i1_misses"] == {"old": top["old"], "new": top["new"]}
