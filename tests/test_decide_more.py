@@ -287,16 +287,23 @@ def test_a_step_whose_endpoints_were_never_measured_is_confirmed_in_either_direc
     assert st.effect == pytest.approx(-0.2) and p.fresh["g"][0][0] == 4
 
 
-def test_the_first_confirmation_looks_to_the_quiet_cap_and_later_ones_to_confirm_later():
-    """A null step confirmed on the same prober twice: the first confirmation looks at fresh seeds
-    up to the cap (40), the second (a second step of the bisection) up to CONFIRM_LATER (64)."""
-    p = _Offsets({"g": 0.0, "b": 0.0, "g2": 0.0, "b2": 0.0})
+def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_minimum_effect():
+    """A confirmation's looks go on to CONFIRM_FAR x its cap (the plan's cap, 40, for the first;
+    CONFIRM_LATER, 64, for a later one) and stop (futility) once, carried on to the last, they would
+    more likely miss a step of twice the minimum effect than show it.  Every layout alike on both
+    sides (a layout sd of 0.7%): a 0.75% step (between the minimum effect and twice it) is shown
+    beyond the band only past the cap, the first at 135 fresh layouts a side (of up to 160), the
+    second at 216 (of up to 256); a null step (the third) stops at 96, long before its last look
+    (mutation: without the futility stop it goes to 256)."""
+    p = _Offsets({"g": 0.0, "b": 0.0075, "g2": 0.0, "b2": 0.0075, "g3": 0.0, "b3": 0.0})
     tr, plan = decide.Tracked(p), decide.Plan()
     st1, _, _ = decide._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
     st2, _, _ = decide._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
-    assert (st1.status, st2.status) == ("uncertain", "uncertain")
-    assert (st1.confirm_layouts, st2.confirm_layouts) == (plan.cap, decide.CONFIRM_LATER) == (40, 64)
-    assert p.fresh["b"][-1] == (4, 40) and p.fresh["b2"][-1] == (44, 64)  # the second after the first's seeds
+    st3, _, _ = decide._k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
+    assert (st1.status, st2.status, st3.status) == ("found", "found", "uncertain")
+    assert (st1.confirm_layouts, st2.confirm_layouts) == (135, 216)
+    assert plan.cap < 135 <= decide.CONFIRM_FAR * plan.cap and decide.CONFIRM_LATER < 216 <= 4 * 64
+    assert st3.confirm_layouts == 96 and p.fresh["b3"][-1][1] == 96
 
 
 # -- (f) judge_probe: the note of a bad probe, the cap from the pool's variance -------------------------
