@@ -133,7 +133,7 @@ RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
 #: to ~170 (0.0076, a second) fresh layouts a side.  bench/simulate.py --min-effect-rows --rows 1
 #: --histories 50: a single 1σL step named 78% at 242 runs with 3, 92% at 266 runs with 4; the 80 two-step
 #: histories of tests/test_calibration.py (1+3σL, 3+1σL): both named 67 (3) / 74 (4) of 80.  With the
-#: far look held to max_layouts (128) and a stop at the cap once the estimate itself could not clear
+#: far look held to 128 layouts and a stop at the cap once the estimate itself could not clear
 #: the band at the far look: 54% at 217 runs, and 42 of 80.
 CONFIRM_FAR = 4
 CONFIRM_LATER = 64  #: the cap of the confirmations after the first (a second step; they look on to CONFIRM_FAR x it)
@@ -162,7 +162,9 @@ class Plan:
     """How far the tests may look and at what levels."""
 
     layouts: int = 4  #: K at the first look of the endpoints
-    max_layouts: int = 128  #: the furthest any test looks (an equivalence proof, --prove-null)
+    #: the furthest any test looks: a later confirmation's last look (CONFIRM_FAR x CONFIRM_LATER), an
+    #: equivalence proof (--prove-null), a probe at a very noisy benchmark (twice noise_cap)
+    max_layouts: int = 256
     runs: int = 1  #: R: runs per layout (their Huber-type mean is the layout's value: layout_values)
     max_runs: int = 1  #: kept for the settings (the layout is the unit: more layouts, not more runs)
     confidence: float = 0.95
@@ -808,7 +810,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     top = cap or plan.cap
     if top < plan.noise_top:  # at a noisy benchmark: far enough to show 2x the minimum effect (noise_cap)
         top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
-    far = CONFIRM_FAR * top
+    far = min(plan.max_layouts, CONFIRM_FAR * top)
     ns = tuple(extended(plan.layouts, top, far))
     d2 = SIDE_STEP * m
     try:
@@ -1206,7 +1208,7 @@ def step_power(step: float, noise: float, plan: Plan) -> dict:
     top = plan.cap
     if top < plan.noise_top:
         top = max(top, noise_cap(plan, s2, _top_looks(plan), lc, one_sided=True))
-    far = CONFIRM_FAR * top
+    far = min(plan.max_layouts, CONFIRM_FAR * top)
     c_conf = gs_boundary(tuple(extended(plan.layouts, top, far)), lc, one_sided=True)
     ends_ns = _top_looks(plan)
     c_ends = gs_boundary(ends_ns, plan.alpha)

@@ -25,7 +25,7 @@ class _Same:
     higher_is_better = False
 
     def __init__(self, spread: float = 0.01):
-        self.vals = [spread * math.sin(3 * s) for s in range(1, 201)]
+        self.vals = [spread * math.sin(3 * s) for s in range(1, 257)]
         self.asked: list[tuple[str, int]] = []
 
     def groups(self, c, k, r):
@@ -320,7 +320,7 @@ def test_a_probe_like_bad_is_bad_without_the_between_note_and_one_between_has_it
 
 def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
     """With the endpoints already measured at a quiet benchmark (pooled variance ~5e-5 on 8 df) a
-    never-deciding probe looks to twice the quiet cap (80), not on to max_layouts (128)."""
+    never-deciding probe looks to twice the quiet cap (80), not on to max_layouts (256)."""
     p, plan = _Same(), decide.Plan()
     tr = decide.Tracked(p)
     for c in ("g", "b"):
@@ -373,8 +373,8 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     """The same undecided probe (every commit alike, so neither side is ever shown): at a quiet
     pool (layout effect 1%) it stops at twice the quiet cap, 80 layouts; with the layout effect 3x
     as large (pooled variance 9x) it goes on along the same schedule to twice noise_cap -- 132
-    with max_layouts 400 (noise_cap 66), past the quiet 80 -- and at a very noisy pool to
-    max_layouts (128 by default), never further."""
+    with max_layouts 400 (noise_cap 66), past the quiet 80 -- and at a very noisy pool to twice
+    noise_top (240), within max_layouts (256 by default), never further (max_layouts 128: 128)."""
     plan = decide.Plan(max_layouts=400)
     quiet, qlooks, qs2 = _spent(0.01, plan)
     assert (quiet.verdict, quiet.note, quiet.layouts) == ("uncertain", "looks spent", 80) and 2 * plan.cap == 80
@@ -385,8 +385,10 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     assert noisy.layouts == looks[-1] == cap == 132 > quiet.layouts
     assert looks == qlooks[:-1] + [94, 118, 132]  # the quiet looks to 75, then on (k -> ceil(1.25 k))
     loud, looks, s2 = _spent(0.2, decide.Plan())
-    assert 2 * decide.noise_cap(decide.Plan(), s2, decide._top_looks(decide.Plan()), 0.05) > 128
-    assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 128, 128)
+    assert 2 * decide.noise_cap(decide.Plan(), s2, decide._top_looks(decide.Plan()), 0.05) == 240
+    assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 240, 240)
+    capped, looks, s2 = _spent(0.2, decide.Plan(max_layouts=128))
+    assert (capped.verdict, capped.layouts, looks[-1]) == ("uncertain", 128, 128)
 
 
 def test_a_resumed_bisection_pools_the_layouts_its_marks_were_judged_on():
