@@ -392,12 +392,13 @@ def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
     """Run noise 2% (1% of runs 10x that), 3 runs a layout, a 1 sigma_L step (16 commits): the
     caps scale with the pooled noise (decide.noise_cap); the step is twice the minimum effect and
     its confirmation must show it beyond the minimum effect (the band test) at a layout value's
-    sd of ~1.5%, looking on to CONFIRM_FAR x its noise cap: it is named in 35 of these 40 histories
-    (1863.5 runs a bisection; 16 when the confirmation was held to max_layouts), never a wrong
-    commit; at a quiet benchmark the caps stay at 40 (and 80 for a probe)."""
+    sd of ~1.5%, looking on to CONFIRM_FAR x its noise cap: it is named in 30 of these 40 histories
+    at 1691.8 runs a bisection (16 at 1356.5 runs with the confirmation held to 128 layouts and
+    stopped at its cap once its estimate could not clear the band), never a wrong commit; at a
+    quiet benchmark the caps stay at 40 (and 80 for a probe)."""
     sc = sim.Scenario("noisy", "step", 1.0, sigma_r=0.02, runs=3, outliers=0.01)
     r = sim.rates(sc, decide.Plan(runs=3, max_runs=3), 40, seed0=0)
-    assert r["right"] >= 0.8 and r["wrong"] == 0, r
+    assert r["right"] >= 0.7 and r["wrong"] == 0, r
     plan = decide.Plan()
     top = decide._top_looks(plan)
     assert top[:7] == (4, 6, 9, 14, 21, 32, 40) and top[-1] == plan.noise_top == 120
