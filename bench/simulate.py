@@ -14,19 +14,22 @@ blaming one is a false blame.  Scenarios: null, one step of ``size * sigma_L``, 
 single-layout bisection measures) is seed 0.
 
     python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough] [--first-only] [--oracle-every]
+    python bench/simulate.py --only-two [--first-only] [--before REV] [--histories 200]
     python bench/simulate.py --min-effect-rows [--before REV] [--histories 1000] [--commits 64]
 
 prints, on the SAME histories (every value is drawn from a generator keyed by the history and
 its place, so the order of asking does not matter):
 
-* today -- the engine before issue 21 (bench/decide_before.py, a frozen copy, only here);
-* new -- layoutbench.decide as it is;
+* REV -- with ``--before REV``, layoutbench.decide at that git revision (a column of
+  its own in the first table; a column of its own in the two-step and minimum-effect tables);
+* working tree -- layoutbench.decide as it is in this checkout;
 * oracle -- knows sigma_L and sigma_R, fixed-size z tests sized for 90% power at the row's step
   (null rows: at 1 sigma_L), probes classified by the midpoint at alpha / probes, no
   confirmation: the floor of this design;
 * single -- one value per commit, the default link, 1 run (asv find);
 
-false blame (null rows) / right / wrong culprit, mean and p90 runs per bisection.
+false blame (null rows) / right / wrong culprit, mean and p90 runs per bisection; the two-step
+and minimum-effect tables give each rate with its Wilson 95% interval.
 """
 
 from __future__ import annotations
@@ -191,16 +194,15 @@ def engine_at(rev: str):
 
 
 def _engine(which: str):
-    if which == "today":
-        import decide_before
-        return decide_before
-    if which != "new":
+    """The engine ``which`` names: "tree" (layoutbench.decide of this checkout) or a git revision
+    (:func:`engine_at`)."""
+    if which != "tree":
         return engine_at(which)
     return decide
 
 
-def one(sc: Scenario, plan, seed: int, which: str = "new") -> dict:
-    """One history: what an engine (today / new) and the single-layout baseline said."""
+def one(sc: Scenario, plan, seed: int, which: str = "tree") -> dict:
+    """One history: what an engine (:func:`_engine`) and the single-layout baseline said."""
     eng = _engine(which)
     rng = np.random.default_rng(seed)
     p = SimProber(sc, rng)
@@ -292,7 +294,7 @@ def oracle(sc: Scenario, seed: int, alpha: float = 0.05, min_effect: float = dec
             "wrong": any(p.names[i] not in truth for i in named), "runs": p.runs}
 
 
-def rates(sc: Scenario, plan, n: int, seed0: int = 0, which: str = "new") -> dict:
+def rates(sc: Scenario, plan, n: int, seed0: int = 0, which: str = "tree") -> dict:
     rows = [one(sc, plan, seed0 + i, which) for i in range(n)]
     out = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]} | {"n": n}
     out["p90"] = float(np.percentile([r["runs"] for r in rows], 90))
@@ -346,7 +348,7 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
     runs per bisection (mean), for the engine at git revision ``before`` and the working tree's,
     on the same histories (seeds seed0 ..).  ``every``: also a line after every that many
     histories (both engines on the same ones), so a long row says where it is."""
-    head = f"{'':28s} | " + (f"{before[:10] + ' (before)':^36s} | " if before else "") + f"{'working tree':^36s}"
+    head = f"{'':28s} | " + (f"{before[:10]:^36s} | " if before else "") + f"{'working tree':^36s}"
     print(head)
     print(f"{'row':28s} | " + (f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s} | " if before else "")
           + f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s}")
@@ -354,7 +356,7 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
         if rows and str(ri) not in rows.split(","):
             continue
         bad = sc.kind in ("null", "drift")
-        engines = ([before] if before else []) + ["new"]
+        engines = ([before] if before else []) + ["tree"]
         got: dict = {w: [] for w in engines}
         for i in range(n):
             for which in engines:
@@ -387,14 +389,14 @@ def main() -> None:
     ap.add_argument("--histories", type=int, default=200)
     ap.add_argument("--commits", type=int, default=16)
     ap.add_argument("--min-effect", type=float, default=decide.DEFAULT_MIN_EFFECT)
-    ap.add_argument("--no-today", action="store_true", help="skip today's engine (slow)")
     ap.add_argument("--two", action="store_true", help="also the two-step rows (every change point)")
     ap.add_argument("--only-two", action="store_true", help="only the two-step rows")
     ap.add_argument("--thorough", action="store_true",
-                    help="also the new engine with --thorough (Plan.thorough: the residual search looks further)")
+                    help="also the working tree's engine with --thorough (Plan.thorough: the residual search looks "
+                         "further)")
     ap.add_argument("--first-only", action="store_true",
-                    help="also the new engine with --first-only (Plan.first_only: stops after the first confirmed "
-                         "step, no side test)")
+                    help="also the working tree's engine with --first-only (Plan.first_only: stops after the first "
+                         "confirmed step, no side test)")
     ap.add_argument("--oracle-every", action="store_true",
                     help="also the oracle that looks for every change point (the sub-ranges beside a found step "
                          "tested with fixed-size z tests at 90%% power at twice the minimum effect): what looking "
@@ -405,23 +407,31 @@ def main() -> None:
     ap.add_argument("--min-effect-rows", action="store_true",
                     help="only the minimum-effect table: null, 1/2/5σL steps, ±0.3%% shifts of moved code, a drift "
                          "of 0.1%% per commit; rates with Wilson 95%% intervals and runs beside them")
-    ap.add_argument("--seed0", type=int, default=0, help="with --min-effect-rows: the first history's seed")
+    ap.add_argument("--seed0", type=int, default=0, help="the first history's seed (histories seed0, seed0+1, ...)")
     ap.add_argument("--every", type=int, default=0,
                     help="with --min-effect-rows: a line of the rates so far after every N histories")
-    ap.add_argument("--before", metavar="REV",
-                    help="with --min-effect-rows: also the engine at this git revision, on the same histories")
+    ap.add_argument("--before", metavar="REV[,REV...]",
+                    help="also layoutbench.decide at this git revision, on the same histories (a column of its own "
+                         "in the first table; in the two-step table, one for each "
+                         "revision given, and in the minimum-effect table, the first)")
     a = ap.parse_args()
     t0 = time.time()
     if a.min_effect_rows:
         print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits; "
               f"95%, min effect {100 * a.min_effect:g}%")
-        min_effect_table(a.commits, a.histories, a.before, a.min_effect, a.rows, a.seed0, a.every)
+        min_effect_table(a.commits, a.histories, a.before and a.before.split(",")[0], a.min_effect, a.rows, a.seed0,
+                         a.every)
         print(f"{time.time() - t0:.0f}s")
         return
-    print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: {a.histories} histories per row (the same for every "
-          f"engine), {a.commits} commits, σL 1% ({a.layout_effect}), σR 0.3% R=1 unless named, ~40% layout-only commits; 95%, "
-          f"min effect {100 * a.min_effect:g}%; today = the engine before issue 21 (default plan), new = "
-          "layoutbench.decide (default plan), oracle = knows σ, fixed-size z tests, single = one layout, 1 run")
+    revs = a.before.split(",") if a.before else []
+    ref = revs[0] if revs else None
+    ref_name = ref[:10] if ref else ""
+    print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: {a.histories} histories per row (seeds {a.seed0}.., "
+          f"the same for every engine), {a.commits} commits, σL 1% ({a.layout_effect}), σR 0.3% R=1 unless named, "
+          f"~40% layout-only commits; 95%, min effect {100 * a.min_effect:g}%; "
+          + (f"{', '.join(r[:10] for r in revs)} = layoutbench.decide at that git revision, " if revs else "")
+          + "tree = layoutbench.decide of this checkout (default plan), oracle = knows σ, fixed-size z tests, "
+          "single = one layout, 1 run")
 
     def pc(x: float) -> str:
         return f"{100 * x:5.1f}%"
@@ -431,8 +441,13 @@ def main() -> None:
             return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
         return f"{pc(r['blame'] if r.get('null') else r['right'])} {pc(r['wrong'])} {r['runs']:6.1f} {r['p90']:5.0f}"
 
+    def ref_plan(which: str, every: bool = False, **kw):
+        """A reference engine's default plan (``every``: kept for the two-step table's call; an engine
+        at a git revision looks for every change point by default)."""
+        return _engine(which).Plan(**kw)
+
     if not a.only_two:
-        print(f"{'':30s} | {'today':^26s} | {'new':^26s} | {'oracle':^26s} | {'single layout':^20s}")
+        print(f"{'':30s} | {ref_name:^26s} | {'tree':^26s} | {'oracle':^26s} | {'single layout':^20s}")
         sub = f"{'blame/right':>13s} {'wrong':>6s} {'runs':>6s} {'p90':>5s}"
         print(f"{'scenario':30s} | {sub[6:]:>26s} | {sub[6:]:>26s} | {sub[6:]:>26s} | "
               f"{'bl/right':>8s} {'wrong':>6s} {'runs':>4s}")
@@ -441,56 +456,62 @@ def main() -> None:
                 continue
             sc = replace(sc, layout_effect=a.layout_effect)
             null = sc.kind == "null"
-            plan_old = _engine("today").Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
-            plan_new = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
-            rt = None if a.no_today else rates(sc, plan_old, a.histories, which="today") | {"null": null}
-            rn = rates(sc, plan_new, a.histories) | {"null": null}
-            ro = oracle_rates(sc, a.histories, min_effect=a.min_effect) | {"null": null}
+            plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect)
+            rt = None
+            if ref:
+                rt = rates(sc, ref_plan(ref, runs=sc.runs, max_runs=sc.runs, min_effect=a.min_effect), a.histories,
+                           a.seed0, which=ref) | {"null": null}
+            rn = rates(sc, plan, a.histories, a.seed0) | {"null": null}
+            ro = oracle_rates(sc, a.histories, a.seed0, min_effect=a.min_effect) | {"null": null}
             sl = rn["sl_blame"] if null else rn["sl_right"]
             print(f"{sc.name:30s} | {cell(rt)} | {cell(rn)} | {cell(ro)} | {pc(sl):>8s} {pc(rn['sl_wrong'])} "
                   f"{rn['sl_runs']:4.1f}", flush=True)
-            if not a.no_today:
-                print(f"{'':30s}   new/today runs: {rn['runs'] / rt['runs']:.2f}", flush=True)
+            ratio = f"tree/{ref_name} runs: " if rt else ""
+            if rt:
+                print(f"{'':30s}   {ratio}{rn['runs'] / rt['runs']:.2f}", flush=True)
             if a.oracle_every:
-                re_ = oracle_rates(sc, a.histories, min_effect=a.min_effect, every=True) | {"null": null}
+                re_ = oracle_rates(sc, a.histories, a.seed0, min_effect=a.min_effect, every=True) | {"null": null}
                 print(f"{'  oracle, every change point':30s} | {'':26s} | {'':26s} | {cell(re_)} |" + (
-                    f" its runs / today's: {re_['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
-            if a.first_only:
-                rf = rates(sc, replace(plan_new, first_only=True), a.histories) | {"null": null}
-                print(f"{'  --first-only':30s} | {'':26s} | {cell(rf)} |" + (
-                    f" new/today runs: {rf['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
-            if a.thorough:
-                rh = rates(sc, replace(plan_new, thorough=True), a.histories) | {"null": null}
-                print(f"{'  --thorough':30s} | {'':26s} | {cell(rh)} |" + (
-                    f" new/today runs: {rh['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
+                    f" its runs / {ref_name}'s: {re_['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
+            for flag, on in (("first_only", a.first_only), ("thorough", a.thorough)):
+                if on:
+                    rf = rates(sc, replace(plan, **{flag: True}), a.histories, a.seed0) | {"null": null}
+                    print(f"{'  --' + flag.replace('_', '-'):30s} | {'':26s} | {cell(rf)} |" + (
+                        f" {ratio}{rf['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
         print("null rows: blame = false blame (a commit named); step rows: right = the named first bad commit is the "
               "step; wrong = a named commit that changed no code; runs = values measured per bisection (mean, p90)")
     if a.two or a.only_two:
-        th = f" | {'new --thorough':^27s}" if a.thorough else ""
-        print(f"{'two steps (every change point)':30s} | {'today --all-changes':^27s} | {'new (default)':^27s}" + th)
-        four = f"{'both':>6s} {'first':>6s} {'wrong':>6s} {'runs':>6s}"
-        print(f"{'':30s} | {four} | {four}" + (f" | {four}" if a.thorough else ""))
-        for ri, sc in enumerate(twos(a.commits)):
-            if a.rows and str(ri) not in a.rows.split(","):
-                continue
-            sc = replace(sc, layout_effect=a.layout_effect)
-            import dataclasses as _dc
-            rt = None
-            if not a.no_today:
-                po = _engine("today").Plan(all_changes=True, min_effect=a.min_effect)
-                rt = rates(sc, po, a.histories, which="today")
-            rn = rates(sc, _dc.replace(decide.Plan(), min_effect=a.min_effect), a.histories)
-
-            def c2(r):
-                if r is None:
-                    return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>6s}"
-                return f"{pc(r['both'])} {pc(r['right'])} {pc(r['wrong'])} {r['runs']:6.1f}"
-            rh = rates(sc, _dc.replace(decide.Plan(), min_effect=a.min_effect, thorough=True),
-                       a.histories) if a.thorough else None
-            print(f"{sc.name:30s} | {c2(rt)} | {c2(rn)}" + (f" | {c2(rh)}" if a.thorough else ""), flush=True)
-        print("both: both steps named (confirmed); first: the first bad commit reported is a true step; wrong: a "
-              "named commit without a step")
+        two_table(a, revs or ([ref] if ref else []), ref_plan)
     print(f"{time.time() - t0:.0f}s")
+
+
+def two_table(a, refs: list, ref_plan) -> None:
+    """The two-step rows: for the reference engines (``refs``: git revisions), the
+    working tree's default, and (when asked) its --first-only and --thorough, on the same histories:
+    both steps named, with the Wilson 95% interval; the first bad commit reported a true step; a
+    commit without a step named; runs per bisection (mean)."""
+    cols = [(r[:10], r, None) for r in refs] + [("tree (default)", "tree", {})]
+    cols += [("tree --first-only", "tree", {"first_only": True})] if a.first_only else []
+    cols += [("tree --thorough", "tree", {"thorough": True})] if a.thorough else []
+    w = 40
+    print(f"{'two steps (every change point)':30s} | " + " | ".join(f"{c[0]:^{w}s}" for c in cols))
+    sub = f"{'both [95% CI]':>21s} {'first':>6s} {'wrong':>5s} {'runs':>6s}"
+    print(f"{'':30s} | " + " | ".join(f"{sub:>{w}s}" for _ in cols))
+    for ri, sc in enumerate(twos(a.commits)):
+        if a.rows and str(ri) not in a.rows.split(","):
+            continue
+        sc = replace(sc, layout_effect=a.layout_effect)
+        cells = []
+        for _, which, kw in cols:
+            plan = (ref_plan(which, True, min_effect=a.min_effect) if kw is None else
+                    decide.Plan(min_effect=a.min_effect, **kw))
+            r = rates(sc, plan, a.histories, a.seed0, which=which)
+            lo, hi = wilson(r["both"], a.histories)
+            cells.append(f"{100 * r['both']:5.1f}% [{100 * lo:4.1f}-{100 * hi:5.1f}] {100 * r['right']:5.1f}% "
+                         f"{100 * r['wrong']:4.1f}% {r['runs']:6.1f}")
+        print(f"{sc.name:30s} | " + " | ".join(f"{c:>{w}s}" for c in cells), flush=True)
+    print("both: both steps named (confirmed); first: the first bad commit reported is a true step; wrong: a "
+          "named commit without a step; runs: values measured per bisection (mean)")
 
 
 if __name__ == "__main__":

@@ -653,7 +653,7 @@ def bisect_options(f):
         click.option("--layouts", metavar="K|NAME:K", help="K seeded layouts per probe, the same seeds on every commit; "
                      "NAME:K (e.g. random:8, the form compare takes) also sets --layout  [default: 4]"),
         click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
-                     "[default: 128; spent only while no look decides]"),
+                     "[default: 256; spent only while no look decides]"),
         click.option("--runs", type=int, help="R runs per layout  [default: 1; chosen from the noise split where a "
                      "new layout costs more than a run: the target's layout_cost and run_cost, else measured]"),
         click.option("--max-runs", type=int, help="Looks with more runs per layout after the last layout look  [default: 1: none]"),

@@ -48,7 +48,12 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   probability ratio test (Wald) of "like GOOD" against "like BAD" (the two endpoint levels,
   pooled variance) beside two mSPRTs "differs from GOOD" and "differs from BAD".  A probe
   shown to differ from GOOD is *bad* (never good); one that also differs from BAD holds a
-  change on both sides (*between*: marked bad, the range after it is searched again).
+  change on both sides (*between*: marked bad, the range after it is searched again).  A probe
+  at the level between two equal steps lies midway between GOOD and BAD, so the SPRT may put it
+  on GOOD's side at 3-4 layouts, and the search then ends between two commits at the same level
+  (15 of 60 histories of two 2σL steps, 16 commits): this is bounded, not prevented -- the
+  confirmation names such a pair with probability <= its level, and the side tests beside it
+  search on (tests/test_calibration.py: none named, both steps found).
 * **Confirmation** of each named commit: last good against culprit on **fresh** layouts
   (seeds beyond every seed any decision used on any commit; a prober with
   ``groups_after(commit, first, k, r)`` measures only those, else the seeds before are measured
@@ -57,7 +62,8 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   ``min_effect``": confirmed when the test's own interval lies beyond the band +-min_effect,
   so a commit whose own step is at most the minimum effect is named with probability <= alpha
   over the whole bisection, on evidence the decisions did not select.  That interval is the
-  one printed beside the effect.
+  one printed beside the effect.  It looks up to CONFIRM_FAR x its cap and stops sooner once it
+  would more likely miss a step of twice the minimum effect than show it.
 * **Every change point**: after a confirmed step, the sub-ranges before and after it are
   tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
   bisected in turn.  Each starts from the layouts its ends already have and looks further
@@ -65,7 +71,7 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   layouts) make a step of twice the minimum effect at least ``SIDE_A`` times as likely as none
   (:func:`side_llr`; an always-valid test may stop on any rule);
   the sub-range that suggests one more is tested first, at the larger level.  A later
-  confirmation (a second step) may look to ``CONFIRM_LATER`` layouts.  ``plan.first_only``
+  confirmation (a second step) has the cap ``CONFIRM_LATER``.  ``plan.first_only``
   stops after the first step.
 * ``plan.budget``: a cap on the runs; when it is reached the bisection stops with the best
   verdict it has (status ``budget``: the candidates left and the probability that the step
@@ -119,10 +125,18 @@ SIDE_FIRST = 4
 THOROUGH_A = 0.02
 THOROUGH_FIRST = 8
 RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
-#: a confirmation looks on beyond its cap, up to CONFIRM_FAR x the cap, while its estimate would
-#: still show the step to be larger than the minimum effect at the furthest look
-CONFIRM_FAR = 3
-CONFIRM_LATER = 64  #: the confirmations after the first (a second step) may look this far (40: 1+3σL 69% -> 62%)
+#: a confirmation looks on beyond its cap (the plan's for the first, CONFIRM_LATER for the later ones,
+#: noise_cap at a noisy benchmark) up to CONFIRM_FAR x the cap, and stops sooner once it would more
+#: likely miss a step of SIDE_STEP x the minimum effect than show it beyond the band (conditional_power
+#: below FUTILITY, from its first look).  A 1σL step (1%, twice the 0.5% minimum effect) at a layout sd
+#: of 1.04% is shown beyond the band with 90% power only at ~130 (level 0.0304, a first confirmation)
+#: to ~170 (0.0076, a second) fresh layouts a side.  bench/simulate.py --min-effect-rows --rows 1
+#: --histories 50: a single 1σL step named 78% at 242 runs with 3, 92% at 266 runs with 4; the 80 two-step
+#: histories of tests/test_calibration.py (1+3σL, 3+1σL): both named 67 (3) / 74 (4) of 80.  With the
+#: far look held to 128 layouts and a stop at the cap once the estimate itself could not clear
+#: the band at the far look: 54% at 217 runs, and 42 of 80.
+CONFIRM_FAR = 4
+CONFIRM_LATER = 64  #: the cap of the confirmations after the first (a second step; they look on to CONFIRM_FAR x it)
 #: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
 #: NOISE_EFFECT x min_effect is shown with probability NOISE_POWER at the pooled noise
 #: (:func:`noise_cap`), never beyond ``Plan.noise_top``; the endpoints stop there earlier when the
@@ -137,7 +151,8 @@ NOISE_POWER = 0.9
 #: layout-noisy target, four times the minimum effect) 167.4 -> 42.1 runs (--first-only 28.9); a 5σL
 #: step at σL 1% 63.8 -> 63.6; two steps 1+3σL / 3+1σL both named 91.0% / 90.5% -> 90.0% / 90.5%
 #: (258.9 / 237.5 -> 255.9 / 236.7 runs).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100
-#: histories); below 0.5 a side test at σL 2% goes on to ~16 layouts a side (more than 2x --first-only)
+#: histories); below 0.5 a side test at σL 2% goes on to ~16 layouts a side (more than 2x --first-only).
+#: A confirmation stops on the same rule (its band test, the step SIDE_STEP x the minimum effect).
 FUTILITY = 0.5
 FUTILITY_POWER = 0.8
 
@@ -147,7 +162,9 @@ class Plan:
     """How far the tests may look and at what levels."""
 
     layouts: int = 4  #: K at the first look of the endpoints
-    max_layouts: int = 128  #: the furthest any test looks (an equivalence proof, --prove-null)
+    #: the furthest any test looks: a later confirmation's last look (CONFIRM_FAR x CONFIRM_LATER), an
+    #: equivalence proof (--prove-null), a probe at a very noisy benchmark (twice noise_cap)
+    max_layouts: int = 256
     runs: int = 1  #: R: runs per layout (their Huber-type mean is the layout's value: layout_values)
     max_runs: int = 1  #: kept for the settings (the layout is the unit: more layouts, not more runs)
     confidence: float = 0.95
@@ -192,7 +209,7 @@ class Plan:
         return [(k, self.runs) for k in schedule(max(MIN_LAYOUTS, self.layouts), top)]
 
     def levels(self, n_looks: int | None = None) -> list[float]:
-        """Kept for the old interface: an always-valid test needs no per-look levels; each
+        """Kept for the settings' callers: an always-valid test needs no per-look levels; each
         look is judged at alpha (the levels sum to at most alpha only in the sense that the
         test's overall error is at most alpha)."""
         n = n_looks or len(self.looks())
@@ -302,15 +319,26 @@ def layout_values(groups: dict) -> np.ndarray:
     return np.array(out)
 
 
-CLIP_LAYOUT = 3.0  #: a confirmation's fresh layout value is pulled to within this many layout sd of its median
+#: a confirmation's fresh layout value is pulled to within this many robust layout sd of its side's
+#: median (and enters the pooled variance so).  One run 20% slow on the first fresh layout of a null
+#: pair (tests/test_interval.py's _Outlier, one run per layout, 200 pairs at level 3.04%): confirmed
+#: 6 of 200 at 2.5, 9 at 3.0, 4 at 2.0; without the outlier 0 of 200; unclipped, every one.
+CLIP_LAYOUT = 2.5
+
+
+SCALE_VALUES = 30  #: layout_scale needs this many values (fewer: no clipping)
 
 
 def layout_scale(pool: Pool) -> float:
     """A robust layout noise: the median |value - its commit's median| over every commit with at
     least 3 layouts measured, / 0.6745 (the sd at normal layout effects; one outlier layout
-    moves it no more than any other value).  0 when nothing is measured yet."""
+    moves it no more than any other value).  0 (no clipping) with fewer than SCALE_VALUES such
+    values: from a few layouts the median deviation is biased low (of 4 values the middle two lie
+    next to their median), and values clipped by it understate the pooled variance (a confirmation
+    of a 0.45% step alone, fresh layouts only: 12 of 300 confirmed at level 3%, 3 of 300 without)."""
     d = [np.abs(y - np.median(y)) for y in pool.y.values() if y.size >= 3]
-    return float(np.median(np.concatenate(d))) / 0.6745 if d else 0.0
+    n = sum(x.size for x in d)
+    return float(np.median(np.concatenate(d))) / 0.6745 if n >= SCALE_VALUES else 0.0
 
 
 def clipped(y: np.ndarray, c: float) -> np.ndarray:
@@ -349,9 +377,12 @@ class Pool:
         self._join(commit)
         return y
 
-    def add_fresh(self, commit, first: int, groups: dict) -> np.ndarray:
-        """The values of the seeds first+1 .. first+k (k = len(groups)) of ``commit``."""
-        y = layout_values(groups)
+    def add_fresh(self, commit, first: int, groups: dict, clip: float = 0.0) -> np.ndarray:
+        """The values of the seeds first+1 .. first+k (k = len(groups)) of ``commit``, each pulled to
+        within ``clip`` of their median when given (:func:`clipped`): as the confirmation tests
+        them, and as they enter the pooled variance of every later test (one outlier layout left
+        unclipped there would inflate the pooled variance several times over at 1% layout noise)."""
+        y = clipped(layout_values(groups), clip)
         if (commit, first) not in self.fresh or y.size >= self.fresh[(commit, first)].size:
             self.fresh[(commit, first)] = y
         self._join(commit)
@@ -585,12 +616,15 @@ def shows_at(pool: Pool, ns: tuple, level: float, na: int, nb: int, m: float) ->
     return max(gs_boundary(tuple(ns), level) * se, m) + float(ndtri(NOISE_POWER)) * se
 
 
-def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float, sign: float) -> float:
+def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float, sign: float,
+                      margin: float = 0.0, one_sided: bool = False) -> float:
     """The chance that the test, carried on to its last look ``ns[-1]`` layouts a side, ends beyond
     its boundary at ``level`` when the true difference is ``step`` (log) in the direction ``sign``,
     given what it measured so far (``t``): with the information I = n_eff / s^2, the score
     S = est I grows by step (I_cap - I_now) plus noise of variance I_cap - I_now, and the test
-    rejects when S_cap >= c sqrt(I_cap).  1 when nothing is known yet; 0 at the cap."""
+    rejects when S_cap >= c sqrt(I_cap).  With ``margin`` the test is a confirmation's band test
+    (its null: sign x effect <= margin; it rejects when S_cap >= margin I_cap + c sqrt(I_cap)),
+    with ``one_sided`` at the one-sided boundary.  1 when nothing is known yet; 0 at the cap."""
     s2, _ = pool.var()
     if t.df < 2 or not (s2 > 0 and math.isfinite(s2)):
         return 1.0
@@ -600,8 +634,9 @@ def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float
     rest = i_cap - i_now
     if rest <= 0:
         return 0.0
-    c = gs_boundary(tuple(ns), level)
-    return float(ndtr((sign * t.est * i_now + step * rest - c * math.sqrt(i_cap)) / math.sqrt(rest)))
+    c = gs_boundary(tuple(ns), level, one_sided=one_sided)
+    return float(ndtr((sign * t.est * i_now + step * rest - margin * i_cap - c * math.sqrt(i_cap))
+                      / math.sqrt(rest)))
 
 
 @dataclass(frozen=True)
@@ -779,8 +814,10 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     far enough out to confirm a null step at the first look.  A commit whose true step is
     at most the minimum effect (null, or a small shift of moved code) is confirmed with
     probability <= ``level``.  The looks go K, 1.5K, ... up to the cap (``cap``, else the plan's;
-    at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that while the estimate
-    at the last look would still clear the band.  Returns (the fresh comparison with that
+    at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that; the test stops
+    (futility, which keeps its level) once, carried on to its last look, it would show a step of
+    SIDE_STEP x the minimum effect beyond the band with probability below FUTILITY
+    (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
     interval -- verdict "no difference" when not confirmed -- or None when nothing could be
     measured; fresh layouts; the fresh log ratio).  The prober's ``say`` gets a line at each look."""
     tr, pool = _pool_of(prober)
@@ -794,23 +831,25 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
         top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
     far = min(plan.max_layouts, CONFIRM_FAR * top)
     ns = tuple(extended(plan.layouts, top, far))
-    c = gs_boundary(ns, a, one_sided=bool(sign))
+    d2 = SIDE_STEP * m
     try:
         for k in ns:
-            ya = pool.add_fresh(last_good, used, tr.groups_after(last_good, used, k, r))
-            yb = pool.add_fresh(culprit, used, tr.groups_after(culprit, used, k, r))
-            clip = CLIP_LAYOUT * layout_scale(pool)
-            t = zvalues(pool, clipped(ya, clip), clipped(yb, clip))
+            ga, gb = tr.groups_after(last_good, used, k, r), tr.groups_after(culprit, used, k, r)
+            pool.add_fresh(last_good, used, ga)
+            pool.add_fresh(culprit, used, gb)
+            clip = CLIP_LAYOUT * layout_scale(pool)  # (the robust scale with these layouts in it)
+            ya, yb = pool.add_fresh(last_good, used, ga, clip), pool.add_fresh(culprit, used, gb, clip)
+            t = zvalues(pool, ya, yb)
             size = t.est
             if say is not None:
                 say(f"confirmation {last_good[:12]}..{culprit[:12]}: {k} fresh layouts a side, x{math.exp(size):.4f}")
             lo, hi = t.interval(ns, a, sign)
             ok = band_verdict(lo, hi, size, plan.min_effect, False)[0] != "no difference"
-            # beyond the usual cap only while the estimate, at the last look's standard error,
-            # would clear the band (stopping without rejecting keeps the level)
-            d = sign * size if sign else abs(size)
-            hopeless = k >= top and not (d - m > c * t.se * math.sqrt(k / ns[-1]))
-            if ok or k >= ns[-1] or hopeless:
+            # futility (stopping without rejecting keeps the level): carried on to the last look,
+            # would the test show a step of SIDE_STEP x the minimum effect beyond the band?
+            toward = sign or (1 if size >= 0 else -1)
+            futile = k < ns[-1] and conditional_power(t, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
+            if ok or k >= ns[-1] or futile:
                 shown = _display(tr, (last_good, culprit), k, r, t, Looks(a, ns, sign, band=True), plan.min_effect,
                                  used)
                 if not ok:
@@ -1285,7 +1324,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     try:
         while True:
             marks = journal.marks(segment)
-            if resumed:  # marks an earlier session of this bisection recorded here: probes all the same,
+            if resumed:  # marks an interrupted run of this bisection recorded here: probes all the same,
                 resumed = False  # counted against the error budget and in the verdict as if never interrupted
                 ledger.probes += len(marks)
                 probes += len(marks)
@@ -1329,7 +1368,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     if skipped:
         return Step("range", commits[lo], None, commits[lo + 1:hi + 1], skipped), probes, rounds
     culprit = commits[hi]
-    # fresh seeds: beyond every seed any decision of this bisection (this session or an earlier
+    # fresh seeds: beyond every seed any decision of this bisection (this run or an interrupted
     # one) used on *any* commit -- neighbouring commits share much of their layouts, so a seed
     # selected on one is not fresh on the next
     used = max([plan.layouts, ledger.top] + [p.kmax.get(c, 0) for p in probers for c in commits]
@@ -1348,7 +1387,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
 
 
 def _reload(probers: list, marks: dict, good, bad, plan: Plan) -> None:
-    """The layouts of the probes an earlier session judged (its marks), back into the pool of the
+    """The layouts of the probes an interrupted run judged (its marks), back into the pool of the
     prober that judged them, GOOD and BAD as far (as judge_probe left them): a resumed bisection
     then pools the same layouts, and its later tests and intervals are the uninterrupted one's.
     (They come from the store: nothing is run again.)"""

@@ -25,7 +25,7 @@ class _Same:
     higher_is_better = False
 
     def __init__(self, spread: float = 0.01):
-        self.vals = [spread * math.sin(3 * s) for s in range(1, 201)]
+        self.vals = [spread * math.sin(3 * s) for s in range(1, 257)]
         self.asked: list[tuple[str, int]] = []
 
     def groups(self, c, k, r):
@@ -287,16 +287,23 @@ def test_a_step_whose_endpoints_were_never_measured_is_confirmed_in_either_direc
     assert st.effect == pytest.approx(-0.2) and p.fresh["g"][0][0] == 4
 
 
-def test_the_first_confirmation_looks_to_the_quiet_cap_and_later_ones_to_confirm_later():
-    """A null step confirmed on the same prober twice: the first confirmation looks at fresh seeds
-    up to the cap (40), the second (a second step of the bisection) up to CONFIRM_LATER (64)."""
-    p = _Offsets({"g": 0.0, "b": 0.0, "g2": 0.0, "b2": 0.0})
+def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_minimum_effect():
+    """A confirmation's looks go on to CONFIRM_FAR x its cap (the plan's cap, 40, for the first;
+    CONFIRM_LATER, 64, for a later one) and stop (futility) once, carried on to the last, they would
+    more likely miss a step of twice the minimum effect than show it.  Every layout alike on both
+    sides (a layout sd of 0.7%): a 0.75% step (between the minimum effect and twice it) is shown
+    beyond the band only past the cap, the first at 135 fresh layouts a side (of up to 160), the
+    second at 216 (of up to 256); a null step (the third) stops at 96, long before its last look
+    (mutation: without the futility stop it goes to 256)."""
+    p = _Offsets({"g": 0.0, "b": 0.0075, "g2": 0.0, "b2": 0.0075, "g3": 0.0, "b3": 0.0})
     tr, plan = decide.Tracked(p), decide.Plan()
     st1, _, _ = decide._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
     st2, _, _ = decide._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
-    assert (st1.status, st2.status) == ("uncertain", "uncertain")
-    assert (st1.confirm_layouts, st2.confirm_layouts) == (plan.cap, decide.CONFIRM_LATER) == (40, 64)
-    assert p.fresh["b"][-1] == (4, 40) and p.fresh["b2"][-1] == (44, 64)  # the second after the first's seeds
+    st3, _, _ = decide._k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
+    assert (st1.status, st2.status, st3.status) == ("found", "found", "uncertain")
+    assert (st1.confirm_layouts, st2.confirm_layouts) == (135, 216)
+    assert plan.cap < 135 <= decide.CONFIRM_FAR * plan.cap and decide.CONFIRM_LATER < 216 <= 4 * 64
+    assert st3.confirm_layouts == 96 and p.fresh["b3"][-1][1] == 96
 
 
 # -- (f) judge_probe: the note of a bad probe, the cap from the pool's variance -------------------------
@@ -313,7 +320,7 @@ def test_a_probe_like_bad_is_bad_without_the_between_note_and_one_between_has_it
 
 def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
     """With the endpoints already measured at a quiet benchmark (pooled variance ~5e-5 on 8 df) a
-    never-deciding probe looks to twice the quiet cap (80), not on to max_layouts (128)."""
+    never-deciding probe looks to twice the quiet cap (80), not on to max_layouts (256)."""
     p, plan = _Same(), decide.Plan()
     tr = decide.Tracked(p)
     for c in ("g", "b"):
@@ -366,8 +373,8 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     """The same undecided probe (every commit alike, so neither side is ever shown): at a quiet
     pool (layout effect 1%) it stops at twice the quiet cap, 80 layouts; with the layout effect 3x
     as large (pooled variance 9x) it goes on along the same schedule to twice noise_cap -- 132
-    with max_layouts 400 (noise_cap 66), past the quiet 80 -- and at a very noisy pool to
-    max_layouts (128 by default), never further."""
+    with max_layouts 400 (noise_cap 66), past the quiet 80 -- and at a very noisy pool to twice
+    noise_top (240), within max_layouts (256 by default), never further (max_layouts 128: 128)."""
     plan = decide.Plan(max_layouts=400)
     quiet, qlooks, qs2 = _spent(0.01, plan)
     assert (quiet.verdict, quiet.note, quiet.layouts) == ("uncertain", "looks spent", 80) and 2 * plan.cap == 80
@@ -378,8 +385,10 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     assert noisy.layouts == looks[-1] == cap == 132 > quiet.layouts
     assert looks == qlooks[:-1] + [94, 118, 132]  # the quiet looks to 75, then on (k -> ceil(1.25 k))
     loud, looks, s2 = _spent(0.2, decide.Plan())
-    assert 2 * decide.noise_cap(decide.Plan(), s2, decide._top_looks(decide.Plan()), 0.05) > 128
-    assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 128, 128)
+    assert 2 * decide.noise_cap(decide.Plan(), s2, decide._top_looks(decide.Plan()), 0.05) == 240
+    assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 240, 240)
+    capped, looks, s2 = _spent(0.2, decide.Plan(max_layouts=128))
+    assert (capped.verdict, capped.layouts, looks[-1]) == ("uncertain", 128, 128)
 
 
 def test_a_resumed_bisection_pools_the_layouts_its_marks_were_judged_on():

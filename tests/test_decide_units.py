@@ -103,7 +103,7 @@ def test_schedules_levels_and_probe_counts():
     assert decide.split(0, 8, [3], 3) == [3]
     plan = decide.Plan()
     assert plan.cap == 40 and plan.looks()[0] == (4, 1) and plan.looks()[-1] == (40, 1)
-    assert decide.Plan(prove_null=True).looks()[-1] == (128, 1)
+    assert decide.Plan(prove_null=True).looks()[-1] == (256, 1)  # max_layouts
     assert plan.levels(4) == pytest.approx([0.0125] * 4)
     with pytest.raises(ValueError):
         decide.Plan(spending="nope").check()
