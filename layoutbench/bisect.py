@@ -1313,8 +1313,8 @@ def _sides(v: dict) -> list[str]:
                    f"({ci_label(conf, v)} {interval(sd['ci_low'], sd['ci_high'])}, {sd['layouts']} "
                    f"layouts a side): {said}")
     if quiet and not v["settings"].get("thorough"):
-        out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 9-10% of "
-                   "simulated ranges at this search's price; --thorough: 5.5-7%, docs/bisect.md)")
+        out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 6-10% of "
+                   "simulated ranges at this search's price; docs/how-it-decides.md, Figure 2)")
     return out
 
 
@@ -1447,7 +1447,7 @@ def text(v: dict) -> str:
         lines.append(f"budget:  {given}; {bd['spent']} spent{per}")
     c = v["cost"]
     lines.append(f"cost:    {c['builds']} builds ({c['failed_builds']} failed), {c['images']} images, {c['runs']} runs "
-                 f"({c['compiled_now']} compiled and {c['ran_now']} run in this session)")
+                 f"({c['compiled_now']} compiled and {c['ran_now']} run by this command)")
     if not (v.get("runs_per_layout") or {}).get("text") and (v.get("costs") or {}).get("text"):
         lines.append(f"costs:   a layout and a run, {v['costs']['text']}")  # R given: where the costs came from
     lines.extend(farmmod.text_lines(v))

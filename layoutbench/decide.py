@@ -114,8 +114,8 @@ GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 #: (SIDE_A, SIDE_FIRST) = (0.05, 4): a single 5σL step 63.8 runs, 2σL 74.5, two steps 1+3σL / 3+1σL
 #: both named 91.0% / 90.5%; (0.25, 3): 44.8, 61.5, 82.0% / 78.5%; (0.4, 3, asked at the looks):
 #: 45.6, 61.7, 80.5% / 74.5%.  The default names every change point in nine of ten such ranges;
-#: a third of its runs on a large single step would leave four in five (docs/bisect.md: "The
-#: decision"); --first-only is the cheap search for one culprit.
+#: a third of its runs on a large single step would leave four in five (docs/how-it-decides.md,
+#: Figure 3); --first-only is the cheap search for one culprit.
 SIDE_STEP = 2.0
 SIDE_A = 0.05
 SIDE_FIRST = 4
@@ -124,7 +124,7 @@ SIDE_FIRST = 4
 #: named 93.0% / 94.5%, a 5σL step 81.2 runs (simulate.py --thorough, 200 histories)
 THOROUGH_A = 0.02
 THOROUGH_FIRST = 8
-RESIDUAL_FAR = 64  #: (32: 5σL 41 runs, two 1+3σL both named 69% -> 64%)
+RESIDUAL_FAR = 64  #: the side tests' far look (32 would cost a 5σL step 41 runs and name both of 1+3σL 64%, 64: 69%)
 #: a confirmation looks on beyond its cap (the plan's for the first, CONFIRM_LATER for the later ones,
 #: noise_cap at a noisy benchmark) up to CONFIRM_FAR x the cap, and stops sooner once it would more
 #: likely miss a step of SIDE_STEP x the minimum effect than show it beyond the band (conditional_power
@@ -147,10 +147,10 @@ NOISE_POWER = 0.9
 #: the minimum effect with probability below FUTILITY given what it measured (conditional_power): it
 #: would more likely miss that step than show it.  The verdict then gives the step its cap shows with
 #: probability FUTILITY_POWER at the pooled noise (reach): a smaller one there is not ruled out.
-#: bench/simulate.py --rows 3,7 --first-only and --only-two, 200 histories: a 4σL step at σL 2% (a
-#: layout-noisy target, four times the minimum effect) 167.4 -> 42.1 runs (--first-only 28.9); a 5σL
-#: step at σL 1% 63.8 -> 63.6; two steps 1+3σL / 3+1σL both named 91.0% / 90.5% -> 90.0% / 90.5%
-#: (258.9 / 237.5 -> 255.9 / 236.7 runs).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100
+#: bench/simulate.py --rows 3,7 --first-only and --only-two, 200 histories, without the stop / with
+#: it: a 4σL step at σL 2% (a layout-noisy target, four times the minimum effect) 167.4 / 42.1 runs
+#: (--first-only 28.9); a 5σL step at σL 1% 63.8 / 63.6; two steps 1+3σL / 3+1σL both named
+#: 91.0% / 90.5% without, 90.0% / 90.5% with it (258.9 / 237.5 and 255.9 / 236.7 runs).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100
 #: histories); below 0.5 a side test at σL 2% goes on to ~16 layouts a side (more than 2x --first-only).
 #: A confirmation stops on the same rule (its band test, the step SIDE_STEP x the minimum effect).
 FUTILITY = 0.5

@@ -26,7 +26,7 @@ BUDGET = 4  #: bisect: the budget ended before a culprit was confirmed
 SKIP = 125  #: judge: the commit cannot be judged (git bisect run skips it)
 ABORT = 128  #: judge: an error (git bisect run stops)
 
-#: (code, meaning) for --help, the README and docs/bisect.md
+#: (code, meaning) for --help, the README and docs/guide/reading-output.md
 EXIT_TABLE = [
     (OK, "the command ran; with --exit-code: no change shown (bisect: no change shown or within layout noise; "
          "compare --commits: B not shown slower by --min-effect); judge: like GOOD"),

@@ -307,7 +307,7 @@ def test_the_verdict_as_text(hist, first):
     assert not any(ln.startswith("bound:") for ln in bisect.text({**v, "bound": None}).splitlines())
     assert "bound:   x" in bisect.text({**v, "bound": "x"}).splitlines()
     assert f"cost:    3 builds (0 failed), {c['images']} images, {c['runs']} runs ({c['compiled_now']} compiled and " \
-           f"{c['ran_now']} run in this session)" in lines
+           f"{c['ran_now']} run by this command)" in lines
     sl = v["single_layout"]
     assert lines[-1].startswith("single-layout bisection (default link, 1 run per probe, as asv find) "
                                 + ("agrees" if sl["agrees"] else "DIFFERS") + ": it blames ")
