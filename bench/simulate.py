@@ -1,4 +1,5 @@
-"""Simulate bisections on synthetic histories, with the real decision code (layoutbench.decide).
+"""docs/how-it-decides.md, Figures 1, 2 and 4: bisections simulated on synthetic histories, with the real
+decision code (layoutbench.decide).
 
 A history is GOOD (commit 0) plus ``n`` commits.  A sample of commit ``i`` in random
 layout ``seed``, run ``j`` is, on the log scale::
