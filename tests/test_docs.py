@@ -138,9 +138,12 @@ def check(args: list[str]) -> str:
     return "" if cmd is not main else "no subcommand"
 
 
-def example_problems(md: Path) -> list[str]:
+def example_problems(md: Path, spans: bool = True) -> list[str]:
+    """The command lines of ``md`` that layoutbench would refuse, each with why; ``spans=False``: those of
+    its code blocks only (the README's command table and the notes' prose name commands as synopses,
+    ``KERNEL [--runs N]``; their code blocks are commands to run)."""
     out = []
-    for args in commands(md.read_text()):
+    for args in commands(md.read_text(), spans=spans):
         try:
             why = check(args)
         except click.UsageError as e:
@@ -156,24 +159,10 @@ def test_every_example_of_the_guide_is_a_real_command_line():
     assert [p for md in sorted(GUIDE.glob("*.md")) for p in example_problems(md)] == []
 
 
-def example_block_problems(md: Path) -> list[str]:
-    """As :func:`example_problems` for the code blocks of ``md`` only (the README's command table and the
-    notes' prose name commands as synopses, ``KERNEL [--runs N]``; their code blocks are commands to run)."""
-    out = []
-    for args in commands(md.read_text(), spans=False):
-        try:
-            why = check(args)
-        except click.UsageError as e:
-            why = e.format_message()
-        if why:
-            out.append(f"{md.name}: layoutbench {shlex.join(args)}: {why}")
-    return out
-
-
 def test_every_example_block_of_the_readme_and_the_notes_is_a_real_command_line():
     notes = [md for md in doc_files() if md.parent != GUIDE]
     assert len([a for md in notes for a in commands(md.read_text(), spans=False)]) > 10
-    assert [p for md in notes for p in example_block_problems(md)] == []
+    assert [p for md in notes for p in example_problems(md, spans=False)] == []
 
 
 def test_the_example_check_sees_a_made_up_flag_command_and_value(tmp_path):
