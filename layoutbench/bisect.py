@@ -1417,8 +1417,9 @@ def text(v: dict) -> str:
                      f"paired over {e['layouts']} fresh layouts); share of the endpoints' change "
                      f"{fmt.pct(v.get('share'))}")
         if e.get("step_ratio"):
-            lines.append(f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (the minimum effect "
-                         f"{fmt.pct(v['settings'].get('min_effect') or decide.DEFAULT_MIN_EFFECT)} is judged on it; the interval above, on fresh layouts only)")
+            lines.append(f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (an estimate; the "
+                         f"minimum effect {fmt.pct(v['settings'].get('min_effect') or decide.DEFAULT_MIN_EFFECT)} "
+                         "is tested by the interval above, on fresh layouts only)")
         lines.append(f"layout noise there: {e['noise']}; a single layout would confuse this effect with a "
                      f"relink with probability {e['explained_by_layout']:.2f}")
     lines.extend(_several(v))

@@ -298,6 +298,9 @@ def test_the_verdict_as_text(hist, first):
     assert e["confidence"] != 0.95
     assert f"(CI {bisect.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, paired" in lines[4]
     assert not any(re.search(r"\d\.\d{3,}% CI", ln) for ln in lines), lines
+    # the size over every layout is an estimate: the minimum effect is tested by the fresh-layout interval
+    assert lines[5] == (f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (an estimate; the "
+                        "minimum effect 0.50% is tested by the interval above, on fresh layouts only)")
     assert "levels:  each CI above is the one its test decided on, at the level that test spends of the " \
            "bisection's overall 95% (the error budget shared over its tests and looks)" in lines
     asked = {**v, "effect": {**e, "confidence": 0.95}, "endpoints": {**v["endpoints"], "confidence": 0.95},
