@@ -564,22 +564,26 @@ def test_the_verdict_says_the_step_each_side_test_could_have_missed(step_hist, t
 def test_the_plan_warns_on_a_noisy_target_and_not_on_a_quiet_one(step_hist, noisy_profiles, tmp_path):
     """`bisect run --plan` on the same range: under the usual cachegrind target (layout noise about
     0.35%) a step of twice the minimum effect is likely named and the plan says nothing of it; on
-    the layout-noisy target (about 1.4%) it is likely missed, and the plan says so in two lines --
-    the chance, the layouts a side that would name it, a --min-effect that would -- with the same
-    numbers in --json (``missed_step``)."""
+    the layout-noisy target (about 1.4%) the confirmation needs about 250 fresh layouts a side: at
+    the default --max-layouts (256) it is likely named and nothing is said, with --max-layouts 128
+    it is likely missed, and the plan says so in two lines -- the chance, the layouts a side that
+    would name it, a --max-layouts and a --min-effect that would -- with the same numbers in --json
+    (``missed_step``)."""
     m = step_hist
     env = {"LAYOUTBENCH_QUIRKS": m["quirks"] or "/nonexistent/quirks.toml", "LAYOUTBENCH_PROFILES": str(noisy_profiles)}
 
-    def plan(target: str) -> dict:
+    def plan(target: str, *more: str) -> dict:
         p = lb("bisect", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"], "--target", target, "--args",
-               ARGS, "--store", str(tmp_path / f"{target}.sqlite"), "--json", "--plan", env=env)
+               ARGS, "--store", str(tmp_path / f"{target}.sqlite"), "--json", "--plan", *more, env=env)
         return json.loads(p.stdout)
 
-    quiet, noisy = plan("cachegrind"), plan("cachegrind-tiny")
+    quiet, noisy_far, noisy = plan("cachegrind"), plan("cachegrind-tiny"), plan("cachegrind-tiny", "--max-layouts", "128")
     assert quiet["noise"] < 0.006 < 0.01 < noisy["noise"], (quiet["noise"], noisy["noise"])
-    q = quiet["missed_step"]
-    assert q["step"] == 0.01 and not q["likely_missed"] and q["power"] >= 0.8, q
-    assert "warning:" not in quiet["message"] and "what would fix it" not in quiet["message"]
+    for q in (quiet["missed_step"], noisy_far["missed_step"]):
+        assert q["step"] == 0.01 and not q["likely_missed"] and q["power"] >= 0.8, q
+    for said in (quiet["message"], noisy_far["message"]):
+        assert "warning:" not in said and "what would fix it" not in said
+    assert noisy_far["missed_step"]["layouts"] > 128
     n = noisy["missed_step"]
     assert n["step"] == 0.01 and n["likely_missed"] and n["power"] < 0.8 and n["needed"] > n["layouts"], n
     assert n["larger_min_effect"] > 0.005 and n["larger_min_effect_power"] >= 0.8, n
@@ -588,4 +592,5 @@ def test_the_plan_warns_on_a_noisy_target_and_not_on_a_quiet_one(step_hist, nois
     assert lines[at].startswith("warning: at this noise a step of 1.00% (twice the 0.50% minimum effect) is likely "
                                 f"missed: named with probability {n['power']:.2f} (its confirmation looks at most "
                                 f"{n['layouts']} layouts a side); about {n['needed']} layouts a side"), lines
-    assert lines[at + 1].startswith(f"         what would fix it: --min-effect {100 * n['larger_min_effect']:g} ("), lines
+    assert lines[at + 1].startswith(f"         what would fix it: --max-layouts {n['needed']}, or --min-effect "
+                                    f"{100 * n['larger_min_effect']:g} ("), lines
