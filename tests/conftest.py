@@ -100,3 +100,20 @@ def pytest_make_collect_report(collector):
     outcome = yield
     _fail_skip_in_ci(outcome.get_result())
 
+
+# -- the native symdiff helper ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def native_helper() -> str:
+    """The native symdiff helper, built as setup.sh builds it (``cargo build --release --offline``)
+    when it is missing or older than its sources, so that its tests run on what the tree says."""
+    from layoutbench import native
+
+    if native.binary() is None:
+        if not shutil.which("cargo"):
+            pytest.skip("cargo is not installed (setup.sh installs it), so the native symdiff helper cannot be built")
+        r = subprocess.run(["cargo", "build", "--release", "--quiet", "--offline", "--manifest-path",
+                            os.path.join(native.CRATE, "Cargo.toml")], capture_output=True, text=True, timeout=1800)
+        assert r.returncode == 0 and native.binary() is not None, r.stderr[-3000:]
+    return native.binary()

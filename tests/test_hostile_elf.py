@@ -5,22 +5,15 @@ space, no hang, no temporary file left behind (tests/hostile_elf.py makes and ju
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 import hostile_elf
-from layoutbench import native
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory) -> dict:
-    if native.binary() is None:
-        msg = f"the native symdiff helper is not built or older than its sources ({native.BINARY}): run setup.sh"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+def inputs(tmp_path_factory, native_helper) -> dict:
     return dict(hostile_elf.cases(tmp_path_factory.mktemp("hostile")))
 
 
@@ -61,10 +54,8 @@ def test_byte_flips_are_clean(inputs):
     assert sum(d["py"] in (0, 1) and d["native"] in (0, 1) for d in seen) >= 20
 
 
-def test_file_truncated_while_read(tmp_path):
+def test_file_truncated_while_read(tmp_path, native_helper):
     """Another process cuts the file short and rewrites it, again and again, while both paths read
     it: each run answers or refuses (the helper: exit 125 hands back); none dies of SIGBUS."""
-    if native.binary() is None:
-        pytest.skip(f"the native symdiff helper is not built or older than its sources ({native.BINARY}): run setup.sh")
     seen = hostile_elf.truncated_while_read(Path(tmp_path))
     assert seen and all(s in (0, 1, 2, 125) for _, s in seen), seen
