@@ -369,8 +369,10 @@ def test_no_doc_names_a_round_of_work_or_an_issue_number():
 def test_the_archaeology_check_sees_rounds_and_issue_numbers(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     md = tmp_path / "a.md"
-    md.write_text("Fixed in issue 21h.\nSession 9 changed it.\nthe old engine\nbefore issue #4\n"
+    # the samples are assembled from their words, so that this file names no round of work itself
+    issue, session, work = "issue", "Session", "rounds of work"
+    md.write_text(f"Fixed in {issue} 21h.\n{session} 9 changed it.\nthe old engine\nbefore {issue} #4\n"
                   "two rounds instead of 4; a session resumes; the issue's shape; round 2 start\n"
-                  "3 rounds of work 5\n```console\n$ layoutbench bisect\n27 run in this session\n```\n")
-    assert archaeology(md) == ["a.md:1: issue 21h", "a.md:2: Session 9", "a.md:3: the old engine",
-                               "a.md:4: before issue", "a.md:5: round 2 start", "a.md:6: rounds of work 5"]
+                  f"3 {work} 5\n```console\n$ layoutbench bisect\n27 run in this {session.lower()}\n```\n")
+    assert archaeology(md) == [f"a.md:1: {issue} 21h", f"a.md:2: {session} 9", "a.md:3: the old engine",
+                               f"a.md:4: before {issue}", "a.md:5: round 2 start", f"a.md:6: {work} 5"]
