@@ -588,32 +588,24 @@ class Ends:
     note: str = ""
     more_layouts: int | None = None  #: not-shown: layouts per side that would rule the change out
     futile: bool = False  #: stopped because its cap could no longer show the step it looks for (``reach``)
-    reach: float = math.nan  #: the step (log) its cap shows with probability FUTILITY_POWER at the pooled noise
+    reach: float = math.nan  #: the step (log) its cap shows with probability FUTILITY_POWER (shows_at)
     #: not-shown: the step (log) the test as it stopped (its design's boundary, the layouts of its last look)
     #: shows with probability NOISE_POWER at the pooled noise (shows_at); a smaller one it may have missed
     shows: float = math.nan
 
 
-def reach_at(pool: Pool, ns: tuple, level: float, na: int, nb: int) -> float:
-    """The step (log scale) a test with looks ``ns`` at ``level`` shows with probability FUTILITY_POWER
-    once it has ``na`` and ``nb`` layouts a side, at the pooled noise (nan while unknown)."""
-    s2, _ = pool.var()
-    if not (s2 > 0 and math.isfinite(s2)):
-        return math.nan
-    c = gs_boundary(tuple(ns), level) + float(ndtri(FUTILITY_POWER))
-    return c * math.sqrt(s2 * (1.0 / na + 1.0 / nb))
-
-
-def shows_at(pool: Pool, ns: tuple, level: float, na: int, nb: int, m: float) -> float:
+def shows_at(pool: Pool, ns: tuple, level: float, na: int, nb: int, m: float, power: float = NOISE_POWER) -> float:
     """The step (log scale) that a test with looks ``ns`` at ``level``, judged at ``na`` and ``nb``
-    layouts a side, shows with probability NOISE_POWER at the pooled noise: "differs" needs its z
+    layouts a side, shows with probability ``power`` at the pooled noise: "differs" needs its z
     beyond the boundary c and its estimate at least the minimum effect ``m`` (log), so
-    max(c se, m) + z(NOISE_POWER) se (nan while the noise is unknown)."""
+    max(c se, m) + z(power) se (nan while the noise is unknown).  At the layouts where a test stopped
+    it is what the test could have missed (``shows``); at its cap with FUTILITY_POWER, what carrying
+    it on could still show (``reach``)."""
     s2, _ = pool.var()
     if not (s2 > 0 and math.isfinite(s2)):
         return math.nan
     se = math.sqrt(s2 * (1.0 / na + 1.0 / nb))
-    return max(gs_boundary(tuple(ns), level) * se, m) + float(ndtri(NOISE_POWER)) * se
+    return max(gs_boundary(tuple(ns), level) * se, m) + float(ndtri(power)) * se
 
 
 def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float, sign: float,
@@ -723,7 +715,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     return Ends("not-shown", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a,
                 f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
                 more_layouts=None if more is None else more - k, futile=futile,
-                reach=reach_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1])),
+                reach=shows_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1]), m, FUTILITY_POWER),
                 shows=shows_at(pool, ns, a, *judged, m))
 
 

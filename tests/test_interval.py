@@ -170,4 +170,9 @@ def test_shows_at_is_the_step_a_test_that_stopped_shows_nine_times_in_ten():
         est = rng.normal(d, se, 40_000)
         shown = float(np.mean((est / se >= c) & (est >= m)))
         assert shown == pytest.approx(0.9, abs=0.01), (n, shown)
+        # at another power (a side test's reach: FUTILITY_POWER at its cap) the same two limits hold
+        r = decide.shows_at(pool, ns, lv, n, n, m, decide.FUTILITY_POWER)
+        est = rng.normal(r, se, 40_000)
+        shown = float(np.mean((est / se >= c) & (est >= m)))
+        assert r < d and shown == pytest.approx(decide.FUTILITY_POWER, abs=0.02), (n, shown)
     assert math.isnan(decide.shows_at(decide.Pool(), ns, lv, 4, 4, m))
