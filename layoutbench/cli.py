@@ -471,10 +471,10 @@ def results_cmd(**o):
                    "profile's cachegrind/qemu-icache target), which pairs share sets in one image only, and "
                    "their I1 misses side by side (a cachegrind or qemu-icache run of each image).")
 @click.option("--target", "cache_target", help="With --cache: the profile target whose geometry and runs "
-                                               "are used (cachegrind or qemu-icache; default: its cachegrind target).")
+                                               "are used (cachegrind or qemu-icache; default: its cachegrind target, else its qemu-icache one).")
 @click.option("--cachegrind-out", "cachegrind_out", multiple=True, type=click.Path(),
               help="With --cache: cachegrind output files of OLD and NEW (give it twice) instead of running them; "
-                   "or the QEMU cache model's per-block files (RESULT.blocks).")
+                   "or the QEMU cache model's per-block files (RESULT.blocks, written when its plugin is given blocks=on).")
 @click.option("--functions", "functions", help="With --cache: the functions to show (comma-separated) "
                                                "instead of the hottest.")
 @click.option("--top", "top", type=click.IntRange(1), default=10, show_default=True,

@@ -381,11 +381,15 @@ def test_cache_view_from_the_qemu_cache_model_maps_its_blocks_to_functions(mini,
     args = ("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "kernel", "--repo", str(mini))
     d = json.loads(lb(*args, "--json", check=False).stdout)
     t = targets.make(profile.load("minikernel"), "qemu-icache")
+    measured = tmp_path / "measured.log"
+    t.run(Path(d["old"]["path"]), measured)  # a measurement writes its result, not the blocks
+    assert measured.with_suffix(".icache").is_file() and not t.blocks_file(measured).exists()
+    t.blocks = True
     blocks, totals = [], []
     for side in ("old", "new"):
         log = tmp_path / f"{side}.log"
         t.run(Path(d[side]["path"]), log)
-        blocks.append(str(log.with_suffix(".icache.blocks")))
+        blocks.append(str(t.blocks_file(log)))
         totals.append(int(read_result(log.with_suffix(".icache"))["i1_misses"]))
     p = lb(*args, "--cache", "L1I", "--target", "qemu-icache", "--cachegrind-out", blocks[0], "--cachegrind-out",
            blocks[1], "--json", check=False)

@@ -155,9 +155,10 @@ def run_model(img: Image, prof, target: str | None, workdir: Path) -> dict[str, 
         raise LayoutbenchError(f"target {spec.name} is {spec.kind}: per-function misses come from a cachegrind or "
                                f"qemu-icache target; name one with --target, or give --cachegrind-out OLD NEW")
     t = targets.make(prof, spec.name)
+    t.blocks = True  # qemu-icache: the per-block counts, for this run only
     log = workdir / f"{len(list(workdir.iterdir()))}.log"
     res = t.run(Path(img.path), log)
-    out = log.with_suffix(".cachegrind") if spec.kind == "cachegrind" else log.with_suffix(".icache.blocks")
+    out = log.with_suffix(".cachegrind") if spec.kind == "cachegrind" else t.blocks_file(log)
     if not out.is_file():
         raise LayoutbenchError(f"{spec.kind} on {img.path} wrote no output ({res.status}: {res.message}); see {log}")
     return read_counts(out, img)

@@ -97,8 +97,16 @@ class QemuIcacheTarget(QemuTarget):
     def setting(self, name):
         return self.spec.settings.get(name, self.DEFAULTS.get(name))
 
+    #: also write the per-block counts (blocks_file) beside the result: symdiff --cache asks for them
+    #: for one run; a measurement does not (a booted kernel's blocks are hundreds of thousands of lines)
+    blocks = False
+
     def _out(self, log: Path) -> Path:
         return log.with_suffix(".icache")
+
+    def blocks_file(self, log: Path) -> Path:
+        """Where a run with :attr:`blocks` set writes its per-block counts."""
+        return log.with_suffix(".icache.blocks")
 
     def command(self, image: Path, extra: list[str], log: Path | None = None) -> list[str]:
         cmd = super().command(image, extra)
@@ -108,7 +116,7 @@ class QemuIcacheTarget(QemuTarget):
         size, assoc, line = self.i1
         out = str(self._out(log)) if log else os.devnull
         # QEMU's option syntax: a comma inside a value is written twice
-        args = f"size={size},assoc={assoc},line={line},out={out.replace(',', ',,')}"
+        args = f"size={size},assoc={assoc},line={line},out={out.replace(',', ',,')}" + (",blocks=on" if self.blocks else "")
         return cmd + ["-icount", str(self.setting("icount")), "-rtc", str(self.setting("rtc")),
                       "-plugin", f"file={str(plugin).replace(',', ',,')},{args}"]
 
@@ -117,6 +125,7 @@ class QemuIcacheTarget(QemuTarget):
 
         out = self._out(log)
         out.unlink(missing_ok=True)
+        self.blocks_file(log).unlink(missing_ok=True)
         code, output, secs, timed_out = run_command(self.command(image, list(extra or []), log), self.timeout, log)
         note = ""
         if not timed_out:

@@ -24,7 +24,8 @@
  * The result is written to `out` at every end marker and when QEMU exits:
  *   status=ok|no-begin|no-end    (no-end: a begin marker without its end)
  *   regions=N  ir=N  i1_misses=N  i1=size,assoc,line  (one key=value per line)
- * and beside it, `out`.blocks, the measured blocks (those without a marker), one line each:
+ * and, with blocks=on (symdiff --cache asks for it; a measurement does not), beside it
+ * `out`.blocks, the measured blocks (those without a marker), one line each:
  *   VADDR INSNS EXECUTIONS MISSES   (hex address of its first instruction, then decimal)
  * a block QEMU translated more than once has a line per translation.
  *
@@ -68,6 +69,7 @@ static unsigned line_shift;
 static uint64_t nsets, set_mask;
 static uint64_t *tags;		/* nsets x assoc, way 0 most recently used; ~0 = empty */
 static const char *out_path;
+static int write_blocks_too;	/* blocks=on */
 
 static int measuring;
 static uint64_t ir, misses, regions, begins;
@@ -126,7 +128,8 @@ static void write_result(const char *status)
 		(unsigned long long)regions, (unsigned long long)ir, (unsigned long long)misses,
 		(unsigned long long)size, (unsigned long long)assoc, (unsigned long long)line);
 	fclose(f);
-	write_blocks();
+	if (write_blocks_too)
+		write_blocks();
 }
 
 static void block_exec(unsigned int vcpu, void *ud)
@@ -261,10 +264,12 @@ LB_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 			ok = parse_u64(a + 5, &line);
 		else if (!strncmp(a, "out=", 4))
 			out_path = a + 4;
+		else if (!strcmp(a, "blocks=on"))
+			write_blocks_too = 1;
 		else
 			ok = 0;
 		if (!ok) {
-			fprintf(stderr, "icache: bad argument %s (size=, assoc=, line=, out=)\n", a);
+			fprintf(stderr, "icache: bad argument %s (size=, assoc=, line=, out=, blocks=on)\n", a);
 			return -1;
 		}
 	}
