@@ -442,9 +442,8 @@ def main() -> None:
             return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
         return f"{pc(r['blame'] if r.get('null') else r['right'])} {pc(r['wrong'])} {r['runs']:6.1f} {r['p90']:5.0f}"
 
-    def ref_plan(which: str, every: bool = False, **kw):
-        """A reference engine's default plan (``every``: kept for the two-step table's call; an engine
-        at a git revision looks for every change point by default)."""
+    def ref_plan(which: str, **kw):
+        """An engine's default plan (an engine at a git revision looks for every change point)."""
         return _engine(which).Plan(**kw)
 
     if not a.only_two:
@@ -482,7 +481,7 @@ def main() -> None:
         print("null rows: blame = false blame (a commit named); step rows: right = the named first bad commit is the "
               "step; wrong = a named commit that changed no code; runs = values measured per bisection (mean, p90)")
     if a.two or a.only_two:
-        two_table(a, revs or ([ref] if ref else []), ref_plan)
+        two_table(a, revs, ref_plan)
     print(f"{time.time() - t0:.0f}s")
 
 
@@ -504,7 +503,7 @@ def two_table(a, refs: list, ref_plan) -> None:
         sc = replace(sc, layout_effect=a.layout_effect)
         cells = []
         for _, which, kw in cols:
-            plan = (ref_plan(which, True, min_effect=a.min_effect) if kw is None else
+            plan = (ref_plan(which, min_effect=a.min_effect) if kw is None else
                     decide.Plan(min_effect=a.min_effect, **kw))
             r = rates(sc, plan, a.histories, a.seed0, which=which)
             lo, hi = wilson(r["both"], a.histories)

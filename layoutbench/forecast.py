@@ -131,8 +131,8 @@ def missed_step(noise: float, plan: decide.Plan) -> dict | None:
     furthest looks; ``needed``: the layouts a side at which both would show it with probability
     decide.NOISE_POWER; ``likely_missed`` below 0.8), and, when it is likely missed, what would fix
     it: ``max_layouts`` (a --max-layouts that makes it likely named, None when none does) and
-    ``min_effect`` (the smallest of MIN_EFFECTS above the plan's at which a step of SIDE_STEP x it
-    is likely named, with that step's ``min_effect_power``).  None without a measured noise."""
+    ``larger_min_effect`` (the smallest of MIN_EFFECTS above the plan's ``min_effect`` at which a
+    step of SIDE_STEP x it is likely named, with that step's ``larger_min_effect_power``).  None without a measured noise."""
     if not (noise > 0 and math.isfinite(noise)):
         return None
     step = decide.SIDE_STEP * plan.min_effect

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shlex
 import shutil
 import time
 from pathlib import Path
@@ -242,7 +243,7 @@ def _plain_compare(pg, g, hib, confidence) -> str:
 
 
 def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.Point, builds: list[dict],
-             out: Path | None = None) -> dict:
+             out: Path) -> dict:
     """The symbol diff of the two commits' ``sorted`` images (or ``default``, ``aligned``).  When no
     function both images hold changed its code (a layout-only commit: what differs is where code
     lands), it links the cache view of the two images (``symdiff --cache L1I``): a page beside
@@ -283,7 +284,7 @@ def _cachegrind_out(store: Store, point: history.Point, elf: Path) -> tuple[Path
     return None
 
 
-def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path | None) -> dict:
+def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path) -> dict:
     """The cache view of a layout-only commit: a page (``commits/cache/<commit12>.html``) from the
     kept cachegrind outputs of both images' runs, else the command that prints it."""
     from rich.console import Console
@@ -291,10 +292,14 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tupl
     from ..symdiff import cache as cachemod
 
     old, new = sides
-    command = f"layoutbench symdiff {old.path} {new.path} --cache L1I"
+    command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I"
     found = _cachegrind_out(store, prev, Path(old.path)), _cachegrind_out(store, p, Path(new.path))
-    if out is None or None in found:
+    if None in found:
         return {"page": None, "command": command, "reason": "the cachegrind outputs of the two images are not kept"}
+    if found[0][1] != found[1][1]:
+        return {"page": None, "command": command, "reason": f"the two images ran under different targets "
+                f"({found[0][1]}, {found[1][1]}): their caches differ"}
+    command += f" --target {shlex.quote(found[1][1])}"
     try:
         v = cachemod.cache_view(old, new, "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
     except LayoutbenchError as e:
