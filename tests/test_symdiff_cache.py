@@ -85,12 +85,17 @@ def static_pair(tmp_path_factory, workdir):
     return _program(root, False), _program(root, True)
 
 
-#: an object with data only: a layout that places text (function-aligned) has no unit of it
+#: an object with data only: a layout that places text (function-aligned) has no unit of it; its
+#: static ``lock`` has the name of a local of glibc's random.o, which its pointer to rand links in
 NAMES_C = r"""
+#include <stdlib.h>
 static const char *names_tab[4] = {"a", "b", "c", "d"};
 static int names_hits[16];
+static int lock[2] = {1, 2};
 const char **names_ptr = names_tab;
 int *names_count = names_hits;
+int *names_lock = lock;
+int (*names_rand)(void) = rand;
 """
 RELINKED = ("default", "function-aligned", "random", "sorted")
 
@@ -118,6 +123,12 @@ def test_relinked_static_program_keeps_every_symbol_on_its_object(relinked):
         rows[lay] = sorted((s["name"], s["object"]) for s in d["symbols"])
         by = dict(rows[lay])
         assert by["names_tab"] == by["names_hits"] == "names.c", lay
+        # the user's static lock stays on its file (function-aligned places no unit of names.o, so
+        # there only the symbol table's order tells); glibc's of the same name (several members
+        # define one) go to libc members, none to a user's file
+        locks = [o for n, o in rows[lay] if n == "lock"]
+        assert locks.count("names.c") == 1 and len(locks) > 1, (lay, locks)
+        assert all(o == "names.c" or o.startswith("libc.a(") for o in locks), (lay, locks)
         assert by["strcmp"] == "libc.a(strcmp.o)" and by["hot_step"] == by["buf"] == "stage_d.o", lay
         assert "stage_d.c" not in {o["object"] for o in d["objects"]}, lay
     assert rows["default"] == rows["function-aligned"] == rows["random"] == rows["sorted"]

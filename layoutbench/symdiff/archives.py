@@ -13,7 +13,8 @@ so an archive member's locals follow the ``STT_FILE`` of whichever object came b
 * the locals after an ``STT_FILE`` symbol belong to that file until the first one that shows it
   is not: one outside the plan's units in code (a plan places all code of its objects), a
   member's global, or a local whose name a linked member (one whose globals the image holds)
-  defines as a local.  Objects do not interleave in the symbol table, so every later local of
+  defines as a local (of k locals of a name that j linked members define, the last j: the members
+  come after the user's objects in the link).  Objects do not interleave in the symbol table, so every later local of
   that run is not the file's either.  These tests read names and the symbol table's order (the
   link command's order of input files), never addresses: a relink in another layout gives the
   same answer;
@@ -35,7 +36,7 @@ import functools
 import os
 import shutil
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from .image import Image, Sym
 
@@ -140,6 +141,12 @@ def attribute(img: Image) -> None:
         """The linked members that define a local of this name."""
         return [m for m in local_index.get(s.name, ()) if m in linked]
 
+    # a user's file may define a local of the same name as a linked member (``static int lock``
+    # beside glibc's random.o): the members come after the user's objects in the link, so of the k
+    # locals of a name that j linked members define, the first k - j are not the members'
+    count = Counter(s.name for s in img.syms if s.bind == "local" and not s.placed)
+    seen: Counter = Counter()
+
     def member_near(s: Sym) -> str:
         addrs, ms = anchors[s.sec.index]
         i = bisect.bisect_right(addrs, s.addr) - 1
@@ -156,6 +163,9 @@ def attribute(img: Image) -> None:
         if s.placed:
             continue
         own = local_of(s)
+        seen[s.name] += 1
+        if seen[s.name] <= count[s.name] - len(own):
+            own = []  # a user's own local of a name a member also defines
         if not foreign and ((plan and s.sec.executable) or id(s) in member or own):
             foreign = True
         if foreign:

@@ -170,6 +170,16 @@ pub fn attribute(img: &mut Image, placed: &[bool]) {
             TOOLCHAIN
         }
     };
+    // a user's file may define a local of the same name as a linked member: the members come after
+    // the user's objects in the link, so of the k locals of a name that j members define, the first
+    // k - j are not the members'
+    let mut count: Map<&str, usize> = Map::default();
+    for (i, s) in img.syms.iter().enumerate() {
+        if s.bind == "local" && !placed[i] {
+            *count.entry(s.name).or_default() += 1;
+        }
+    }
+    let mut seen: Map<&str, usize> = Map::default();
     let mut set: Vec<(usize, &'static str)> = Vec::new();
     let mut run: Option<&str> = None;
     let mut foreign = false;
@@ -185,7 +195,12 @@ pub fn attribute(img: &mut Image, placed: &[bool]) {
         if placed[i] {
             continue;
         }
-        let own = local_of(s.name);
+        let mut own = local_of(s.name);
+        let k = seen.entry(s.name).or_default();
+        *k += 1;
+        if *k + own.len() <= count[s.name] {
+            own.clear(); // a user's own local of a name a member also defines
+        }
         if !foreign && ((plan && img.sections[s.sec].executable) || member[i].is_some() || !own.is_empty()) {
             foreign = true;
         }
