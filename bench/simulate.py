@@ -442,6 +442,11 @@ def main() -> None:
             return f"{'-':>6s} {'-':>6s} {'-':>6s} {'-':>5s}"
         return f"{pc(r['blame'] if r.get('null') else r['right'])} {pc(r['wrong'])} {r['runs']:6.1f} {r['p90']:5.0f}"
 
+    def ci(r: dict) -> str:
+        """The Wilson 95% interval of a row's rate (blame on a null row, right on a step row)."""
+        lo, hi = wilson(r["blame"] if r.get("null") else r["right"], a.histories)
+        return f"[{100 * lo:4.1f}-{100 * hi:5.1f}%]"
+
     def ref_plan(which: str, **kw):
         """An engine's default plan (an engine at a git revision looks for every change point)."""
         return _engine(which).Plan(**kw)
@@ -465,7 +470,7 @@ def main() -> None:
             ro = oracle_rates(sc, a.histories, a.seed0, min_effect=a.min_effect) | {"null": null}
             sl = rn["sl_blame"] if null else rn["sl_right"]
             print(f"{sc.name:30s} | {cell(rt)} | {cell(rn)} | {cell(ro)} | {pc(sl):>8s} {pc(rn['sl_wrong'])} "
-                  f"{rn['sl_runs']:4.1f}", flush=True)
+                  f"{rn['sl_runs']:4.1f} | tree {ci(rn)}", flush=True)
             ratio = f"tree/{ref_name} runs: " if rt else ""
             if rt:
                 print(f"{'':30s}   {ratio}{rn['runs'] / rt['runs']:.2f}", flush=True)
@@ -476,10 +481,11 @@ def main() -> None:
             for flag, on in (("first_only", a.first_only), ("thorough", a.thorough)):
                 if on:
                     rf = rates(sc, replace(plan, **{flag: True}), a.histories, a.seed0) | {"null": null}
-                    print(f"{'  --' + flag.replace('_', '-'):30s} | {'':26s} | {cell(rf)} |" + (
+                    print(f"{'  --' + flag.replace('_', '-'):30s} | {'':26s} | {cell(rf)} | {ci(rf)}" + (
                         f" {ratio}{rf['runs'] / rt['runs']:.2f}" if rt else ""), flush=True)
         print("null rows: blame = false blame (a commit named); step rows: right = the named first bad commit is the "
-              "step; wrong = a named commit that changed no code; runs = values measured per bisection (mean, p90)")
+              "step; wrong = a named commit that changed no code; runs = values measured per bisection (mean, p90); "
+              "[..]: the Wilson 95% interval of the tree's rate")
     if a.two or a.only_two:
         two_table(a, revs, ref_plan)
     print(f"{time.time() - t0:.0f}s")
