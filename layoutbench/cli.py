@@ -478,7 +478,8 @@ def results_cmd(**o):
 @click.option("--functions", "functions", help="With --cache: the functions to show (comma-separated) "
                                                "instead of the hottest.")
 @click.option("--top", "top", type=click.IntRange(1), default=10, show_default=True,
-              help="With --cache: how many hot functions and miss lines to show.")
+              help="With --cache: the hot functions are the TOP with the most I1 misses and the TOP with the most "
+                   "instructions (one list, up to twice TOP), and TOP miss lines are shown.")
 def symdiff_cmd(**o):
     """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
