@@ -380,6 +380,20 @@ def test_cache_view_of_a_crafted_collision_names_the_pair_and_the_misses(collidi
     assert re.search(r"hot_f\s+1\s+10,000\s+\+9,999\s+hot_g", text), text
 
 
+def test_cache_view_refuses_counts_of_two_models(colliding, tmp_path):
+    """A cachegrind output beside a QEMU cache model's .blocks file: one line naming both files, exit 2,
+    whichever side each is on (each file is well formed for its kind)."""
+    (a, cga), (b, cgb) = colliding["apart"], colliding["collide"]
+    blocks = tmp_path / "collide.blocks"
+    blocks.write_text("")  # an empty blocks file: no block measured
+    for first, second in ((cga, blocks), (blocks, cgb)):
+        p = lb("symdiff", str(a), str(b), "--cache", ",".join(map(str, I1)), "--cachegrind-out", str(first),
+               "--cachegrind-out", str(second), check=False)
+        assert p.returncode == 2 and p.stdout == "", p
+        err = p.stderr.strip().splitlines()
+        assert len(err) == 1 and str(first) in err[0] and str(second) in err[0] and "one kind" in err[0], err
+
+
 def test_cache_view_from_the_qemu_cache_model_maps_its_blocks_to_functions(mini, tmp_path):
     """The minikernel's bootable image, default vs aligned, booted under the profile's qemu-icache
     target (TCG, -icount, the same 4096-byte 2-way I1): the plugin's per-block counts, given as its

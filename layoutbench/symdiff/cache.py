@@ -344,8 +344,13 @@ def cache_view(old: Image, new: Image, spec: str, target: str | None = None, out
     if outs:
         if len(outs) != 2:
             raise LayoutbenchError("--cachegrind-out: give it twice, the old image's output file then the new one's")
+        blocks = [str(f).endswith(".blocks") for f in outs]
+        if blocks[0] != blocks[1]:
+            raise LayoutbenchError(f"--cachegrind-out: {outs[blocks.index(True)]} is the QEMU cache model's blocks file "
+                                   f"and {outs[blocks.index(False)]} cachegrind's output: the counts of two models "
+                                   "do not compare; give two files of one kind")
         counts = (read_counts(Path(outs[0]), old), read_counts(Path(outs[1]), new))
-        source = "qemu-icache" if str(outs[1]).endswith(".blocks") else "cachegrind"
+        source = "qemu-icache" if blocks[1] else "cachegrind"
     elif not names:
         if prof is None:
             raise LayoutbenchError("--cache: the images are not layoutbench builds, so no cachegrind target runs them: "
