@@ -39,7 +39,7 @@ restored afterwards.  It prints four sections:
    the ends already have (measured in section 1).  Added to the 5 sigma_L bisection's other
    phases (section 1) that is the least a single 5 sigma_L bisection costs at that miss rate.
 4. **prove-null** -- ``--prove-null`` at 1% layout noise: the endpoints of a null pair and of a
-   true 0.5% shift (one commit, sigma_R 0.1%, pair i from seed 70000 + i, 600 pairs), how often
+   true 0.5% shift (one commit, sigma_R 0.1%, pair i from seed 70000 + i, ``--pairs``: 1,000), how often
    "within layout noise" is said and at how many layouts a side.
 
 A full default run takes about 2 minutes of CPU.  ``--json`` prints the same numbers as one
@@ -168,7 +168,7 @@ def side_runs(e0: float, ends: list[tuple], per: float) -> float:
     return per * float(np.mean([sum(max(0.0, e0 - x) for x in ab) for ab in ends]))
 
 
-def prove_null(n: int = 600, sigma_l: float = 0.01, seed0: int = 70_000) -> list[dict]:
+def prove_null(n: int = 1000, sigma_l: float = 0.01, seed0: int = 70_000) -> list[dict]:
     out = []
     for shift in (0.0, 0.005):
         noise = lay = 0
@@ -186,6 +186,7 @@ def prove_null(n: int = 600, sigma_l: float = 0.01, seed0: int = 70_000) -> list
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--histories", type=int, default=100)
+    ap.add_argument("--pairs", type=int, default=1000, help="--only prove-null: pairs per row (default 1000)")
     ap.add_argument("--seed0", type=int, default=0, help="history i is drawn from seed SEED0 + i (default 0)")
     ap.add_argument("--settings", help="frontier settings SIDE_A:FIRST,... (default: "
                     + ",".join(f"{a:g}:{f}" for a, f in SETTINGS) + ")")
@@ -279,11 +280,13 @@ def main() -> None:
 
     # 4. --prove-null
     if "prove-null" in only:
-        res["prove_null"] = prove_null()
-        say("\n4. --prove-null at σL 1% (σR 0.1%, pairs from seeds 70000..70599): 'within layout noise' said")
+        res["prove_null"] = prove_null(a.pairs)
+        say(f"\n4. --prove-null at σL 1% (σR 0.1%, pairs from seeds 70000..{70000 + a.pairs - 1}): "
+            "'within layout noise' said")
         for r in res["prove_null"]:
-            say(f"  true shift {100 * r['shift']:.1f}%: {100 * r['noise']:.1f}% of {r['pairs']} pairs, "
-                f"{r['layouts']:.1f} layouts a side (mean)")
+            lo, hi = S.wilson(r["noise"], r["pairs"])
+            say(f"  true shift {100 * r['shift']:.1f}%: {100 * r['noise']:.1f}% [95% CI {100 * lo:.1f}-{100 * hi:.1f}%] "
+                f"of {r['pairs']} pairs, {r['layouts']:.1f} layouts a side (mean)")
     res["cpu_seconds"] = round(time.process_time() - t0, 1)
     if a.json:
         print(json.dumps(res, indent=1, ensure_ascii=False))
