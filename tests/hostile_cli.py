@@ -740,10 +740,14 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
 
     def orphaned_make():
         d = w.profiles / "tinyorph"
-        log = tmp / "orph.txt"
-        log.unlink(missing_ok=True)
-        write_tiny(d, name="tinyorph", build=f"echo start >> {log}; sleep 4; make -s OBJDIR={{objdir}} CC={{cc}}; "
-                                             f"echo done >> {log}")
+        log, mark, spid = tmp / "orph.txt", tmp / "orph.second", tmp / "orph.sleep"
+        for f in (log, mark, spid):
+            f.unlink(missing_ok=True)
+        # the first build waits in a sleep of its own (its pid written) until it is killed, whatever
+        # the machine's speed; the second one (the mark made) goes straight to make
+        write_tiny(d, name="tinyorph", build=f"if [ ! -e {mark} ]; then touch {mark}; sleep 300 & echo $! > {spid}; "
+                                             f"echo start >> {log}; wait; fi; "
+                                             f"make -s OBJDIR={{objdir}} CC={{cc}}; echo done >> {log}")
         e = {**os.environ, **{k: v for k, v in env.items() if v is not None}, "PYTHONPATH": str(H.ROOT)}
         p = subprocess.Popen([sys.executable, "-m", "layoutbench.cli", "build", "tinyorph", "--layout", "default"],
                              cwd=H.ROOT, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -763,9 +767,8 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
         p.wait()
         o = H.cli("build", "tinyorph", "--layout", "default", env=env, expect_ok=True,
                   check=lambda o, e: "killing the build left running" in e)
-        time.sleep(0.5)
-        # only the second build finished; the orphan was killed, never ran its make into the folder
-        return o if log.read_text().count("done") == 1 else "wrong-success"
+        # only the second build finished; the orphan's group was killed (its sleep with it), never ran make
+        return o if log.read_text().count("done") == 1 and not H.survives(int(spid.read_text())) else "wrong-success"
     out.append(("kill -9 during a build: the next run kills the orphaned make", orphaned_make))
 
     # -- faults on real (tiny, read-only) file systems, in a private mount namespace ---------------
