@@ -621,6 +621,8 @@ def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
 
     min_effect = validate.min_effect_percent(min_effect)
     metrics = validate.metric_names(metrics) or ()
+    if kernel and profile.is_path(kernel):  # a profile's folder or kernel.toml: its history is stored by name
+        kernel = profile.load(kernel).name
     store = open_store(store_path, write=False)
     index = report.write_report(store, outdir, kernel=kernel, repo=repo, metrics=list(metrics) or None,
                                 min_effect=min_effect / 100, say=say)

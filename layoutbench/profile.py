@@ -8,6 +8,7 @@ how an image is run and its metrics read.  The format is documented in
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tomllib
@@ -151,16 +152,63 @@ def _named() -> dict[str, Path]:
     return out
 
 
-def find(kernel: str) -> Path:
-    """The kernel.toml for a profile name, a profile folder, or a kernel.toml path."""
+#: in the work folder: profile name → its kernel.toml, for every profile a command was given by path
+REMEMBERED = "profiles.json"
+
+
+def _remembered() -> dict[str, Path]:
+    try:
+        d = json.loads((paths.workdir() / REMEMBERED).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: Path(v) for k, v in d.items() if isinstance(v, str)} if isinstance(d, dict) else {}
+
+
+def _remember(name: str, file: Path) -> None:
+    """Note in the work folder (when it exists) that profile ``name`` is ``file``: what the folder
+    holds under the name (an image's plan, a history, a bisection) then finds its profile by the
+    name alone, in ``report``, ``symdiff --cache`` and the bisection's verbs.  A work folder that
+    cannot be written is left as it is (the name is then found on the search path only)."""
+    f = paths.workdir() / REMEMBERED
+    known = _remembered()
+    if known.get(name) == file or not f.parent.is_dir():
+        return
+    known[name] = file
+    tmp = f.with_name(f".{f.name}.{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps({k: str(v) for k, v in sorted(known.items())}, indent=1) + "\n")
+        os.replace(tmp, f)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def is_path(kernel: str) -> bool:
+    """``kernel`` names a profile by its folder or its kernel.toml (not by name)."""
+    return _by_path(kernel) is not None
+
+
+def _by_path(kernel: str) -> Path | None:
     p = Path(kernel)
     if p.suffix == ".toml" and p.is_file():
         return p.resolve()
     if (p / "kernel.toml").is_file() and ("/" in kernel or p.is_absolute()):
         return (p / "kernel.toml").resolve()
+    return None
+
+
+def find(kernel: str) -> Path:
+    """The kernel.toml for a profile name, a profile folder, or a kernel.toml path.  A name is
+    looked up on the search path (:func:`profile_dirs`), then among the profiles this work folder
+    was given by path."""
+    by_path = _by_path(kernel)
+    if by_path is not None:
+        return by_path
     named = _named()
     if kernel in named:
         return named[kernel]
+    seen = _remembered().get(kernel)
+    if seen is not None and seen.is_file():
+        return seen
     raise LayoutbenchError(
         f"unknown kernel {kernel!r}: known profiles are {', '.join(sorted(named)) or 'none'} "
         f"(or give the path of a kernel.toml, or add its folder's parent to LAYOUTBENCH_PROFILES)"
@@ -243,6 +291,8 @@ def load(kernel: str) -> Profile:
         raise LayoutbenchError(f"{file}: not UTF-8 text (byte {e.start}); a profile is a TOML file") from None
     top = _Table(data, "", file)
     name = safety.safe_name("profile name", top.get("name", str, file.parent.name), f"{file}: ")
+    if _by_path(kernel) is not None and _named().get(name) != file:
+        _remember(name, file)
     here = file.parent
 
     src = top.table("source")
