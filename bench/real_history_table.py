@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/real-history.md's layout-kind table: bench/real_history.py's runs with several seeded layout kinds, side by side.
+"""docs/real-history.md, "Several layout kinds side by side": bench/real_history.py's runs with several seeded layout kinds, side by side.
 
 Reads the ``--json`` files real_history.py wrote (``WORKDIR/KIND-K.json``) and the store
 they share, and prints per kind and K: what ``history`` named (right or wrong by the
