@@ -1313,7 +1313,7 @@ def _sides(v: dict) -> list[str]:
                    f"({ci_label(conf, v)} {interval(sd['ci_low'], sd['ci_high'])}, {sd['layouts']} "
                    f"layouts a side): {said}")
     if quiet and not v["settings"].get("thorough"):
-        out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 6-10% of "
+        out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 7-8% of "
                    "simulated ranges at this search's price; docs/how-it-decides.md, Figure 2)")
     return out
 
