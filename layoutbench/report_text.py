@@ -37,6 +37,10 @@ def print_compare(console, rep: Report) -> None:
                       f"[red]{len(flagged)}: {', '.join(flagged[:3])}[/red]" if flagged else "0")
         console.print()
         console.print(t)
+        exact = next((r.exact for r in m.rows if r.exact), None)
+        if exact:
+            console.print(f"  exact: {exact['why']}: a layout's one value is its value, no interval to draw",
+                          markup=False)
         for r in m.rows:
             if r.noise is not None:
                 console.print("  " + noise_line(r.name, r.noise), markup=False)
@@ -50,10 +54,11 @@ def print_compare(console, rep: Report) -> None:
 
 
 def _exact(x: dict) -> str:
-    """A ratio on a deterministic target: ``1.023  exact (why)``; over several layouts, their range too."""
+    """A ratio on a deterministic target: ``1.023  exact``; over several layouts, their range too
+    (why it is exact is said once, under the table: :func:`print_compare`)."""
     if x["layouts"] == 1:
-        return f"{x['ratio']:.3f}  exact ({x['why']})"
-    return f"{x['ratio']:.3f}  exact per layout {x['min']:.3f} … {x['max']:.3f} ({x['layouts']} layouts; {x['why']})"
+        return f"{x['ratio']:.3f}  exact"
+    return f"{x['ratio']:.3f}  exact, per layout {x['min']:.3f} … {x['max']:.3f} ({x['layouts']} layouts)"
 
 
 def print_rows(console, rows: list[dict], fmt_: str) -> None:
