@@ -236,7 +236,21 @@ class _Postgres:
             raise LayoutbenchError(f"cannot connect to the store {redact_url(url)}: {redact_text(first, url)}") from None
 
     def execute(self, sql: str, params=()):
-        return self.conn.execute(sql.replace("?", "%s"), params)
+        """The statement; a read outside a transaction that the server rolled back as a deadlock
+        or a serialization failure runs again (a few times, after a short random wait): it
+        changed nothing.  Writes are run again by ``Store._retry``, whole."""
+        from psycopg.pq import TransactionStatus
+
+        sql = sql.replace("?", "%s")
+        read = sql.lstrip().upper().startswith("SELECT")
+        for i in range(Store.RETRIES):
+            try:
+                return self.conn.execute(sql, params)
+            except self.errors as e:
+                if (not read or getattr(e, "sqlstate", None) not in Store.RETRY_SQLSTATES or i == Store.RETRIES - 1
+                        or self.conn.info.transaction_status != TransactionStatus.IDLE):
+                    raise
+                time.sleep(random.uniform(0.01, 0.05) * (i + 1))
 
     def executemany(self, sql: str, rows) -> None:
         with self.conn.cursor() as c:
@@ -324,9 +338,26 @@ class Store:
                                            self.path))
         return self
 
+    def _schema_complete(self) -> bool:
+        """A PostgreSQL store that already has every table, index and added column: read from the
+        catalog, which takes no lock on the tables."""
+        want_tables = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", SCHEMA))
+        want_indexes = set(re.findall(r"CREATE INDEX IF NOT EXISTS (\w+)", SCHEMA))
+        cols = {(r["table_name"], r["column_name"]) for r in self.db.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()")}
+        indexes = {r["indexname"] for r in self.db.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}
+        return (want_tables <= {t for t, _ in cols} and want_indexes <= indexes
+                and all((t, c) in cols for t, c, _ in _ADDED_COLUMNS))
+
     def _create_schema(self) -> None:
-        """A PostgreSQL store's tables, created by one worker at a time (ALTER TABLE's lock can
-        deadlock with another worker's run being stored: the open is retried like any write)."""
+        """A PostgreSQL store's tables, created by one worker at a time, and only when one is
+        missing: ALTER TABLE takes a lock that conflicts with every read and write of the table,
+        so a worker opening a complete store beside a running bisection must not take it (the two
+        deadlocked: the bisection's read was the one the server rolled back).  A deadlock while
+        creating is retried like any write."""
+        if self._schema_complete():
+            return
         with self._tx():
             self.db.execute("SELECT pg_advisory_xact_lock(7420501)")  # one worker creates the schema
             for stmt in SCHEMA.replace("INTEGER PRIMARY KEY", "SERIAL PRIMARY KEY") \

@@ -101,6 +101,39 @@ def test_an_unreachable_postgresql_store_is_one_line(tmp_path):
     assert p.stderr.strip().count("\n") == 0 and "cannot connect to the store" in p.stderr
 
 
+def test_opening_a_complete_store_takes_no_lock_on_its_tables(pg):
+    """A worker opening the store while another holds a write lock on every table (a run being
+    stored, a bisection reading): the open reads the catalog and takes no table lock, so it is
+    not queued behind them (ALTER TABLE ... IF NOT EXISTS on every open waited here, and beside
+    a running bisection the two deadlocked).  A store with a column missing is still completed."""
+    import threading
+
+    import psycopg
+
+    Store(pg).close()  # the schema, complete
+    holder = psycopg.connect(pg)
+    try:
+        for table in ("builds", "runs", "samples", "state", "configs", "machine_checks"):
+            holder.execute(f"LOCK TABLE {table} IN ROW EXCLUSIVE MODE")  # held until the rollback below
+        opened: dict = {}
+        t = threading.Thread(target=lambda: opened.setdefault("store", Store(pg)), daemon=True)
+        t.start()
+        t.join(timeout=120)  # a hang guard: an open queued behind the lock waits until it is released
+        assert "store" in opened, "opening a complete store waited for a lock on its tables"
+        opened["store"].close()
+    finally:
+        holder.rollback()
+        holder.close()
+    with psycopg.connect(pg, autocommit=True) as c:
+        c.execute("ALTER TABLE runs DROP COLUMN deploy_seconds")
+    st = Store(pg)
+    try:
+        assert any(r["column_name"] == "deploy_seconds" for r in st.db.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'"))
+    finally:
+        st.close()
+
+
 def test_a_transaction_the_server_rolled_back_as_a_deadlock_runs_again(pg, tmp_path):
     """Two workers' transactions that take the same two rows in opposite orders: PostgreSQL
     detects the deadlock and rolls one back (a real 40P01 from the server, after its 1 s
