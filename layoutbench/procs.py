@@ -20,6 +20,7 @@ import ctypes
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,6 +111,27 @@ except (OSError, AttributeError):  # not Linux: the watchdog alone
     _prctl = None
 
 
+#: the parent-death signal set without Python in the child: ``setpriv`` (util-linux) sets it and
+#: execs a shell that ends at once when the parent is already gone, and execs the command.  A
+#: ``preexec_fn`` runs Python between fork and exec, which is unsafe beside other threads (a
+#: labgrid farm's gRPC threads: the child crashed with SIGSEGV before its build started).
+_SETPRIV = shutil.which("setpriv")
+_EXEC_IF_PARENT = 'if [ "$PPID" != "$0" ]; then kill -9 $$; fi; exec "$@"'
+
+
+def _dying_with_parent(cmd, kw: dict, parent: int):
+    """``cmd`` and ``kw`` for Popen such that the child gets SIGKILL when the thread that starts
+    it ends (PR_SET_PDEATHSIG), and at once when ``parent`` is gone before it runs."""
+    if _SETPRIV is None:
+        return cmd, {**kw, "preexec_fn": lambda: _die_with_parent(parent)}
+    kw = dict(kw)
+    if kw.pop("shell", False):
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else ["/bin/sh", "-c", *cmd]
+    else:
+        argv = [cmd] if isinstance(cmd, (str, bytes, os.PathLike)) else list(cmd)
+    return [_SETPRIV, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", _EXEC_IF_PARENT, str(parent), *argv], kw
+
+
 def _die_with_parent(parent: int) -> None:
     """In the child between fork and exec: SIGKILL when the parent (thread) ends, and at once when
     it ended before this line (then the child already belongs to another process)."""
@@ -177,10 +199,11 @@ def start(cmd, **kw) -> subprocess.Popen:
     if run_lock is not None:
         kw["env"] = {**(kw.get("env") if kw.get("env") is not None else os.environ), **run_lock.mark()}
     parent = os.getpid()
+    cmd, kw = _dying_with_parent(cmd, kw, parent)
     if main:
         _starting = True
     try:
-        p = subprocess.Popen(cmd, start_new_session=True, preexec_fn=lambda: _die_with_parent(parent), **kw)
+        p = subprocess.Popen(cmd, start_new_session=True, **kw)
         with _lock:
             _groups.add(p.pid)
             _tell_watchdog(f"+ {p.pid} {start_time(p.pid)}")
