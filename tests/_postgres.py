@@ -58,7 +58,7 @@ def serve():
     import pytest
 
     if bindir() is None:
-        pytest.skip("PostgreSQL is not installed (setup.sh installs postgresql)")
+        pytest.fail("PostgreSQL is not installed: run `bash setup.sh`, which installs postgresql", pytrace=False)
     s = Server()
     try:
         yield s.start()

@@ -79,6 +79,22 @@ def fresh_workdir(tmp_path, monkeypatch) -> Path:
     return d
 
 
+# -- what setup.sh installs ----------------------------------------------------------------------------
+
+def require(missing: str | None) -> None:
+    """A tool or package the tests use and setup.sh installs: missing, the test fails and says what to
+    run (a skip would leave the feature untested under a green suite)."""
+    if missing:
+        pytest.fail(f"{missing}: run `bash setup.sh`, which installs it", pytrace=False)
+
+
+def require_module(name: str) -> None:
+    """:func:`require` for a Python package of the test extra (at a module's top: its tests fail)."""
+    import importlib.util
+
+    require(None if importlib.util.find_spec(name) else f"the Python package {name} is not installed")
+
+
 # -- in CI nothing may hide behind a skip ----------------------------------------------------------
 # setup.sh installs every tool the tests use; a skip in CI means it did not, and that is a failure.
 
@@ -112,7 +128,7 @@ def native_helper() -> str:
 
     if native.binary() is None:
         if not shutil.which("cargo"):
-            pytest.skip("cargo is not installed (setup.sh installs it), so the native symdiff helper cannot be built")
+            require("cargo is not installed, so the native symdiff helper cannot be built")
         r = subprocess.run(["cargo", "build", "--release", "--quiet", "--offline", "--manifest-path",
                             os.path.join(native.CRATE, "Cargo.toml")], capture_output=True, text=True, timeout=1800)
         assert r.returncode == 0 and native.binary() is not None, r.stderr[-3000:]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI_TOML, git, lb, mini_repo
+from conftest import MINI_TOML, git, lb, mini_repo, require
 from layoutbench import build, elfinfo, layout, metrics, placement, profile, source
 from layoutbench.errors import LayoutbenchError
 from layoutbench.targets import qemu as qemu_target
@@ -216,9 +216,9 @@ def test_adding_an_object_keeps_the_others_in_order(tmp_path, fresh_workdir):
         assert [n for n in new if n != "dev/aaa_unused.o"] == old
 
 
-@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed (apt-get install valgrind)")
 def test_cachegrind_sees_layout_deterministically(mini):
     """Same instructions, different I1 misses: the layout matters, and not by chance."""
+    require(None if shutil.which("valgrind") else "valgrind is not installed")
     _, _, v = mini
 
     def cg(elf: Path) -> tuple[int, int]:

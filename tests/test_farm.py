@@ -22,12 +22,11 @@ import pytest
 
 import _sshd
 from _remote import profile
-from conftest import lb, script
+from conftest import lb, require, require_module, script
 from test_ssh import ssh_target
 
 from layoutbench import decide
 
-needs_sshd = pytest.mark.skipif(_sshd.available() is not None, reason=str(_sshd.available()))
 
 #: the benchmark under cachegrind on the remote side, its summary turned into the cg_cost metric
 CG = ("out=$(valgrind --tool=cachegrind --cache-sim=yes --I1=4096,2,64 --D1=32768,8,64 --LL=1048576,16,64 "
@@ -108,9 +107,9 @@ def test_the_engine_over_three_simulated_machines_takes_fewer_rounds():
     assert "3 probes per round" in three.bound() and "probes per round" not in one.bound()
 
 
-@needs_sshd
 def test_three_machines_find_the_same_culprit_in_fewer_rounds_never_mixing_hosts(workdir, tmp_path, lab):
-    pytest.importorskip("asyncssh")
+    require(_sshd.available())
+    require_module("asyncssh")
     m = _make_history()(tmp_path / "repo", 8, seed=11, regression_at=3, regression_pct=3.0, layout_only=[1, 5, 7])
     toml = farm_profile(lab, tmp_path)
     one = bisect(toml, m, tmp_path / "one.sqlite", "m0")

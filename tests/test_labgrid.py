@@ -9,12 +9,16 @@ import sqlite3
 
 import pytest
 
-from conftest import ROOT, lb
+from conftest import ROOT, lb, require, require_module
 from _remote import profile
 
-pytest.importorskip("labgrid")
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None, reason="no qemu-system-x86_64")]
+require_module("labgrid")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def _qemu():
+    require(None if shutil.which("qemu-system-x86_64") else "qemu-system-x86_64 is not installed")
 
 ENV = ROOT / "kernels" / "minikernel" / "labgrid-qemu.yaml"
 

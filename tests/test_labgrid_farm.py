@@ -24,16 +24,19 @@ from _postgres import serve as _postgres_serve
 
 import _labgrid_lab
 from _remote import profile
-from conftest import ROOT, script
+from conftest import ROOT, require, require_module, script
 from test_farm import ARGS, COMMAND
 
-pytest.importorskip("labgrid")
-pytest.importorskip("asyncssh")
-pytest.importorskip("psycopg", reason="pip install 'psycopg[binary]' (the test extra has it)")
+for _module in ("labgrid", "asyncssh", "psycopg"):
+    require_module(_module)
 
 from layoutbench.store import Store  # noqa: E402
 
-pytestmark = pytest.mark.skipif(_labgrid_lab.available() is not None, reason=str(_labgrid_lab.available()))
+
+
+@pytest.fixture(autouse=True)
+def _lab_tools():
+    require(_labgrid_lab.available())
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import lb
+from conftest import lb, require
 from layoutbench import build, elfinfo, layout, placement, profile, source, targets
 
 TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
@@ -19,8 +19,12 @@ LAYOUTS = [("default", 0), ("sorted", 0), ("random", 1), ("function-aligned", 0)
 
 pytestmark = [
     pytest.mark.linux,
-    pytest.mark.skipif(not TARBALL.is_file(), reason="needs Debian's linux-source-6.1 (setup.sh installs it)"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _linux_source():
+    require(None if TARBALL.is_file() else "Debian's linux-source-6.1 is not installed")
 
 
 @pytest.fixture(scope="module")

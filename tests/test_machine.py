@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from conftest import require
+
 from layoutbench import machine, perfstat, profile, targets
 from layoutbench.errors import LayoutbenchError
 
@@ -28,7 +30,7 @@ def _target(kind: str = "local", **settings) -> targets.Target:
 @pytest.fixture(scope="module")
 def perf():
     if not shutil.which("perf"):
-        pytest.skip("perf is not installed (setup.sh installs linux-perf)")
+        require("perf is not installed")
     return "perf"
 
 
@@ -69,8 +71,7 @@ def test_perf_parse_reads_only_asked_events_and_derives_ipc():
 
 
 def test_pin_runs_the_benchmark_on_that_cpu(tmp_path):
-    if not shutil.which("taskset"):
-        pytest.skip("taskset is not installed (util-linux)")
+    require(None if shutil.which("taskset") else "taskset is not installed")
     prof = profile.load("minikernel")
     script = ("echo LAYOUTBENCH metric name=cpus value=$(taskset -pc $$ | sed 's/.*: //') unit=cpu better=lower;"
               " echo LAYOUTBENCH end status=ok")

@@ -14,12 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, require
 from layoutbench import build, layout, openbsd, profile, source
 
 LD = shutil.which("ld.lld-19") or shutil.which("ld.lld")
 CC = shutil.which("clang-19") or shutil.which("clang")
-pytestmark = pytest.mark.skipif(not (LD and CC), reason="needs clang and ld.lld")
+
+
+@pytest.fixture(autouse=True)
+def _toolchain():
+    require(None if LD and CC else "clang and ld.lld are not installed")
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +100,8 @@ def test_generated_relink_links_with_lld_and_obeys_the_layout(kit, tmp_path, nam
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("qemu-system-x86_64") is None, reason="no qemu")
 def test_the_relinked_kernel_boots(kit, tmp_path):
+    require(None if shutil.which("qemu-system-x86_64") else "qemu-system-x86_64 is not installed")
     bsd, _ = relink(kit, tmp_path, "random", 5)
     p = subprocess.run(["qemu-system-x86_64", "-accel", "tcg", "-machine", "q35", "-m", "128M", "-cpu", "max",
                         "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",

@@ -15,10 +15,10 @@ import time
 import pytest
 from _postgres import serve as _postgres_serve
 
-from conftest import lb
+from conftest import lb, require_module
 from test_bisect import make_history
 
-pytest.importorskip("psycopg", reason="pip install 'psycopg[binary]' (the test extra has it)")
+require_module("psycopg")
 
 from layoutbench import bisect  # noqa: E402
 from layoutbench.store import RunKey, Store  # noqa: E402

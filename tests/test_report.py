@@ -13,6 +13,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from conftest import require
+
 import _chromium
 import _history_repo as H
 
@@ -83,7 +85,7 @@ def test_report_marks_every_quirk_and_lists_the_regression(hist):
 def test_report_in_headless_chromium(hist, tmp_path):
     exe = _chromium.find()
     if exe is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+        require("chromium is not installed")
     site = Path(hist["site"])
     b = _chromium.Browser(exe, tmp_path / "profile")
     try:

@@ -19,10 +19,14 @@ import pytest
 
 import _sshd
 from _remote import profile
-from conftest import lb
+from conftest import lb, require, require_module
 
-pytestmark = pytest.mark.skipif(_sshd.available() is not None, reason=str(_sshd.available()))
-pytest.importorskip("asyncssh")
+require_module("asyncssh")
+
+
+@pytest.fixture(autouse=True)
+def _sshd_installed():
+    require(_sshd.available())
 
 SMALL = "iterations=2000"
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require
+
 from layoutbench import store
 from layoutbench.errors import LayoutbenchError
 
@@ -33,8 +35,8 @@ print(store.explain(err, checkpoint=True))
 """
 
 
-@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux)")
 def test_a_full_disk_says_how_large_the_write_ahead_log_is_after_trying_to_fold_it_back(tmp_path):
+    require(None if shutil.which("unshare") else "unshare (util-linux) is not installed")
     d = tmp_path / "mnt"
     d.mkdir()
     p = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=400k tmpfs {d} && "

@@ -17,7 +17,7 @@ from contextlib import closing
 import pytest
 
 import _chromium
-from conftest import lb, script
+from conftest import lb, require, script
 from layoutbench import bisect, verdict
 from layoutbench.store import Store
 
@@ -169,7 +169,7 @@ def test_the_report_keeps_every_bisection_by_range_and_metric_and_shows_it_in_ch
         (site / "plots" / "cg_ir.svg").read_text()
     exe = _chromium.find()
     if exe is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+        require("chromium is not installed")
     b = _chromium.Browser(exe, tmp_path / "profile")
     try:
         r = b.load((site / "index.html").as_uri())
