@@ -291,7 +291,7 @@ def load(kernel: str) -> Profile:
         raise LayoutbenchError(f"{file}: not UTF-8 text (byte {e.start}); a profile is a TOML file") from None
     top = _Table(data, "", file)
     name = safety.safe_name("profile name", top.get("name", str, file.parent.name), f"{file}: ")
-    if _by_path(kernel) is not None and _named().get(name) != file:
+    if _by_path(kernel) is not None and name not in _named():  # a name the search path has wins anyway
         _remember(name, file)
     here = file.parent
 

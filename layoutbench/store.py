@@ -229,6 +229,9 @@ class _Postgres:
         except ImportError:
             raise LayoutbenchError("a PostgreSQL store needs psycopg: pip install 'psycopg[binary]'") from None
         self.errors = psycopg.Error
+        from psycopg.pq import TransactionStatus
+
+        self._idle = TransactionStatus.IDLE
         try:
             self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=15)
         except psycopg.Error as e:
@@ -239,8 +242,6 @@ class _Postgres:
         """The statement; a read outside a transaction that the server rolled back as a deadlock
         or a serialization failure runs again (a few times, after a short random wait): it
         changed nothing.  Writes are run again by ``Store._retry``, whole."""
-        from psycopg.pq import TransactionStatus
-
         sql = sql.replace("?", "%s")
         read = sql.lstrip().upper().startswith("SELECT")
         for i in range(Store.RETRIES):
@@ -248,7 +249,7 @@ class _Postgres:
                 return self.conn.execute(sql, params)
             except self.errors as e:
                 if (not read or getattr(e, "sqlstate", None) not in Store.RETRY_SQLSTATES or i == Store.RETRIES - 1
-                        or self.conn.info.transaction_status != TransactionStatus.IDLE):
+                        or self.conn.info.transaction_status != self._idle):
                     raise
                 time.sleep(random.uniform(0.01, 0.05) * (i + 1))
 

@@ -278,6 +278,44 @@ def _conflict(pg: str, st: Store, how: str, hold: str, call) -> BaseException | 
     return out.get("e")
 
 
+def test_a_read_the_server_rolled_back_as_a_deadlock_runs_again(pg):
+    """A read outside a transaction (the store's join of builds and runs) holds builds and waits for
+    runs, which a second real connection X holds; X then asks for builds: a cycle, and the server
+    rolls the read back with 40P01 (its deadlock_timeout, 2 s, runs out first).  The read runs again
+    once X is done, and returns its rows; it is not an error of the command."""
+    import threading
+
+    st = Store(pg)
+    x = _raw(pg)
+    out: dict = {}
+    join = "SELECT count(*) AS n FROM builds b JOIN runs r ON r.build_id = b.id"
+    before = st.db.execute(join).fetchall()
+
+    def read():
+        try:
+            out["rows"] = st.db.execute(join).fetchall()
+        except BaseException as e:  # noqa: BLE001 - handed to the test
+            out["e"] = e
+
+    try:
+        st.db.execute("SET deadlock_timeout = '2s'")
+        x.execute("SET deadlock_timeout = '60s'")
+        x.execute("BEGIN")
+        x.execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
+        t = threading.Thread(target=read)
+        t.start()
+        with _raw(pg) as watch:
+            _wait_for_lock(watch, st.db.conn.info.backend_pid)
+        x.execute("LOCK TABLE builds IN ACCESS EXCLUSIVE MODE")  # returns once the server rolled the read back
+        x.execute("COMMIT")
+        t.join(timeout=120)
+        assert not t.is_alive()
+        assert "e" not in out and out["rows"] == before, out
+    finally:
+        x.close()
+        st.close()
+
+
 @pytest.mark.parametrize("how", ["serialize", "deadlock"])
 def test_a_single_statement_write_the_server_rolled_back_runs_again(pg, how):
     """set_state is one autocommit statement: a real serialization failure (40001) or deadlock
