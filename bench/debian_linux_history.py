@@ -212,9 +212,9 @@ def make_repo(workdir: Path, version: str, src: Path) -> Path:
 
 def build_inputs(objdir: Path, tree: Path) -> set[str]:
     """Paths (relative to the source tree) of every file the build read, from its dependency
-    files: layoutbench's own reader (build.build_inputs, what object reuse decides with)."""
+    files: layoutbench's own reader (reuse.build_inputs, what object reuse decides with)."""
     sys.path.insert(0, str(ROOT))
-    from layoutbench.build import build_inputs as read
+    from layoutbench.reuse import build_inputs as read
 
     return read(objdir, tree)
 

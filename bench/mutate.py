@@ -26,7 +26,7 @@ Mutants that cannot be killed because they do not change behaviour are listed wi
 ``bench/mutants-equivalent.toml`` and left out of the score::
 
     [[equivalent]]
-    file = "layoutbench/stats.py"
+    file = "layoutbench/stats/summary.py"
     line = 120
     col = 8                                    # optional: the column, when the line has two such mutants
     mutation = "compare: a < b -> a <= b"     # as this script prints it
@@ -65,7 +65,7 @@ EQUIVALENT = ROOT / "bench" / "mutants-equivalent.toml"
 #: are reused), for modules that neither compile nor link; every other module's tests start empty.
 #: ``functions``: only the mutants inside these top-level functions of the files (one job of a module)
 MODULES: dict[str, dict] = {
-    "stats": {"files": ["layoutbench/stats.py"], "tests": ["tests/test_stats.py"]},
+    "stats": {"files": [f"layoutbench/stats/{m}.py" for m in ("base", "summary", "noise", "comparison", "family")], "tests": ["tests/test_stats.py"]},
     "layout": {"files": ["layoutbench/layout.py"], "tests": ["tests/test_units.py", "tests/test_layout_units.py"]},
     "placement": {"files": ["layoutbench/placement.py"],
                   "tests": ["tests/test_units.py", "tests/test_layout_units.py"]},
@@ -76,14 +76,15 @@ MODULES: dict[str, dict] = {
     "store": {"files": ["layoutbench/store.py"],
               "tests": ["tests/test_store_units.py", "tests/test_resume.py", "tests/test_measure.py",
                         "tests/test_units.py", "-k", "store or older or resume"], "workdir": True},
-    "history": {"files": ["layoutbench/history.py"],
+    "history": {"files": ["layoutbench/history/sweeping.py", "layoutbench/history/analysis.py"],
                 "tests": ["tests/test_units.py", "tests/test_history_analysis.py"], "workdir": True},
     "quirks": {"files": ["layoutbench/quirks.py"],
                "tests": ["tests/test_quirks.py", "-k", "prepare or from_until or naming or errors_and"]},
     "symdiff": {"files": ["layoutbench/symdiff/classify.py", "layoutbench/symdiff/samecode.py",
                           "layoutbench/symdiff/model.py"],
                 "tests": ["tests/test_symdiff_rules.py"]},
-    "decide": {"files": ["layoutbench/decide.py"],
+    "decide": {"files": [f"layoutbench/decide/{m}.py" for m in ("plan", "model", "tracked", "sequential", "outcome",
+                                                                   "search", "power", "rounds", "baseline")],
                "tests": ["tests/test_decide_units.py", "tests/test_decide_more.py", "tests/test_calibration.py",
                          "tests/test_interval.py", "-k",
                          "not coverage and not calibrated and not whole_bisection and not minimum_effect "
@@ -92,13 +93,11 @@ MODULES: dict[str, dict] = {
     "report": {"files": ["layoutbench/owned.py"],
                "tests": ["tests/test_report_output.py", "-k",
                          "error_while or stops_being or meanwhile or replaced_whole or swap or check_refuses or marker"]},
-    "reuse": {"files": ["layoutbench/build.py"], "tests": ["tests/test_reuse.py"],
-              "functions": ["_make_words", "_logical_lines", "make_rules", "_dependency_files", "_under",
-                            "read_dependencies", "build_inputs", "_dependencies_of", "_every_object_has_dependencies",
-                            "_matches", "changed_files", "unread_change", "reusable"]},
+    "reuse": {"files": ["layoutbench/reuse.py"], "tests": ["tests/test_reuse.py"]},
     "validate": {"files": ["layoutbench/validate.py"],
                  "tests": ["tests/test_hostile_cli.py", "-k", "not every_hostile_cli_input"]},
-    "bisect": {"files": ["layoutbench/bisect.py"],
+    "bisect": {"files": [f"layoutbench/bisect/{m}.py" for m in ("settings", "prober", "state", "runner", "budget",
+                                                                   "render", "judge_script")],
                "tests": ["tests/test_bisect_units.py", "tests/test_costs.py", "tests/test_units.py", "-k",
                          "bisect or bisection or budget or cost or runs_per_layout or noise_split or run_takes"],
                "workdir": True},

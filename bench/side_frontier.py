@@ -103,16 +103,17 @@ class PhaseMeter:
         return wrapped
 
     def __enter__(self):
-        self._saved = {n: getattr(decide, n) for n in ("endpoints", "judge_probe", "confirm")}
-        decide.endpoints = self._wrap(self._saved["endpoints"],
-                                      lambda a, k: "sides" if k.get("stop") is not None else "endpoints")
-        decide.judge_probe = self._wrap(self._saved["judge_probe"], lambda a, k: "probes")
-        decide.confirm = self._wrap(self._saved["confirm"], lambda a, k: "confirmation")
+        seq = decide.sequential  # the search and the rounds call the tests through this module
+        self._saved = {n: getattr(seq, n) for n in ("endpoints", "judge_probe", "confirm")}
+        seq.endpoints = self._wrap(self._saved["endpoints"],
+                                   lambda a, k: "sides" if k.get("stop") is not None else "endpoints")
+        seq.judge_probe = self._wrap(self._saved["judge_probe"], lambda a, k: "probes")
+        seq.confirm = self._wrap(self._saved["confirm"], lambda a, k: "confirmation")
         return self
 
     def __exit__(self, *exc):
         for n, f in self._saved.items():
-            setattr(decide, n, f)
+            setattr(decide.sequential, n, f)
 
 
 @contextlib.contextmanager
@@ -122,12 +123,13 @@ def setting(side_a: float, first: int):
     if side_a == decide.SIDE_A and first == decide.SIDE_FIRST:
         yield decide.Plan()
         return
-    saved = decide.THOROUGH_A, decide.THOROUGH_FIRST
-    decide.THOROUGH_A, decide.THOROUGH_FIRST = side_a, first
+    p = decide.plan  # Plan.side_a / Plan.side_first read them there
+    saved = p.THOROUGH_A, p.THOROUGH_FIRST
+    p.THOROUGH_A, p.THOROUGH_FIRST = side_a, first
     try:
         yield decide.Plan(thorough=True)
     finally:
-        decide.THOROUGH_A, decide.THOROUGH_FIRST = saved
+        p.THOROUGH_A, p.THOROUGH_FIRST = saved
 
 
 def one(sc: S.Scenario, plan: decide.Plan, seed: int) -> dict:

@@ -55,7 +55,7 @@ class Build:
     #: above.  Set (even empty), it turns object reuse on too.  With reuse on, a commit links a
     #: built commit's objects when every file that differs is named here, or is a C source or
     #: header modified in place that no dependency file of that build names while every object
-    #: of its images has one (build.reusable); any other change compiles
+    #: of its images has one (reuse.reusable); any other change compiles
     unread_files: tuple[str, ...] | None = None
 
 

@@ -1,4 +1,4 @@
-"""bisect.py's own parts, with exact expectations: its settings and their checks, the log as
+"""layoutbench.bisect's own parts, with exact expectations: its settings and their checks, the log as
 `bisect log` prints it and `bisect replay` reads it back, the verdict as text, and the paths of a
 bisection run again -- resumed as it was, with a decision flag added, continued without GOOD..BAD,
 replaced when the target's configuration or the metric changed -- on one small real history
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from conftest import script
-from layoutbench import bisect, decide, forecast, profile, symdiff, verdict
+from layoutbench import bisect, costs, decide, forecast, profile, symdiff, verdict
 from layoutbench import build as buildmod
 from layoutbench import source
 from layoutbench.errors import LayoutbenchError
@@ -599,7 +599,7 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
     with closing(Store(path)) as store:
         s = bisect.normalize(prof, settings(hist))
         p = bisect.Prober(prof, s, store)
-        ledger = decide._Ledger()
+        ledger = decide.tracked._Ledger()
         clock = bisect.Clock(p, s, ledger)
         assert clock.progress() == ""  # no plan, no budget: nothing to say
         sec, why = clock.per_run()
@@ -609,14 +609,14 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         assert links and runs
         assert sec == pytest.approx(float(np.median([r["duration"] for r in runs])) + float(np.median(links)) / 2)
         ledger.spent, clock.likely = 10, 50
-        left = bisect.costs.duration_text(40 * sec)
+        left = costs.duration_text(40 * sec)
         assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); about {left} left at "
                                     f"{sec:.3g} s a run (estimated)")
         ledger.spent = 60  # beyond the plan: said so, and no time left is guessed
         assert clock.progress() == "; 60/50 runs spent/planned (beyond the plan's likely cost)"
         ledger.spent = 10
         ledger.budget = 30
-        assert clock.progress() == (f"; about {bisect.costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
+        assert clock.progress() == (f"; about {costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
                                     "(estimated)")
         got = clock.summary()  # the verdict's JSON: the same numbers
         assert {k: got[k] for k in ("runs", "spent", "likely_runs", "duration", "duration_text")} == \
@@ -627,7 +627,7 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         assert clock.summary()["time_left_estimate"] == 0
         # --budget 1h: the runs it pays for at that time a run, set as soon as the clock is made
         timed = dataclasses.replace(s, budget_time=3600.0)
-        ledger = decide._Ledger()
+        ledger = decide.tracked._Ledger()
         clock = bisect.Clock(p, timed, ledger)
         assert ledger.budget == int(3600 // sec) > 0
         assert clock.assumes() == f"budget 1h: {ledger.budget} runs at {sec:.3g} s a run ({why})"
@@ -660,19 +660,19 @@ def test_the_runs_the_endpoints_still_need_when_a_budget_ends_before_them():
     s = bisect.Settings(kernel="k", layouts=4, runs=2)
     commits = [f"{i:x}" * 40 for i in range(9)]
     first_look = 2 * max(decide.MIN_LAYOUTS, 4) * 2
-    assert bisect._ends_unspent(eng, ends, s, s.plan(), commits) == first_look
+    assert bisect.budget._ends_unspent(eng, ends, s, s.plan(), commits) == first_look
     eng.have = {ends.good: {1: 2, 2: 2}, ends.bad: {1: 2}}
-    assert bisect._ends_unspent(eng, ends, s, s.plan(), commits) == first_look - 6
+    assert bisect.budget._ends_unspent(eng, ends, s, s.plan(), commits) == first_look - 6
     eng.have = {ends.good: {i: 2 for i in range(1, 9)}, ends.bad: {i: 2 for i in range(1, 9)}}
-    assert bisect._ends_unspent(eng, ends, s, s.plan(), commits) == 1  # all spent: one run, not zero
+    assert bisect.budget._ends_unspent(eng, ends, s, s.plan(), commits) == 1  # all spent: one run, not zero
     eng.have = {ends.good: {i: 2 for i in range(1, 5)}, ends.bad: {i: 2 for i in range(1, 5)}}
     eng.pool.add(ends.good, {1: [100.0], 2: [101.0], 3: [99.0], 4: [100.5]})
     eng.pool.add(ends.bad, {1: [100.6], 2: [101.2], 3: [99.9], 4: [100.9]})
     s2, _ = eng.pool.var()
     d = float(eng.pool.y[ends.bad].mean() - eng.pool.y[ends.good].mean())
-    c = bisect.forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
+    c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), s.plan())
     want = max(1, 2 * c["endpoint_layouts"] * 2 - 16)
-    assert c["endpoint_layouts"] > 8 and bisect._ends_unspent(eng, ends, s, s.plan(), commits) == want
+    assert c["endpoint_layouts"] > 8 and bisect.budget._ends_unspent(eng, ends, s, s.plan(), commits) == want
 
 
 # -- runs per layout from the costs, the budget's clock, the farm's first prober -------------------
@@ -716,7 +716,7 @@ def test_runs_per_layout_from_stated_costs_and_the_two_run_look_charged_to_the_b
     assert _nruns(path) == before  # every run read from the store
     assert v["commits"] == 2
     ch = v["runs_per_layout"]
-    split = bisect.costs.noise_split(looked)
+    split = costs.noise_split(looked)
     assert split.var_run == 0.0 and split.var_layout > 0  # the premise: cachegrind's runs repeat exactly
     assert (ch["runs"], ch["look_runs"], ch["layout_cost"], ch["run_cost"]) == (1, 2, 30, 1)
     assert ch["layout_noise"] == pytest.approx(math.sqrt(split.var_layout)) and ch["run_noise"] == 0.0
@@ -734,7 +734,7 @@ def test_runs_per_layout_from_stated_costs_and_the_two_run_look_charged_to_the_b
     assert assumes in said
     fits = " -- the likely cost fits" if v["plan"]["runs"] <= 40 else " -- the likely cost does not fit"
     assert any(ln.startswith(assumes + fits) for ln in v["message"].splitlines()), v["message"]
-    assert f"time: about {bisect.costs.duration_text(v['plan']['runs'] * 31)} at 31 s a run" in v["message"]
+    assert f"time: about {costs.duration_text(v['plan']['runs'] * 31)} at 31 s a run" in v["message"]
     # a plan measures and says; the bisection it plans chooses again when it runs
     assert kept.s.runs_choice is None and kept.s.budget == 40
 
@@ -824,7 +824,7 @@ def test_the_plan_states_the_layout_noise_in_percent_and_the_step_in_noise_units
     s = bisect.Settings(kernel="k", layouts=4, runs=1)
     b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user", "good": "G", "bad": "B"}])
     said: list[str] = []
-    v = bisect._plan_only(decide.Tracked(Known()), b, s, s.plan(), ["G", "x", "B"], said.append)
+    v = bisect.budget._plan_only(decide.Tracked(Known()), b, s, s.plan(), ["G", "x", "B"], said.append)
     y = np.array([-0.03, 0.01, 0.05, -0.03])
     noise = math.sqrt(2 * float(np.sum((y - y.mean()) ** 2)) / 6)  # pooled over both ends: 6 df
     assert v["noise"] == pytest.approx(noise) and v["ratio"] == pytest.approx(math.exp(0.1))
@@ -851,7 +851,7 @@ def test_the_plan_warns_where_a_step_of_twice_the_minimum_effect_is_likely_misse
 
     s = bisect.Settings(kernel="k", layouts=4, runs=1)
     b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user", "good": "G", "bad": "B"}])
-    v = bisect._plan_only(decide.Tracked(Known(1.0)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    v = bisect.budget._plan_only(decide.Tracked(Known(1.0)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
     m = v["missed_step"]
     assert m == forecast.missed_step(v["noise"], s.plan())
     assert m["likely_missed"] and m["step"] == 0.01 and m["power"] < 0.8 and m["needed"] > m["layouts"], m
@@ -865,7 +865,7 @@ def test_the_plan_warns_where_a_step_of_twice_the_minimum_effect_is_likely_misse
     assert lines[at + 1] == (f"         what would fix it: --min-effect {100 * m['larger_min_effect']:g} (a step of "
                              f"{200 * m['larger_min_effect']:.2f}% is then named with probability "
                              f"{m['larger_min_effect_power']:.2f})")
-    quiet = bisect._plan_only(decide.Tracked(Known(0.025)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    quiet = bisect.budget._plan_only(decide.Tracked(Known(0.025)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
     assert not quiet["missed_step"]["likely_missed"] and quiet["missed_step"]["power"] >= 0.8
     assert "warning:" not in quiet["message"]
 
@@ -939,16 +939,16 @@ def test_a_budget_spent_before_the_endpoints_decide_says_how_many_more_runs(hist
         s = bisect.normalize(prof, settings(hist, budget=10))
         b = bisect.start(store, prof, s, hist["bad"], hist["good"])
         p = bisect.Prober(prof, s, store)
-        ledger = decide._Ledger(10)
+        ledger = decide.tracked._Ledger(10)
         ledger.spent = 8
         clock = bisect.Clock(p, s, ledger)
         sec, _ = clock.per_run()
-        v = bisect._budget_at_endpoints(decide.Tracked(SimpleNamespace(higher_is_better=False)), b, s,
+        v = bisect.budget._budget_at_endpoints(decide.Tracked(SimpleNamespace(higher_is_better=False)), b, s,
                                         b.commits(prof), clock, prof, p)
         kept = bisect.Bisection.load(store, b.key)
     assert sec is not None and v["status"] == "budget" and v["more_runs"] == 16  # 4 layouts x 2 runs x 2 ends
     assert v["message"] == (f"not decided at this budget (8 of 10 runs spent): the endpoints have not shown a change "
-                            f"yet; about 16 more runs would be needed (about {bisect.costs.duration_text(16 * sec)} "
+                            f"yet; about 16 more runs would be needed (about {costs.duration_text(16 * sec)} "
                             f"at {sec:.3g} s a run)")
     assert kept.result["message"] == v["message"] and v["budget"]["spent"] == 8
     assert bisect.text(v).splitlines()[2] == f"verdict: {v['message']}"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MINI_TOML, git, lb, mini_repo, require
-from layoutbench import build, elfinfo, layout, metrics, placement, profile, source
+from layoutbench import build, elfinfo, layout, metrics, placement, profile, reuse, source
 from layoutbench.errors import LayoutbenchError
 from layoutbench.targets import qemu as qemu_target
 
@@ -307,4 +307,4 @@ def test_a_commit_changing_no_build_input_reuses_its_neighbours_objects(tmp_path
     # the Makefile: an untracked input, and no C file the dependency files could speak for
     prof = profile.load(str(toml))
     cfg = first["build"]["config"]
-    assert build.reusable(prof, source.resolve(prof, shas["makefile"], str(repo)), cfg) is None
+    assert reuse.reusable(prof, source.resolve(prof, shas["makefile"], str(repo)), cfg) is None

@@ -200,7 +200,7 @@ def test_a_budget_stops_with_candidates_and_their_probabilities():
 
 
 def test_a_resumed_bisection_repeats_no_probe_and_reaches_the_same_verdict():
-    """The engine continues from the marks of an interrupted run (as bisect.py's log keeps them)."""
+    """The engine continues from the marks of an interrupted run (as layoutbench.bisect's log keeps them)."""
     sc = sim.Scenario("s", "step", 3.0, commits=16)
     full = decide.MemoryJournal()
     p = sim.SimProber(sc, np.random.default_rng(7))
@@ -400,7 +400,7 @@ def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
     r = sim.rates(sc, decide.Plan(runs=3, max_runs=3), 40, seed0=0)
     assert r["right"] >= 0.7 and r["wrong"] == 0, r
     plan = decide.Plan()
-    top = decide._top_looks(plan)
+    top = decide.plan._top_looks(plan)
     assert top[:7] == (4, 6, 9, 14, 21, 32, 40) and top[-1] == plan.noise_top == 120
     assert decide.noise_cap(plan, 0.0104 ** 2, top, 0.05) == 40  # sigma_L 1%, sigma_R 0.3%
     assert 60 <= decide.noise_cap(plan, 0.016 ** 2, top, 0.05) <= 100
@@ -499,7 +499,7 @@ def test_the_futility_rule_lets_a_side_test_find_a_second_step_it_can_see(monkey
         return [sim.one(sc, decide.Plan(), 43_000 + i)["both"] for i in range(10)]
 
     with_rule = named()
-    monkeypatch.setattr(decide, "FUTILITY", 0.0)
+    monkeypatch.setattr(decide.sequential, "FUTILITY", 0.0)  # read by the side tests and the confirmation
     assert with_rule == named() and sum(with_rule) >= 9, with_rule
 
 
@@ -560,7 +560,7 @@ def test_one_outlier_run_on_a_fresh_layout_names_no_wrong_commit(monkeypatch):
     for seed, target in _WRONG_ENDS:
         named, truth = _named_with_outlier(seed, target)
         assert target not in named and set(named) == truth, (seed, named, truth)
-    monkeypatch.setattr(decide, "CLIP_LAYOUT", math.inf)
+    monkeypatch.setattr(decide.sequential, "CLIP_LAYOUT", math.inf)  # read by the confirmation
     wrong = [target in _named_with_outlier(seed, target)[0] for seed, target in _WRONG_ENDS]
     assert sum(wrong) >= 5, wrong
 

@@ -1,7 +1,7 @@
 """More of layoutbench.decide with exact expectations, where a mutation run found no test: how a
 probe's looks grow, the residual record of a sub-range shown to differ where no step was then
 found, and the runs a budget's note says are left.  Synthetic probers only (fast: bench/mutate.py
-runs this file against every mutant of decide.py)."""
+runs this file against every mutant of layoutbench/decide/)."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def test_a_residual_range_whose_search_finds_the_only_step_is_not_several_change
 # -- (c) _more_runs: the runs a budget's note says are left ---------------------------------------------
 
 class _NoLog:
-    """A journal as bisect.py's: marks and record, no ``log`` of its own."""
+    """A journal as layoutbench.bisect's: marks and record, no ``log`` of its own."""
 
     def __init__(self):
         self._m = decide.MemoryJournal()
@@ -133,27 +133,27 @@ class _NoLog:
 
 def _ctx(journal, plan):
     names = [f"c{i}" for i in range(17)]
-    return decide._Search([decide.Tracked(_Same())], names, plan, journal, lambda m: None, None)
+    return decide.search._Search([decide.Tracked(_Same())], names, plan, journal, lambda m: None, None)
 
 
 def test_more_runs_from_the_plans_layouts_when_the_journal_has_no_marks_or_no_log():
     """(probes left + a confirmation's 2) x layouts x runs: probes left = ceil(log2(hi - lo)), at
     least 1; layouts = the most a mark took, at least the plan's K; a journal without a log (as
-    bisect.py's) or with an empty one: the plan's K."""
+    layoutbench.bisect's) or with an empty one: the plan's K."""
     plan = decide.Plan(layouts=5, runs=2)
     nolog = _NoLog()
     nolog.record(None, "c3", decide.Judgement("good", layouts=9, runs=2))
     for j in (decide.MemoryJournal(), nolog):
         ctx = _ctx(j, plan)
-        assert decide._more_runs(ctx, ctx.commits, 0, 9) == (4 + 2) * 5 * 2
-        assert decide._more_runs(ctx, ctx.commits, 0, 8) == (3 + 2) * 5 * 2
-        assert decide._more_runs(ctx, ctx.commits, 3, 4) == (1 + 2) * 5 * 2
-        assert decide._more_runs(ctx, ctx.commits, 4, 4) == (1 + 2) * 5 * 2
+        assert decide.search._more_runs(ctx, ctx.commits, 0, 9) == (4 + 2) * 5 * 2
+        assert decide.search._more_runs(ctx, ctx.commits, 0, 8) == (3 + 2) * 5 * 2
+        assert decide.search._more_runs(ctx, ctx.commits, 3, 4) == (1 + 2) * 5 * 2
+        assert decide.search._more_runs(ctx, ctx.commits, 4, 4) == (1 + 2) * 5 * 2
     mem = decide.MemoryJournal()
     mem.record(None, "c8", decide.Judgement("bad", layouts=3, runs=2))
-    assert decide._more_runs(_ctx(mem, plan), [], 0, 9) == 6 * 5 * 2  # a mark below K: K
+    assert decide.search._more_runs(_ctx(mem, plan), [], 0, 9) == 6 * 5 * 2  # a mark below K: K
     mem.record(None, "c4", decide.Judgement("uncertain", layouts=9, runs=2))
-    assert decide._more_runs(_ctx(mem, plan), [], 0, 9) == 6 * 9 * 2  # the most a mark took
+    assert decide.search._more_runs(_ctx(mem, plan), [], 0, 9) == 6 * 9 * 2  # the most a mark took
 
 
 def test_a_budgets_note_counts_the_marks_layouts_only_when_the_journal_keeps_them():
@@ -281,7 +281,7 @@ def test_a_step_whose_endpoints_were_never_measured_is_confirmed_in_either_direc
     range's change is known, so the confirmation is two-sided and a 20% drop is found, on fresh
     seeds after the plan's K."""
     p = _Offsets({"g": 0.0, "b": -0.2})
-    st, probes, rounds = decide._k_step([decide.Tracked(p)], ["g", "b"], decide.Plan(), decide.MemoryJournal(),
+    st, probes, rounds = decide.rounds._k_step([decide.Tracked(p)], ["g", "b"], decide.Plan(), decide.MemoryJournal(),
                                         None, lambda m: None)
     assert (st.status, st.culprit, probes, rounds) == ("found", "b", 0, 0)
     assert st.effect == pytest.approx(-0.2) and p.fresh["g"][0][0] == 4
@@ -297,9 +297,9 @@ def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_mi
     (mutation: without the futility stop it goes to 256)."""
     p = _Offsets({"g": 0.0, "b": 0.0075, "g2": 0.0, "b2": 0.0075, "g3": 0.0, "b3": 0.0})
     tr, plan = decide.Tracked(p), decide.Plan()
-    st1, _, _ = decide._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
-    st2, _, _ = decide._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
-    st3, _, _ = decide._k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st1, _, _ = decide.rounds._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st2, _, _ = decide.rounds._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st3, _, _ = decide.rounds._k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
     assert (st1.status, st2.status, st3.status) == ("found", "found", "uncertain")
     assert (st1.confirm_layouts, st2.confirm_layouts) == (135, 216)
     assert plan.cap < 135 <= decide.CONFIRM_FAR * plan.cap and decide.CONFIRM_LATER < 216 <= 4 * 64
@@ -324,7 +324,7 @@ def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
     p, plan = _Same(), decide.Plan()
     tr = decide.Tracked(p)
     for c in ("g", "b"):
-        decide._measure(tr, c, 5, 1)
+        decide.tracked._measure(tr, c, 5, 1)
     s2, df = tr.pool.var()
     assert 0 < s2 < 1e-4 and df == 8
     j = decide.judge_probe(tr, "p", "g", "b", plan)
@@ -363,7 +363,7 @@ def _spent(spread: float, plan: decide.Plan) -> tuple[decide.Judgement, list[int
     p = _Same(spread)
     tr = decide.Tracked(p)
     for c in ("g", "b"):
-        decide._measure(tr, c, 5, 1)
+        decide.tracked._measure(tr, c, 5, 1)
     s2 = tr.pool.var()[0]
     j = decide.judge_probe(tr, "p", "g", "b", plan)
     return j, [k for c, k in p.asked if c == "p"], s2
@@ -380,12 +380,12 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     assert (quiet.verdict, quiet.note, quiet.layouts) == ("uncertain", "looks spent", 80) and 2 * plan.cap == 80
     noisy, looks, s2 = _spent(0.03, plan)
     assert s2 > 8 * qs2
-    cap = 2 * decide.noise_cap(plan, s2, decide._top_looks(plan), plan.alpha)
+    cap = 2 * decide.noise_cap(plan, s2, decide.plan._top_looks(plan), plan.alpha)
     assert (noisy.verdict, noisy.note) == ("uncertain", "looks spent")
     assert noisy.layouts == looks[-1] == cap == 132 > quiet.layouts
     assert looks == qlooks[:-1] + [94, 118, 132]  # the quiet looks to 75, then on (k -> ceil(1.25 k))
     loud, looks, s2 = _spent(0.2, decide.Plan())
-    assert 2 * decide.noise_cap(decide.Plan(), s2, decide._top_looks(decide.Plan()), 0.05) == 240
+    assert 2 * decide.noise_cap(decide.Plan(), s2, decide.plan._top_looks(decide.Plan()), 0.05) == 240
     assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 240, 240)
     capped, looks, s2 = _spent(0.2, decide.Plan(max_layouts=128))
     assert (capped.verdict, capped.layouts, looks[-1]) == ("uncertain", 128, 128)
@@ -393,7 +393,7 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
 
 def test_a_resumed_bisection_pools_the_layouts_its_marks_were_judged_on():
     """An interrupted bisection resumes from its marks (the probes an earlier session judged are
-    not judged again); their layouts go back into the pool (decide._reload, from the store: no run
+    not judged again); their layouts go back into the pool (decide.rounds._reload, from the store: no run
     again), so the tests after them -- the confirmation's interval, the side tests' order, levels
     and intervals -- are the uninterrupted bisection's.  Before, the resumed pool lacked them: a
     real bisection printed other intervals and the two side tests in the other order (each at the

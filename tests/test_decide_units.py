@@ -1,6 +1,6 @@
 """The decision engine's parts with exact expectations (layoutbench.decide), and a few whole
 bisections on fixed simulated histories: fast (seconds), so that bench/mutate.py can run them
-against every mutant of decide.py.  The error rates themselves: tests/test_calibration.py."""
+against every mutant of layoutbench/decide/.  The error rates themselves: tests/test_calibration.py."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import ndtr, stdtrit
 from conftest import script
 
 from layoutbench import decide, forecast
@@ -156,9 +157,9 @@ def test_window_and_journal():
     j.record(None, "c3", decide.Judgement("uncertain", 40, 1))
     marks = j.marks(None)
     assert marks["c4"]["verb"] == "bad" and marks["c3"]["verb"] == "skip" and marks["c3"]["why"] == "uncertain"
-    assert decide._window(commits, marks) == (2, 4, [])
-    assert decide._window(commits, j.marks("s")) == (0, 3, [1, 2])
-    assert decide._window(commits, {}) == (0, 5, [1, 2, 3, 4])
+    assert decide.outcome._window(commits, marks) == (2, 4, [])
+    assert decide.outcome._window(commits, j.marks("s")) == (0, 3, [1, 2])
+    assert decide.outcome._window(commits, {}) == (0, 5, [1, 2, 3, 4])
 
 
 # -- the residual tests' evidence -----------------------------------------------------------------
@@ -250,7 +251,7 @@ def test_tracked_counts_each_run_once_and_measures_only_fresh_seeds():
     q = decide.Tracked(_Counting())
     assert q.groups_after("a", 10, 3, 1) == g and q.ledger.spent == 13 and q.kmax["a"] == 13
     assert decide.groups_after(_Counting(), "a", 10, 3, 1) == g == decide.groups_after(_CountingAfter(), "a", 10, 3, 1)
-    b = decide.Tracked(_CountingAfter(), decide._Ledger(budget=5))
+    b = decide.Tracked(_CountingAfter(), decide.tracked._Ledger(budget=5))
     b.groups("a", 5, 1)
     with pytest.raises(decide.OutOfBudget):
         b.groups_after("a", 5, 1, 1)
@@ -405,7 +406,7 @@ def test_an_equivalence_shown_on_the_way_says_so():
     # the interval shown is the equivalence test's: est +- the one-sided boundary of the design's looks, as a t quantile
     tr = decide.Tracked(p)
     for cm in (p.names[0], p.names[-1]):
-        decide._measure(tr, cm, 4, 1)
+        decide.tracked._measure(tr, cm, 4, 1)
     t = decide.ztest(tr.pool, p.names[0], p.names[-1])
     ns = tuple(decide.extended(4, 40, 120))
     h = t.tost_half(decide.gs_boundary(ns, 0.05, one_sided=True))
@@ -417,7 +418,7 @@ def test_an_equivalence_shown_on_the_way_says_so():
 
 def test_the_equivalence_half_width_and_the_layouts_it_would_need():
     t = decide.ZTest(0.001, 0.002, 5, 4, 4)
-    assert t.tost_half(2.0) == pytest.approx(float(decide.stdtrit(5, decide.ndtr(2.0))) * 0.002)
+    assert t.tost_half(2.0) == pytest.approx(float(stdtrit(5, ndtr(2.0))) * 0.002)
     assert decide.ZTest(0.001, 0.002, 5000, 4, 4).tost_half(2.0) == pytest.approx(0.004)
     assert decide.ZTest(0.0, 0.002, 1, 4, 4).tost_half(2.0) == math.inf
     # 0.1% measured at se 0.2% over 4 + 4 layouts: the interval est +- 2 se' fits in +-0.5% once se' < 0.2%,

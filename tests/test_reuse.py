@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, lb
-from layoutbench import build, profile, source
+from layoutbench import profile, reuse, source
 
 MAIN_C = r"""
 #include <stdio.h>
@@ -113,7 +113,7 @@ def test_dependency_files_are_read_with_makes_escaping(tmp_path):
     """Continuation lines, several targets, ``\\ ``, ``\\#``, ``$$``, ``\\\\`` before a space, comments."""
     text = ("/o/a.o /o/b.o: src/a.c src/we,ird.h \\\n  src/sp\\ ace.h src/ha\\#sh.h src/dol$$lar.h \\\n"
             "  src/back\\\\\\ slash.h src/tail\\\\ src/x.h # a comment\nsrc/x.h:\n")
-    rules = build.make_rules(text)
+    rules = reuse.make_rules(text)
     assert rules == [(["/o/a.o", "/o/b.o"], ["src/a.c", "src/we,ird.h", "src/sp ace.h", "src/ha#sh.h",
                                             "src/dol$lar.h", "src/back\\ slash.h", "src/tail\\", "src/x.h"]),
                      (["src/x.h"], [])]
@@ -122,19 +122,19 @@ def test_dependency_files_are_read_with_makes_escaping(tmp_path):
            "deps_kernel/fork.o := \\\n  ../src/include/linux/kconfig.h \\\n"
            "    $(wildcard include/config/CPU_BIG_ENDIAN) \\\n  ../src/include/linux/fork.h \\\n\n"
            "kernel/fork.o: $(deps_kernel/fork.o)\n\n$(deps_kernel/fork.o):\n")
-    rules = build.make_rules(cmd)
+    rules = reuse.make_rules(cmd)
     assert (["kernel/fork.o"], ["../src/include/linux/kconfig.h", "../src/include/linux/fork.h"]) in rules
     assert (["kernel/fork.o"], ["../src/kernel/fork.c"]) in rules
-    assert build.make_rules("a.o:: b.c\tc\\:d.h $(wildcard $(x) y.h) ${Z} e\\f.h\n\n# all comment\nnot a rule\n"
+    assert reuse.make_rules("a.o:: b.c\tc\\:d.h $(wildcard $(x) y.h) ${Z} e\\f.h\n\n# all comment\nnot a rule\n"
                             "v = one two\n") == [(["a.o"], ["b.c", "c:d.h", "e\\f.h"]), ([], ["one", "two"])]
-    assert build.make_rules("x.o:\\\n\n") == [(["x.o"], [])]  # a continuation into an empty last line
-    assert build.make_rules("x.o: a$") == [(["x.o"], ["a$"])]  # a lone $ at the end is itself
-    assert build.make_rules("x.o: a.h $(wildcard b.h") == [(["x.o"], ["a.h"])]  # an unclosed reference ends the line
-    assert build.make_rules("x.o: a.h \\") == [(["x.o"], ["a.h"])]  # a continuation at the end of the file
+    assert reuse.make_rules("x.o:\\\n\n") == [(["x.o"], [])]  # a continuation into an empty last line
+    assert reuse.make_rules("x.o: a$") == [(["x.o"], ["a$"])]  # a lone $ at the end is itself
+    assert reuse.make_rules("x.o: a.h $(wildcard b.h") == [(["x.o"], ["a.h"])]  # an unclosed reference ends the line
+    assert reuse.make_rules("x.o: a.h \\") == [(["x.o"], ["a.h"])]  # a continuation at the end of the file
     # a reference inside a word: its literal part still counts as a name the build may read
-    assert build.make_rules("x.o: inc/$(ARCH)/a.h b.h") == [(["x.o"], ["inc/", "/a.h", "b.h"])]
+    assert reuse.make_rules("x.o: inc/$(ARCH)/a.h b.h") == [(["x.o"], ["inc/", "/a.h", "b.h"])]
     # an even run of backslashes ends the line (a backslash before no space, # or : is itself)
-    assert build.make_rules("x.o: a.h\\\\\n") == [(["x.o"], ["a.h\\\\"])]
+    assert reuse.make_rules("x.o: a.h\\\\\n") == [(["x.o"], ["a.h\\\\"])]
 
 
 def test_changed_files_are_gits_paths_unquoted(tmp_path):
@@ -156,11 +156,11 @@ def test_changed_files_are_gits_paths_unquoted(tmp_path):
     git(repo, "commit", "-qm", "two")
     two = git(repo, "rev-parse", "HEAD")
     whole = source.Checkout(repo, "", two, None)
-    assert sorted(build.changed_files(whole, one)) == [("A", "k/new c.c"), ("D", "k/old.h"), ("M", "k/ü.h"),
+    assert sorted(reuse.changed_files(whole, one)) == [("A", "k/new c.c"), ("D", "k/old.h"), ("M", "k/ü.h"),
                                                        ("M", "top.c")]
-    assert sorted(build.changed_files(source.Checkout(repo, "k/", two, None), one)) == [
+    assert sorted(reuse.changed_files(source.Checkout(repo, "k/", two, None), one)) == [
         ("A", "new c.c"), ("D", "old.h"), ("M", "ü.h")]
-    assert build.changed_files(whole, "0" * 40) is None
+    assert reuse.changed_files(whole, "0" * 40) is None
 
 
 def test_the_dependency_files_of_a_real_compile_name_its_headers(tmp_path):
@@ -187,18 +187,18 @@ def test_the_dependency_files_of_a_real_compile_name_its_headers(tmp_path):
     for decoy in ("notes.cmd", ".hidden", "k/.f.o.txt"):  # no dependency files: what they name is not read
         (obj / decoy).write_text(f"{obj}/unused.o: {src}/unused.h\n")
     (obj / "dir.d").mkdir()
-    named, covered = build.read_dependencies(obj, src)
+    named, covered = reuse.read_dependencies(obj, src)
     assert named == {"main.c", *headers, "k.c", "k.h"}
     assert covered == {"main.o", "k/f.o"}
-    assert build.build_inputs(obj, src) == named
+    assert reuse.build_inputs(obj, src) == named
     base = tmp_path / "base"
     base.mkdir()
     (base / "obj").symlink_to(obj)
-    assert build._dependencies_of(base, {"src": str(src)}) == (named, covered)
-    assert build._dependencies_of(base, {"src": str(src)}) == (named, covered)  # from its record beside
-    assert build._dependencies_of(tmp_path / "gone", {"src": str(src)}) is None
-    (base / build.DEPS_FILE).write_text("not JSON")
-    assert build._dependencies_of(base, {"src": str(src)}) is None
+    assert reuse._dependencies_of(base, {"src": str(src)}) == (named, covered)
+    assert reuse._dependencies_of(base, {"src": str(src)}) == (named, covered)  # from its record beside
+    assert reuse._dependencies_of(tmp_path / "gone", {"src": str(src)}) is None
+    (base / reuse.DEPS_FILE).write_text("not JSON")
+    assert reuse._dependencies_of(base, {"src": str(src)}) is None
 
 
 RULES_PROFILE = """\
@@ -235,17 +235,17 @@ def test_only_a_change_the_build_provably_does_not_read_is_skipped(tmp_path):
         ("M", "b.S", True, False), ("M", "b.s", True, False), ("M", "link.ld", True, False),
     ]
     for st, path, complete, unread in cases:
-        assert build.unread_change(prof, st, path, named, complete) is unread, (st, path, complete)
-    assert build.unread_change(prof, "M", "a.md", {"a.md"}, True) is False  # a dependency file says it is read
-    assert build.unread_change(prof, "M", "scripts/x.md", set(), True) is False  # untracked input
+        assert reuse.unread_change(prof, st, path, named, complete) is unread, (st, path, complete)
+    assert reuse.unread_change(prof, "M", "a.md", {"a.md"}, True) is False  # a dependency file says it is read
+    assert reuse.unread_change(prof, "M", "scripts/x.md", set(), True) is False  # untracked input
     obj = tmp_path / "obj"
     obj.mkdir()
     (obj / "a.objs").write_text("# a comment\nx.o\nlib.a:y.o sub/../y.o\n")
-    assert not build._every_object_has_dependencies(prof, obj, {"x.o", "y.o"})  # no list of image b
+    assert not reuse._every_object_has_dependencies(prof, obj, {"x.o", "y.o"})  # no list of image b
     (obj / "b.objs").write_text("x.o\n")
-    assert build._every_object_has_dependencies(prof, obj, {"x.o", "y.o"})
-    assert not build._every_object_has_dependencies(prof, obj, {"x.o"})
-    assert not build._every_object_has_dependencies(prof, obj, {"y.o"})
+    assert reuse._every_object_has_dependencies(prof, obj, {"x.o", "y.o"})
+    assert not reuse._every_object_has_dependencies(prof, obj, {"x.o"})
+    assert not reuse._every_object_has_dependencies(prof, obj, {"y.o"})
 
 
 

@@ -608,7 +608,7 @@ def test_summarize_gives_an_interval_for_small_spreads():
 
 
 def test_numpy_values_become_json_values():
-    from layoutbench.stats import _jsonable
+    from layoutbench.stats.base import _jsonable
 
     d = _jsonable({1: np.bool_(True), "t": (np.float64(math.nan), np.int64(3), np.float32(0.5)), "s": "x"})
     assert d == {"1": True, "t": [None, 3, 0.5], "s": "x"}

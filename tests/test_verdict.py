@@ -243,7 +243,7 @@ def test_min_effect_is_a_percent_everywhere_and_a_unit_mistake_is_one_line(world
     # 2% and "2" are the same setting: the bisection's log prints it with its sign, replay reads it back
     with closing(Store(tmp_path / "r.sqlite")) as store:
         from layoutbench import profile
-        from layoutbench.cli import _bisect_settings
+        from layoutbench.commands.bisecting import _bisect_settings
         s = _bisect_settings({"kernel": "minikernel", "repo": w["m"]["repo"], "min_effect": "2%"})
         assert s.min_effect == pytest.approx(0.02)
         assert _bisect_settings({"kernel": "minikernel", "min_effect": "2"}).min_effect == pytest.approx(0.02)
@@ -269,7 +269,7 @@ def test_the_verbs_take_the_kernel_as_elsewhere_and_refuse_a_three_dot_range(wor
         "layoutbench: error: --layouts 'default,sorted': a bisection measures K layouts of one seeded layout per "
         "probe; give a count (--layouts 8) or NAME:K of one of random, padded, shuffled (--layouts random:8), not a "
         "list"], p.stderr
-    from layoutbench.cli import _bisect_settings
+    from layoutbench.commands.bisecting import _bisect_settings
     s = _bisect_settings({"kernel": "minikernel", "layouts": "shuffled:6"})
     assert (s.layout, s.layouts) == ("shuffled", 6)
 

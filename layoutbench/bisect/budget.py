@@ -1,0 +1,255 @@
+"""A bisection's cost: the runs per layout, the budget's clock, the runs the endpoints still need,
+and `bisect run --plan` (the endpoints' first look and what the whole bisection will likely cost)."""
+
+from __future__ import annotations
+
+import math
+
+from .. import costs, decide, forecast
+from ..decide import Skip
+from ..errors import LayoutbenchError
+from ..profile import Profile
+from .prober import Prober
+from .render import missed_lines
+from .settings import Settings
+from .state import Bisection, keep
+
+
+def target_costs(p: Prober, s: Settings) -> costs.Costs:
+    """The layout and run cost of the prober's target: as the profile states them, else as
+    measured (the medians of the links of this kernel's image and of the ok runs of this kernel
+    on this target, mode and arguments that the store holds, the bisection's own included)."""
+    lc, rc = costs.target_costs(p.target.spec.settings)
+    if lc is not None and rc is not None:
+        return costs.choose(lc, rc)
+    m = costs.measured(p.store.link_seconds(p.profile.name, p.target.spec.image),
+                       p.store.run_seconds(p.profile.name, p.target.spec.name, s.mode, " ".join(p.extra)),
+                       getattr(p.target, "run_noun", "runs"))
+    return costs.choose(lc, rc, m)
+
+
+class Clock:
+    """The budget in runs and in time: a ``--budget 8h`` turned into runs at the time a run takes
+    (costs.seconds_per_run of ``target_costs``: the target's stated costs, else the costs
+    measured in the store, the bisection's own first runs included), updated as runs are
+    measured; and the progress text (runs spent / planned, time left)."""
+
+    def __init__(self, p: Prober, s: Settings, ledger):
+        self.p, self.s, self.ledger = p, s, ledger
+        self.likely: int | None = None  #: the plan's likely cost in runs, when known
+        self.update()
+
+    def per_run(self) -> tuple[float | None, str]:
+        return costs.seconds_per_run(target_costs(self.p, self.s), self.s.runs)
+
+    def update(self) -> None:
+        """Set the ledger's budget in runs from a duration budget (once a run's time is known)."""
+        if self.s.budget_time is not None:
+            sec, _ = self.per_run()
+            if sec is not None:
+                self.ledger.budget = costs.runs_for(self.s.budget_time, sec)
+        elif self.s.budget is not None:
+            self.ledger.budget = self.s.budget
+
+    def assumes(self) -> str:
+        """What the budget assumes before the bisection spends anything (one line)."""
+        sec, why = self.per_run()
+        if self.s.budget_time is None and self.s.budget is None:
+            return ""
+        given = (f"budget {costs.duration_text(self.s.budget_time)}" if self.s.budget_time is not None
+                 else f"budget {self.s.budget} runs")
+        if sec is None and self.s.budget_time is None:
+            return f"{given} (the time a run takes is not measured yet)"
+        if sec is None:
+            return (f"{given}: the time a run takes is not measured yet (no stored run of this kernel and "
+                    f"target); the budget in runs is set after the endpoints' first runs")
+        runs = self.ledger.budget
+        return f"{given}: {runs} runs at {sec:.3g} s a run ({why})" + (
+            f", about {costs.duration_text(runs * sec)}" if self.s.budget_time is None else "")
+
+    def progress(self) -> str:
+        """'; N runs planned, about T left at X s a run (est.)' for a progress line."""
+        sec, _ = self.per_run()
+        lg = self.ledger
+        planned = lg.budget if lg.budget is not None else self.likely
+        if planned is None:
+            return ""
+        # with a budget the engine's line already says "N runs spent of B"
+        if lg.budget is None and lg.spent > planned:  # beyond the likely cost: no time left to estimate
+            return f"; {lg.spent}/{planned} runs spent/planned (beyond the plan's likely cost)"
+        out = "" if lg.budget is not None else f"; {lg.spent}/{planned} runs spent/planned (the plan's likely cost)"
+        if sec is not None:
+            out += (f"; about {costs.duration_text(max(0, planned - lg.spent) * sec)} left at {sec:.3g} s a run "
+                    "(estimated)")
+        return out
+
+    def summary(self) -> dict:
+        """The budget, spent and the time estimate, for the verdict's JSON."""
+        sec, why = self.per_run()
+        lg = self.ledger
+        return {"runs": lg.budget, "duration": self.s.budget_time,
+                "duration_text": None if self.s.budget_time is None else costs.duration_text(self.s.budget_time),
+                "spent": lg.spent, "likely_runs": self.likely, "seconds_per_run": sec, "seconds_per_run_from": why,
+                "time_spent_estimate": None if sec is None else lg.spent * sec,
+                "time_left_estimate": None if sec is None or lg.budget is None else max(0, lg.budget - lg.spent) * sec}
+
+
+def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict | None:
+    """Runs per layout from the costs, when --runs was not given and the bisection has not
+    measured its endpoints yet.  The costs are ``target_costs``: stated in the profile, or
+    measured -- then GOOD and BAD are first measured at their first look with 1 run a layout
+    (the endpoints' own first look, so the links and runs of this bisection count), and where
+    a new layout costs no more than a run, R = 1 and no run is spent on splitting the noise.
+    Otherwise (and always with both costs stated) GOOD and BAD are measured at their first
+    look with 2 runs a layout (the least that splits the noise), and R = costs.runs_per_layout
+    of the measured layout and run variance.  Sets ``s.runs``; returns the choice (kept in
+    the settings: a resumed bisection keeps it), or None."""
+    k = max(decide.MIN_LAYOUTS, s.layouts)
+
+    def look(runs: int) -> list[dict]:
+        try:  # (a resumed bisection reads them from the store: its cost counts them as the first run did)
+            return [p.groups(cos[c], k, runs) for c in (b.good, b.bad)]
+        except Skip as e:
+            raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+
+    if s.runs_choice:
+        look(s.runs_choice.get("look_runs", 2))
+        return s.runs_choice
+    if not s.runs_auto or b.entry("endpoints") is not None:
+        return None
+    c = target_costs(p, s)
+    if not c.stated:
+        look(1)
+        c = target_costs(p, s)
+        if c.layout is None or c.run is None or c.run <= 0:
+            return None
+        if not costs.worth_splitting(c):
+            choice = {"runs": 1, "optimum": None, "layout_cost": c.layout, "run_cost": c.run, "costs": c.to_dict(),
+                      "look_runs": 1, "max": costs.MAX_RUNS_PER_LAYOUT,
+                      "text": (f"runs per layout: 1: a new layout ({c.layout:.3g} s) costs no more than a run "
+                               f"({c.run:.3g} s), so no run is spent splitting the noise (costs {c.text})")}
+            s.runs, s.runs_choice = 1, choice
+            say(choice["text"])
+            return choice
+    groups = look(2)
+    split = costs.noise_split(groups)
+    if split is None:
+        return None
+    lc, rc = c.layout, c.run
+    r, raw = costs.runs_per_layout(lc, rc, split.var_run, split.var_layout)
+    noise = (f"(run noise {100 * math.sqrt(split.var_run):.3g}% / layout noise "
+             f"{100 * math.sqrt(split.var_layout):.3g}%)^2) = {raw:.3g}, rounded, within 1..{costs.MAX_RUNS_PER_LAYOUT}")
+    where = f"noise measured on GOOD and BAD, {k} layouts x 2 runs"
+    text = (f"runs per layout: {r} = sqrt((layout_cost {lc:g} s / run_cost {rc:g} s) x {noise} (costs {c.text}; "
+            f"{where})" if c.stated else
+            f"runs per layout: {r} = sqrt((a layout {lc:.3g} s / a run {rc:.3g} s) x {noise} (costs {c.text}; {where})")
+    choice = {"runs": r, "optimum": raw, "layout_cost": lc, "run_cost": rc, "costs": c.to_dict(), "look_runs": 2,
+              "layout_noise": math.sqrt(split.var_layout), "run_noise": math.sqrt(split.var_run),
+              "max": costs.MAX_RUNS_PER_LAYOUT, "measured": f"GOOD and BAD, {k} layouts x 2 runs", "text": text}
+    s.runs, s.max_runs, s.runs_choice = r, max(s.max_runs, r), choice
+    say(choice["text"])
+    return choice
+
+
+def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
+    """About how many more runs the endpoints alone would need to decide: the look at which
+    their test likely decides (forecast.expected_cost at the noise and change measured so far),
+    else their first look."""
+    have = sum(sum(eng.have.get(c, {}).values()) for c in (b.good, b.bad))  # the endpoints' runs measured so far
+    y = eng.pool.y
+    s2, _ = eng.pool.var()
+    if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
+        return max(1, 2 * max(decide.MIN_LAYOUTS, s.layouts) * s.runs - have)
+    d = float(y[b.bad].mean() - y[b.good].mean())
+    c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan)
+    return max(1, 2 * c["endpoint_layouts"] * s.runs - have)
+
+
+def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: Clock, profile: Profile,
+                         p: Prober) -> dict:
+    """The verdict when the budget ends before the endpoints decide: not decided, and about how
+    many more runs would be needed."""
+    more = _ends_unspent(eng, b, s, s.plan(), commits)
+    sec, _ = clock.per_run()
+    when = f" (about {costs.duration_text(more * sec)} at {sec:.3g} s a run)" if sec is not None else ""
+    note = (f"not decided at this budget ({clock.ledger.spent} of {clock.ledger.budget} runs spent): the endpoints "
+            f"have not shown a change yet; about {more} more runs would be needed{when}")
+    verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit,
+               "target": s.target or p.target.spec.name, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
+               "settings": s.to_dict(), "endpoints": None, "status": "budget", "culprit": None, "range": [],
+               "budget_note": note, "more_runs": more, "message": note, "candidates": [],
+               "runs_spent": clock.ledger.spent,
+               "cost": {**p.cost("layouts"), "compiled_now": p.compiled_now, "ran_now": p.ran_now},
+               "budget": clock.summary(), "runs_per_layout": s.runs_choice}
+    b.result = verdict
+    b.save()
+    keep(b.store, b)
+    return verdict
+
+
+#: the lines of decide.bisect_range that start a phase or a look in one (progress: runs spent / planned)
+PHASES = ("endpoints: ", "probe ", "confirmation ", "side test ")
+
+
+def _likely_runs(eng, b, plan, commits: list) -> int | None:
+    """The plan's likely cost in runs (forecast.expected_cost) at the noise and change the endpoints'
+    first look measured (None before both ends have two layouts)."""
+    y = eng.pool.y
+    s2, _ = eng.pool.var()
+    if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
+        return None
+    return forecast.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
+                                math.sqrt(s2), plan)["runs"]
+
+
+def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> dict:
+    """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
+    noise and the change it measured (forecast.expected_cost), and a warning when a step of twice
+    the minimum effect is likely missed at that noise (forecast.missed_step, :func:`missed_lines`)."""
+    k = max(decide.MIN_LAYOUTS, s.layouts)
+    try:
+        for c in (b.good, b.bad):
+            eng.pool.add(c, eng.groups(c, k, s.runs))
+    except Skip as e:
+        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    except decide.OutOfBudget:
+        raise LayoutbenchError(f"--budget {eng.ledger.budget} runs does not pay for the endpoints' first look "
+                               f"({2 * k * s.runs} runs: {k} layouts x {s.runs} run(s) a side), the least a plan "
+                               f"or a verdict needs; give a larger --budget (or --budget none)") from None
+    s2, _ = eng.pool.var()
+    d = float(eng.pool.y[b.bad].mean() - eng.pool.y[b.good].mean())
+    noise = math.sqrt(s2) if math.isfinite(s2) else math.nan
+    cost = forecast.expected_cost(len(commits), math.exp(d), noise, plan)
+    ph = cost["phase_runs"]
+    msg = (f"plan: BAD/GOOD = {math.exp(d):.4f} at the first look ({s.layouts} layouts a side), layout noise "
+           f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost (the median of "
+           f"{cost['histories']} bisections simulated at this noise and change): endpoints {ph['endpoints']} runs "
+           f"({cost['endpoint_layouts']} layouts a side), {cost['probes']} probes {ph['probes']} runs, the "
+           f"confirmation {ph['confirmation']} runs ({cost['confirm_layouts']} fresh layouts a side), the tests of "
+           f"the ranges beside the step {ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
+           + "; every further change point costs about as much again")
+    lines = [msg]
+    missed = forecast.missed_step(noise, plan)
+    if missed is not None and missed["likely_missed"]:
+        lines.extend(missed_lines(missed, s.runs))
+    if s.runs_choice:
+        lines.append(s.runs_choice["text"])
+    out = {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
+           "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
+           "runs_per_layout": s.runs_choice, "missed_step": missed}
+    if clock is not None:
+        out["costs"] = target_costs(clock.p, s).to_dict()
+        if not s.runs_choice and out["costs"]["text"]:
+            lines.append(f"costs: {out['costs']['text']}")
+        clock.likely = cost["runs"]
+        sec, why = clock.per_run()
+        if sec is not None:
+            lines.append(f"time: about {costs.duration_text(cost['runs'] * sec)} at {sec:.3g} s a run ({why})")
+        if clock.s.budget_time is not None or clock.s.budget is not None:
+            lines.append(clock.assumes() + (" -- the likely cost fits" if clock.ledger.budget is not None
+                                            and cost["runs"] <= clock.ledger.budget else
+                                            " -- the likely cost does not fit: the verdict may be 'not decided at "
+                                            "this budget'" if clock.ledger.budget is not None else ""))
+        out["budget"] = clock.summary()
+    out["message"] = "\n".join(lines)
+    return out

@@ -1,0 +1,184 @@
+"""Measuring for a bisection: building commits, linking their layouts, running them (one prober a
+target; a farm's extra probers each on their own store connection), and what that cost."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+
+from .. import build as buildmod
+from .. import decide, measure, source, targets
+from ..decide import Skip
+from ..errors import BuildFailed, LayoutbenchError
+from ..profile import Profile
+from ..store import Store
+from .settings import Settings
+
+# -- measuring ------------------------------------------------------------------------------------
+
+class Prober:
+    """Builds and measures commits for a bisection; remembers what it cost.
+
+    A context manager: ``with Prober(...) as p:`` opens the target and closes it (its SSH
+    connection, its lab place) at the end."""
+
+    def __init__(self, profile: Profile, settings: Settings, store: Store, say=lambda m: None,
+                 lock: threading.Lock | None = None, timeout: float | None = None):
+        if len(settings.targets) > 1:  # a farm's settings: this prober measures on the first target
+            settings = dataclasses.replace(settings, target=settings.targets[0])
+        self.profile, self.s, self.store, self.say = profile, settings, store, say
+        #: ``timeout``: seconds before a run is killed (None: the target's); not a setting of the
+        #: bisection (a resumed one takes the one given now), nor of the target's configuration
+        self.target = targets.make(profile, settings.target, timeout)
+        self.name = settings.target or self.target.spec.name  #: the machine, as the marks name it
+        #: with several probers in threads: held while compiling and linking (shared object cache)
+        self.lock = lock
+        self.extra = settings.args.split()
+        self._objs: dict[str, buildmod.ObjectSet | Exception] = {}
+        self.higher_is_better: bool | None = None
+        self.unit = ""
+        self.built: set[str] = set()  #: commits whose objects were compiled or reused
+        self.failed_builds: set[str] = set()
+        self.failed: set[tuple[str, str]] = set()  #: (purpose, commit) that did not build
+        self.compiled_now = 0
+        self.ran_now = 0
+        self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
+
+    def __enter__(self) -> "Prober":
+        self.target.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.target.__exit__(*exc)
+
+    def checkout(self, rev: str | None) -> source.Checkout:
+        return source.resolve(self.profile, rev, self.s.repo, self.s.subdir)
+
+    def objects(self, co: source.Checkout) -> buildmod.ObjectSet:
+        got = self._objs.get(co.commit)
+        if got is None:
+            try:
+                got = buildmod.compile_objects(self.profile, co, None, self.say)
+                self.built.add(co.commit)
+                self.compiled_now += int(got.compiled_now)
+            except BuildFailed as e:
+                self.failed_builds.add(co.commit)
+                got = e
+            self._objs[co.commit] = got
+        if isinstance(got, Exception):
+            raise Skip(str(got))
+        return got
+
+    def _measure(self, co: source.Checkout, specs: list[tuple[str, int]], runs: int, purpose: str) -> dict:
+        request = measure.MeasureRequest(self.profile, co, specs, runs, self.s.mode, self.s.target, self.extra)
+        linked = None
+        with self.lock or contextlib.nullcontext():
+            try:
+                objs = self.objects(co)
+            except Skip:
+                self.failed.add((purpose, co.commit))
+                raise
+            if self.lock is not None:  # link before the runs, one thread at a time (same files)
+                linked = measure.link_all(objs, self.target.spec.image, self.store, request.jobs_planned())
+        if getattr(self.target, "per_probe", False):
+            self.target.hold()  # a slot of a labgrid-places farm: a place while it measures (farm.py)
+        m = measure.measure_commit(request, self.store, self.target, objs=objs, linked=linked, say=self.say)
+        self.ran_now += m.ran
+        used = self.used.setdefault((purpose, co.commit), set())
+        used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
+        samples = [x for x in m.samples if x["rep"] < runs and x["status"] == "ok"]
+        mine = [x for x in samples if x["metric"] == self.s.metric]
+        if mine:
+            self.higher_is_better = bool(mine[-1]["higher_is_better"])
+            self.unit = mine[-1]["unit"]
+        groups = m.groups(self.s.metric, max_rep=runs)
+        if not groups:
+            seen_metrics = {x["metric"] for x in samples}
+            if seen_metrics:
+                raise LayoutbenchError(f"the runs of {self.profile.name} print no metric {self.s.metric!r}; "
+                                       f"they print: {', '.join(sorted(seen_metrics))}")
+            raise Skip(f"every run of {co.short} failed (see layoutbench results --runs --commit {co.short})")
+        return groups
+
+    def groups(self, co: source.Checkout, k: int, r: int, first: int = 0) -> dict[str, list[float]]:
+        """The commit's values over the seeded layouts (``--layout``) ``seed+first .. seed+first+k-1``,
+        ``r`` runs each (``first`` > 0: a confirmation's fresh seeds, the ones before not measured)."""
+        specs = [(self.s.layout, self.s.seed + first + i) for i in range(k)]
+        return self._measure(co, specs, r, "layouts")
+
+    def single(self, co: source.Checkout) -> float:
+        """One run of the default link: what a single-layout bisection sees."""
+        g = self._measure(co, [("default", 0)], 1, "single")
+        return g["default"][0]
+
+    def cost(self, purpose: str = "layouts") -> dict:
+        commits = {c for (p, c) in self.used if p == purpose}
+        runs = sum(len(v) for (p, c), v in self.used.items() if p == purpose)
+        images = sum(len({(lay, sd) for lay, sd, _ in v}) for (p, c), v in self.used.items() if p == purpose)
+        failed = {c for (p, c) in self.failed if p == purpose}
+        return {"builds": len(commits) + len(failed), "failed_builds": len(failed), "images": images, "runs": runs}
+
+
+Judgement = decide.Judgement
+
+
+class ThreadStore:
+    """One store, opened anew in each thread that uses it (an SQLite connection must not
+    cross threads): what a farm's extra probers measure into."""
+
+    def __init__(self, path):
+        self.path_or_url = path
+        self._local = threading.local()
+
+    def __getattr__(self, name):
+        st = getattr(self._local, "store", None)
+        if st is None:
+            st = self._local.store = Store(self.path_or_url)
+        return getattr(st, name)
+
+
+def farm_cost(probers: list[Prober], purpose: str = "layouts") -> dict:
+    """The cost over several probers: a commit built for two machines counts once; images and
+    runs add up (each machine ran its own)."""
+    commits = {c for p in probers for (pp, c) in p.used if pp == purpose}
+    failed = {c for p in probers for (pp, c) in p.failed if pp == purpose}
+    each = [p.cost(purpose) for p in probers]
+    return {"builds": len(commits | failed), "failed_builds": len(failed),
+            "images": sum(c["images"] for c in each), "runs": sum(c["runs"] for c in each)}
+
+
+class Engine:
+    """The prober as the decision engine (layoutbench.decide) sees it: commits by sha."""
+
+    def __init__(self, p: Prober, cos: dict, after=None):
+        self.p, self.cos = p, cos
+        self.name = p.name
+        self.after = after  #: called after each measurement (the duration budget's clock)
+
+    @property
+    def higher_is_better(self):
+        return self.p.higher_is_better
+
+    def groups(self, sha: str, k: int, r: int) -> dict:
+        return self.groups_after(sha, 0, k, r)
+
+    def groups_after(self, sha: str, first: int, k: int, r: int) -> dict:
+        """The seeds after the first ``first`` only (decide.groups_after: a confirmation's fresh layouts)."""
+        if sha not in self.cos:
+            self.cos[sha] = self.p.checkout(sha)
+        out = self.p.groups(self.cos[sha], k, r, first=first)
+        if self.after is not None:
+            self.after()  # the duration budget's clock sees a confirmation's runs too
+        return out
+
+
+def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:
+    """Do GOOD and BAD differ by at least --min-effect? Group-sequential (decide.endpoints)."""
+    return decide.endpoints(Engine(p, {good.commit: good, bad.commit: bad}), good.commit, bad.commit, p.s.plan())
+
+
+def judge_probe(p: Prober, probe: source.Checkout, good: source.Checkout, bad: source.Checkout) -> Judgement:
+    """Classify one probe like GOOD or like BAD (decide.judge_probe)."""
+    eng = Engine(p, {c.commit: c for c in (probe, good, bad)})
+    return decide.judge_probe(eng, probe.commit, good.commit, bad.commit, p.s.plan())

@@ -1,0 +1,352 @@
+"""A bisection's state and its log: the settings and the good/bad/skip marks kept in the store, the
+git-shaped verbs (start, mark, replay) and the verdicts kept of finished bisections."""
+
+from __future__ import annotations
+
+import shlex
+
+from .. import costs, measure, source, targets, validate
+from .. import farm as farmmod
+from ..errors import LayoutbenchError
+from ..profile import Profile
+from ..store import Store, config_hash
+from .prober import Judgement
+from .render import _budget_after
+from .settings import CURRENT, Settings, state_key
+
+
+class Journal:
+    """The engine's marks, kept in the bisection's log (so that a killed bisection resumes)."""
+
+    def __init__(self, b: "Bisection", profile: Profile, places: "farmmod.Farm | None" = None):
+        self.b, self.profile, self.places = b, profile, places
+
+    def marks(self, segment: str | None) -> dict[str, dict]:
+        out = {e["commit"]: e for e in self.b.log
+               if e["verb"] in ("good", "bad", "skip") and (e.get("segment") or None) == segment}
+        if self.places is not None:  # a round starts: the places change hands (farm.py)
+            self.places.round(segment, out)
+        return out
+
+    def record(self, segment: str | None, commit: str, j: Judgement, target: str | None = None) -> None:
+        subj = _subject(self.profile, self.b.s, commit)
+        extra = {"segment": segment} if segment else {}
+        if target:
+            extra["target"] = target  # the machine that judged it (GOOD and BAD measured there too)
+        if self.places is not None:
+            extra.update(self.places.place_of(target))  # the labgrid place of that slot
+        if j.verdict in ("good", "bad", "between"):  # between (a change on both sides): bad, as decide's own journal
+            self.b.mark("bad" if j.verdict == "between" else j.verdict, commit, j.describe(), "measured", subject=subj,
+                        layouts=j.layouts, runs=j.runs, **extra)
+        else:
+            why = "uncertain" if j.verdict == "uncertain" else "build"
+            self.b.mark("skip", commit, j.describe(), "measured", subject=subj, why=why, layouts=j.layouts,
+                        runs=j.runs, **extra)
+
+
+# -- the state and its log ------------------------------------------------------------------------
+
+class Bisection:
+    """A bisection's settings and marks, kept in the store's ``state`` table."""
+
+    def __init__(self, store: Store, settings: Settings, log: list[dict] | None = None,
+                 result: dict | None = None):
+        self.store, self.s = store, settings
+        self.log: list[dict] = log or []
+        self.result = result
+
+    @property
+    def key(self) -> str:
+        return state_key(self.s.kernel, self.s.repo, self.s.subdir)
+
+    @classmethod
+    def load(cls, store: Store, key: str) -> "Bisection | None":
+        d = store.get_state(key)
+        if d is None:
+            return None
+        return cls(store, Settings.from_dict(d["settings"]), d.get("log", []), d.get("result"))
+
+    def save(self) -> None:
+        self.store.set_state(self.key, {"settings": self.s.to_dict(), "log": self.log, "result": self.result})
+        self.store.set_state(CURRENT, self.key)
+
+    def reset(self) -> None:
+        self.store.del_state(self.key)
+        if self.store.get_state(CURRENT) == self.key:
+            self.store.del_state(CURRENT)
+
+    # marks
+    def mark(self, verb: str, commit: str, note: str = "", by: str = "user", **extra) -> None:
+        self.result = None
+        self.log.append({"verb": verb, "commit": commit, "note": note, "by": by, **extra})
+        self.save()
+
+    def marks(self) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        for e in self.log:
+            if e["verb"] in ("good", "bad", "skip") and not e.get("segment"):
+                out[e["commit"]] = e
+        return out
+
+    def entry(self, verb: str) -> dict | None:
+        return next((e for e in reversed(self.log) if isinstance(e, dict) and e.get("verb") == verb), None)
+
+    @property
+    def good(self) -> str | None:
+        e = self.entry("start")
+        if e and e.get("good"):
+            return e["good"]
+        return next((e["commit"] for e in self.log if e["verb"] == "good"), None)
+
+    @property
+    def bad(self) -> str | None:
+        e = self.entry("start")
+        if e and e.get("bad"):
+            return e["bad"]
+        return next((e["commit"] for e in self.log if e["verb"] == "bad"), None)
+
+    def commits(self, profile: Profile) -> list[str]:
+        """GOOD, then the commits of GOOD..BAD oldest first (first parents)."""
+        return [self.good] + source.rev_range(profile, f"{self.good}..{self.bad}", self.s.repo, self.s.subdir)
+
+    def window(self, commits: list[str]) -> tuple[int, int, list[int]]:
+        """(lo, hi, candidates): the last good index, the first bad index after it, and the
+        indices between them still to test."""
+        m = self.marks()
+        lo = max([i for i, c in enumerate(commits) if m.get(c, {}).get("verb") == "good"] + [0])
+        hi = min([i for i, c in enumerate(commits) if i > lo and m.get(c, {}).get("verb") == "bad"]
+                 + [len(commits) - 1])
+        cand = [i for i in range(lo + 1, hi) if commits[i] not in m]
+        return lo, hi, cand
+
+    def next_probe(self, commits: list[str]) -> int | None:
+        lo, hi, cand = self.window(commits)
+        if not cand:
+            return None
+        mid = (lo + hi) / 2
+        return min(cand, key=lambda i: (abs(i - mid), i))
+
+    def text(self, profile: Profile | None = None) -> str:
+        """The log, as ``git bisect log`` prints it: commands, with what was seen as comments."""
+        lines = [f"# layoutbench bisect log: {self.s.kernel} repo {self.s.repo or '(profile source)'}, "
+                 f"metric {self.s.metric}"]
+        opt = []
+        if self.s.repo:
+            opt += ["--repo", self.s.repo]
+        if self.s.subdir:
+            opt += ["--subdir", self.s.subdir]
+        for e in self.log:
+            v = e["verb"]
+            if v == "start":
+                lines.append(self.s.start_line(e.get("bad"), e.get("good")))
+            elif v == "endpoints":
+                lines.append(f"# endpoints: {e['note']}")
+            elif v in ("good", "bad", "skip") and e.get("segment"):  # a mark in a range beside a found step
+                lines.append(f"# {v} in {e['segment']}: [{e['commit']}] {e.get('subject', '')} -- {e.get('note', '')}")
+            elif v == "place":
+                lines.append(f"# place: {e['note']}")
+            elif v in ("good", "bad", "skip"):
+                subj = e.get("subject", "")
+                where = f" on {e['place']}" if e.get("place") else ""
+                lines.append(f"# {v}{where}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
+                words = ["layoutbench", "bisect", v, e["commit"], "--kernel", self.s.kernel] + opt
+                if v == "skip" and e.get("why"):
+                    words += ["--why", e["why"]]
+                lines.append(shlex.join(words))
+        if self.result:
+            r = self.result
+            if r["status"] == "found":
+                lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')}")
+            elif r["status"] == "uncertain":
+                lines.append(f"# uncertain: points at [{r.get('candidate')}], not confirmed on fresh layouts")
+            elif r["status"] == "range":
+                lines.append("# only skipped commits left to test; the first bad commit is one of: "
+                             + " ".join(c[:12] for c in r["range"]))
+            elif r["status"] == "noise":
+                lines.append("# GOOD and BAD do not differ beyond layout noise: nothing to bisect")
+            elif r["status"] == "not-shown":
+                lines.append("# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)")
+            elif r["status"] == "budget" and r.get("culprit"):
+                lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')} ({_budget_after(r)})")
+            elif r["status"] == "budget":
+                lines.append(f"# {r.get('budget_note') or 'not decided at this budget'}")
+        return "\n".join(lines) + "\n"
+
+
+KEPT = "bisect-verdict:"  #: state keys of finished bisections' verdicts, one per kernel, repository, range and metric
+
+
+def kept_key(b: "Bisection") -> str:
+    return f"{KEPT}{b.s.kernel}:{b.s.repo or ''}:{b.s.subdir or ''}:{b.good}..{b.bad}:{b.s.metric}"
+
+
+def keep(store: Store, b: "Bisection") -> None:
+    """Keep the finished verdict apart from the bisection's state, so that starting another
+    bisection of the kernel (another range or metric) does not lose it: the report shows every one."""
+    if b.result is not None:
+        store.set_state(kept_key(b), {"settings": b.s.to_dict(), "result": b.result, "key": b.key})
+
+
+def kept(store: Store) -> list[tuple[str, dict]]:
+    """(key, verdict) of every finished bisection kept in the store, the latest first; the verdict
+    of a bisection's state that holds one not kept apart (no ``bisect-verdict:`` key) too."""
+    out, seen = [], set()
+    for key, d in store.states(KEPT):
+        if isinstance(d, dict) and isinstance(d.get("result"), dict):
+            out.append((key, d["result"]))
+            seen.add(key)
+    for b in stored(store):
+        if b.result and b.good and b.bad and kept_key(b) not in seen:  # its range and settings beside it
+            out.append((kept_key(b), {"settings": b.s.to_dict(), "good": b.good, "bad": b.bad, **b.result}))
+    return out
+
+
+def stored(store: Store) -> list[Bisection]:
+    """Every bisection kept in the store (its settings, log and verdict), the latest first."""
+    out = []
+    for key, d in store.states("bisect:"):
+        if key == CURRENT or not isinstance(d, dict) or not isinstance(d.get("settings"), dict):
+            continue
+        try:
+            out.append(Bisection(store, Settings.from_dict(d["settings"]), d.get("log") or [], d.get("result")))
+        except TypeError:  # a state written by another version
+            continue
+    return out
+
+
+def current(store: Store, kernel: str | None = None, repo: str | None = None, subdir: str | None = None,
+            profile: Profile | None = None) -> Bisection:
+    """The bisection the git-shaped verbs act on: the one of (kernel, repo) or the latest started."""
+    if kernel is not None:
+        repo_path, sub = (source.repo_for(profile, repo, subdir) if profile is not None else (repo, subdir))
+        key = state_key(kernel, str(repo_path) if repo_path else None, sub or None)
+        b = Bisection.load(store, key)
+        if b is None:
+            raise LayoutbenchError(f"no bisection of {kernel} in progress"
+                                   f"{' for ' + str(repo_path) if repo_path else ''}; start one with "
+                                   f"`layoutbench bisect start` or `layoutbench bisect {kernel} GOOD..BAD`")
+        return b
+    key = store.get_state(CURRENT)
+    b = Bisection.load(store, key) if key else None
+    if b is None:
+        raise LayoutbenchError("no bisection in progress; start one with `layoutbench bisect KERNEL GOOD..BAD`")
+    return b
+
+
+def normalize(profile: Profile, s: Settings) -> Settings:
+    """Resolve the repository path so that the state key is stable; fill defaults."""
+    repo_path, sub = source.repo_for(profile, s.repo, s.subdir)
+    s.repo = str(repo_path) if repo_path is not None else None
+    s.subdir = sub or None
+    names = s.targets
+    if s.metric is None:
+        kind = profile.target(names[0]).kind
+        s.metric = "cg_cost" if kind == "cachegrind" else profile.default_metric
+    if not s.metric:
+        raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
+    if len(names) == 1:
+        s.target_config = config_hash(measure.target_config(targets.make(profile, s.target)))
+    else:  # a farm: a bisection resumes only on the same machines, configured the same
+        s.target_config = config_hash([measure.target_config(targets.make(profile, n)) for n in names])
+    s.check()
+    return s
+
+
+def start(store: Store, profile: Profile, s: Settings, bad: str | None = None, good: str | None = None) -> Bisection:
+    """Begin a bisection (replacing any earlier one of the same kernel and repository)."""
+    s = normalize(profile, s)
+    old = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
+    if old is not None:
+        old.reset()
+    b = Bisection(store, s)
+    entry = {"verb": "start", "commit": "", "note": "", "by": "user"}
+    if bad:
+        entry["bad"] = source.resolve(profile, bad, s.repo, s.subdir).commit
+    if good:
+        entry["good"] = source.resolve(profile, good, s.repo, s.subdir).commit
+    b.log.append(entry)
+    b.save()
+    return b
+
+
+def mark(store: Store, profile: Profile, b: Bisection, verb: str, revs: list[str], why: str = "") -> list[str]:
+    """The git-shaped verbs ``good``, ``bad``, ``skip``: mark commits by hand."""
+    shas = []
+    for rev in revs:
+        co = source.resolve(profile, rev, b.s.repo, b.s.subdir)
+        b.mark(verb, co.commit, note="marked by hand" if not why else why, by="user",
+               subject=source.describe(co).get("subject", ""), **({"why": why} if why else {}))
+        shas.append(co.commit)
+    return shas
+
+
+def replay(store: Store, text: str, load_profile) -> Bisection:
+    """Re-apply a log printed by ``bisect log``: its start line, then every mark."""
+    b: Bisection | None = None
+    prof = None
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            raise LayoutbenchError(f"replay line {n}: {e}; is this a log printed by `bisect log`?") from None
+        if words[:2] == ["git", "bisect"] or words[:2] == ["layoutbench", "bisect"]:
+            words = words[2:]
+        if not words:
+            continue
+        verb, rest = words[0], words[1:]
+        pos, opts = [], {}
+        i = 0
+        while i < len(rest):
+            w = rest[i]
+            if w == "--no-shadow":
+                opts["shadow"] = False
+            elif w in ("--all-changes", "--first-only", "--prove-null", "--thorough"):
+                opts[w[2:].replace("-", "_")] = True
+            elif w.startswith("--"):
+                if i + 1 >= len(rest):
+                    raise LayoutbenchError(f"replay line {n}: option {w} has no value")
+                opts[w[2:].replace("-", "_")] = rest[i + 1]
+                i += 1
+            else:
+                pos.append(w)
+            i += 1
+        if verb == "start":
+            if not pos:
+                raise LayoutbenchError(f"replay line {n}: start needs a kernel")
+            prof = load_profile(pos[0])
+            kw = {}
+            for k, v in opts.items():
+                try:
+                    if k == "budget":
+                        got = costs.parse_budget(v)
+                        kw.update(budget=got.runs, budget_time=got.seconds)
+                    elif k in ("layouts", "max_layouts", "runs", "max_runs", "seed"):
+                        kw[k] = int(v)
+                    elif k == "min_effect" and v.strip().endswith("%"):
+                        kw[k] = validate.min_effect_percent(v, positive=True) / 100
+                    elif k in ("confidence", "min_effect"):  # a log printed with the fraction: read as one
+                        kw[k] = float(v)
+                    elif k in Settings.OPTIONS or k in ("shadow", "all_changes", "first_only", "prove_null", "thorough"):
+                        kw[k] = v
+                except ValueError:
+                    raise LayoutbenchError(f"replay line {n}: --{k.replace('_', '-')} {v!r} is not a number") from None
+            b = start(store, prof, Settings(kernel=pos[0], **kw), *(pos[1:3] + [None, None])[:2])
+        elif verb in ("good", "bad", "skip"):
+            if b is None:
+                raise LayoutbenchError(f"replay line {n}: {verb} before start; a log begins with a start line")
+            mark(store, prof, b, verb, pos, opts.get("why", ""))
+        else:
+            raise LayoutbenchError(f"replay line {n}: unknown verb {verb!r}; expected start, good, bad or skip")
+    if b is None:
+        raise LayoutbenchError("the log holds no start line; nothing replayed")
+    return b
+
+
+def _subject(profile: Profile, s: Settings, sha: str) -> str:
+    try:
+        return source.describe(source.resolve(profile, sha, s.repo, s.subdir)).get("subject", "")
+    except LayoutbenchError:
+        return ""

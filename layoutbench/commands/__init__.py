@@ -1,0 +1,178 @@
+"""The ``layoutbench`` command's group and what its commands share: the one-line errors, the
+consoles, the source, store and machine options.  Each job's commands live in a module of their
+own (imported at the end, which registers them)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+
+import click
+from rich.console import Console
+
+from .. import __version__, profile, source
+from ..errors import LayoutbenchError
+
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
+
+
+class Group(click.Group):
+    """Turns a LayoutbenchError anywhere into one line on stderr and a non-zero exit."""
+
+    def invoke(self, ctx):
+        import sqlite3
+
+        from .. import procs
+        from ..safety import redact_text
+
+        procs.install_signal_handlers()
+        try:
+            return super().invoke(ctx)
+        except LayoutbenchError as e:
+            err.print(f"layoutbench: error: {redact_text(e)}", markup=False)
+            sys.exit(e.exit_code)
+        except sqlite3.Error as e:  # a query of an opened store failed: a damaged page, a full disk...
+            from ..store import explain
+            err.print(f"layoutbench: error: {explain(e, checkpoint=True)}", markup=False)
+            sys.exit(2)
+        except OSError as e:  # a file or program the command needed: one line, no traceback
+            import errno
+            where = f": {e.filename}" if getattr(e, "filename", None) else ""
+            hint = "; free some space and run the same command again" if e.errno == errno.ENOSPC else ""
+            err.print(f"layoutbench: error: {e.strerror or e}{where}{hint}", markup=False)
+            sys.exit(2)
+        except Exception as e:
+            if not type(e).__module__.startswith("psycopg"):
+                raise
+            from ..store import error_line
+            err.print(f"layoutbench: error: {redact_text(error_line(e))}", markup=False)
+            sys.exit(2)
+        except (KeyboardInterrupt, procs.Terminated) as e:
+            procs.kill_all()
+            err.print("layoutbench: interrupted; what was stored is kept, run the same command to resume")
+            sys.exit(128 + e.signum if isinstance(e, procs.Terminated) else 130)
+        finally:
+            procs.kill_all()
+
+
+def _json(value, **kw) -> str:
+    """Strict JSON for --json: a non-finite number is null, never NaN or Infinity."""
+    from ..metrics import json_safe
+
+    return json.dumps(json_safe(value), allow_nan=False, **kw)
+
+
+def say(msg: str) -> None:
+    err.print(f"[dim]· {msg}[/dim]")
+
+
+def _exit_epilog() -> str:
+    from ..verdict import exit_table_text
+
+    return "\b\nExit codes (every command; README and docs/guide/reading-output.md hold the same table):\n" + exit_table_text()
+
+
+EXIT_EPILOG = _exit_epilog()
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             epilog=EXIT_EPILOG)
+@click.version_option(__version__, prog_name="layoutbench")
+@click.option("--workdir", type=click.Path(file_okay=False), envvar="LAYOUTBENCH_DIR",
+              help="Where objects, images and the store live  [env LAYOUTBENCH_DIR; default ./.layoutbench]")
+def main(workdir):
+    """Build kernels in controlled link layouts, benchmark them, and tell code changes
+    from layout noise.
+
+    \b
+    Typical use:
+      layoutbench layouts                          # what layouts exist
+      layoutbench build minikernel --layout random --seed 3
+      layoutbench run minikernel --target qemu     # boot one variant, show its console
+      layoutbench compare minikernel --layouts default,sorted,aligned,random:8 --runs 5
+      layoutbench symdiff minikernel@worktree:sorted minikernel@worktree:aligned
+      layoutbench bisect minikernel GOOD..BAD --repo R --target cachegrind
+      layoutbench history minikernel A..B --repo R --step 4 && layoutbench report minikernel
+    """
+    if workdir:
+        os.environ["LAYOUTBENCH_DIR"] = os.path.abspath(workdir)
+
+
+# -- shared options ------------------------------------------------------------------------------
+
+def source_options(f):
+    f = click.option("--subdir", help="The kernel tree inside --repo (default: its top).")(f)
+    f = click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree "
+                     "(default: the profile's source).")(f)
+    f = click.option("--commit", "rev", metavar="REV",
+                     help="The commit to build (default: the working tree as it is).")(f)
+    return f
+
+
+def checkout_of(kernel: str, rev, repo, subdir):
+    prof = profile.load(kernel)
+    return prof, source.resolve(prof, rev, repo, subdir)
+
+
+def open_store(path, write: bool = True):
+    """The store of --store; ``write``: the command writes to it (a read-only one is refused now)."""
+    from ..store import Store, default_path
+    store = Store(path or os.environ.get("LAYOUTBENCH_STORE") or default_path())
+    return store.writable() if write else store
+
+
+def store_option(f):
+    return click.option("--store", "store_path", type=click.Path(dir_okay=False),
+                        help="The results database: an SQLite file or a postgresql:// URL (its password is never shown)  "
+                             "[env LAYOUTBENCH_STORE; default WORKDIR/results.sqlite]")(f)
+
+
+def machine_options(f):
+    """--perf, --perf-events, --pin, --no-machine-check: how a local or ssh target measures."""
+    for opt in reversed([
+        click.option("--perf", is_flag=True, help="Run the benchmark under `perf stat` and store each counter as a "
+                     "metric perf.<event> (local and ssh targets); events this machine cannot count are named once."),
+        click.option("--perf-events", metavar="LIST", help="The events for --perf (default: cycles, instructions, "
+                     "L1-icache-load-misses, iTLB-load-misses, branch-misses, task-clock, page-faults, context-switches); "
+                     "a local target checks that perf accepts them before any run."),
+        click.option("--pin", metavar="CPU", help="Run the benchmark pinned to CPU (taskset -c CPU): a CPU list such "
+                     "as 2, 0-3 or 1,3; checked against this machine's CPUs for a local target before any run."),
+        click.option("--no-machine-check", is_flag=True, help="Do not check that the machine is quiet first."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def machine_overrides(o: dict) -> tuple:
+    """The target settings --perf/--perf-events/--pin set (they key the samples like the profile's)."""
+    over = []
+    if o.get("perf") or o.get("perf_events"):
+        over.append(("perf", o["perf_events"].split(",") if o.get("perf_events") else True))
+    if o.get("pin") is not None:
+        over.append(("pin", str(o["pin"])))
+    return tuple(over)
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, what: str):
+    """A progress bar on stderr; ``tick()`` advances it by one run."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=err, transient=not err.is_terminal) as p:
+        task = p.add_task(what, total=total)
+        yield lambda: p.advance(task)
+
+
+# each job's commands register themselves on ``main``
+from . import bisecting, builds, comparing, histories, symdiffs  # noqa: E402,F401

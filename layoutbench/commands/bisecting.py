@@ -1,0 +1,328 @@
+"""Job 4's commands: the layout-aware bisection, its git-shaped verbs, and judge."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import layout, measure, profile, source, validate
+from ..errors import LayoutbenchError
+from . import EXIT_EPILOG, _json, main, open_store, out, say, store_option
+
+# -- job 5: bisection, judge, quirks ---------------------------------------------------------------
+
+class BisectGroup(click.Group):
+    """``layoutbench bisect KERNEL GOOD..BAD`` runs a bisection; the git-shaped verbs are subcommands."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+def bisect_options(f):
+    """The measurement settings of a bisection (unset: the bisection's stored ones, or the defaults)."""
+    opts = [
+        click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree (default: the profile's)."),
+        click.option("--subdir", help="The kernel tree inside --repo (default: its top)."),
+        click.option("--metric", help="The metric to bisect (default: cg_cost on cachegrind, else the profile's)."),
+        click.option("--target", "target", help="Where to run (a [targets] entry of the profile); a,b,c: a farm: each "
+                     "round judges up to 3 probes at once, one per machine, each against GOOD and BAD measured there; "
+                     "a labgrid-places target: one probe per place, each place reserved through the coordinator."),
+        click.option("--args", "args", help="Extra program arguments / kernel command line words."),
+        click.option("--mode", type=click.Choice(measure.SAME_IMAGE_MODES), help="How repetitions run  [default: rerun]"),
+        click.option("--layout", help="The seeded layout of the K layouts: random (object order), shuffled (object "
+                     "and function order) or padded  [default: random]"),
+        click.option("--layouts", metavar="K|NAME:K", help="K seeded layouts per probe, the same seeds on every commit; "
+                     "NAME:K (e.g. random:8, the form compare takes) also sets --layout  [default: 4]"),
+        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
+                     "[default: 256; spent only while no look decides]"),
+        click.option("--runs", type=int, help="R runs per layout  [default: 1; chosen from the noise split where a "
+                     "new layout costs more than a run: the target's layout_cost and run_cost, else measured]"),
+        click.option("--max-runs", type=int, help="Kept for scripts and bisect logs: the tests add layouts, never runs (the runs per layout are --runs, or chosen from the costs)  [default: 1]"),
+        click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
+        click.option("--confidence", type=float, help="1 - the error budget of the whole bisection, shared over its tests and looks  [default: 0.95]"),
+        click.option("--min-effect", help="The smallest change that counts as a change, in percent: 0.5 means 0.5% "
+                     "(a % sign is accepted; above 0 and below 50: a larger value is refused as a unit mistake)  "
+                     "[default: 0.5]"),
+        click.option("--all-changes", "all_changes", is_flag=True, default=None,
+                     help="Kept for old scripts: every change point is found by default now."),
+        click.option("--first-only", "first_only", is_flag=True, default=None,
+                     help="Stop after the first confirmed change point (default: every change point): the cheap "
+                     "search for one culprit (a single large step in about half the runs; docs/how-it-decides.md)."),
+        click.option("--thorough", "thorough", is_flag=True, default=None,
+                     help="Search the ranges beside a found step further for a second, smaller step (one of 2x "
+                     "--min-effect beside a larger one: both steps named in 76 of 80 simulated ranges instead of 74; "
+                     "a single large step then costs about 1.3x the runs: 78.4 against 59.3; tests/test_calibration.py)."),
+        click.option("--prove-null", "prove_null", is_flag=True, default=None,
+                     help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
+                     "is ruled out: 'within layout noise' is said only then.  Expensive."),
+        click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
+                     "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
+                     "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "
+                     "(candidates with probabilities, or 'not decided at this budget'); none: no cap (removes the budget of "
+                     "a bisection in progress)."),
+        store_option,
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _layouts_count(value, layout_name) -> dict:
+    """bisect's --layouts: a count K, or NAME:K of one seeded layout (compare's form); a list is one line."""
+    if value is None or isinstance(value, int):
+        return {}
+    text = value.strip()
+    if text.isdigit():
+        return {"layouts": int(text)}
+    name, _, count = text.partition(":")
+    if count.isdigit() and "," not in text and name in layout.REGISTRY and layout.get(name).seeded:
+        if layout_name and layout_name != name:
+            raise LayoutbenchError(f"--layouts {value} and --layout {layout_name} name two layouts; give one")
+        return {"layouts": int(count), "layout": name}
+    seeded = ", ".join(n for n, x in layout.REGISTRY.items() if x.seeded)
+    raise LayoutbenchError(f"--layouts {value!r}: a bisection measures K layouts of one seeded layout per probe; give "
+                           f"a count (--layouts 8) or NAME:K of one of {seeded} (--layouts random:8), not a list")
+
+
+def _bisect_settings(o: dict):
+    """The bisection settings of a command's options (unset ones keep their defaults)."""
+    from ..bisect import Settings
+    from ..costs import parse_budget
+
+    names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
+             "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
+             "thorough")
+    o = {**o, **_layouts_count(o.get("layouts"), o.get("layout"))}
+    validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
+    budget = parse_budget(o.get("budget"))
+    validate.seed("--seed", o.get("seed"))
+    if o.get("min_effect") is not None:  # a percent on the command line, a fraction in the settings
+        o = {**o, "min_effect": validate.min_effect_percent(o["min_effect"], positive=True) / 100}
+    if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
+        raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
+    s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
+    s.given = tuple(k for k in (*names, "budget") if o.get(k) is not None)
+    s.runs_auto = o.get("runs") is None
+    if budget is not None:
+        s.budget, s.budget_time = budget.runs, budget.seconds
+    if o.get("layouts") is not None and o.get("max_layouts") is None:
+        s.max_layouts = max(s.max_layouts, o["layouts"])
+    return s
+
+
+@main.group("bisect", cls=BisectGroup)
+def bisect_grp():
+    """Find the commit whose code changed a metric, never one that only moved code.
+
+    \b
+      layoutbench bisect KERNEL GOOD..BAD --metric NAME [--target T --layouts K --runs R]
+    measures GOOD and BAD over K random layouts (the same seeds on every commit), stops
+    with "no change shown" when they do not differ by --min-effect (--prove-null: goes on
+    until "within layout noise" is shown), else bisects: each probe is compared with GOOD
+    and BAD (a sequential test, the layout noise pooled over every commit measured), and
+    skipped when it does not build.  Each culprit is confirmed on fresh layouts, then the
+    ranges beside it are tested and searched in turn: every change point is reported
+    (--first-only: one); the verdict states the error bound, what symdiff says the
+    code did and, for each test that showed no change, the smallest step it would have
+    shown ("not ruled out: a step below ...").  --budget RUNS or --budget 8h caps the cost.  The state lives in the store: run the same command again
+    to resume.  The git-shaped verbs (start, good, bad, skip, log, replay, reset) act on
+    the same state.
+    """
+
+
+@bisect_grp.command("run", epilog=EXIT_EPILOG)
+@click.argument("kernel")
+@click.argument("span", metavar="[GOOD..BAD]", required=False)
+@bisect_options
+@click.option("--shadow/--no-shadow", default=None,
+              help="Also run the single-layout bisection it is compared with  [default: on]")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the "
+              "target's); a commit whose runs all fail is skipped.")
+@click.option("--plan", "plan_only", is_flag=True,
+              help="Measure the endpoints' first look only and print what the bisection will likely cost (runs "
+              "in every phase: the median of bisections simulated at the noise and change measured; "
+              "and time at the time a run takes; the runs per layout the layout and run costs make cheapest, "
+              "each cost stated or measured; whether it fits --budget; a warning when a step of twice "
+              "--min-effect is likely missed at the noise measured, with what would fix it).")
+@click.option("--exit-code", "exit_code", is_flag=True,
+              help="Exit with the verdict's code: 0 no change shown, 1 a first bad commit, 3 undecided (uncertain, "
+              "skipped commits), 4 the budget ended first (the table below); without it 0 whenever a verdict is printed.")
+def bisect_run_cmd(**o):
+    """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
+    from .. import bisect
+    from ..verdict import Verdict
+
+    good = bad = None
+    span = o["span"]
+    if span:
+        good, bad = source.split_range(span, "GOOD..BAD")
+    prof = profile.load(o["kernel"])
+    v = Verdict.of_bisection(bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say,
+                                        plan_only=o["plan_only"], timeout=o["timeout"]))
+    if o["as_json"]:
+        out.print_json(_json(v.to_json(), default=str))
+    else:
+        out.print(v.text(), markup=False)
+    if o["exit_code"]:
+        sys.exit(v.exit_code())
+
+
+@bisect_grp.command("start")
+@click.argument("kernel")
+@click.argument("bad", required=False)
+@click.argument("good", required=False)
+@bisect_options
+@click.option("--shadow/--no-shadow", default=None, help="Also run the single-layout bisection.")
+def bisect_start_cmd(**o):
+    """Begin a bisection of KERNEL (as git: BAD first, then GOOD; or mark them later)."""
+    from .. import bisect
+
+    kernel = o["kernel"]
+    prof = profile.load(kernel)
+    b = bisect.start(open_store(o["store_path"]), prof, _bisect_settings(o), o["bad"], o["good"])
+    out.print(f"bisection of {kernel} started (metric {b.s.metric}); "
+              + ("run `layoutbench bisect " + kernel + "` to bisect" if b.good and b.bad
+                 else "mark a good and a bad commit"), markup=False)
+
+
+def _bisect_verb(verb):
+    @click.argument("revs", nargs=-1)
+    @click.option("--kernel", help="Which bisection (default: the latest started).")
+    @click.option("--repo", type=click.Path())
+    @click.option("--subdir")
+    @store_option
+    def cmd(revs, kernel, repo, subdir, store_path, why=""):
+        from .. import bisect
+
+        store = open_store(store_path)
+        prof = profile.load(kernel) if kernel else None
+        b = bisect.current(store, kernel, repo, subdir, prof)
+        prof = prof or profile.load(b.s.kernel)
+        shas = bisect.mark(store, prof, b, verb, list(revs) or ["HEAD"], why)
+        for sha in shas:
+            out.print(f"{verb}: {sha}", markup=False)
+        if b.good and b.bad:
+            commits = b.commits(prof)
+            i = b.next_probe(commits)
+            lo, hi, cand = b.window(commits)
+            if i is None:
+                out.print(f"nothing left to test: the first bad commit is {commits[hi]}" if not any(
+                    b.marks().get(commits[j], {}).get("verb") == "skip" for j in range(lo + 1, hi))
+                    else f"only skipped commits left: the first bad commit is one of {' '.join(c[:12] for c in commits[lo + 1:hi + 1])}",
+                    markup=False)
+            else:
+                out.print(f"next to test: {commits[i]} ({len(cand)} left)", markup=False)
+    if verb == "skip":
+        cmd = click.option("--why", default="", help="Why it is skipped (kept in the log).")(cmd)
+    cmd.__doc__ = {"good": "Mark commits (default: the repository's HEAD) like GOOD.",
+                   "bad": "Mark commits (default: HEAD) like BAD.",
+                   "skip": "Mark commits (default: HEAD) as not testable."}[verb]
+    return bisect_grp.command(verb)(cmd)
+
+
+for _verb in ("good", "bad", "skip"):
+    _bisect_verb(_verb)
+
+
+def _kernel_of(positional, option) -> str | None:
+    """KERNEL given as the argument (as elsewhere) or as --kernel; both must agree."""
+    if positional and option and positional != option:
+        raise LayoutbenchError(f"give the kernel once: {positional!r} and --kernel {option!r} differ")
+    return positional or option
+
+
+@bisect_grp.command("log")
+@click.argument("kernel_arg", metavar="[KERNEL]", required=False)
+@click.option("--kernel", help="Which bisection (default: the latest started); the same as the argument KERNEL.")
+@click.option("--repo", type=click.Path())
+@click.option("--subdir")
+@store_option
+def bisect_log_cmd(kernel_arg, kernel, repo, subdir, store_path):
+    """Print the bisection's log; `bisect replay` re-applies it."""
+    from .. import bisect
+
+    kernel = _kernel_of(kernel_arg, kernel)
+    b = bisect.current(open_store(store_path, write=False), kernel, repo, subdir,
+                       profile.load(kernel) if kernel else None)
+    click.echo(b.text(), nl=False)
+
+
+@bisect_grp.command("replay")
+@click.argument("logfile", type=click.File("rb"))
+@store_option
+def bisect_replay_cmd(logfile, store_path):
+    """Start again from a log printed by `bisect log` (its start line and marks)."""
+    from .. import bisect
+
+    data = logfile.read()
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as e:
+        raise LayoutbenchError(f"{logfile.name}: not text (byte {e.start} is not UTF-8); give a log printed by "
+                               f"`layoutbench bisect log`") from None
+    b = bisect.replay(open_store(store_path), text, profile.load)
+    out.print(f"replayed {sum(1 for e in b.log if e['verb'] != 'start')} mark(s) onto a bisection of {b.s.kernel}; "
+              f"run `layoutbench bisect {b.s.kernel}` to continue", markup=False)
+
+
+@bisect_grp.command("reset")
+@click.argument("kernel_arg", metavar="[KERNEL]", required=False)
+@click.option("--kernel", help="Which bisection (default: the latest started); the same as the argument KERNEL.")
+@click.option("--repo", type=click.Path())
+@click.option("--subdir")
+@store_option
+def bisect_reset_cmd(kernel_arg, kernel, repo, subdir, store_path):
+    """Forget the bisection's state (its samples stay in the store)."""
+    from .. import bisect
+
+    kernel = _kernel_of(kernel_arg, kernel)
+    b = bisect.current(open_store(store_path), kernel, repo, subdir, profile.load(kernel) if kernel else None)
+    b.reset()
+    out.print(f"bisection of {b.s.kernel} reset", markup=False)
+
+
+@main.command("judge", epilog=EXIT_EPILOG)
+@click.argument("kernel")
+@click.option("--commit", "rev", metavar="REV", help="The commit to judge (default: the working tree as it is).")
+@click.option("--good", help="The GOOD reference commit (default: the bisection in progress).")
+@click.option("--bad", help="The BAD reference commit (default: the bisection in progress).")
+@bisect_options
+@click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
+def judge_cmd(**o):
+    """Measure the checkout over the K layouts against GOOD and BAD; exit 0 (like GOOD), 1 (like BAD)
+    or 125 (does not build, or uncertain): a `git bisect run` script.  Errors exit 128, which stops
+    `git bisect run` instead of marking a commit bad.
+    """
+    from .. import bisect
+
+    try:
+        prof = profile.load(o["kernel"])
+        s = _bisect_settings({**o, "shadow": False})
+        _, j, details = bisect.judge(open_store(o["store_path"]), prof, s, o["rev"], o["good"], o["bad"], say)
+    except bisect.Abort:
+        raise
+    except LayoutbenchError as e:
+        raise bisect.Abort(str(e)) from None
+    from ..verdict import Verdict
+
+    v = Verdict.of_judgement({**details, "describe": j.describe()}, _judged(prof, details["commit"], o))
+    if o["as_json"]:
+        out.print_json(_json(details, default=str))
+    else:
+        out.print(v.text(), markup=False)
+    sys.exit(v.exit_code())
+
+
+def _judged(prof, commit: str, o: dict) -> str:
+    """The commit judge measured, as git names it: the working tree is named by its HEAD."""
+    if commit != source.WORKTREE:
+        return commit[:12]
+    try:
+        head = source.resolve(prof, "HEAD", o.get("repo"), o.get("subdir")).commit
+    except LayoutbenchError:
+        return "the working tree"
+    return f"{head[:12]} (the working tree at HEAD)"

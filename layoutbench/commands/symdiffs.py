@@ -1,0 +1,70 @@
+"""Job 2's command: symdiff, what moved between two images."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import LayoutbenchError
+from . import main, out, say
+
+# -- symdiff: what moved between two images ------------------------------------------------------
+
+@main.command("symdiff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--image", help="Image of a build spec KERNEL@REV:LAYOUT[:SEED] (default: the profile's first).")
+@click.option("--repo", type=click.Path(), help="The kernel's git repository for build specs.")
+@click.option("--symbols", "show_symbols", is_flag=True, help="Also list every symbol that is not unchanged.")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON (every symbol).")
+@click.option("--cache", "cache", metavar="L1I|SIZE,WAYS,LINE",
+              help="Also show where the hot functions sit in this instruction cache (L1I: the geometry of the "
+                   "profile's cachegrind/qemu-icache target), which pairs share sets in one image only, and "
+                   "their I1 misses side by side (a cachegrind or qemu-icache run of each image).")
+@click.option("--target", "cache_target", help="With --cache: the profile target whose geometry and runs "
+                                               "are used (cachegrind or qemu-icache; default: its cachegrind target, else its qemu-icache one).")
+@click.option("--cachegrind-out", "cachegrind_out", multiple=True, type=click.Path(),
+              help="With --cache: cachegrind output files of OLD and NEW (give it twice) instead of running them; "
+                   "or the QEMU cache model's per-block files (RESULT.blocks, written when its plugin is given blocks=on).")
+@click.option("--functions", "functions", help="With --cache: the functions to show (comma-separated) "
+                                               "instead of the hottest.")
+@click.option("--top", "top", type=click.IntRange(1), default=10, show_default=True,
+              help="With --cache: the hot functions are the TOP with the most I1 misses and the TOP with the most "
+                   "instructions (one list, up to twice TOP), and TOP miss lines are shown.")
+def symdiff_cmd(**o):
+    """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
+    where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
+    (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
+    Two ELF files (without --symbols or --cache) are diffed by the compiled helper native/symdiff,
+    same output, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
+    """
+    from .. import specs, symdiff
+
+    cache, functions = o["cache"], o["functions"]
+    if not cache and (o["cache_target"] or o["cachegrind_out"] or functions):
+        raise LayoutbenchError("--target, --cachegrind-out and --functions go with --cache L1I|SIZE,WAYS,LINE")
+    if cache and cache.upper() != "L1I":  # a bad geometry is said before anything is built
+        from ..symdiff.cache import parse_geometry
+
+        parse_geometry(cache)
+    a = specs.symdiff_side(o["old"], o["image"], o["repo"], say)
+    b = specs.symdiff_side(o["new"], o["image"], o["repo"], say)
+    res = symdiff.diff(a, b)
+    view = None
+    if cache:
+        from ..symdiff import cache as cachemod
+
+        names = [n.strip() for n in functions.split(",") if n.strip()] if functions else None
+        view = cachemod.cache_view(a, b, cache, o["cache_target"], tuple(o["cachegrind_out"]), names, o["top"])
+    if o["as_json"]:  # plain json: rich's print_json takes seconds on 30k symbols
+        if view is None:
+            click.echo(res.to_json())
+        else:
+            click.echo(json.dumps({**res.to_dict(), "cache": view}))
+    else:
+        symdiff.print_text(out, res, o["show_symbols"])
+        if view is not None:
+            cachemod.print_view(out, view)
+    sys.exit(0 if res.placement_identical else 1)

@@ -1,0 +1,118 @@
+"""Several probers: k probes a round, each against GOOD and BAD measured on its own prober."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import sequential
+from .outcome import Step, _window
+from .plan import CONFIRM_LATER, Plan, Skip, family_level, planned_probes, probe_level, split
+from .tracked import _measure
+
+if TYPE_CHECKING:
+    from .search import _Search
+
+
+def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
+            ctx: _Search | None = None) -> tuple[Step, int, int]:
+    """One change point with k probers: each round splits the window lo..hi (k+1)-ary
+    (:func:`split`), probe j judged by prober j against GOOD and BAD measured by the same
+    prober (never two machines in one comparison), the k judgements in parallel threads;
+    then the marks are recorded in probe order (with the name of the prober that judged it)
+    and the window narrows to the last good / first bad mark.  Each probe is judged at its
+    own level (:func:`probe_level`: every probe of the bisection counts).  The confirmation
+    runs on the first prober.  Returns (step, probes, rounds)."""
+    probes = rounds = 0
+    good, bad = commits[0], commits[-1]
+    k = len(probers)
+    prober = probers[0]
+    ledger = prober.ledger
+    planned = ctx.planned if ctx is not None else planned_probes(len(commits), k)
+    pool = ThreadPoolExecutor(max_workers=k - 1, thread_name_prefix="probe") if k > 1 else None
+    resumed = True
+    try:
+        while True:
+            marks = journal.marks(segment)
+            if resumed:  # marks an interrupted run of this bisection recorded here: probes all the same,
+                resumed = False  # counted against the error budget and in the verdict as if never interrupted
+                ledger.probes += len(marks)
+                probes += len(marks)
+                rounds += -(-len(marks) // k)
+                _reload(probers, marks, good, bad, plan)
+            lo, hi, cand = _window(commits, marks)
+            if ctx is not None:
+                ctx.window = (commits, lo, hi)
+            if not cand:
+                break
+            picks = split(lo, hi, cand, k)
+            rounds += 1
+            levels = []
+            for _ in picks:
+                ledger.probes += 1
+                levels.append(probe_level(plan.alpha, ledger.probes, planned))
+            for i, pr in zip(picks, probers):
+                where = f" on {pr.name}" if k > 1 and pr.name else ""
+                say(f"probe {commits[i][:12]}{where} ({len(cand)} commit(s) left to test; "
+                    f"{ledger.spent} runs spent" + (f" of {ledger.budget}" if ledger.budget else "") + ")")
+            futs = [pool.submit(sequential.judge_probe, pr, commits[i], good, bad, plan, lv)
+                    for i, pr, lv in zip(picks[1:], probers[1:], levels[1:])] if pool else []
+            first = sequential.judge_probe(prober, commits[picks[0]], good, bad, plan, levels[0])  # this thread
+            judged = [first] + [f.result() for f in futs]
+            for i, pr, j in zip(picks, probers, judged):
+                probes += 1
+                journal.record(segment, commits[i], j, pr.name)
+                say(f"{commits[i][:12]}: {j.describe()}" + (f" [{pr.name}]" if k > 1 and pr.name else ""))
+            if any(j.verdict == "uncertain" for j in judged):
+                # a probe undecided at 2x the test cap: its neighbours share most of its layouts and
+                # would be as undecided; the window is the answer (a range), not more probes
+                break
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
+    marks = journal.marks(segment)
+    lo, hi, _ = _window(commits, marks)
+    skipped = [{"commit": commits[i], "why": marks[commits[i]].get("why", ""),
+                "note": marks[commits[i]].get("note", "")}
+               for i in range(lo + 1, hi) if marks.get(commits[i], {}).get("verb") == "skip"]
+    if skipped:
+        return Step("range", commits[lo], None, commits[lo + 1:hi + 1], skipped), probes, rounds
+    culprit = commits[hi]
+    # fresh seeds: beyond every seed any decision of this bisection (this run or an interrupted
+    # one) used on *any* commit -- neighbouring commits share much of their layouts, so a seed
+    # selected on one is not fresh on the next
+    used = max([plan.layouts, ledger.top] + [p.kmax.get(c, 0) for p in probers for c in commits]
+               + [e.get("layouts", 0) for e in marks.values()])
+    ledger.confirmations += 1
+    say(f"confirmation {commits[lo][:12]}..{culprit[:12]} on fresh layouts ({ledger.spent} runs spent"
+        + (f" of {ledger.budget}" if ledger.budget else "") + ")")
+    y = prober.pool.y
+    sign = int(np.sign(y[bad].mean() - y[good].mean())) if good in y and bad in y else 0
+    c, kc, effect = sequential.confirm(prober, commits[lo], culprit, plan, used,
+                            level=family_level(plan.alpha, ledger.confirmations), sign=sign,
+                            cap=None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER)))
+    st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
+              confirmation=c, confirm_layouts=kc, effect=effect)
+    return st, probes, rounds
+
+
+def _reload(probers: list, marks: dict, good, bad, plan: Plan) -> None:
+    """The layouts of the probes an interrupted run judged (its marks), back into the pool of the
+    prober that judged them, GOOD and BAD as far (as judge_probe left them): a resumed bisection
+    then pools the same layouts, and its later tests and intervals are the uninterrupted one's.
+    (They come from the store: nothing is run again.)"""
+    for c, e in marks.items():
+        kl = int(e.get("layouts") or 0)
+        if kl <= 0:
+            continue
+        pr = next((p for p in probers if getattr(p, "name", None) and p.name == e.get("target")), probers[0])
+        r = int(e.get("runs") or plan.runs)
+        try:
+            for x in (good, bad):
+                if pr.pool.y.get(x, np.empty(0)).size < kl:
+                    _measure(pr, x, kl, r)
+            _measure(pr, c, kl, r)
+        except Skip:
+            continue

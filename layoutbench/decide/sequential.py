@@ -1,0 +1,340 @@
+"""The three tests of a bisection: the endpoints (is there a change?), one probe (like GOOD or like
+BAD?) and the confirmation of a named commit on fresh layouts."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from .. import stats
+from .model import CLIP_LAYOUT, Looks, Pool, ZTest, band_verdict, layout_scale, layouts_to_rule_out, ztest, zvalues
+from .plan import (
+    CONFIRM_FAR,
+    FUTILITY,
+    FUTILITY_POWER,
+    LOOKS_DIFFERENT,
+    MIN_LAYOUTS,
+    NOISE_POWER,
+    SIDE_STEP,
+    Plan,
+    Skip,
+    _top_looks,
+    extended,
+    gs_boundary,
+    noise_cap,
+)
+from .tracked import _measure, _pool_of, groups_after
+
+
+def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, test: Looks, min_effect: float,
+             used: int = 0) -> stats.Comparison:
+    """A stats.Comparison of ``pair`` (A, B) for people (the layouts' groups, paired t), its estimate,
+    interval and p replaced by the decision's: the repeated confidence interval of the
+    group-sequential ``test`` (:meth:`ZTest.interval`; one-sided in the direction ``test.sign`` when
+    the test was, ``sided`` then says which bound is finite).  The verdict is the interval's: a
+    change where it excludes 0 and (``test.band``) the whole band +-min_effect, or (without it)
+    where the estimate is at least min_effect."""
+    a, b = pair
+    level, ns, sign, band = test.level, test.ns, test.sign, test.band
+    if used:
+        ga, gb = groups_after(prober, a, used, k, r), groups_after(prober, b, used, k, r)
+    else:
+        ga, gb = prober.groups(a, k, r), prober.groups(b, k, r)
+    c = change(ga, gb, bool(prober.higher_is_better), 0.05, min_effect)
+    if not math.isfinite(t.se):
+        return c
+    lo, hi = t.interval(ns or (max(k, 2),), level, sign)
+    verdict, reason = band_verdict(lo, hi, t.est, min_effect, bool(prober.higher_is_better), band)
+    return dataclasses.replace(c, ratio=math.exp(t.est), ci_low=math.exp(lo), ci_high=math.exp(hi),
+                               p_value=t.p_value(), verdict=verdict, reason=reason, confidence=1.0 - level,
+                               log_ratio=t.est, se=t.se, df=float(t.df), sided=int(sign),
+                               method=f"pooled-variance group-sequential test ({t.df} df), {t.na} vs {t.nb} layouts")
+
+
+def change(ga: dict, gb: dict, hib: bool, level: float, min_effect: float, rank: bool = False) -> stats.Comparison:
+    """B against A, paired over their common layouts, tested at ``level`` (a t test: for display)."""
+    return stats.compare(ga, gb, hib, confidence=1.0 - level, paired=True, min_effect=min_effect, rank_test=rank)
+
+
+# -- the endpoints ---------------------------------------------------------------------------------
+
+@dataclass
+class Ends:
+    status: str  #: differs, noise (an equivalence shown, --prove-null), not-shown (looks spent)
+    comparison: stats.Comparison  #: for display (pooled estimate, always-valid interval)
+    layouts: int
+    runs: int
+    look: int
+    level: float  #: the test's level
+    note: str = ""
+    more_layouts: int | None = None  #: not-shown: layouts per side that would rule the change out
+    futile: bool = False  #: stopped because its cap could no longer show the step it looks for (``reach``)
+    reach: float = math.nan  #: the step (log) its cap shows with probability FUTILITY_POWER (shows_at)
+    #: not-shown: the step (log) the test as it stopped (its design's boundary, the layouts of its last look)
+    #: shows with probability NOISE_POWER at the pooled noise (shows_at); a smaller one it may have missed
+    shows: float = math.nan
+
+
+def shows_at(pool: Pool, ns: tuple, level: float, na: int, nb: int, m: float, power: float = NOISE_POWER) -> float:
+    """The step (log scale) that a test with looks ``ns`` at ``level``, judged at ``na`` and ``nb``
+    layouts a side, shows with probability ``power`` at the pooled noise: "differs" needs its z
+    beyond the boundary c and its estimate at least the minimum effect ``m`` (log), so
+    max(c se, m) + z(power) se (nan while the noise is unknown).  At the layouts where a test stopped
+    it is what the test could have missed (``shows``); at its cap with FUTILITY_POWER, what carrying
+    it on could still show (``reach``)."""
+    s2, _ = pool.var()
+    if not (s2 > 0 and math.isfinite(s2)):
+        return math.nan
+    se = math.sqrt(s2 * (1.0 / na + 1.0 / nb))
+    return max(gs_boundary(tuple(ns), level) * se, m) + float(ndtri(power)) * se
+
+
+def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float, sign: float,
+                      margin: float = 0.0, one_sided: bool = False) -> float:
+    """The chance that the test, carried on to its last look ``ns[-1]`` layouts a side, ends beyond
+    its boundary at ``level`` when the true difference is ``step`` (log) in the direction ``sign``,
+    given what it measured so far (``t``): with the information I = n_eff / s^2, the score
+    S = est I grows by step (I_cap - I_now) plus noise of variance I_cap - I_now, and the test
+    rejects when S_cap >= c sqrt(I_cap).  With ``margin`` the test is a confirmation's band test
+    (its null: sign x effect <= margin; it rejects when S_cap >= margin I_cap + c sqrt(I_cap)),
+    with ``one_sided`` at the one-sided boundary.  1 when nothing is known yet; 0 at the cap."""
+    s2, _ = pool.var()
+    if t.df < 2 or not (s2 > 0 and math.isfinite(s2)):
+        return 1.0
+    n = ns[-1]
+    i_now = t.neff / s2
+    i_cap = 1.0 / (1.0 / max(t.na, n) + 1.0 / max(t.nb, n)) / s2
+    rest = i_cap - i_now
+    if rest <= 0:
+        return 0.0
+    c = gs_boundary(tuple(ns), level, one_sided=one_sided)
+    return float(ndtr((sign * t.est * i_now + step * rest - margin * i_cap - c * math.sqrt(i_cap))
+                      / math.sqrt(rest)))
+
+
+@dataclass(frozen=True)
+class SideStop:
+    """The stops of a side test beside a found step: ``go_on(k)``, asked after every layout added a
+    side (Wald's rule: False ends the test), and ``futility`` (step, sign): stop once a step of that
+    size (log) in that direction would be shown by the last look with probability below FUTILITY."""
+    go_on: Callable[[int], bool] | None = None
+    futility: tuple | None = None
+
+
+def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
+              stop: SideStop = SideStop(), say=None) -> Ends:
+    """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
+    ``level`` (alpha), layouts added K, 1.5K, ... up to ``cap`` when given; else up to the
+    plan's cap at a quiet benchmark and on to ``plan.noise_top`` at a noisy one
+    (:func:`noise_cap` from the pooled variance, or sooner once the estimate is below
+    min_effect by z(NOISE_POWER) se), under the boundary of the whole design to noise_top;
+    ``stop.go_on(k)``, when given, may end it earlier (stopping without rejecting keeps the level,
+    whatever decides when): it is asked after every layout added a side, between the looks too
+    (a Wald boundary, crossed as soon as it is), while "differs" and "noise" are judged at the
+    looks only (their boundaries are those of the looks' design).  ``stop.futility`` (step, sign): stop
+    too once a step of that size (log) in that direction would be shown by the last look with
+    probability below FUTILITY (:func:`conditional_power`), and say what the cap could show
+    (``Ends.reach``).  ``say``: a line at each look (the caller puts the test's name before it)."""
+    tr, pool = _pool_of(prober)
+    go_on, futility = stop.go_on, stop.futility
+    a = plan.alpha if level is None else level
+    m = math.log1p(plan.min_effect)
+    looks = plan.looks()
+    noisy = cap is None and not plan.prove_null and plan.noise_top > plan.cap
+    if noisy:  # a quiet benchmark stops at plan.cap, a noisy one may go on (noise_cap)
+        looks = [(k, plan.runs) for k in extended(max(MIN_LAYOUTS, plan.layouts), plan.cap, plan.noise_top)]
+    if cap is not None:
+        looks = [(k, r) for k, r in looks if k < cap] + [(cap, plan.runs)]
+        looks = [lk for i, lk in enumerate(looks) if i == 0 or lk[0] > looks[i - 1][0]]
+    t = None
+    ns = tuple(k for k, _ in looks)
+    # the equivalence ("noise"): two one-sided tests at level a, group-sequential over the same
+    # looks (a shift of +-m is the null of each: crossing its one-sided boundary anywhere has
+    # probability <= a), so its interval is est +- c_eq se at level 1 - 2a
+    c_eq = gs_boundary(ns, a, one_sided=True)
+    last = looks[-1][0]
+    steps = [(k, r, True) for k, r in looks]
+    if go_on is not None:  # one layout a side at a time between the looks, for go_on
+        steps = [(k, plan.runs, k in ns) for k in range(ns[0], ns[-1] + 1)]
+    j = -1
+    futile = False
+    judged = (ns[0], ns[0])  # the layouts a side at the last look judged ("differs" is judged at the looks only)
+    for k, r, at_look in steps:
+        j += at_look
+        k = max(k, min(pool.n(good), pool.n(bad)))
+        _measure(tr, good, k, r)
+        _measure(tr, bad, k, r)
+        t = ztest(pool, good, bad)
+        if at_look:
+            judged = (t.na, t.nb)
+        line = f"{k} layouts a side, {bad[:12]}/{good[:12]} x{math.exp(t.est):.4f}"
+        if say is not None and at_look:
+            say(line)
+        if noisy:  # the boundary is the whole design's: stopping before its last look keeps the level
+            last = noise_cap(plan, pool.var()[0], ns, a)
+            if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
+                last = k  # beyond the quiet cap only while a change of min_effect is still likely
+        if at_look and t.crosses(ns, a) and abs(t.est) >= m:
+            return Ends("differs", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a)
+        h = t.tost_half(c_eq)
+        if at_look and abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
+            shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect),
+                                        ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
+                                        confidence=1.0 - 2.0 * a, verdict="no difference",
+                                        reason=f"within ±{100 * plan.min_effect:g}% (equivalence test)")
+            return Ends("noise", shown, k, r, j, a,
+                        f"its {100 * (1 - 2 * a):.3g}% interval (two one-sided {100 * a:.3g}% tests over the looks) lies "
+                        f"within ±{100 * plan.min_effect:g}%: a change of {100 * plan.min_effect:g}% or more is ruled out")
+        futile = futility is not None and k < last and conditional_power(t, pool, ns, a, *futility) < FUTILITY
+        if futile or k >= last or (go_on is not None and not go_on(k)):
+            if say is not None and not at_look:  # stopped between two looks: its last layouts get a line too
+                say(line)
+            break
+    more = layouts_to_rule_out(t, m, c_eq)
+    need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
+            "at this estimate more layouts would not rule it out")
+    return Ends("not-shown", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a,
+                f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
+                more_layouts=None if more is None else more - k, futile=futile,
+                reach=shows_at(pool, ns, a, max(t.na, ns[-1]), max(t.nb, ns[-1]), m, FUTILITY_POWER),
+                shows=shows_at(pool, ns, a, *judged, m))
+
+
+# -- one probe ------------------------------------------------------------------------------------
+
+@dataclass
+class Judgement:
+    verdict: str  #: good, bad, between (differs from both: bad, and a change after it), uncertain, skip
+    layouts: int = 0
+    runs: int = 0
+    p_good: float = math.nan  #: always-valid p-value of "the probe equals GOOD"
+    p_bad: float = math.nan  #: always-valid p-value of "the probe equals BAD"
+    position: float = math.nan  #: log(probe/GOOD) / log(BAD/GOOD): 0 like GOOD, 1 like BAD
+    note: str = ""
+    level: float = math.nan
+
+    def describe(self) -> str:
+        if self.verdict == "skip":
+            return f"skip: {self.note}"
+        return (f"{self.verdict} (p vs GOOD={self.p_good:.3g}, p vs BAD={self.p_bad:.3g}, position "
+                f"{self.position:.2f} between good=0 and bad=1; {self.layouts} layouts x {self.runs} run(s); "
+                f"level {self.level:.2g})" + (f"; {self.note}" if self.note else ""))
+
+
+def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None) -> Judgement:
+    """Like GOOD or like BAD, at ``level``?  At each look (3, 4, 6, 9, ... layouts up to the cap):
+    Wald's SPRT of "the probe's mean is GOOD's" against "BAD's" (the two means and the pooled
+    variance plugged in), beside two always-valid tests "differs from GOOD" and "differs from
+    BAD".  Differs from GOOD: *bad* (both: *between*); else the SPRT's side, *good* only when
+    not shown to differ from GOOD.  Uncertain when the cap is reached."""
+    tr, pool = _pool_of(prober)
+    a = plan.alpha / 2 if level is None else level
+    bound = math.log((1.0 - a) / a)
+    r = plan.runs
+    k = MIN_LAYOUTS
+    jd = Judgement("uncertain", level=a)
+    # in a range with a shown change a probe may look further: twice the endpoints' cap (noise_cap)
+    cap = min(plan.max_layouts, 2 * noise_cap(plan, pool.var()[0], _top_looks(plan), plan.alpha))
+    try:
+        while True:
+            for c in (good, bad):
+                if pool.y.get(c, np.empty(0)).size < k:
+                    _measure(tr, c, k, r)
+            yp = _measure(tr, probe, k, r)
+            tg, tb = ztest(pool, good, probe), ztest(pool, probe, bad)
+            yg, yb = pool.y[good], pool.y[bad]
+            s2, _ = pool.var()
+            d = float(yb.mean() - yg.mean())
+            tmid = float(yp.mean() - (yg.mean() + yb.mean()) / 2.0)
+            v = s2 * (1.0 / yp.size + (1.0 / yg.size + 1.0 / yb.size) / 4.0)
+            llr = d * tmid / v if v > 0 else 0.0
+            pos = (float(yp.mean() - yg.mean()) / d) if d else math.nan
+            jd = Judgement("uncertain", yp.size, r, tg.p_value(), tb.p_value(), pos, level=a)
+            dg, db = tg.rejects(a), tb.rejects(a)
+            if dg:
+                jd.verdict = "between" if db else "bad"
+                if db:
+                    jd.note = "differs from both GOOD and BAD: a change on either side"
+                return jd
+            # the SPRT's side only while the probe does not look different from that side's
+            # endpoint (|z| < LOOKS_DIFFERENT, no correction): a probe that differs from GOOD is
+            # measured further, never called good on the SPRT's word
+            if (db or llr <= -bound) and abs(tg.z) < LOOKS_DIFFERENT:
+                jd.verdict = "good"
+                return jd
+            if llr >= bound and abs(tb.z) < LOOKS_DIFFERENT:  # (bad needs no guard: differs from GOOD is bad)
+                jd.verdict = "bad"
+                return jd
+            if k >= cap:
+                jd.note = "looks spent"
+                return jd
+            k = min(cap, max(k + 1, math.ceil(k * 1.25)))
+    except Skip as e:
+        return Judgement("skip", note=str(e), level=a)
+
+
+# -- the confirmation at the culprit -----------------------------------------------------------------
+
+def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
+            sign: int = 0, cap: int | None = None) -> tuple[stats.Comparison | None, int, float]:
+    """Is the step last good -> culprit at least the minimum effect?  On *fresh* layouts only (the
+    seeds after the first ``used``, which no decision saw): a group-sequential test at ``level``
+    of the null |effect| <= min_effect (one-sided in the direction ``sign`` of the range's change
+    when given: sign x effect <= min_effect): the step is confirmed when the test's own interval
+    (:meth:`ZTest.interval`) excludes the whole band +-min_effect.  Each side's fresh layout values
+    are first pulled to within CLIP_LAYOUT robust layout sd of their median (:func:`clipped`,
+    :func:`layout_scale`): with one run per layout an outlier run would otherwise be a layout
+    far enough out to confirm a null step at the first look.  A commit whose true step is
+    at most the minimum effect (null, or a small shift of moved code) is confirmed with
+    probability <= ``level``.  The looks go K, 1.5K, ... up to the cap (``cap``, else the plan's;
+    at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that; the test stops
+    (futility, which keeps its level) once, carried on to its last look, it would show a step of
+    SIDE_STEP x the minimum effect beyond the band with probability below FUTILITY
+    (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
+    interval -- verdict "no difference" when not confirmed -- or None when nothing could be
+    measured; fresh layouts; the fresh log ratio).  The prober's ``say`` gets a line at each look."""
+    tr, pool = _pool_of(prober)
+    say = tr.say
+    a = plan.alpha if level is None else level
+    m = math.log1p(plan.min_effect)
+    shown, k, size = None, 0, math.nan
+    r = plan.runs
+    top = cap or plan.cap
+    if top < plan.noise_top:  # at a noisy benchmark: far enough to show 2x the minimum effect (noise_cap)
+        top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
+    far = min(plan.max_layouts, CONFIRM_FAR * top)
+    ns = tuple(extended(plan.layouts, top, far))
+    d2 = SIDE_STEP * m
+    try:
+        for k in ns:
+            ga, gb = tr.groups_after(last_good, used, k, r), tr.groups_after(culprit, used, k, r)
+            pool.add_fresh(last_good, used, ga)
+            pool.add_fresh(culprit, used, gb)
+            clip = CLIP_LAYOUT * layout_scale(pool)  # (the robust scale with these layouts in it)
+            ya, yb = pool.add_fresh(last_good, used, ga, clip), pool.add_fresh(culprit, used, gb, clip)
+            t = zvalues(pool, ya, yb)
+            size = t.est
+            if say is not None:
+                say(f"confirmation {last_good[:12]}..{culprit[:12]}: {k} fresh layouts a side, x{math.exp(size):.4f}")
+            lo, hi = t.interval(ns, a, sign)
+            ok = band_verdict(lo, hi, size, plan.min_effect, False)[0] != "no difference"
+            # futility (stopping without rejecting keeps the level): carried on to the last look,
+            # would the test show a step of SIDE_STEP x the minimum effect beyond the band?
+            toward = sign or (1 if size >= 0 else -1)
+            futile = k < ns[-1] and conditional_power(t, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
+            if ok or k >= ns[-1] or futile:
+                shown = _display(tr, (last_good, culprit), k, r, t, Looks(a, ns, sign, band=True), plan.min_effect,
+                                 used)
+                if not ok:
+                    why = (shown.reason or "not shown on the fresh layouts") if abs(size) >= m else \
+                        f"the step on the fresh layouts is smaller than the {100 * plan.min_effect:g}% minimum effect"
+                    shown = dataclasses.replace(shown, verdict="no difference", reason=why)
+                return shown, k, size
+        return shown, k, size
+    except Skip:  # nothing confirmed: never the last look's comparison without its downgrade
+        return None, k, size
