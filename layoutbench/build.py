@@ -250,6 +250,18 @@ def _build_lock(path: Path, say):
         os.close(fd)
 
 
+def _written_since(objdir: Path, t: float) -> int:
+    """Files under ``objdir`` modified at or after ``t`` (what a working-tree build wrote)."""
+    n = 0
+    for root, _dirs, files in os.walk(objdir):
+        for f in files:
+            try:
+                n += os.stat(os.path.join(root, f), follow_symlinks=False).st_mtime >= t
+            except OSError:
+                pass
+    return n
+
+
 def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | None = None,
                     say=lambda msg: None) -> ObjectSet:
     """Compile the objects of ``checkout`` once; later calls return the cached objects.
@@ -292,9 +304,15 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         log = base / "build.log"
         log.write_text("")
         env_extra = quirks.prepare(applied, src, log, profile.build.timeout)
-        say(f"compiling {profile.name} at {checkout.short}")
-        t0 = time.monotonic()
+        worktree = checkout.commit == source.WORKTREE
+        say(f"building {profile.name} at {checkout.short} (its build system rebuilds what changed)" if worktree
+            else f"compiling {profile.name} at {checkout.short}")
+        t0, started = time.monotonic(), time.time()
         _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs), lock_fd)
+        if worktree:
+            n = _written_since(objdir, started)
+            say(f"{profile.name} at {checkout.short}: " + (f"{n} file(s) of its objects written" if n
+                                                             else "up to date, nothing rebuilt"))
         info = {
             "kernel": profile.name,
             "commit": checkout.commit,

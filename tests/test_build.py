@@ -196,6 +196,25 @@ def test_n_variants_compile_once(tmp_path, fresh_workdir):
     assert len(compiles()) == len(sources)  # a relink, not a rebuild
 
 
+def test_a_working_tree_build_says_whether_it_rebuilt_anything(tmp_path, fresh_workdir):
+    """The working tree is handed to its build system every time: the first build writes the
+    objects, a second one with nothing changed says it is up to date, and after one source
+    changes it says what was written again."""
+    repo = mini_repo(tmp_path / "repo")
+    toml = _profile_copy(tmp_path)
+
+    def build() -> str:
+        return lb("build", str(toml), "--repo", str(repo), "--layout", "default").stderr
+
+    first = build()
+    assert "building minikernel at" in first and "file(s) of its objects written" in first, first
+    assert "up to date, nothing rebuilt" in build()
+    src = next(p for p in repo.rglob("*.c"))
+    src.write_text(src.read_text() + "\n/* changed */\n")
+    again = build()
+    assert "file(s) of its objects written" in again and "up to date" not in again, again
+
+
 def test_adding_an_object_keeps_the_others_in_order(tmp_path, fresh_workdir):
     repo = mini_repo(tmp_path / "repo")
     base = git(repo, "rev-parse", "HEAD")
