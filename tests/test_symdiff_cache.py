@@ -164,6 +164,21 @@ def test_static_libc_members_are_not_user_objects(static_pair):
     assert mine == {"main", "hot_step", "zz_keep", "buf", "kept"}, mine
 
 
+def test_own_only_leaves_the_c_library_out(static_pair):
+    """--own-only: the static program's own objects are diffed and nothing of libc.a or the crt
+    files is listed, in the JSON or the text; a note says how many symbols were left out."""
+    a, b = static_pair
+    whole = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
+    d = json.loads(lb("symdiff", str(a), str(b), "--json", "--own-only", check=False).stdout)
+    objs = {s["object"] for s in d["symbols"]}
+    assert objs and not any(o.startswith("libc.a(") or o in ("crt1.o", "(toolchain / archives)") for o in objs), objs
+    assert {"main", "hot_step", "buf"} <= {s["name"] for s in d["symbols"]}
+    assert 0 < len(d["symbols"]) < len(whole["symbols"]) and sum(d["counts"].values()) < sum(whole["counts"].values())
+    assert any(n.startswith("--own-only: ") for n in d["notes"]), d["notes"]
+    text = lb("symdiff", str(a), str(b), "--symbols", "--own-only", check=False).stdout
+    assert "libc.a(" not in text and "main.o" in text, text[:2000]
+
+
 def test_static_libc_members_without_a_plan(static_pair, tmp_path):
     """The same images as bare ELF files (no plan beside them: objects from STT_FILE symbols):
     the source files' rows hold only their own symbols, libc's are on libc.a members."""

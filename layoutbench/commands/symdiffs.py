@@ -19,6 +19,9 @@ from . import main, out, say
 @click.option("--repo", type=click.Path(), help="The kernel's git repository for build specs.")
 @click.option("--symbols", "show_symbols", is_flag=True, help="Also list every symbol that is not unchanged.")
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON (every symbol).")
+@click.option("--own-only", "own_only", is_flag=True,
+              help="Leave out the symbols of the toolchain's archives and crt files (a static program's C "
+                   "library: libc.a(...) members, crt1.o): diff the program's own objects only.")
 @click.option("--cache", "cache", metavar="L1I|SIZE,WAYS,LINE",
               help="Also show where the hot functions sit in this instruction cache (L1I: the geometry of the "
                    "profile's cachegrind/qemu-icache target), which pairs share sets in one image only, and "
@@ -51,6 +54,10 @@ def symdiff_cmd(**o):
         parse_geometry(cache)
     a = specs.symdiff_side(o["old"], o["image"], o["repo"], say)
     b = specs.symdiff_side(o["new"], o["image"], o["repo"], say)
+    if o["own_only"]:
+        from ..symdiff.archives import own_only
+
+        a, b = own_only(a, b)
     res = symdiff.diff(a, b)
     view = None
     if cache:

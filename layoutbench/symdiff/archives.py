@@ -187,3 +187,19 @@ def attribute(img: Image) -> None:
 
 def foreign_name(obj: str) -> bool:
     return obj in NOT_USER or obj.endswith(".o)") or obj in CRT
+
+
+def own_only(old: Image, new: Image) -> tuple[Image, Image]:
+    """Both images with the symbols of the toolchain's archives and crt files left out (a static
+    program's C library: ``libc.a(strcmp.o)``, ``crt1.o``, ``(toolchain / archives)``), so that a
+    diff shows the program's own objects only; a note on the new side says how many.  A symbol of
+    no known object stays."""
+    import dataclasses
+
+    def mine(img: Image) -> list[Sym]:
+        return [s for s in img.syms if not foreign_name(s.obj)]
+
+    a, b = mine(old), mine(new)
+    note = (f"--own-only: {len(old.syms) - len(a)} and {len(new.syms) - len(b)} symbol(s) of the toolchain's "
+            "archives and crt files left out")
+    return dataclasses.replace(old, syms=a), dataclasses.replace(new, syms=b, notes=[*new.notes, note])
