@@ -492,15 +492,19 @@ def test_the_futility_rule_lets_a_side_test_find_a_second_step_it_can_see(monkey
     conditional power stays high and the futility stop costs no second step: both steps are named
     in the same histories as with the stop off (FUTILITY 0), 10 of 10 here (the smaller step must
     also be confirmed beyond the minimum effect on fresh layouts, which the confirmation's own
-    futility stop at twice the minimum effect lets it do)."""
+    futility stop at twice the minimum effect lets it do).  With the stop off the same histories
+    cost more runs: the setting reached the code that reads it."""
     sc = sim.Scenario("two", "two", sizes=(1.0, 3.0), sigma_r=0.003)
 
-    def named() -> list[bool]:
-        return [sim.one(sc, decide.Plan(), 43_000 + i)["both"] for i in range(10)]
+    def named() -> tuple[list[bool], int]:
+        out = [sim.one(sc, decide.Plan(), 43_000 + i) for i in range(10)]
+        return [o["both"] for o in out], sum(o["runs"] for o in out)
 
-    with_rule = named()
+    with_rule, runs_with = named()
     monkeypatch.setattr(decide.sequential, "FUTILITY", 0.0)  # read by the side tests and the confirmation
-    assert with_rule == named() and sum(with_rule) >= 9, with_rule
+    without, runs_without = named()
+    assert with_rule == without and sum(with_rule) >= 9, (with_rule, without)
+    assert runs_without > runs_with, (runs_with, runs_without)  # the rule was off: it stops no test early
 
 
 def test_conditional_power_at_the_cap_of_a_side_test():
