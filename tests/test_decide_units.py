@@ -420,6 +420,9 @@ def test_the_equivalence_half_width_and_the_layouts_it_would_need():
     t = decide.ZTest(0.001, 0.002, 5, 4, 4)
     assert t.tost_half(2.0) == pytest.approx(float(stdtrit(5, ndtr(2.0))) * 0.002)
     assert decide.ZTest(0.001, 0.002, 5000, 4, 4).tost_half(2.0) == pytest.approx(0.004)
+    # the t quantile up to 999 degrees of freedom, the normal one from 1000 on (exactly, not approximately)
+    assert decide.ZTest(0.0, 0.002, 999, 4, 4).tost_half(2.0) == float(stdtrit(999, ndtr(2.0))) * 0.002 != 0.004
+    assert decide.ZTest(0.0, 0.002, 1000, 4, 4).tost_half(2.0) == 0.004
     assert decide.ZTest(0.0, 0.002, 1, 4, 4).tost_half(2.0) == math.inf
     # 0.1% measured at se 0.2% over 4 + 4 layouts: the interval est +- 2 se' fits in +-0.5% once se' < 0.2%,
     # se' = 0.2% sqrt(4/n) (n a side; the t quantile at >= 30 df), so at n = 5 or 6, not at 4
