@@ -321,10 +321,12 @@ def test_fixed_histories_null_single_and_two_steps():
     null = sim.SimProber(sim.Scenario("n", "null", sigma_r=0.003), np.random.default_rng(1))
     out = decide.bisect_range(null, null.names, decide.Plan(), decide.MemoryJournal())
     assert out.culprit is None and out.status == "not-shown" and not out.steps
+    assert out.probes == out.rounds == 0  # nothing to search: no probe, no round
     for seed in (4, 5):
         p = sim.SimProber(sim.Scenario("s", "step", 5.0, sigma_r=0.003), np.random.default_rng(seed))
         out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
         assert out.culprit == p.names[p.steps[0]] and out.status == "found" and not out.several
+        assert out.rounds == out.probes > 0  # one prober: one probe a round
         assert out.steps[0].effect == pytest.approx(0.05, abs=0.015) and 0.5 < out.share < 2.0
     p = sim.SimProber(sim.Scenario("t", "two", sizes=(3.0, 1.0), sigma_r=0.003), np.random.default_rng(31_001))
     out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
