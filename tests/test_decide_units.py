@@ -470,6 +470,25 @@ def test_share_test_at_exactly_three_layouts_is_the_t_test_of_the_step_minus_its
     assert math.isnan(decide.share_test(_Fixed(short), ("g", "lg", "c", "b"), 0.5, 1))  # 2 layouts: no test
 
 
+def test_share_test_uses_only_the_layouts_all_four_commits_have():
+    """A layout one of the four lacks is left out (the mean of the step is over common layouts only):
+    GOOD's and BAD's fourth layout, which last good and the culprit lack, changes nothing."""
+    from layoutbench import stats
+    vals = {"g": [0.0, 0.01, -0.01], "lg": [0.001, 0.011, -0.012], "c": [0.031, 0.043, 0.02], "b": [0.05, 0.06, 0.045]}
+    more = {**vals, "g": vals["g"] + [0.3], "b": vals["b"] + [-0.2]}
+
+    class Uneven(_Fixed):
+        def __init__(self):
+            super().__init__(more)
+            self.kmax = {c: 4 for c in more}
+
+        def groups(self, c, k, r):
+            return _groups(more[c][:k])
+
+    x = [(vals["c"][i] - vals["lg"][i]) - 0.5 * (vals["b"][i] - vals["g"][i]) for i in range(3)]
+    assert decide.share_test(Uneven(), ("g", "lg", "c", "b"), 0.5, 1) == pytest.approx(stats.one_sided_t(x))
+
+
 def test_the_single_layout_bisection_halves_every_window():
     commits = [f"c{i}" for i in range(17)]
     asked = []
