@@ -487,6 +487,10 @@ def test_share_test_uses_only_the_layouts_all_four_commits_have():
 
     x = [(vals["c"][i] - vals["lg"][i]) - 0.5 * (vals["b"][i] - vals["g"][i]) for i in range(3)]
     assert decide.share_test(Uneven(), ("g", "lg", "c", "b"), 0.5, 1) == pytest.approx(stats.one_sided_t(x))
+    # a change downwards is tested in its own direction: the mirrored history gives the same p-value
+    down = {c: [-v for v in vs] for c, vs in vals.items()}
+    assert decide.share_test(_Fixed(down), ("g", "lg", "c", "b"), 0.5, 1) == pytest.approx(
+        decide.share_test(_Fixed(vals), ("g", "lg", "c", "b"), 0.5, 1))
 
 
 def test_the_single_layout_bisection_halves_every_window():
