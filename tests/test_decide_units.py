@@ -332,6 +332,10 @@ def test_fixed_histories_null_single_and_two_steps():
     out = decide.bisect_range(p, p.names, decide.Plan(), decide.MemoryJournal())
     assert [s.culprit for s in out.steps if s.status == "found"] == [p.names[i] for i in p.steps]
     assert out.several and out.culprit == p.names[p.steps[0]]
+    # --first-only: the same history ends at its first step, no range beside it is tested
+    p = sim.SimProber(sim.Scenario("t", "two", sizes=(3.0, 1.0), sigma_r=0.003), np.random.default_rng(31_001))
+    out = decide.bisect_range(p, p.names, decide.Plan(first_only=True), decide.MemoryJournal())
+    assert [s.status for s in out.steps] == ["found"] and out.sides == [] and not out.several
 
 
 def test_progress_names_the_machine_only_with_several():
