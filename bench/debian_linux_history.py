@@ -222,9 +222,9 @@ def build_inputs(objdir: Path, tree: Path) -> set[str]:
 def _untracked(path: str) -> bool:
     """A file the build reads that no dependency file names: the linux profile's untracked_inputs."""
     sys.path.insert(0, str(ROOT))
-    from layoutbench import build, profile
+    from layoutbench import profile, reuse
 
-    return build._untracked(path, profile.load("linux").build.untracked_inputs or ())
+    return reuse._matches(path, tuple(profile.load("linux").build.untracked_inputs or ()))
 
 
 def touching(repo: Path, objdir: Path, tree: Path, rev_range: str) -> list[dict]:
