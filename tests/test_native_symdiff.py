@@ -155,17 +155,28 @@ def prog(tmp_path_factory, workdir):
 
 
 def test_static_glibc_program(prog):
-    """Found by path only, the profile's objects are not found, but the units recorded beside
-    each image at link time map its symbols; without them: STT_FILE mapping (and a note).
-    glibc's TLS data symbols (values are offsets in the TLS block) are compared natively too, and
-    libc's symbols go to the same libc.a members on both paths."""
+    """A profile given by path: the units recorded beside each image at link time map its
+    symbols; without them, both paths find the profile by the name the work folder remembers
+    for it (profiles.json) and read its objects; with that forgotten too: STT_FILE mapping (and a
+    note). glibc's TLS data symbols (values are offsets in the TLS block) are compared natively
+    too, and libc's symbols go to the same libc.a members on both paths."""
     _, (a, b) = prog
     d = both(a, b)
     assert {s["object"] for s in d["symbols"] if s["name"] == "strcmp"} == {"libc.a(strcmp.o)"}
     assert d["mapping"] == "plan" and not d["notes"]
     assert d["counts"]["moved"] > 100  # libc's code moves with the plan's units before it
+    remembered = Path(os.environ["LAYOUTBENCH_DIR"]) / profile.REMEMBERED
+    assert "prog" in json.loads(remembered.read_text())
     with without_units(a, b):
         d = both(a, b)
+        assert d["mapping"] == "plan" and not d["notes"]
+        assert {s["object"] for s in d["symbols"] if s["name"] == "main"} == {"main.o"}
+        aside = remembered.with_name("profiles.aside")
+        remembered.rename(aside)
+        try:
+            d = both(a, b)
+        finally:
+            aside.rename(remembered)
     assert d["mapping"] == "file" and d["notes"]
     assert d["counts"]["moved"] > 100
 

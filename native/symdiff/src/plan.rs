@@ -270,7 +270,21 @@ fn find_profile(kernel: &str, root: &Path) -> Option<PathBuf> {
             return Some(d.join(kernel).join("kernel.toml"));
         }
     }
-    None
+    remembered(kernel)
+}
+
+/// profile._remembered: the kernel.toml a command was given by path for this name, as the work
+/// folder's profiles.json ($LAYOUTBENCH_DIR, else ./.layoutbench) records it.
+fn remembered(kernel: &str) -> Option<PathBuf> {
+    let work = std::env::var("LAYOUTBENCH_DIR").unwrap_or_else(|_| ".layoutbench".to_string());
+    let text = std::fs::read_to_string(Path::new(&work).join("profiles.json")).ok()?;
+    match json::parse(leak(text)).ok()? {
+        Value::Obj(items) => items.iter().find_map(|(k, v)| match v {
+            Value::Str(path) if *k == kernel && is_file(Path::new(path)) => Some(PathBuf::from(path)),
+            _ => None,
+        }),
+        _ => None,
+    }
 }
 
 /// The `objects` key of `[images.NAME]` in a kernel.toml (the only key we need; the file is
