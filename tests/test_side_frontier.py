@@ -41,12 +41,13 @@ def test_a_null_range_has_no_side_tests_and_a_setting_is_put_back():
     for r in sf.rows(null, decide.Plan(), 4, seed0=300):
         assert r["sides"] == 0 and r["side_tests"] == 0 and not r["blame"]
         assert r["endpoints"] > 0 and sum(r[p] for p in sf.PHASES) == r["runs"]
-    saved = decide.THOROUGH_A, decide.THOROUGH_FIRST
+    saved = decide.plan.THOROUGH_A, decide.plan.THOROUGH_FIRST  # where Plan.side_a / side_first read them
     with sf.setting(0.2, 6) as plan:
-        assert plan.thorough and (decide.THOROUGH_A, decide.THOROUGH_FIRST) == (0.2, 6)
+        assert plan.thorough and (plan.side_a, plan.side_first) == (0.2, 6)
     with sf.setting(decide.SIDE_A, decide.SIDE_FIRST) as plan:
         assert plan == decide.Plan()
-    assert (decide.THOROUGH_A, decide.THOROUGH_FIRST) == saved
+    assert (decide.plan.THOROUGH_A, decide.plan.THOROUGH_FIRST) == saved
+    assert (decide.Plan(thorough=True).side_a, decide.Plan(thorough=True).side_first) == saved
 
 
 def test_wald_expected_sample_size_matches_a_simulated_sprt():
