@@ -40,7 +40,7 @@ def symdiff_cmd(**o):
     """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
-    Two ELF files (without --symbols or --cache) are diffed by the compiled helper native/symdiff,
+    Two ELF files with no option but --json are diffed by the compiled helper native/symdiff,
     same output, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """
     from .. import specs, symdiff
