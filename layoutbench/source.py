@@ -82,12 +82,18 @@ def resolve(profile: Profile, rev: str | None, repo: str | None = None, subdir: 
         return Checkout(repo_path, sub, WORKTREE, tree)
     if repo_path is None:
         raise LayoutbenchError(f"kernel {profile.name} has no git repository; --commit needs --repo")
-    r = _open(repo_path)
+    return Checkout(repo_path, sub, _commit(_open(repo_path), rev, repo_path).hexsha, None)
+
+
+def _commit(r: git.Repo, rev: str, repo_path: Path) -> git.Commit:
+    """The commit ``rev`` names, read (GitPython takes a full-length name on trust), or the error
+    that names it."""
     try:
-        sha = r.commit(rev).hexsha
+        c = r.commit(rev)
+        c.tree  # reading the object: a full-length name of a missing commit fails here
+        return c
     except (git.BadName, ValueError, git.GitCommandError):
         raise LayoutbenchError(f"commit {rev!r} does not exist in {repo_path}; check the revision (git log)") from None
-    return Checkout(repo_path, sub, sha, None)
 
 
 def export(checkout: Checkout, dest: Path) -> Path:
@@ -137,10 +143,7 @@ def rev_range(profile: Profile, spec: str, repo: str | None = None, subdir: str 
     a, b = split_range(spec)
     r = _open(repo_path)
     for rev in (a, b):
-        try:
-            r.commit(rev)
-        except (git.BadName, ValueError, git.GitCommandError):
-            raise LayoutbenchError(f"commit {rev!r} does not exist in {repo_path}; check the revision (git log)") from None
+        _commit(r, rev, repo_path)
     shas = r.git.rev_list("--first-parent", "--reverse", f"{a}..{b}").split()
     return shas
 
