@@ -417,3 +417,52 @@ def test_a_resumed_bisection_pools_the_layouts_its_marks_were_judged_on():
         assert o2.sides == o1.sides
         differ += o2.runs != o1.runs
     assert differ == 0
+
+
+# -- (g) --first-only after a step that was not confirmed; the threads of a round; the documented settings --
+
+def test_first_only_after_an_unconfirmed_step_searches_beside_it_and_stops_at_the_first_confirmed():
+    """--first-only stops after the first *confirmed* step.  A 4% step at c3 (below the 5% minimum
+    effect: its confirmation cannot show it beyond the band) and a 30% step at c6: the first step found
+    is c3, uncertain; the side tests then run, the range after c3 first (it holds the larger change),
+    its step c6 is found and confirmed -- and the range before c3 is then not tested."""
+    names = [f"c{i}" for i in range(8)]
+    p = _Offsets({c: 0.04 * (i >= 3) + 0.3 * (i >= 6) for i, c in enumerate(names)})
+    out = decide.bisect_range(p, names, decide.Plan(first_only=True, min_effect=0.05), decide.MemoryJournal())
+    assert [(s.culprit, s.status) for s in out.steps] == [("c3", "uncertain"), ("c6", "found")], out.steps
+    assert out.status == "found" and [(r["good"], r["bad"]) for r in out.sides] == [("c3", "c7")]
+
+
+def test_a_round_of_several_probers_ends_its_threads_with_the_bisection():
+    """A farm's probes of one round are judged in threads; they are joined when the step is
+    found (a long bisection of many ranges does not keep one idle pool per range)."""
+    import threading
+
+    before = {t.ident for t in threading.enumerate()}
+    ps = []
+    for nm in ("A", "B", "C"):
+        q = sim.SimProber(sim.Scenario("s", "step", 5.0, commits=16, sigma_r=0.003), np.random.default_rng(4))
+        q.name = nm
+        ps.append(q)
+    out = decide.bisect_range(ps, ps[0].names, decide.Plan(first_only=True), decide.MemoryJournal())
+    assert out.status == "found" and out.rounds >= 1
+    assert [t.name for t in threading.enumerate() if t.ident not in before] == []
+
+
+def test_the_settings_how_it_decides_states_are_the_engines():
+    """docs/how-it-decides.md names the side tests' settings beside their constants; the numbers it
+    gives are the ones the engine uses."""
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs/how-it-decides.md").read_text().split())
+    stated = {
+        "SIDE_FIRST": r"at least (\d+) a side, `decide\.SIDE_FIRST`",
+        "RESIDUAL_FAR": r"up to (\d+) a side \(`decide\.RESIDUAL_FAR`\)",
+        "SIDE_A": r"at least ([\d.]+) times as likely as no step \(`decide\.SIDE_A`",
+        "THOROUGH_FIRST": r"`--thorough` starts side tests at (\d+) layouts a side",
+        "THOROUGH_A": r"a second step is at least ([\d.]+) times as likely as none \(`THOROUGH_FIRST`, `THOROUGH_A`\)",
+    }
+    for name, pattern in stated.items():
+        m = re.search(pattern, text)
+        assert m, f"docs/how-it-decides.md no longer states {name} as {pattern!r}"
+        assert float(m.group(1)) == getattr(decide.plan, name), name

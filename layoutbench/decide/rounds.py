@@ -82,9 +82,9 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     culprit = commits[hi]
     # fresh seeds: beyond every seed any decision of this bisection (this run or an interrupted
     # one) used on *any* commit -- neighbouring commits share much of their layouts, so a seed
-    # selected on one is not fresh on the next
-    used = max([plan.layouts, ledger.top] + [p.kmax.get(c, 0) for p in probers for c in commits]
-               + [e.get("layouts", 0) for e in marks.values()])
+    # selected on one is not fresh on the next.  ledger.top is the highest seed any prober of this
+    # bisection measured (they share one ledger); the marks' layouts cover an interrupted run
+    used = max([plan.layouts, ledger.top] + [e.get("layouts", 0) for e in marks.values()])
     ledger.confirmations += 1
     say(f"confirmation {commits[lo][:12]}..{culprit[:12]} on fresh layouts ({ledger.spent} runs spent"
         + (f" of {ledger.budget}" if ledger.budget else "") + ")")
