@@ -2,7 +2,7 @@
 `bisect log` prints it and `bisect replay` reads it back, the verdict as text, and the paths of a
 bisection run again -- resumed as it was, with a decision flag added, continued without GOOD..BAD,
 replaced when the target's configuration or the metric changed -- on one small real history
-(three commits after GOOD: a layout-only commit, then a 3% regression), built for real and
+(two commits after GOOD: a layout-only commit, then a 3% regression), built for real and
 measured under cachegrind (deterministic), with two runs per layout (repetition 1 too).
 
 Fast enough for the mutation runner (``bench/mutate.py --module bisect``): one bisection of two
@@ -144,13 +144,17 @@ def test_the_log_ends_with_what_was_concluded(tmp_path):
                 "range": {"status": "range", "range": ["a" * 40, "b" * 40]},
                 "noise": {"status": "noise"}, "not-shown": {"status": "not-shown"},
                 "budget": {"status": "budget", "culprit": "d" * 40, "culprit_subject": "s",
-                           "candidates": [{"commit": "d" * 40, "probability": 1.0}]}}
+                           "candidates": [{"commit": "d" * 40, "probability": 1.0}]},
+                "budget-note": {"status": "budget", "budget_note": "not decided at this budget (8 of 10 runs spent)"},
+                "budget-no-note": {"status": "budget"}}
         want = {"not-shown": "# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)",
                 "budget": f"# first bad commit: [{'d' * 40}] s (the budget ended before the ranges beside it were "
                           "searched out)",
                 "uncertain": f"# uncertain: points at [{'c' * 40}], not confirmed on fresh layouts",
                 "range": f"# only skipped commits left to test; the first bad commit is one of: {'a' * 12} {'b' * 12}",
-                "noise": "# GOOD and BAD do not differ beyond layout noise: nothing to bisect"}
+                "noise": "# GOOD and BAD do not differ beyond layout noise: nothing to bisect",
+                "budget-note": "# not decided at this budget (8 of 10 runs spent)",
+                "budget-no-note": "# not decided at this budget"}
         for status, result in ends.items():
             b.result = result
             assert b.text().splitlines()[-1] == want[status]
@@ -951,6 +955,7 @@ def test_a_budget_spent_before_the_endpoints_decide_says_how_many_more_runs(hist
                             f"yet; about 16 more runs would be needed (about {costs.duration_text(16 * sec)} "
                             f"at {sec:.3g} s a run)")
     assert kept.result["message"] == v["message"] and v["budget"]["spent"] == 8
+    assert v["commits"] == len(b.commits(prof)) - 1 == 2  # the commits after GOOD, as a finished verdict counts them
     assert bisect.text(v).splitlines()[2] == f"verdict: {v['message']}"
 
 
@@ -974,3 +979,44 @@ def test_an_interval_prints_its_open_end_also_when_read_back_as_null():
     assert bisect.interval(0.99123, 1.01314) == "0.9912…1.0131"
     assert bisect.interval(1.0051, math.inf) == bisect.interval(1.0051, None) == "1.0051…∞"
     assert bisect.interval(None, 0.995) == "0…0.9950"
+
+
+def test_the_choice_of_runs_per_layout_is_kept_before_the_endpoints_are_tested(hist, prof, first, tmp_path):
+    """The choice of runs per layout is saved as soon as it is made: a bisection stopped in its
+    endpoints' test (before any mark is saved) resumes with the same R."""
+    path = _copy_without_state(first, hist, tmp_path)
+
+    class Stop(Exception):
+        pass
+
+    def say(m):
+        if m.startswith("endpoints: "):
+            raise Stop(m)
+
+    with closing(Store(path)) as store:
+        with pytest.raises(Stop):
+            bisect.run(store, prof, settings(hist, runs=3, runs_auto=True), hist["good"], hist["bad"], say=say)
+        s = settings(hist)
+        bisect.normalize(prof, s)
+        b = bisect.Bisection.load(store, bisect.state_key(s.kernel, s.repo, s.subdir))
+    assert b.s.runs_choice is not None and b.s.runs == b.s.runs_choice["runs"] != 3, b.s
+
+
+def test_an_endpoints_test_that_shows_no_change_states_the_step_it_could_have_missed(hist, prof, first, tmp_path):
+    """GOOD..the layout-only commit at a cap of 4 layouts: no change shown, no commit blamed, and
+    the verdict states the smallest step those layouts could have missed (a finite ratio: JSON's
+    ``endpoints.shows``)."""
+    path = _copy_without_state(first, hist, tmp_path)
+    with closing(Store(path)) as store:
+        v = bisect.run(store, prof, settings(hist, layouts=4, max_layouts=4), hist["good"], sha(hist, 1))
+    assert v["status"] == "not-shown" and v["culprit"] is None, v["message"]
+    shows = v["endpoints"]["shows"]
+    assert shows is not None and 0 < shows < 1, v["endpoints"]
+
+
+def test_the_subject_of_a_commit_that_cannot_be_read_is_empty(hist, prof):
+    s = settings(hist)
+    bisect.normalize(prof, s)
+    assert bisect.state._subject(prof, s, "0" * 40) == ""
+    assert bisect.state._subject(prof, s, hist["bad"]) == source.describe(
+        source.resolve(prof, hist["bad"], s.repo, s.subdir))["subject"] != ""

@@ -168,7 +168,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     cos = {c: p.checkout(c) for c in commits}
 
     # 0. runs per layout from the costs the target states (measured noise split), once
-    if choose_runs(p, b, s, cos, say) is not None and b.s is s and not plan_only:
+    if choose_runs(p, b, s, cos, say) is not None and not plan_only:  # kept at once: an interrupt before the first mark keeps it
         b.save()
     # 1.-3. the endpoints, the probes, the confirmation (layoutbench.decide; the marks go to the log)
     plan = s.plan()
@@ -226,7 +226,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     else:
         journal = Journal(b, profile, places)
         out = retrying("the bisection", lambda: decide.bisect_range(
-            places.engines(engines) if places is not None else engines if len(engines) > 1 else eng, commits, plan,
+            places.engines(engines) if places is not None else engines, commits, plan,
             journal, None, progress, ends=ends))
         if places is not None:
             places.release_all()
