@@ -955,6 +955,9 @@ def test_a_budget_spent_before_the_endpoints_decide_says_how_many_more_runs(hist
                             f"yet; about 16 more runs would be needed (about {costs.duration_text(16 * sec)} "
                             f"at {sec:.3g} s a run)")
     assert kept.result["message"] == v["message"] and v["budget"]["spent"] == 8
+    with closing(Store(path)) as store:  # kept apart: another bisection started in its place does not lose it
+        bisect.start(store, prof, s, sha(hist, 1), hist["good"])
+        assert [k["message"] for _, k in bisect.state.kept(store)] == [v["message"]]
     assert v["commits"] == len(b.commits(prof)) - 1 == 2  # the commits after GOOD, as a finished verdict counts them
     assert bisect.text(v).splitlines()[2] == f"verdict: {v['message']}"
 
@@ -971,6 +974,7 @@ def test_a_resumed_choice_reads_its_look_again_and_measures_nothing(hist, prof, 
         cos = {c: p.checkout(c) for c in b.commits(prof)}
         assert bisect.choose_runs(p, b, s, cos, lambda m: None) == s.runs_choice
         assert p.cost()["runs"] == 2 * 4 * 2  # the look: 4 layouts x 2 runs a side, read from the store
+        assert (p.compiled_now, p.ran_now) == (0, 0)  # ... and nothing compiled or run for it
     assert _nruns(path) == before
 
 
@@ -1020,3 +1024,28 @@ def test_the_subject_of_a_commit_that_cannot_be_read_is_empty(hist, prof):
     assert bisect.state._subject(prof, s, "0" * 40) == ""
     assert bisect.state._subject(prof, s, hist["bad"]) == source.describe(
         source.resolve(prof, hist["bad"], s.repo, s.subdir))["subject"] != ""
+
+
+def test_the_likely_cost_is_made_only_from_a_measured_noise():
+    """The progress line's plan (the likely runs) needs both ends measured and a layout noise above
+    zero: from a pool without spread (a benchmark that never varies) no plan is made."""
+    from types import SimpleNamespace
+
+    b = SimpleNamespace(good="g", bad="b")
+    y = {"g": np.log([1.0, 1.01, 0.99]), "b": np.log([1.1, 1.11, 1.09])}
+    commits = ["g", "c", "b"]
+    def eng(s2):
+        return SimpleNamespace(pool=SimpleNamespace(y=y, var=lambda: (s2, 4)))
+    assert bisect.budget._likely_runs(eng(1e-4), b, decide.Plan(), commits) > 0
+    assert bisect.budget._likely_runs(eng(0.0), b, decide.Plan(), commits) is None
+    assert bisect.budget._likely_runs(eng(math.nan), b, decide.Plan(), commits) is None
+    assert bisect.budget._likely_runs(SimpleNamespace(pool=SimpleNamespace(y={"g": y["g"]}, var=lambda: (1e-4, 4))),
+                                      b, decide.Plan(), commits) is None
+
+
+def test_a_prober_given_a_farms_settings_measures_on_the_first_machine(hist, prof, tmp_path):
+    """`bisect judge` and the first prober of a farm take the bisection's settings as they are:
+    with --target cachegrind,local the prober's target and name are the first machine's."""
+    with closing(Store(tmp_path / "r.sqlite")) as store, bisect.Prober(
+            prof, settings(hist, target="cachegrind,local"), store) as p:
+        assert (p.s.target, p.name, p.target.spec.name) == ("cachegrind", "cachegrind", "cachegrind")

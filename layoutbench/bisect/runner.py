@@ -149,7 +149,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         with contextlib.closing(targets.make(profile, names[0])) as pool:
             names = names * pool.slots()
     lock = threading.Lock() if len(names) > 1 else None
-    p = Prober(profile, dataclasses.replace(s, target=names[0]) if lock else s, store, say, lock, timeout)
+    p = Prober(profile, s, store, say, lock, timeout)  # (of a farm: on its first machine)
     probers = [p] + [Prober(profile, dataclasses.replace(s, target=n), ThreadStore(store.location), say, lock,
                             timeout) for n in names[1:]]
     places = farmmod.Farm(probers, b, say) if farmmod.pool(profile, s.targets) else None
