@@ -1049,3 +1049,18 @@ def test_a_prober_given_a_farms_settings_measures_on_the_first_machine(hist, pro
     with closing(Store(tmp_path / "r.sqlite")) as store, bisect.Prober(
             prof, settings(hist, target="cachegrind,local"), store) as p:
         assert (p.s.target, p.name, p.target.spec.name) == ("cachegrind", "cachegrind", "cachegrind")
+
+
+def test_the_engine_passes_the_metrics_direction_to_the_decision():
+    """A metric where higher is better (a throughput): BAD 10% above GOOD is faster, not slower --
+    the engine gives the decision the prober's direction."""
+    from types import SimpleNamespace
+
+    def groups(co, k, r, first=0):
+        return {f"random:{s}": [(1.1 if co == "b" else 1.0) * (1 + 0.01 * math.sin(s))] * r
+                for s in range(first + 1, first + k + 1)}
+
+    for higher, word in ((True, "faster"), (False, "slower")):
+        p = SimpleNamespace(name="m", higher_is_better=higher, groups=groups)
+        ends = decide.endpoints(decide.Tracked(bisect.Engine(p, {"g": "g", "b": "b"})), "g", "b", decide.Plan())
+        assert (ends.status, ends.comparison.verdict) == ("differs", word)
