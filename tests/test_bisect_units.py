@@ -1064,3 +1064,11 @@ def test_the_engine_passes_the_metrics_direction_to_the_decision():
         p = SimpleNamespace(name="m", higher_is_better=higher, groups=groups)
         ends = decide.endpoints(decide.Tracked(bisect.Engine(p, {"g": "g", "b": "b"})), "g", "b", decide.Plan())
         assert (ends.status, ends.comparison.verdict) == ("differs", word)
+
+
+def test_an_interval_is_labelled_with_its_level_only_at_the_confidence_asked():
+    ci = bisect.render.ci_label
+    assert ci(0.9, {"settings": {"confidence": 0.9}}) == "90% CI"  # --confidence 0.9
+    assert ci(0.95, {"settings": {"confidence": 0.9}}) == "CI"
+    assert ci(0.95, {}) == ci(0.95, {"settings": None}) == "95% CI"  # the default
+    assert ci(0.969604, {"settings": {"confidence": 0.95}}) == ci(None, {}) == "CI"  # a test's own level
