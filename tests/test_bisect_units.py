@@ -1072,3 +1072,17 @@ def test_an_interval_is_labelled_with_its_level_only_at_the_confidence_asked():
     assert ci(0.95, {"settings": {"confidence": 0.9}}) == "CI"
     assert ci(0.95, {}) == ci(0.95, {"settings": None}) == "95% CI"  # the default
     assert ci(0.969604, {"settings": {"confidence": 0.95}}) == ci(None, {}) == "CI"  # a test's own level
+
+
+def test_a_refused_setting_names_only_the_options_given_in_the_command_to_start_anew(tmp_path, prof):
+    """A continued bisection given --runs 3 (it measures with 2): the refusal names what it uses and
+    a command with --runs 3 only -- not the settings left out (here --layouts, left at its default)."""
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        b = bisect.Bisection(store, bisect.Settings(kernel="minikernel", runs=2, layouts=6))
+        now = bisect.Settings(kernel="minikernel", runs=3, given=("runs",))
+        assert now.layouts != b.s.layouts
+        with pytest.raises(LayoutbenchError) as e:
+            bisect.runner._refuse_conflicts(b, now, prof)
+    assert str(e.value).startswith("the bisection of minikernel in progress uses --runs 2 (")
+    assert "`layoutbench bisect minikernel GOOD..BAD --runs 3` (it replaces" in str(e.value)
+    bisect.runner._refuse_conflicts(b, bisect.Settings(kernel="minikernel", runs=2, given=("runs",)), prof)  # same: on
