@@ -184,6 +184,11 @@ def test_settings_are_checked_before_anything_runs():
         assert str(e.value).startswith(f"--budget {shown} is not allowed: give a number of runs above 0"), kw
     bisect.Settings(kernel="k", budget=1).check()
     bisect.Settings(kernel="k", budget_time=60.0).check()
+    # a minimum effect kept as a fraction (a replayed log, a stored state): above 0, at most 0.5
+    for bad in (0.0, 0.6, math.nan):
+        with pytest.raises(LayoutbenchError, match=rf"^min_effect {bad} is not allowed: give a finite number > 0"):
+            bisect.Settings(kernel="k", min_effect=bad).check()
+    bisect.Settings(kernel="k", min_effect=0.5).check()
     from layoutbench.validate import MAX_SEED
     # every seed a bisection may use (4 x its last look of 10 layouts) fits the store's 64-bit column
     bisect.Settings(kernel="k", layouts=4, max_layouts=10, seed=MAX_SEED - 39).check()
