@@ -431,6 +431,21 @@ def test_first_only_after_an_unconfirmed_step_searches_beside_it_and_stops_at_th
     out = decide.bisect_range(p, names, decide.Plan(first_only=True, min_effect=0.05), decide.MemoryJournal())
     assert [(s.culprit, s.status) for s in out.steps] == [("c3", "uncertain"), ("c6", "found")], out.steps
     assert out.status == "found" and [(r["good"], r["bad"]) for r in out.sides] == [("c3", "c7")]
+    assert out.first_step is out.steps[1] and out.culprit == "c6"  # the verdict is about the confirmed step
+
+
+def test_a_verdict_is_about_the_earliest_confirmed_step_else_the_earliest_looked_at():
+    def step(c, status):
+        return decide.Step(status, "c0", c)
+
+    def out(*steps, status="found"):
+        return decide.Outcome(status, None, steps=list(steps))
+
+    u3, u6, f6, f9 = step("c3", "uncertain"), step("c6", "uncertain"), step("c6", "found"), step("c9", "found")
+    assert out(u3, u6, status="uncertain").first_step is u3 and out(u3, u6, status="uncertain").culprit is None
+    assert out(u3, f6, f9).first_step is f6 and out(u3, f6, f9).culprit == "c6"
+    assert out(u3, f6, status="budget").first_step is f6 and out(u3, f6, status="budget").culprit is None
+    assert out(status="uncertain").first_step is None and out(status="uncertain").culprit is None
 
 
 def test_a_round_of_several_probers_ends_its_threads_with_the_bisection():

@@ -232,10 +232,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             places.release_all()
         verdict["rounds"], verdict["probes"] = out.rounds, out.probes
         verdict["runs_spent"] = out.runs
-        found = [st for st in out.steps if st.status == "found"]
         if not out.steps:  # the budget ended before any step was searched out
             out.steps.append(decide.Step("range", b.good, None, commits[1:]))
-        first = found[0] if found else out.steps[0]  # the first bad commit: the earliest confirmed step
+        first = out.first_step
         verdict["skipped"] = first.skipped
         verdict["several"] = out.several
         verdict["share"] = first.share

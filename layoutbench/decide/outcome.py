@@ -63,10 +63,17 @@ class Outcome:
     note: str = ""
 
     @property
+    def first_step(self) -> Step | None:
+        """The step a verdict is about: the earliest confirmed one (the first bad commit), else the
+        earliest looked at; None before any."""
+        found = [s for s in self.steps if s.status == "found"]
+        return found[0] if found else self.steps[0] if self.steps else None
+
+    @property
     def culprit(self) -> str | None:
         """The first bad commit: the earliest confirmed change point."""
-        found = [s for s in self.steps if s.status == "found"]
-        return found[0].culprit if found and self.status == "found" else None
+        st = self.first_step
+        return st.culprit if st is not None and st.status == "found" and self.status == "found" else None
 
     def bound(self) -> str:
         a = f"{100 * self.alpha:g}%"
