@@ -179,6 +179,13 @@ def test_tost_half_is_infinite_below_2_df_and_zero_with_no_spread_from_2_df():
     assert decide.ZTest(est=0.0, se=0.0, df=1, na=3, nb=3).tost_half(1.64) == math.inf
     assert decide.ZTest(est=0.0, se=0.1, df=1, na=3, nb=3).tost_half(1.64) == math.inf
     assert decide.ZTest(est=0.0, se=0.1, df=2, na=3, nb=3).tost_half(1.64) > 0.1
+    # ... so the group-sequential interval is the whole line below 2 df, a point with no spread from 2
+    inf = math.inf
+    for sign, whole in ((0, (-inf, inf)), (1, (-inf, inf)), (-1, (-inf, inf))):
+        assert decide.ZTest(est=0.1, se=0.1, df=1, na=3, nb=3).interval((3,), 0.05, sign) == whole
+        assert decide.ZTest(est=0.1, se=0.0, df=1, na=3, nb=3).interval((3,), 0.05, sign) == whole
+    assert decide.ZTest(est=0.1, se=0.0, df=2, na=3, nb=3).interval((3,), 0.05) == (0.1, 0.1)
+    assert decide.ZTest(est=0.1, se=math.nan, df=4, na=3, nb=3).interval((3,), 0.05) == (-inf, inf)
 
 
 def test_rounds_needed_is_1_when_one_round_of_k_probes_covers_the_range():

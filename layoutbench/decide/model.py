@@ -181,7 +181,7 @@ class ZTest:
         quantile as in :meth:`tost_half`).  Two-sided without ``sign``; with ``sign`` +1 the
         one-sided bound (lo, inf), -1 (-inf, hi).  It excludes 0 exactly when :meth:`crosses`
         rejects, and a value v exactly when the same test of "the effect is v" would."""
-        if self.df < 2 or not self.se > 0:
+        if not self.se > 0:  # (below 2 df tost_half is infinite: the whole line)
             return (-math.inf, math.inf) if self.df < 2 or not self.se >= 0 else (self.est, self.est)
         h = self.tost_half(gs_boundary(tuple(ns), level, one_sided=bool(sign)))
         lo, hi = self.est - h, self.est + h
