@@ -488,3 +488,12 @@ def test_the_settings_how_it_decides_states_are_the_engines():
         m = re.search(pattern, text)
         assert m, f"docs/how-it-decides.md no longer states {name} as {pattern!r}"
         assert float(m.group(1)) == getattr(decide.plan, name), name
+
+
+def test_the_run_noise_is_judged_from_two_layouts_of_two_runs_and_not_from_one():
+    """run_scale: the median |difference| of two runs of a layout / (sqrt 2 x 0.6745), from two
+    layouts with two runs each at least; one such layout (whatever its other single runs) gives 0."""
+    two = [np.log([1.0, 1.1]), np.log([2.0, 2.2])]
+    assert decide.run_scale(two) == pytest.approx(math.log(1.1) / (math.sqrt(2.0) * 0.6745))
+    assert decide.run_scale(two[:1] + [np.log([3.0]), np.log([4.0])]) == 0.0
+    assert decide.run_scale([np.log([1.0, 1.0]), np.log([2.0, 2.0])]) == 0.0  # the runs agree
