@@ -497,3 +497,37 @@ def test_the_run_noise_is_judged_from_two_layouts_of_two_runs_and_not_from_one()
     assert decide.run_scale(two) == pytest.approx(math.log(1.1) / (math.sqrt(2.0) * 0.6745))
     assert decide.run_scale(two[:1] + [np.log([3.0]), np.log([4.0])]) == 0.0
     assert decide.run_scale([np.log([1.0, 1.0]), np.log([2.0, 2.0])]) == 0.0  # the runs agree
+
+
+def test_a_resumed_farm_pools_each_marks_layouts_on_the_machine_that_judged_it():
+    """_reload: a mark judged on machine B goes back into B's pool (with GOOD and BAD as far), one
+    with no machine named into the first prober's."""
+    names = [f"c{i}" for i in range(4)]
+    ps = []
+    for nm in ("A", "B"):
+        q = decide.Tracked(_Offsets({c: 0.1 * (i >= 2) for i, c in enumerate(names)}))
+        q.name = nm
+        ps.append(q)
+    marks = {"c1": {"verb": "good", "layouts": 5, "runs": 1, "target": "B"},
+             "c2": {"verb": "bad", "layouts": 3, "runs": 1}}
+    decide.rounds._reload(ps, marks, "c0", "c3", decide.Plan())
+    a, b = ps[0].pool, ps[1].pool
+    assert (b.n("c1"), b.n("c0"), b.n("c3"), a.n("c1")) == (5, 5, 5, 0)
+    assert (a.n("c2"), a.n("c0"), b.n("c2")) == (3, 3, 0)
+
+
+def test_the_side_tests_and_the_confirmation_say_where_they_are_and_the_runs_of_the_budget():
+    """Two steps (c3, c6), every change point searched: each side test's line names its range as
+    before or after the step it flanks; with a budget the confirmation's line says the runs spent
+    "of" it, without one it does not."""
+    names = [f"c{i}" for i in range(8)]
+    off = {c: 0.2 * (i >= 3) + 0.3 * (i >= 6) for i, c in enumerate(names)}
+    for budget in (None, 100_000):
+        said: list[str] = []
+        decide.bisect_range(_Offsets(off), names, decide.Plan(budget=budget), decide.MemoryJournal(), say=said.append)
+        sides = [s for s in said if s.startswith("side test ") and "(the range" in s]
+        assert any(s.startswith("side test c0..c2 (the range before the step at c3;") for s in sides), sides
+        assert any(s.startswith("side test c3..c7 (the range after the step at c3;") for s in sides), sides
+        conf = [s for s in said if s.startswith("confirmation ") and "on fresh layouts (" in s]
+        assert conf and all(re.search(r"\(\d+ runs spent( of 100000)?\)$", s) for s in conf), conf
+        assert all((" of 100000)" in s) == (budget is not None) for s in conf), conf
