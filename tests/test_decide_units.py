@@ -407,6 +407,7 @@ def test_an_equivalence_shown_on_the_way_says_so():
     p = sim.SimProber(sim.Scenario("n", "null", sigma_l=0.0005), np.random.default_rng(1))
     e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan())
     assert e.status == "noise" and e.layouts == 4
+    assert (e.comparison.verdict, e.comparison.reason) == ("no difference", "within ±0.5% (equivalence test)")
     assert e.note == ("its 90% interval (two one-sided 5% tests over the looks) lies within ±0.5%: a change of 0.5% "
                       "or more is ruled out")
     # the interval shown is the equivalence test's: est +- the one-sided boundary of the design's looks, as a t quantile
