@@ -531,3 +531,18 @@ def test_the_side_tests_and_the_confirmation_say_where_they_are_and_the_runs_of_
         conf = [s for s in said if s.startswith("confirmation ") and "on fresh layouts (" in s]
         assert conf and all(re.search(r"\(\d+ runs spent( of 100000)?\)$", s) for s in conf), conf
         assert all((" of 100000)" in s) == (budget is not None) for s in conf), conf
+
+
+def test_a_two_sided_confirmation_is_symmetric_and_ends_at_its_last_look_without_a_verdict():
+    """Endpoints never measured (the direction unknown): the confirmation is two-sided, so a step up
+    and the same step down stop at the same look (0.3%: futility at 90 layouts a side); a 0.7% step
+    (above the minimum effect, not beyond its band) is looked at up to the last look, 4 x the cap
+    (160), and is then a change shown but not a confirmed step."""
+    for d, k in ((0.003, 90), (0.007, 160)):
+        for s in (d, -d):
+            st, _, _ = decide.rounds._k_step([decide.Tracked(_Offsets({"g": 0.0, "b": s}))], ["g", "b"], decide.Plan(),
+                                             decide.MemoryJournal(), None, lambda m: None)
+            c = st.confirmation
+            assert (st.status, st.confirm_layouts, c.verdict) == ("uncertain", k, "no difference"), (s, st)
+    assert k == decide.CONFIRM_FAR * decide.Plan().cap
+    assert c.reason == "a change shown, not shown to be at least the 0.5% minimum effect"
