@@ -431,11 +431,20 @@ def test_the_equivalence_half_width_and_the_layouts_it_would_need():
     assert decide.ZTest(0.0, 0.002, 999, 4, 4).tost_half(2.0) == float(stdtrit(999, ndtr(2.0))) * 0.002 != 0.004
     assert decide.ZTest(0.0, 0.002, 1000, 4, 4).tost_half(2.0) == 0.004
     assert decide.ZTest(0.0, 0.002, 1, 4, 4).tost_half(2.0) == math.inf
-    # 0.1% measured at se 0.2% over 4 + 4 layouts: the interval est +- 2 se' fits in +-0.5% once se' < 0.2%,
-    # se' = 0.2% sqrt(4/n) (n a side; the t quantile at >= 30 df), so at n = 5 or 6, not at 4
+    # 0.1% measured at se 0.2% over 4 + 4 layouts (5 degrees of freedom in the pool): the interval
+    # est +- q se' fits in +-0.5% once se' = 0.2% sqrt(4/n) is small enough, n a side, with the t
+    # quantile q of the pool's degrees of freedom grown by the 2 (n - 4) layouts added
     n = decide.layouts_to_rule_out(t, 0.005, 2.0)
-    tt = lambda k: decide.ZTest(0.001, 0.002 * math.sqrt(4 / k), 30, k, k)  # noqa: E731
+    tt = lambda k: decide.ZTest(0.001, 0.002 * math.sqrt(4 / k), 5 + 2 * (k - 4), k, k)  # noqa: E731
+    assert n == 6
     assert 0.001 + tt(n).tost_half(2.0) < 0.005 <= 0.001 + tt(n - 1).tost_half(2.0)
+    # unequal sides (3 and 5 layouts, 6 degrees of freedom): both sides are brought up to n and the
+    # pool gains one degree for each layout added -- to the degree: a bound just above the reach at
+    # 8 a side asks for 8, one just below the reach at 7 a side for 8 too
+    u = decide.ZTest(0.001, 0.002 * math.sqrt((1 / 3 + 1 / 5) / (2 / 4)), 6, 3, 5)
+    reach = lambda k: 0.001 + decide.ZTest(0.001, 0.002 * math.sqrt(4 / k), 6 + (k - 3) + (k - 5), k, k).tost_half(2.0)  # noqa: E731,E501
+    assert decide.layouts_to_rule_out(u, reach(8) * (1 + 1e-9), 2.0) == 8
+    assert decide.layouts_to_rule_out(u, reach(7) * (1 - 1e-9), 2.0) == 8
     assert decide.layouts_to_rule_out(decide.ZTest(0.006, 0.002, 30, 4, 4), 0.005, 2.0) is None
 
 

@@ -251,12 +251,14 @@ def band_verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_
 
 def layouts_to_rule_out(t: ZTest, m: float, c: float) -> int | None:
     """About how many layouts per side the equivalence test with boundary ``c`` (:func:`endpoints`)
-    would need to put its interval inside +-m at the present estimate (None: not at this estimate)."""
+    would need to put its interval inside +-m at the present estimate (None: not at this estimate).
+    The pooled variance is taken as it is; its degrees of freedom grow by the layouts added, one
+    each (:meth:`Pool.var`)."""
     if not math.isfinite(t.se) or abs(t.est) >= m:
         return None
     s = t.se / math.sqrt(1.0 / t.na + 1.0 / t.nb)
     for n in range(max(t.na, t.nb), 100_000):
-        tt = ZTest(t.est, s * math.sqrt(2.0 / n), max(t.df, 30), n, n)
+        tt = ZTest(t.est, s * math.sqrt(2.0 / n), t.df + (n - t.na) + (n - t.nb), n, n)
         if abs(t.est) + tt.tost_half(c) < m:
             return n
     return None
