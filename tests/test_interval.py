@@ -126,17 +126,6 @@ def test_one_outlier_run_on_a_fresh_layout_does_not_confirm_a_null_step():
     assert named == 0, named
 
 
-def test_reach_is_the_step_a_side_test_shows_nine_times_in_ten():
-    """decide.reach: the step a two-sided test with looks to n layouts shows with probability
-    NOISE_POWER: (boundary + z(0.9)) x the difference's sd, as a ratio; smaller with more
-    layouts, nan without a variance."""
-    s2, lv = 0.0104 ** 2, 0.0304
-    c = decide.gs_boundary(tuple(decide.schedule(3, 40)), lv) + 1.2815515655446004
-    assert decide.reach(s2, 40, lv) == pytest.approx(math.expm1(c * math.sqrt(2 * s2 / 40)))
-    assert decide.reach(s2, 80, lv) < decide.reach(s2, 40, lv) < decide.reach(s2, 8, lv)
-    assert math.isnan(decide.reach(math.nan, 40, lv)) and math.isnan(decide.reach(s2, 0, lv))
-
-
 def test_step_power_warns_where_a_step_of_twice_the_minimum_effect_is_likely_missed():
     """decide.step_power (for `bisect run --plan`): a 1% step (twice the 0.5% minimum effect) at
     the simulated layout noise (1.04%) is likely named; at 4% layout noise it is likely missed,

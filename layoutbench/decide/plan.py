@@ -128,13 +128,6 @@ class Plan:
         top = self.max_layouts if self.prove_null else self.cap
         return [(k, self.runs) for k in schedule(max(MIN_LAYOUTS, self.layouts), top)]
 
-    def levels(self, n_looks: int | None = None) -> list[float]:
-        """Kept for the settings' callers: an always-valid test needs no per-look levels; each
-        look is judged at alpha (the levels sum to at most alpha only in the sense that the
-        test's overall error is at most alpha)."""
-        n = n_looks or len(self.looks())
-        return [self.alpha / n] * n
-
     def check(self) -> None:
         if self.spending not in SPENDING:
             raise ValueError(f"spending must be one of {', '.join(SPENDING)}")

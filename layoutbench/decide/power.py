@@ -10,7 +10,6 @@ from scipy.special import ndtr, ndtri
 from .. import stats
 from .plan import (
     CONFIRM_FAR,
-    MIN_LAYOUTS,
     NOISE_POWER,
     Plan,
     Skip,
@@ -19,19 +18,7 @@ from .plan import (
     family_level,
     gs_boundary,
     noise_cap,
-    schedule,
 )
-
-
-def reach(s2: float, n: int, level: float, power: float = NOISE_POWER) -> float:
-    """The smallest step (relative) that a two-sided test at ``level`` with looks up to ``n``
-    layouts a side (MIN_LAYOUTS, x1.5, ... n) shows with probability ``power`` when a layout's
-    value has variance ``s2``: a side test that stopped at ``n`` without showing a change could
-    have missed any step smaller than this.  nan without a variance or a layout."""
-    if not (s2 > 0 and math.isfinite(s2)) or n < 1:
-        return math.nan
-    c = gs_boundary(tuple(schedule(min(MIN_LAYOUTS, n), n)), level) + float(ndtri(power))
-    return math.expm1(c * math.sqrt(2.0 * s2 / n))
 
 
 def step_power(step: float, noise: float, plan: Plan) -> dict:
