@@ -373,11 +373,6 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
     return rep
 
 
-def commits_text(rep: CommitsReport) -> str:
-    """The two-commit comparison for a person."""
-    return commits_text_of(rep.to_dict())
-
-
 def commits_text_of(rep: dict) -> str:
     """The two-commit comparison (``CommitsReport.to_dict()``) for a person."""
     lines = [f"{rep['kernel']} {rep['a'][:12]} (A) vs {rep['b'][:12]} (B) on {rep['target']} ({rep['host']}), "

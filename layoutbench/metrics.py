@@ -25,10 +25,6 @@ class Sample:
     unit: str
     higher_is_better: bool
 
-    @property
-    def better(self) -> str:
-        return "higher" if self.higher_is_better else "lower"
-
 
 @dataclass
 class Parsed:

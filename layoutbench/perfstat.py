@@ -15,11 +15,8 @@ named once by the caller, in one line: on a virtual machine only software events
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from .errors import LayoutbenchError
 from .metrics import Sample
 
 #: what ``--perf`` counts when no event list is given: what makes one layout slower than another
@@ -56,26 +53,6 @@ def wrap(cmd: list[str], events: tuple[str, ...], pin: str | None = None) -> lis
     if pin is not None:
         out = ["taskset", "-c", str(pin), *out]
     return out
-
-
-def require_local(events: tuple[str, ...], pin: str | None) -> None:
-    """Fail early, in one line, when this machine lacks ``perf`` or ``taskset``."""
-    if events and not shutil.which("perf"):
-        raise LayoutbenchError("--perf needs the perf command: apt-get install linux-perf")
-    if pin is not None and not shutil.which("taskset"):
-        raise LayoutbenchError("--pin needs taskset: apt-get install util-linux")
-
-
-def paranoid_note(path: Path = Path("/proc/sys/kernel/perf_event_paranoid")) -> str | None:
-    """A line saying why hardware events may be refused, or None."""
-    try:
-        level = int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-    if level > 2:
-        return (f"perf_event_paranoid is {level}: perf may count nothing for this user; "
-                f"fix: sysctl kernel.perf_event_paranoid=2 (or run as root)")
-    return None
 
 
 def _number(text: str) -> float | None:
