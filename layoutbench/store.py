@@ -37,7 +37,8 @@ from pathlib import Path
 
 from .errors import LayoutbenchError
 from .metrics import refuse
-from .safety import redact_text, redact_url
+from .postgres import RETRIES, RETRY_SQLSTATES, Postgres, conninfo_keys, is_url
+from .safety import redact_url
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS builds (
@@ -190,77 +191,6 @@ def error_line(e: Exception) -> str:
     return f"{said}; run the same command again when the server is back (what was stored is kept)"
 
 
-#: libpq's connection keywords: ``host=db user=lb password=...`` is a PostgreSQL connection string
-_LIBPQ_KEYS = ("host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "sslcert", "sslkey",
-               "sslrootcert", "sslpassword", "service", "connect_timeout", "options", "application_name",
-               "target_session_attrs", "gssencmode", "channel_binding", "requiressl")
-_CONNINFO_WORD = re.compile(r"(\w+)\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']*)")
-
-
-def conninfo_keys(text: str) -> list[str] | None:
-    """The keywords of a libpq ``key=value ...`` connection string, or None when ``text`` is not one
-    (a file name holding ``=`` is not, unless every word is ``key=value`` and one key is libpq's)."""
-    words, pos = [], 0
-    text = text.strip()
-    while pos < len(text):
-        m = _CONNINFO_WORD.match(text, pos)
-        if m is None:
-            return None
-        words.append(m.group(1).lower())
-        pos = m.end()
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-    return words if words and any(w in _LIBPQ_KEYS for w in words) else None
-
-
-def is_url(path) -> bool:
-    """A PostgreSQL URL rather than an SQLite file."""
-    return str(path).startswith(("postgresql://", "postgres://"))
-
-
-class _Postgres:
-    """A psycopg connection with the small part of sqlite3's interface the store uses:
-    ``execute`` with ``?`` placeholders returning a cursor of dict rows, ``executemany``."""
-
-    def __init__(self, url: str):
-        try:
-            import psycopg
-            from psycopg.rows import dict_row
-        except ImportError:
-            raise LayoutbenchError("a PostgreSQL store needs psycopg: pip install 'psycopg[binary]'") from None
-        self.errors = psycopg.Error
-        from psycopg.pq import TransactionStatus
-
-        self._idle = TransactionStatus.IDLE
-        try:
-            self.conn = psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=15)
-        except psycopg.Error as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise LayoutbenchError(f"cannot connect to the store {redact_url(url)}: {redact_text(first, url)}") from None
-
-    def execute(self, sql: str, params=()):
-        """The statement; a read outside a transaction that the server rolled back as a deadlock
-        or a serialization failure runs again (a few times, after a short random wait): it
-        changed nothing.  Writes are run again by ``Store._retry``, whole."""
-        sql = sql.replace("?", "%s")
-        read = sql.lstrip().upper().startswith("SELECT")
-        for i in range(Store.RETRIES):
-            try:
-                return self.conn.execute(sql, params)
-            except self.errors as e:
-                if (not read or getattr(e, "sqlstate", None) not in Store.RETRY_SQLSTATES or i == Store.RETRIES - 1
-                        or self.conn.info.transaction_status != self._idle):
-                    raise
-                time.sleep(random.uniform(0.01, 0.05) * (i + 1))
-
-    def executemany(self, sql: str, rows) -> None:
-        with self.conn.cursor() as c:
-            c.executemany(sql.replace("?", "%s"), rows)
-
-    def close(self) -> None:
-        self.conn.close()
-
-
 class Store:
     """The results database: an SQLite file (the default) or, for a farm of workers that share
     one store, a PostgreSQL URL (``postgresql://user@host/db``): same schema, same resume rule."""
@@ -284,7 +214,7 @@ class Store:
         #: the store as shown in messages and reports (a URL's password masked)
         self.path = Path(path) if self.url is None else redact_url(self.url)
         if self.url is not None:
-            self.db = _Postgres(self.url)
+            self.db = Postgres(self.url)
             self._retry(self._create_schema, "open")
             return
         global _opened
@@ -385,8 +315,7 @@ class Store:
 
     #: PostgreSQL's "deadlock detected" and "could not serialize": the server rolled the
     #: transaction back; running it again is the documented answer (workers storing at once)
-    RETRY_SQLSTATES = ("40P01", "40001")
-    RETRIES = 6
+    RETRY_SQLSTATES, RETRIES = RETRY_SQLSTATES, RETRIES
 
     def _retry(self, fn, op: str):
         """``fn()`` (one whole transaction, or one autocommit statement: every write of the store

@@ -10,9 +10,8 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "layoutbench"
 MAX_PARAMS = 8
-#: a module longer than this holds more than one job: split it along its seams (the largest,
-#: store.py, is the one module that speaks SQL)
-MAX_LINES = 650
+#: a module longer than this holds more than one job: split it along its seams
+MAX_LINES = 600
 
 #: (module, function) pairs allowed more parameters; empty, and kept so: slim the function instead
 KNOWN: set[tuple[str, str]] = set()
@@ -60,8 +59,13 @@ def test_no_module_is_longer_than_the_limit(tmp_path):
     assert long_modules(tmp_path) == [f"big.py: {MAX_LINES + 1} lines"]
 
 
+#: a statement's keyword, not a keyword on its own in quotes (postgres.py tells a read by its first word)
+SQL = re.compile(r"\b(SELECT|INSERT)\b(?![\"'])")
+
+
 def test_only_the_store_speaks_sql():
-    sql = re.compile(r"\b(SELECT|INSERT)\b")
     hits = [f"{f.relative_to(PKG)}:{i}" for f in sorted(PKG.rglob("*.py")) if f.name != "store.py"
-            for i, line in enumerate(f.read_text().splitlines(), 1) if sql.search(line)]
+            for i, line in enumerate(f.read_text().splitlines(), 1) if SQL.search(line)]
     assert hits == []
+    assert SQL.search('db.execute("SELECT id FROM runs")') and SQL.search("INSERT INTO builds")
+    assert not SQL.search('startswith("SELECT")')
