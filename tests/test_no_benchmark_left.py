@@ -8,7 +8,8 @@ process group) that writes its pids and waits.
   (PR_SET_PDEATHSIG); the ``sleep`` it started is left, and the next run of the target finds it
   through the target's lock and stops it before it measures;
 - a process of another holder of the lock running beside a run: the run is refused, not stored;
-- the lock kills a recorded group only while its leader is the process recorded.
+- the lock kills a recorded group only while its leader is the process recorded;
+- a child whose parent ended before the command started does not run it.
 """
 
 from __future__ import annotations
@@ -223,3 +224,22 @@ def test_the_lock_kills_a_recorded_group_only_while_its_leader_is_the_one_record
     finally:
         victim.kill()
         victim.wait()
+
+
+@pytest.mark.parametrize("with_setpriv", [True, False])
+def test_a_child_whose_parent_is_already_gone_does_not_run(monkeypatch, tmp_path, with_setpriv):
+    """The child checks, before the command runs, that its parent is the process that started it:
+    a parent that ended between fork and exec (here: a pid that is not this process's) means the
+    child belongs to another process, so it kills itself instead of running the command.  Both
+    ways of setting it up: setpriv and a shell, and Python's preexec_fn where setpriv is missing."""
+    if not with_setpriv:
+        monkeypatch.setattr(procs, "_SETPRIV", None)
+    elif procs._SETPRIV is None:
+        pytest.fail("setpriv (util-linux) is missing: apt-get install util-linux")
+    mark = tmp_path / "ran"
+    cmd = ["sh", "-c", f"touch {mark}"]
+    for parent, ran in ((os.getpid(), True), (os.getpid() + 100_000, False)):
+        mark.unlink(missing_ok=True)
+        argv, kw = procs._dying_with_parent(cmd, {}, parent)
+        rc = subprocess.run(argv, **kw, timeout=WAIT).returncode
+        assert (rc, mark.exists()) == ((0, True) if ran else (-signal.SIGKILL, False)), (parent, rc)
