@@ -158,8 +158,7 @@ pub fn attribute(img: &mut Image, placed: &[bool]) {
     let local_of = |name: &str| -> Vec<&'static str> {
         index.locals.get(name).map(|ws| ws.iter().copied().filter(|w| linked.contains(w)).collect()).unwrap_or_default()
     };
-    let member_near = |i: usize, addr: u64, sec: usize| -> &'static str {
-        let _ = i;
+    let member_near = |addr: u64, sec: usize| -> &'static str {
         let (addrs, ms) = &anchors[&sec];
         let k = addrs.partition_point(|&a| a <= addr);
         if k >= 1 {
@@ -208,7 +207,7 @@ pub fn attribute(img: &mut Image, placed: &[bool]) {
             let o = match (member[i], own.len()) {
                 (Some(m), _) => m,
                 (None, 1) => own[0],
-                _ => member_near(i, s.addr, s.sec),
+                _ => member_near(s.addr, s.sec),
             };
             set.push((i, o));
         }
