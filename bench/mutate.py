@@ -35,7 +35,10 @@ Mutants that cannot be killed because they do not change behaviour are listed wi
 Prints, per module: killed/total and the score, then every surviving mutant (file:line:col, the
 mutation).  ``--json`` prints the same as one JSON object (the table goes to stderr);
 ``--table FILE...`` prints the table of such saved results again (survivors that
-``bench/mutants-equivalent.toml`` now names count as equivalent).  CPU heavy: run it under ``nice``
+``bench/mutants-equivalent.toml`` now names count as equivalent); ``--recheck FILE`` runs the
+survivors of such a result again against the tests as they are now (a test added for a survivor
+kills it there; a survivor whose place in the source changed is marked gone: score the module
+again).  CPU heavy: run it under ``nice``
 (it lowers its own priority to 15 anyway), on demand, not in CI.
 """
 
@@ -358,6 +361,45 @@ def run_module(name: str, spec: dict, tree: Path, args, eqs: list[dict], say) ->
     return _result(name, spec, n_all, mutants, killed, survived, equivalent)
 
 
+def recheck_module(r: dict, tree: Path, args, eqs: list[dict], say) -> dict:
+    """A saved module result with its survivors run again against the tests as they are now (tests
+    added since): a survivor whose test run fails now counts as killed.  The killed ones stay killed
+    (their tests are still there).  A survivor is found again by its place and its mutation text;
+    one that is not there any more (the source changed at that place) stays a survivor, marked
+    ``gone``: score the module again then."""
+    spec = {**MODULES[r["module"]]}
+    r = _reapply(r, eqs)
+    basetemp = tree.parent / "pytest"
+    work = tree.parent / "work" if spec.get("workdir") else None
+    status, base_s = _run_tests(tree, spec["tests"], args.timeout or 1800, basetemp, work)
+    if status != "pass":
+        raise SystemExit(f"mutate.py: the tests of {r['module']} fail without any mutant; fix them first")
+    timeout = args.timeout or 4 * base_s + 20
+    killed, survived = list(r["killed_mutants"]), []
+    fields = set(Mutant.__dataclass_fields__) - {"node"}
+    for k, s in enumerate(r["survived"], 1):
+        same = [m for m in mutants_of(s["file"], tree)
+                if all(getattr(m, f) == s[f] for f in fields)]
+        if len(same) != 1:
+            survived.append({**s, "result": "gone"})
+            say(f"  [{k}/{len(r['survived'])}] GONE     {s['file']}:{s['line']}:{s['col']}  {s['mutation']}"
+                "  (not in the source any more: score the module again)")
+            continue
+        m = same[0]
+        original = (tree / m.file).read_text()
+        try:
+            (tree / m.file).write_text(mutant_source(m.file, m.node, m.op, m.arg, tree))
+            result, secs = _run_tests(tree, spec["tests"], timeout, basetemp, work)
+        finally:
+            (tree / m.file).write_text(original)
+        (survived if result == "pass" else killed).append({**s, "result": result})
+        say(f"  [{k}/{len(r['survived'])}] {'SURVIVED' if result == 'pass' else result:8} {m.where()}  {m.mutation}"
+            f"  ({secs:.1f}s)")
+    total = len(killed) + len(survived)
+    return {**r, "killed": len(killed), "total": total, "score": round(len(killed) / total, 4) if total else None,
+            "survived": survived, "killed_mutants": killed}
+
+
 def _result(name, spec, n_all, mutants, killed, survived, equivalent) -> dict:
     total = len(killed) + len(survived)
     return {"module": name, "files": spec["files"], "tests": spec["tests"], "mutants_in_module": n_all,
@@ -388,7 +430,8 @@ def table(results: list[dict], cmd: str | None = None) -> str:
                    f"{r['sampled']:>7}/{r['mutants_in_module']:<7}")
     for r in results:
         for s in r["survived"]:
-            out.append(f"survived  {s['file']}:{s['line']}:{s['col']}  {s['mutation']}")
+            gone = "  (gone from the source: score the module again)" if s.get("result") == "gone" else ""
+            out.append(f"survived  {s['file']}:{s['line']}:{s['col']}  {s['mutation']}{gone}")
     return "\n".join(out)
 
 
@@ -404,6 +447,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
     ap.add_argument("--table", nargs="+", metavar="JSON",
                     help="print the table of results saved with --json (with the current equivalents file)")
+    ap.add_argument("--recheck", metavar="JSON",
+                    help="run the survivors of results saved with --json again against the tests as they are now")
     args = ap.parse_args(argv)
     if args.table:
         eqs = load_equivalent()
@@ -418,6 +463,20 @@ def main(argv=None) -> int:
 
     def say(msg):
         print(msg, file=sys.stderr, flush=True)
+
+    if args.recheck:
+        d = json.loads(Path(args.recheck).read_text())
+        with tempfile.TemporaryDirectory(prefix="lb-mutate-") as tmp:
+            tree = Path(tmp) / "tree"
+            _copy_tree(tree)
+            results = [recheck_module(r, tree, args, eqs, say) for r in d["modules"]]
+        cmd = f"{d['command']}; python3 bench/mutate.py --recheck {args.recheck}"
+        if args.json:
+            print(json.dumps({**d, "command": cmd, "modules": results}, indent=1))
+            print(table(results, cmd), file=sys.stderr)
+        else:
+            print(table(results, cmd))
+        return 0
 
     if args.list:
         for name in names:

@@ -1091,3 +1091,19 @@ def test_a_refused_setting_names_only_the_options_given_in_the_command_to_start_
     assert str(e.value).startswith("the bisection of minikernel in progress uses --runs 2 (")
     assert "`layoutbench bisect minikernel GOOD..BAD --runs 3` (it replaces" in str(e.value)
     bisect.runner._refuse_conflicts(b, bisect.Settings(kernel="minikernel", runs=2, given=("runs",)), prof)  # same: on
+
+
+def test_judge_of_references_within_layout_noise_stops_git_bisect_run(first, hist, prof):
+    """`bisect judge` with GOOD and BAD the same commit: their test shows them equal within the
+    minimum effect (status noise), and judge stops `git bisect run` (exit 128) with one line that says
+    so and gives the ratio and its interval, instead of marking the probe; the probe is not measured."""
+    with closing(Store(first["store"])) as store:
+        probe_runs = lambda: [r for r in store.runs() if r["build_id"] in {b["id"] for b in store.builds(commit=sha(hist, 1))}]  # noqa: E731,E501
+        before = len(probe_runs())
+        with pytest.raises(bisect.Abort) as e:
+            bisect.judge(store, prof, settings(hist), sha(hist, 1), hist["good"], hist["good"])
+        assert e.value.exit_code == 128
+        m = re.fullmatch(r"GOOD and BAD do not differ beyond layout noise \(BAD/GOOD 1\.0000, CI (\d\.\d{4})…(\d\.\d{4})\); "
+                         r"there is nothing to bisect", str(e.value))
+        assert m and 0.995 <= float(m[1]) < 1 < float(m[2]) <= 1.005, str(e.value)  # inside the ±0.5% minimum effect
+        assert len(probe_runs()) == before
