@@ -119,6 +119,7 @@ class Mutant:
     op: str
     arg: int  #: which variant of the operator (which comparison of a chain, +1 or -1, which term)
     mutation: str  #: "op: before -> after", as printed and as the equivalents file names it
+    code: str = ""  #: the source line it is on, stripped (how the equivalents file finds it when lines move)
 
     def where(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
@@ -236,7 +237,9 @@ def _parents(tree: ast.AST) -> dict[int, tuple[ast.AST, str, int | None]]:
 
 def mutants_of(relpath: str, root: Path = ROOT, functions: list[str] | None = None) -> list[Mutant]:
     """The mutants of a file, in source order (with ``functions``: those inside these top-level functions)."""
-    tree = ast.parse((root / relpath).read_text())
+    text = (root / relpath).read_text()
+    lines = text.splitlines()
+    tree = ast.parse(text)
     skip = _skipped(tree)
     if functions is not None:
         inside = {id(x) for f in tree.body if isinstance(f, ast.FunctionDef) and f.name in functions
@@ -252,8 +255,9 @@ def mutants_of(relpath: str, root: Path = ROOT, functions: list[str] | None = No
             if b == a:
                 continue
             at = node.ifs[arg] if isinstance(node, ast.comprehension) else node  # a comprehension has no line
-            out.append(Mutant(relpath, getattr(at, "lineno", 0), getattr(at, "col_offset", 0), i, op, arg,
-                              f"{op}: {b} -> {a}"))
+            line = getattr(at, "lineno", 0)
+            out.append(Mutant(relpath, line, getattr(at, "col_offset", 0), i, op, arg, f"{op}: {b} -> {a}",
+                              lines[line - 1].strip() if 0 < line <= len(lines) else ""))
     return out
 
 
@@ -280,9 +284,11 @@ def load_equivalent(path: Path = EQUIVALENT) -> list[dict]:
 
 
 def _is_equivalent(m: Mutant, eqs: list[dict]) -> dict | None:
+    """The entry of the equivalents file that names ``m``: its file, its mutation, its column (when the
+    entry gives one) and its source line's text (``code``; an entry without one: its line number)."""
     for e in eqs:
-        if e.get("file") == m.file and int(e.get("line", -1)) == m.line and e.get("mutation") == m.mutation \
-                and int(e.get("col", m.col)) == m.col:
+        if e.get("file") == m.file and e.get("mutation") == m.mutation and int(e.get("col", m.col)) == m.col \
+                and (e["code"] == m.code if "code" in e and m.code else int(e.get("line", -1)) == m.line):
             return e
     return None
 
@@ -376,10 +382,10 @@ def recheck_module(r: dict, tree: Path, args, eqs: list[dict], say) -> dict:
         raise SystemExit(f"mutate.py: the tests of {r['module']} fail without any mutant; fix them first")
     timeout = args.timeout or 4 * base_s + 20
     killed, survived = list(r["killed_mutants"]), []
-    fields = set(Mutant.__dataclass_fields__) - {"node"}
+    fields = set(Mutant.__dataclass_fields__) - {"node", "line"}
     for k, s in enumerate(r["survived"], 1):
         same = [m for m in mutants_of(s["file"], tree)
-                if all(getattr(m, f) == s[f] for f in fields)]
+                if all(getattr(m, f) == s[f] for f in fields if f in s) and ("code" in s or m.line == s["line"])]
         if len(same) != 1:
             survived.append({**s, "result": "gone"})
             say(f"  [{k}/{len(r['survived'])}] GONE     {s['file']}:{s['line']}:{s['col']}  {s['mutation']}"
@@ -413,7 +419,7 @@ def _reapply(r: dict, eqs: list[dict]) -> dict:
     fields = set(Mutant.__dataclass_fields__)
     keep, eq = [], list(r["equivalent"])
     for s in r["survived"]:
-        e = _is_equivalent(Mutant(**{k: s[k] for k in fields}), eqs)
+        e = _is_equivalent(Mutant(**{k: s.get(k, "") for k in fields}), eqs)
         (keep if e is None else eq).append(s if e is None else {**s, "reason": e.get("reason", "")})
     total = r["killed"] + len(keep)
     return {**r, "survived": keep, "equivalent": eq, "total": total,

@@ -1091,6 +1091,14 @@ def test_a_refused_setting_names_only_the_options_given_in_the_command_to_start_
     assert str(e.value).startswith("the bisection of minikernel in progress uses --runs 2 (")
     assert "`layoutbench bisect minikernel GOOD..BAD --runs 3` (it replaces" in str(e.value)
     bisect.runner._refuse_conflicts(b, bisect.Settings(kernel="minikernel", runs=2, given=("runs",)), prof)  # same: on
+    # with its commits marked, the command names them as git abbreviates them (12 characters)
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        b = bisect.Bisection(store, bisect.Settings(kernel="minikernel", runs=2, layouts=6))
+        b.mark("good", "a" * 40)
+        b.mark("bad", "b" * 40)
+        with pytest.raises(LayoutbenchError) as e:
+            bisect.runner._refuse_conflicts(b, now, prof)
+    assert f"`layoutbench bisect minikernel {'a' * 12}..{'b' * 12} --runs 3` (it replaces" in str(e.value)
 
 
 def test_judge_of_references_within_layout_noise_stops_git_bisect_run(first, hist, prof):
@@ -1107,3 +1115,34 @@ def test_judge_of_references_within_layout_noise_stops_git_bisect_run(first, his
                          r"there is nothing to bisect", str(e.value))
         assert m and 0.995 <= float(m[1]) < 1 < float(m[2]) <= 1.005, str(e.value)  # inside the ±0.5% minimum effect
         assert len(probe_runs()) == before
+
+
+def test_decision_flags_made_in_code_apply_only_those_set():
+    """Settings made in code (no command line, so nothing in ``given``): the decision flags set in
+    them are the ones applied to the resumed bisection; its budget and its other flags stay."""
+    import types
+
+    saved = []
+    b = types.SimpleNamespace(s=bisect.Settings(kernel="minikernel", budget=99, prove_null=True), result={"x": 1},
+                              save=lambda: saved.append(1))
+    said: list[str] = []
+    s = bisect.runner._decision_flags(b, bisect.Settings(kernel="minikernel", thorough=True), said.append)
+    assert (s.thorough, s.budget, s.prove_null, s.first_only, s.shadow) == (True, 99, True, False, True)
+    assert said == ["applying --thorough to the resumed bisection"] and saved == [1] and b.result is None
+    # nothing set: nothing applied, nothing saved
+    b2 = types.SimpleNamespace(s=bisect.Settings(kernel="minikernel", budget=99), result={"x": 1},
+                               save=lambda: saved.append(2))
+    assert bisect.runner._decision_flags(b2, bisect.Settings(kernel="minikernel"), said.append).budget == 99
+    assert saved == [1] and b2.result == {"x": 1} and len(said) == 1
+
+
+def test_a_prober_without_a_target_named_is_named_by_the_profile_default(hist, prof, tmp_path):
+    """Settings that name no target measure on the profile's default one, and the prober (the
+    machine the marks name) takes that target's name; a named target gives its own name."""
+    from layoutbench import targets
+
+    default = targets.make(prof, None).spec.name
+    assert default and default != "cachegrind"
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        assert bisect.Prober(prof, settings(hist, target=None), store).name == default
+        assert bisect.Prober(prof, settings(hist), store).name == "cachegrind"

@@ -364,30 +364,6 @@ def test_confirm_on_an_unmeasurable_commit_confirms_nothing():
     assert c is None
 
 
-def test_share_test_tells_a_part_from_the_whole():
-    """one_sided_t and share_test: a step of a third of the change is told apart from a step
-    that is all of it."""
-    assert stats.one_sided_t([-1.0, -2.0, -1.5]) < 0.05 < 0.95 < stats.one_sided_t([1.0, 2.0, 1.5])
-    assert math.isnan(stats.one_sided_t([1.0]))
-
-    def prober(code):
-        rng = np.random.default_rng(5)
-        lay = {(c, s): rng.normal(0.0, 0.003) for c in code for s in range(16)}
-
-        class P:
-            higher_is_better = False
-            kmax = {c: 16 for c in code}
-
-            def groups(self, commit, k, r):
-                return {f"random:{s}": [math.exp(code[commit] + lay[(commit, s)])] for s in range(k)}
-        return P()
-
-    part = prober({"g": 0.0, "lg": 0.02, "c": 0.03, "b": 0.03})  # the step lg->c is a third
-    whole = prober({"g": 0.0, "lg": 0.0, "c": 0.03, "b": 0.03})
-    assert decide.share_test(part, ("g", "lg", "c", "b"), 0.7, 1) < 0.01
-    assert decide.share_test(whole, ("g", "lg", "c", "b"), 0.7, 1) > 0.5
-
-
 def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
     """Run noise 2% (1% of runs 10x that), 3 runs a layout, a 1 sigma_L step (16 commits): the
     caps scale with the pooled noise (decide.noise_cap); the step is twice the minimum effect and

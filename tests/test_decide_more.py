@@ -546,3 +546,33 @@ def test_a_two_sided_confirmation_is_symmetric_and_ends_at_its_last_look_without
             assert (st.status, st.confirm_layouts, c.verdict) == ("uncertain", k, "no difference"), (s, st)
     assert k == decide.CONFIRM_FAR * decide.Plan().cap
     assert c.reason == "a change shown, not shown to be at least the 0.5% minimum effect"
+
+
+def test_a_noisy_pool_stops_at_the_quiet_cap_once_a_change_of_the_minimum_effect_is_unlikely():
+    """Endpoints alike (a null history) at a layout noise of 1.2%: the pool is noisy enough that
+    noise_cap lies beyond the quiet cap of 40, yet at the look at exactly 40 the estimate plus
+    z(0.9) standard errors is already below the minimum effect (seed 0): the test stops there,
+    not shown, rather than going on to 60.  Where the estimate is still large enough (seed 2) it
+    goes on to the next look."""
+    ends = {}
+    for seed in (0, 2):
+        p = sim.SimProber(sim.Scenario("n", "null", commits=1, sigma_l=0.012), np.random.default_rng(seed))
+        ends[seed] = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan())
+    assert (ends[0].status, ends[0].layouts) == ("not-shown", 40) and decide.Plan().cap == 40
+    assert (ends[2].status, ends[2].layouts) == ("not-shown", 60)
+
+
+def test_a_display_without_a_pooled_noise_is_the_paired_comparison_of_the_layouts():
+    """Before the pool has a variance (its z test's se is not finite) a comparison is still shown to
+    people: the paired t comparison of the two commits' layouts as they are, not the decision's
+    interval (which has none yet)."""
+    from layoutbench.decide import sequential
+
+    p = sim.SimProber(sim.Scenario("s", "step", 3.0, commits=2, sigma_l=0.01), np.random.default_rng(3))
+    a, b = p.names[0], p.names[-1]
+    t = decide.ZTest(0.0, math.nan, 0, 4, 4)
+    shown = sequential._display(p, (a, b), 4, 1, t, decide.Looks(0.05), 0.005)
+    paired = sequential.change(p.groups(a, 4, 1), p.groups(b, 4, 1), False, 0.05, 0.005)
+    assert shown is not None and (shown.ratio, shown.ci_low, shown.ci_high, shown.verdict) == (
+        paired.ratio, paired.ci_low, paired.ci_high, paired.verdict)
+    assert shown.n_layouts_a == shown.n_layouts_b == 4

@@ -131,15 +131,6 @@ def test_expected_cost_counts_every_phase_of_the_simulated_bisections():
     assert forecast.expected_cost(17, 1.05, 0.01, dataclasses.replace(plan, budget=20))["runs"] == big["runs"]
 
 
-def test_the_share_test_edges():
-    class Broken:
-        kmax = {c: 8 for c in "gacb"}
-
-        def groups(self, commit, k, r):
-            raise decide.Skip("does not build")
-    assert math.isnan(decide.share_test(Broken(), tuple("gacb"), 0.7, 1))
-
-
 def test_a_judgement_says_what_it_rests_on():
     j = decide.Judgement("good", 4, 1, 0.5, 0.01, 0.1, level=0.01)
     assert j.describe() == ("good (p vs GOOD=0.5, p vs BAD=0.01, position 0.10 between good=0 and bad=1; "
@@ -459,51 +450,6 @@ def test_split_cuts_the_window_not_the_range_from_zero():
     assert decide.split(8, 16, list(range(9, 16)), 1) == [12]
     assert decide.split(8, 16, [9, 10, 11, 13, 14, 15], 1) == [11]  # 12 tested: the nearest, the earlier on a tie
     assert decide.split(6, 18, list(range(7, 18)), 2) == [10, 14]
-
-
-class _Fixed:
-    """A prober of fixed per-seed values (one run a layout), as decide's parts see one."""
-
-    def __init__(self, vals: dict):
-        self.vals = vals
-        self.kmax = {c: len(v) for c, v in vals.items()}
-
-    def groups(self, c, k, r):
-        return _groups(self.vals[c][:k])
-
-
-def test_share_test_at_exactly_three_layouts_is_the_t_test_of_the_step_minus_its_share():
-    from layoutbench import stats
-    vals = {"g": [0.0, 0.01, -0.01], "lg": [0.001, 0.011, -0.012], "c": [0.031, 0.043, 0.02], "b": [0.05, 0.06, 0.045]}
-    p = decide.share_test(_Fixed(vals), ("g", "lg", "c", "b"), 0.5, 1)
-    x = [(vals["c"][i] - vals["lg"][i]) - 0.5 * (vals["b"][i] - vals["g"][i]) for i in range(3)]
-    assert p == pytest.approx(stats.one_sided_t(x))
-    assert not math.isnan(p)
-    short = {c: v[:2] for c, v in vals.items()}
-    assert math.isnan(decide.share_test(_Fixed(short), ("g", "lg", "c", "b"), 0.5, 1))  # 2 layouts: no test
-
-
-def test_share_test_uses_only_the_layouts_all_four_commits_have():
-    """A layout one of the four lacks is left out (the mean of the step is over common layouts only):
-    GOOD's and BAD's fourth layout, which last good and the culprit lack, changes nothing."""
-    from layoutbench import stats
-    vals = {"g": [0.0, 0.01, -0.01], "lg": [0.001, 0.011, -0.012], "c": [0.031, 0.043, 0.02], "b": [0.05, 0.06, 0.045]}
-    more = {**vals, "g": vals["g"] + [0.3], "b": vals["b"] + [-0.2]}
-
-    class Uneven(_Fixed):
-        def __init__(self):
-            super().__init__(more)
-            self.kmax = {c: 4 for c in more}
-
-        def groups(self, c, k, r):
-            return _groups(more[c][:k])
-
-    x = [(vals["c"][i] - vals["lg"][i]) - 0.5 * (vals["b"][i] - vals["g"][i]) for i in range(3)]
-    assert decide.share_test(Uneven(), ("g", "lg", "c", "b"), 0.5, 1) == pytest.approx(stats.one_sided_t(x))
-    # a change downwards is tested in its own direction: the mirrored history gives the same p-value
-    down = {c: [-v for v in vs] for c, vs in vals.items()}
-    assert decide.share_test(_Fixed(down), ("g", "lg", "c", "b"), 0.5, 1) == pytest.approx(
-        decide.share_test(_Fixed(vals), ("g", "lg", "c", "b"), 0.5, 1))
 
 
 def test_the_single_layout_bisection_halves_every_window():

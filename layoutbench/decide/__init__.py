@@ -141,7 +141,7 @@ from .plan import (
     schedule,
     split,
 )
-from .power import share_test, step_power
+from .power import step_power
 from .search import bisect_range, posterior, side_evidence, side_llr
 from .sequential import Ends, Judgement, SideStop, change, conditional_power, confirm, endpoints, judge_probe, shows_at
 from .tracked import Tracked, groups_after
@@ -208,7 +208,6 @@ __all__ = [
     "posterior",
     "side_evidence",
     "side_llr",
-    "share_test",
     "step_power",
     "single_layout",
 ]

@@ -39,7 +39,6 @@ class Step:
     confirm_layouts: int = 0
     effect: float = math.nan  #: log ratio culprit/last good on the fresh layouts of the confirmation
     share: float = math.nan  #: effect / log(BAD/GOOD) of the whole range
-    share_p: float = math.nan  #: kept for the JSON (the share test is no longer a decision)
 
 
 @dataclass

@@ -7,12 +7,10 @@ import math
 
 from scipy.special import ndtr, ndtri
 
-from .. import stats
 from .plan import (
     CONFIRM_FAR,
     NOISE_POWER,
     Plan,
-    Skip,
     _top_looks,
     extended,
     family_level,
@@ -52,28 +50,3 @@ def step_power(step: float, noise: float, plan: Plan) -> dict:
         needed = max(math.ceil(2.0 * s2 * ((c_conf + zb) / (d - m)) ** 2),
                      math.ceil(2.0 * s2 * ((c_ends + zb) / d) ** 2))
     return {"step": step, "power": power, "layouts": far, "needed": needed, "likely_missed": power < 0.8}
-
-
-def share_test(prober, four: tuple, share_min: float, runs: int) -> float:
-    """One-sided p-value of "the step explains at least ``share_min`` of the endpoints' change",
-    from the layouts GOOD, last good, culprit and BAD were all measured on: per layout
-    x = log(culprit/last good) - share_min * log(BAD/GOOD), a t test of mean(x) >= 0 against
-    mean(x) < 0 (the sign of the endpoints' change taken as measured).  nan with < 3 layouts."""
-    k = min(prober.kmax.get(c, 0) for c in four)
-    if k < 3:
-        return math.nan
-    try:
-        g, lg, c, b = (prober.groups(x, k, runs) for x in four)
-    except Skip:
-        return math.nan
-    ids = [i for i in g if i in lg and i in c and i in b]
-    if len(ids) < 3:
-        return math.nan
-
-    def m(grp, i):
-        return sum(math.log(v) for v in grp[i]) / len(grp[i])
-
-    total = [m(b, i) - m(g, i) for i in ids]
-    sign = 1.0 if sum(total) >= 0 else -1.0
-    x = [sign * ((m(c, i) - m(lg, i)) - share_min * t) for i, t in zip(ids, total)]
-    return stats.one_sided_t(x)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from . import base, comparison, family, noise, summary  # noqa: F401
 from .base import DEFAULT_N_BOOT, OUTLIER_THRESHOLD, Groups
-from .comparison import DEFAULT_MIN_EFFECT, Comparison, compare, one_sided_t
+from .comparison import DEFAULT_MIN_EFFECT, Comparison, compare
 from .family import ADJUST_METHODS, adjust, adjust_comparisons
 from .noise import NoiseSplit, noise_split, noise_text
 from .summary import Summary, summarize
@@ -60,6 +60,5 @@ __all__ = [
     "compare",
     "noise_split",
     "noise_text",
-    "one_sided_t",
     "summarize",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -193,18 +193,6 @@ def _t_p(est: float, se: float, df: float) -> float:
     if not se > 0:
         return 1.0 if est == 0 else 0.0
     return float(min(1.0, 2.0 * _spc.stdtr(df, -abs(est) / se)))
-
-
-def one_sided_t(x: Sequence[float]) -> float:
-    """p-value of the one-sample t test of mean(x) >= 0 against mean(x) < 0 (small when the
-    values are clearly negative).  nan with fewer than 2 values; 0 or 1 when they are all equal."""
-    a = np.asarray(x, dtype=float)
-    if a.size < 2:
-        return math.nan
-    m, sd = float(a.mean()), float(a.std(ddof=1))
-    if not sd > 0:
-        return 0.0 if m < 0 else 1.0
-    return float(_spc.stdtr(a.size - 1, m / (sd / math.sqrt(a.size))))
 
 
 def _verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_better: bool) -> tuple[str, str]:
