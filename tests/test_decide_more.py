@@ -576,3 +576,21 @@ def test_a_display_without_a_pooled_noise_is_the_paired_comparison_of_the_layout
     assert shown is not None and (shown.ratio, shown.ci_low, shown.ci_high, shown.verdict) == (
         paired.ratio, paired.ci_low, paired.ci_high, paired.verdict)
     assert shown.n_layouts_a == shown.n_layouts_b == 4
+
+
+def test_a_probe_at_zero_layout_noise_is_judged_at_its_first_look():
+    """A benchmark that layout does not move (every layout of a commit gives the same value, the
+    pooled variance is 0): a probe equal to BAD, 10% from GOOD, is bad at its first look of 3
+    layouts -- its position test has no variance to divide by and is left out, not a crash."""
+
+    class Exact(_Same):
+        def groups(self, c, k, r):
+            self.asked.append((c, k))
+            return {f"random:{s + 1}": [1.1 if c in ("b", "p") else 1.0] for s in range(k)}
+
+    tr = decide.Tracked(Exact(0.0))
+    for c in ("g", "b"):
+        decide.tracked._measure(tr, c, 5, 1)
+    assert tr.pool.var()[0] == 0.0
+    j = decide.judge_probe(tr, "p", "g", "b", decide.Plan())
+    assert (j.verdict, j.layouts, j.position) == ("bad", 3, 1.0)
