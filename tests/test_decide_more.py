@@ -594,3 +594,11 @@ def test_a_probe_at_zero_layout_noise_is_judged_at_its_first_look():
     assert tr.pool.var()[0] == 0.0
     j = decide.judge_probe(tr, "p", "g", "b", decide.Plan())
     assert (j.verdict, j.layouts, j.position) == ("bad", 3, 1.0)
+
+
+def test_a_confirmation_given_no_direction_confirms_a_step_either_way():
+    """decide.confirm without ``sign`` tests both directions: a 3% step up and the same step down
+    are both confirmed beyond the 0.5% minimum effect, each in its own direction."""
+    for s, verdict in ((0.03, "slower"), (-0.03, "faster")):
+        c, k, _ = decide.confirm(decide.Tracked(_Offsets({"g": 0.0, "b": s})), "g", "b", decide.Plan(), used=4)
+        assert c is not None and c.significant and c.verdict == verdict, (s, c)
