@@ -1019,6 +1019,7 @@ def test_an_endpoints_test_that_shows_no_change_states_the_step_it_could_have_mi
     with closing(Store(path)) as store:
         v = bisect.run(store, prof, settings(hist, layouts=4, max_layouts=4), hist["good"], sha(hist, 1))
     assert v["status"] == "not-shown" and v["culprit"] is None, v["message"]
+    assert (v["probes"], v["rounds"]) == (0, 0)  # no probe was measured
     shows = v["endpoints"]["shows"]
     assert shows is not None and 0 < shows < 1, v["endpoints"]
 
@@ -1146,3 +1147,36 @@ def test_a_prober_without_a_target_named_is_named_by_the_profile_default(hist, p
     with closing(Store(tmp_path / "r.sqlite")) as store:
         assert bisect.Prober(prof, settings(hist, target=None), store).name == default
         assert bisect.Prober(prof, settings(hist), store).name == "cachegrind"
+
+
+def test_a_finished_verdict_is_kept_apart_under_its_kernel_repository_range_and_metric(first, hist, prof):
+    """The verdict of a finished bisection is written under its own key as well (so that a
+    bisection started later, of another range or metric, does not lose it): kernel, repository,
+    subdirectory (empty: none), GOOD..BAD and metric."""
+    import types
+
+    with closing(Store(first["store"])) as store:
+        b = bisect.stored(store)[0]
+        key = bisect.state.kept_key(b)
+        assert key == f"bisect-verdict:minikernel:{b.s.repo}::{hist['good']}..{hist['bad']}:cg_cost"
+        d = store.get_state(key)
+    assert d["result"]["culprit"] == first["v"]["culprit"] == sha(hist, 2) and d["key"] == b.key
+    sub = types.SimpleNamespace(s=dataclasses.replace(b.s, subdir="src"), good="g", bad="b")
+    assert bisect.state.kept_key(sub) == f"bisect-verdict:minikernel:{b.s.repo}:src:g..b:cg_cost"
+
+
+def test_a_bisection_stopped_before_its_verdict_counts_the_probes_it_measured_before(hist, prof, first, tmp_path):
+    """Marks stored, verdict not (a run stopped between them): run again, it decides from its marks
+    without measuring, and its cost still counts every run of the probes judged before -- read
+    from the store -- so it is the cost of the bisection that ran to its end."""
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    with closing(Store(path)) as store:
+        b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
+        assert any(e.get("by") == "measured" and e["verb"] in ("good", "bad") for e in b.log)
+        b.result = None
+        b.save()
+        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"])
+    assert v["culprit"] == first["v"]["culprit"] and v["cost"]["ran_now"] == 0 and not v.get("reprinted")
+    assert {k: v["cost"][k] for k in ("builds", "images", "runs")} == \
+        {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
