@@ -548,7 +548,7 @@ def test_a_two_sided_confirmation_is_symmetric_and_ends_at_its_last_look_without
     assert c.reason == "a change shown, not shown to be at least the 0.5% minimum effect"
 
 
-def test_a_noisy_pool_stops_at_the_quiet_cap_once_a_change_of_the_minimum_effect_is_unlikely():
+def test_a_noisy_pool_stops_at_the_quiet_cap_once_a_change_the_size_of_the_band_is_unlikely():
     """Endpoints alike (a null history) at a layout noise of 1.2%: the pool is noisy enough that
     noise_cap lies beyond the quiet cap of 40, yet at the look at exactly 40 the estimate plus
     z(0.9) standard errors is already below the minimum effect (seed 0): the test stops there,
@@ -602,3 +602,32 @@ def test_a_confirmation_given_no_direction_confirms_a_step_either_way():
     for s, verdict in ((0.03, "slower"), (-0.03, "faster")):
         c, k, _ = decide.confirm(decide.Tracked(_Offsets({"g": 0.0, "b": s})), "g", "b", decide.Plan(), used=4)
         assert c is not None and c.significant and c.verdict == verdict, (s, c)
+
+
+def test_each_probe_of_a_round_is_judged_at_its_own_level():
+    """Three probers, one round of three probes, the bisection's probe count just below its planned
+    probes: the first probe of the round is the last planned one (3/4 alpha / planned), the next
+    two are beyond the plan (a quarter of alpha spread over them) -- each judged at its own level."""
+
+    class Levels(decide.MemoryJournal):
+        def __init__(self):
+            super().__init__()
+            self.levels: list[tuple[str, float]] = []
+
+        def record(self, segment, commit, j, target=None):
+            self.levels.append((commit, j.level))
+            super().record(segment, commit, j, target)
+
+    sc = sim.Scenario("s", "step", 5.0, commits=16, sigma_r=0.003)
+    trs = [decide.Tracked(sim.SimProber(sc, np.random.default_rng(4))) for _ in range(3)]
+    for t in trs[1:]:
+        t.ledger = trs[0].ledger
+    commits = sim.SimProber(sc, np.random.default_rng(4)).names
+    planned = decide.planned_probes(len(commits), 3)
+    trs[0].ledger.probes = planned - 1
+    j = Levels()
+    decide.rounds._k_step(trs, commits, decide.Plan(), j, None, lambda m: None)
+    first_round = j.levels[:3]
+    a = decide.Plan().alpha
+    assert [lv for _, lv in first_round] == [pytest.approx(decide.probe_level(a, planned + i, planned)) for i in range(3)]
+    assert len({lv for _, lv in first_round}) == 3  # three different levels: the order matters
