@@ -605,3 +605,16 @@ def test_numpy_values_become_json_values():
     assert d == {"1": True, "t": [None, 3, 0.5], "s": "x"}
     assert type(d["1"]) is bool and type(d["t"][1]) is int
     json.dumps(d, allow_nan=False)
+
+
+def test_an_interval_that_reaches_no_change_is_no_difference_whatever_the_estimate():
+    """The verdict's first rule is the interval's: one whose bound is exactly no change (log 0)
+    shows no change, with no reason needed -- even with an estimate beyond the minimum effect, and a
+    zero-width interval at no change (identical values) is not 'smaller than the minimum effect'."""
+    from layoutbench.stats.comparison import _verdict
+
+    assert _verdict(0.0, 0.1, 0.05, 0.01, False) == ("no difference", "")
+    assert _verdict(-0.1, 0.0, -0.05, 0.01, False) == ("no difference", "")
+    assert _verdict(0.0, 0.0, 0.0, 0.01, False) == ("no difference", "")
+    assert _verdict(1e-9, 0.1, 0.05, 0.01, False) == ("slower", "")
+    assert _verdict(1e-9, 0.1, 0.005, 0.01, True) == ("no difference", "smaller than the 1% minimum effect")
