@@ -607,15 +607,18 @@ def test_a_confirmation_given_no_direction_confirms_a_step_either_way():
 def test_each_probe_of_a_round_is_judged_at_its_own_level():
     """Three probers, one round of three probes, the bisection's probe count just below its planned
     probes: the first probe of the round is the last planned one (3/4 alpha / planned), the next
-    two are beyond the plan (a quarter of alpha spread over them) -- each judged at its own level."""
+    two are beyond the plan (a quarter of alpha spread over them) -- each judged at its own level,
+    and each mark recorded for the commit its prober judged."""
 
     class Levels(decide.MemoryJournal):
         def __init__(self):
             super().__init__()
             self.levels: list[tuple[str, float]] = []
+            self.verdicts: list[tuple[str, str]] = []
 
         def record(self, segment, commit, j, target=None):
             self.levels.append((commit, j.level))
+            self.verdicts.append((commit, j.verdict))
             super().record(segment, commit, j, target)
 
     sc = sim.Scenario("s", "step", 5.0, commits=16, sigma_r=0.003)
@@ -631,3 +634,8 @@ def test_each_probe_of_a_round_is_judged_at_its_own_level():
     a = decide.Plan().alpha
     assert [lv for _, lv in first_round] == [pytest.approx(decide.probe_level(a, planned + i, planned)) for i in range(3)]
     assert len({lv for _, lv in first_round}) == 3  # three different levels: the order matters
+    # and each mark is the judgement of the commit it names (a 5 sigma step: every probe is clear)
+    step = commits[sim.SimProber(sc, np.random.default_rng(4)).steps[0]]
+    assert [v for _, v in j.verdicts] == ["bad" if commits.index(c) >= commits.index(step) else "good"
+                                          for c, _ in j.verdicts]
+    assert {"good", "bad"} <= {v for _, v in j.verdicts[:3]}
