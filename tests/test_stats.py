@@ -630,3 +630,22 @@ def test_the_pooled_layout_noise_leaves_out_a_side_of_one_layout():
     lone = [np.array([1.0, 1.5, 0.5])]  # one layout, runs far apart
     assert _re_anova([a, lone]) == _re_anova([a])
     assert _re_anova([lone])[3] == 0 and math.isnan(_re_anova([lone])[0])
+
+
+def test_a_comparison_showing_no_difference_says_its_ratio_and_interval():
+    """Two-sided: the ratio B/A with half its interval's width and the interval; one-sided: the
+    ratio and the one bound, no ±.  A single comparison is a family of one."""
+    import dataclasses
+
+    from layoutbench.stats import compare
+
+    a = {f"s{i}": [100.0 + i, 100.5 + i] for i in range(6)}
+    b = {f"s{i}": [100.2 + i + 0.3 * (-1) ** i, 100.4 + i] for i in range(6)}
+    c = compare(a, b, False)
+    assert c.verdict == "no difference" and c.family == 1 and not c.sided
+    two = f"B is not different from A (B/A = {c.ratio:.3f} ± {(c.ci_high - c.ci_low) / 2:.3f}, 95% CI " \
+          f"{c.ci_low:.3f}…{c.ci_high:.3f}, p="
+    assert c.describe().startswith(two), c.describe()
+    up = dataclasses.replace(c, sided=1)
+    assert up.describe().startswith(f"B is not different from A (B/A = {c.ratio:.3f}, 95% one-sided CI "
+                                    f"{c.ci_low:.3f}…, p="), up.describe()
