@@ -259,3 +259,55 @@ def test_store_an_older_store_gets_the_columns_of_the_measured_costs(kind, tmp_p
     again = Store(where)  # opening a migrated store again is fine
     assert len(again.runs()) == 3
     again.close()
+
+
+@pytest.mark.parametrize("said, line", [
+    ("database or disk is full", "the disk is full (database or disk is full); free some space"),
+    ("attempt to write a readonly database", "the store cannot be written (attempt to write a readonly database)"),
+    ("unable to open database file", "the store cannot be opened (unable to open database file); check"),
+    ("database disk image is malformed", "the store is damaged (database disk image is malformed); restore"),
+    ("the page is corrupt", "the store is damaged (the page is corrupt); restore"),
+    ("file is not a database", "not a layoutbench store (file is not a database); move it away"),
+    ("disk I/O error", "the store could not be read or written (disk I/O error): a full or failing disk?"),
+    ("database is locked", "the store is locked by another process (database is locked); run again"),
+    ("database is busy", "the store is locked by another process (database is busy); run again"),
+    ("no such table: runs", "store error (no such table: runs)"),
+])
+def test_store_each_kind_of_sqlite_error_is_its_own_line(tmp_path, said, line):
+    """What SQLite says, turned into what is wrong and what to do, naming the store (on a disk with
+    room and writable: the file system's own state is not what is wrong)."""
+    import sqlite3
+
+    path = tmp_path / "r.sqlite"
+    assert storemod.explain(sqlite3.OperationalError(said), path).startswith(f"{path}: {line}")
+
+
+def test_store_a_postgresql_error_line_names_the_operation_and_its_tries():
+    class Refused(Exception):
+        pass
+
+    e = Refused("could not serialize access\nDETAIL: more")
+    assert storemod.error_line(e).startswith("the PostgreSQL store failed: could not serialize access; run the same")
+    e.store_op, e.store_tries = "add_run", 1
+    assert storemod.error_line(e).startswith("store: add_run failed after 1 try: could not serialize access")
+    e.store_tries = 3
+    assert storemod.error_line(e).startswith("store: add_run failed after 3 tries: could not serialize access")
+
+
+def test_store_an_sqlite_store_logs_ahead_and_takes_the_write_lock_when_a_transaction_begins(tmp_path):
+    """Write-ahead logging (readers go on beside a writer), and a transaction holds the write lock
+    from its start (BEGIN IMMEDIATE): another writer waits for it instead of failing half-way."""
+    import sqlite3
+
+    s = Store(tmp_path / "r.sqlite")
+    try:
+        assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        other = sqlite3.connect(tmp_path / "r.sqlite", timeout=0, isolation_level=None)
+        with s._tx():
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")
+        other.execute("BEGIN IMMEDIATE")  # free once the transaction ended
+        other.execute("ROLLBACK")
+        other.close()
+    finally:
+        s.close()
