@@ -72,3 +72,26 @@ def test_a_file_name_with_an_equals_sign_is_still_a_file(tmp_path, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     store.Store(name).close()
     assert (tmp_path / name).is_file()
+
+
+READ = r"""
+import sys
+sys.path.insert(0, sys.argv[2])
+from layoutbench import store
+st = store.Store(sys.argv[1] + "/s.sqlite")
+print(st.readonly, st.get_state("k"), len(st.runs()))
+"""
+
+
+def test_a_store_on_a_read_only_file_system_is_read(tmp_path):
+    """A store whose file system was remounted read-only opens for reading (SQLite's immutable
+    mode: no -shm or -wal file can be made there) and gives back what it holds."""
+    require(None if shutil.which("unshare") else "unshare (util-linux) is not installed")
+    d = tmp_path / "mnt"
+    d.mkdir()
+    make = f"from layoutbench import store; s = store.Store('{d}/s.sqlite'); s.set_state('k', 'v'); s.close()"
+    script = (f"mount -t tmpfs tmpfs {d} && cd {ROOT} && {sys.executable} -c \"{make}\" && "
+              f"mount -o remount,ro {d} && exec {sys.executable} -c '{READ}' {d} {ROOT}")
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split() == ["True", "v", "0"], p.stdout
