@@ -311,3 +311,31 @@ def test_store_an_sqlite_store_logs_ahead_and_takes_the_write_lock_when_a_transa
         other.close()
     finally:
         s.close()
+
+
+def test_store_a_write_rolled_back_by_the_server_is_tried_again_and_an_sqlite_one_is_not(store):
+    """A PostgreSQL write that the server rolled back as a serialization failure runs again, up
+    to RETRIES tries; the error that ends it says the operation and how many tries it had.  An
+    SQLite store's error is raised at once, as it is."""
+    import psycopg
+
+    calls: list[int] = []
+
+    def flaky(n):
+        def fn():
+            calls.append(1)
+            if len(calls) <= n:
+                raise psycopg.errors.SerializationFailure("could not serialize access")
+            return "landed"
+        return fn
+
+    if store.url is None:
+        with pytest.raises(psycopg.errors.SerializationFailure) as e:
+            store._retry(flaky(1), "set_state")
+        assert len(calls) == 1 and not hasattr(e.value, "store_tries")
+        return
+    assert store._retry(flaky(2), "set_state") == "landed" and len(calls) == 3
+    calls.clear()
+    with pytest.raises(psycopg.errors.SerializationFailure) as e:
+        store._retry(flaky(100), "set_state")
+    assert len(calls) == store.RETRIES == e.value.store_tries and e.value.store_op == "set_state"
