@@ -327,6 +327,16 @@ def _run_tests(tree: Path, tests: list[str], timeout: float, basetemp: Path,
     return {0: "pass", 5: "none"}.get(rc, "fail"), time.monotonic() - t0
 
 
+def _with_mutant(tree: Path, file: str, src: str, run):
+    """``run()`` with ``file`` of the copy ``tree`` holding the mutant's source, put back after."""
+    original = (tree / file).read_text()
+    try:
+        (tree / file).write_text(src)
+        return run()
+    finally:
+        (tree / file).write_text(original)
+
+
 def run_module(name: str, spec: dict, tree: Path, args, eqs: list[dict], say) -> dict:
     tests = [t for t in spec["tests"] if not t.startswith("tests/") or (tree / t.split("::")[0]).exists()]
     spec = {**spec, "tests": tests}
@@ -356,12 +366,7 @@ def run_module(name: str, spec: dict, tree: Path, args, eqs: list[dict], say) ->
         src = mutant_source(m.file, m.node, m.op, m.arg, tree)
         if src is None:  # does not compile: not a program, not counted
             continue
-        original = (tree / m.file).read_text()
-        try:
-            (tree / m.file).write_text(src)
-            result, secs = _run_tests(tree, spec["tests"], timeout, basetemp, work)
-        finally:
-            (tree / m.file).write_text(original)
+        result, secs = _with_mutant(tree, m.file, src, lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work))
         (survived if result == "pass" else killed).append({**asdict(m), "result": result})
         say(f"  [{k}/{len(mutants)}] {'SURVIVED' if result == 'pass' else result:8} {m.where()}  {m.mutation}"
             f"  ({secs:.1f}s)")
@@ -393,12 +398,8 @@ def recheck_module(r: dict, tree: Path, args, eqs: list[dict], say) -> dict:
                 "  (not in the source any more: score the module again)")
             continue
         m = same[0]
-        original = (tree / m.file).read_text()
-        try:
-            (tree / m.file).write_text(mutant_source(m.file, m.node, m.op, m.arg, tree))
-            result, secs = _run_tests(tree, spec["tests"], timeout, basetemp, work)
-        finally:
-            (tree / m.file).write_text(original)
+        result, secs = _with_mutant(tree, m.file, mutant_source(m.file, m.node, m.op, m.arg, tree),
+                                    lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work))
         (survived if result == "pass" else killed).append({**s, "result": result})
         say(f"  [{k}/{len(r['survived'])}] {'SURVIVED' if result == 'pass' else result:8} {m.where()}  {m.mutation}"
             f"  ({secs:.1f}s)")
