@@ -168,9 +168,11 @@ class Verdict:
             return "not decided at this budget" + (
                 f" (most likely {self.candidate[:12]}, not confirmed)" if self.candidate else "")
         if self.status == "uncertain":
-            return f"uncertain: points at {self.candidate[:12]} ({metric}), not confirmed on fresh layouts"
+            later = "".join(f"; a later step confirmed at {c[:12]}" for c in self.culprits)
+            return f"uncertain: points at {self.candidate[:12]} ({metric}), not confirmed on fresh layouts{later}"
         if self.status == "range":
-            return f"the first bad commit is one of {len(v.get('range') or [])} ({metric}; the others skipped)"
+            later = "".join(f"; a later step confirmed at {c[:12]}" for c in self.culprits)
+            return f"the first bad commit is one of {len(v.get('range') or [])} ({metric}; the others skipped){later}"
         if self.status == "noise":
             return f"within layout noise ({metric}): no commit is blamed"
         if self.status == "not-shown":

@@ -301,11 +301,13 @@ def test_the_verdict_as_text(hist, first):
                        "cachegrind"
     assert lines[2:4] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}"]
     assert lines[4].startswith(f"effect:  cg_cost x{e['ratio']:.4f} vs {sha(hist, 1)[:12]} (")
-    assert f"paired over {e['layouts']} fresh layouts); share of the endpoints' change" in lines[4]
+    # the confirmation's own test: one-sided, pooled over the fresh layouts of each side (not paired)
+    assert f"one-sided, pooled over {e['layouts']} vs {e['layouts_b']} fresh layouts); share of the endpoints' " \
+           "change" in lines[4]
     # the confirmation's interval is at the level its test spends (96.96%), never printed as such: "CI", and
     # one line saying what it is; an interval at the level asked is "95% CI"
     assert e["confidence"] != 0.95
-    assert f"(CI {bisect.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, paired" in lines[4]
+    assert f"(CI {bisect.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, one-sided, pooled" in lines[4]
     assert not any(re.search(r"\d\.\d{3,}% CI", ln) for ln in lines), lines
     # the size over every layout is an estimate: the minimum effect is tested by the fresh-layout interval
     assert lines[5] == (f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (an estimate; the "
@@ -340,12 +342,21 @@ def test_the_verdict_as_text(hist, first):
 def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
     v = first["v"]
     c1, c2 = sha(hist, 1), sha(hist, 2)
-    u = {**v, "status": "uncertain", "culprit": None, "candidate": c2}
+    none = {"shown": 0, "verdict": "no difference", "claim": "no difference"}
+    u = {**v, "status": "uncertain", "culprit": None, "candidate": c2, "effect": {**v["effect"], **none}}
     t = bisect.text(u).splitlines()
     assert t[2:5] == [f"verdict: uncertain: the bisection points at {c2}", f"         {v['culprit_subject']}",
                       "         but its confirmation (last good vs it, fresh layouts) did not show a change"]
     assert bisect.summary_line(u).startswith(f"uncertain: the bisection points at {c2[:12]} {v['culprit_subject']} "
                                              "but the confirmation on fresh layouts did not show the change: cg_cost x")
+    # a confirmation whose interval excludes 1 but not the band of the minimum effect says exactly that
+    near = {**u, "effect": {**v["effect"], "shown": 1, "verdict": "no difference",
+                            "claim": "shown slower but not shown to exceed the 0.50% minimum effect"}}
+    t = bisect.text(near).splitlines()
+    assert t[4] == ("         but its confirmation (last good vs it, fresh layouts) showed a change but not one "
+                    "beyond the 0.50% minimum effect")
+    assert "shown slower but not shown to exceed the 0.50% minimum effect" in t[5] and "no difference" not in t[5]
+    assert "no difference" not in bisect.summary_line(near)
     r = {**v, "status": "range", "culprit": None, "range": [c1, c2], "effect": None,
          "skipped": [{"commit": c1, "why": "build", "note": "y" * 150}]}
     t = bisect.text(r).splitlines()

@@ -648,4 +648,4 @@ def test_a_comparison_showing_no_difference_says_its_ratio_and_interval():
     assert c.describe().startswith(two), c.describe()
     up = dataclasses.replace(c, sided=1)
     assert up.describe().startswith(f"B is not different from A (B/A = {c.ratio:.3f}, 95% one-sided CI "
-                                    f"{c.ci_low:.3f}…, p="), up.describe()
+                                    f"{c.ci_low:.3f}…∞, p="), up.describe()

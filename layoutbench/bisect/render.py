@@ -10,11 +10,9 @@ from .. import verdict as verdictmod
 
 
 def interval(lo, hi) -> str:
-    """A ratio's interval as printed: ``0.9912…1.0131``; a one-sided one's open end (infinite, or
-    null in JSON read back from the store) as ``0`` below or ``∞`` above."""
-    def end(x, upper: bool) -> str:
-        return f"{x:.4f}" if isinstance(x, (int, float)) and math.isfinite(x) else ("∞" if upper else "0")
-    return f"{end(lo, False)}…{end(hi, True)}"
+    """A ratio's interval as printed: ``0.9912…1.0131``; a one-sided one's open end (0 or infinite,
+    or null in JSON read back from the store) as ``0`` below or ``∞`` above."""
+    return stats.comparison.ratio_interval(lo, hi)
 
 
 def missed_lines(m: dict, runs: int) -> list[str]:
@@ -38,11 +36,35 @@ def missed_lines(m: dict, runs: int) -> list[str]:
 
 def _cmp(c: stats.Comparison) -> dict:
     return {"ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high, "confidence": c.confidence, "sided": c.sided,
-            "p_value": c.p_value, "verdict": c.verdict, "layouts": c.n_layouts_a, "runs_a": c.n_runs_a,
+            "p_value": c.p_value, "verdict": c.verdict, "layouts": c.n_layouts_a, "layouts_b": c.n_layouts_b, "runs_a": c.n_runs_a,
             "runs_b": c.n_runs_b, "layout_noise": c.layout_noise, "layout_noise_upper": c.layout_noise_upper,
             "noise_separated": c.noise_separated, "noise": c.noise_text(), "min_effect": c.min_effect,
             "explained_by_layout": c.explained_by_layout, "per_layout_ratios": c.per_layout_ratios,
-            "wilcoxon_p": c.wilcoxon_p, "describe": c.describe()}
+            "wilcoxon_p": c.wilcoxon_p, "describe": c.describe(), "claim": c.claim(), "shown": c.shown,
+            "paired": c.paired, "test": c.test_text()}
+
+
+def _claim(e: dict) -> str:
+    """An effect's words: its verdict, or "shown slower but not shown to exceed the minimum effect"
+    (a record stored before the claim was kept: its verdict)."""
+    return e.get("claim") or e["verdict"]
+
+
+def _test(e: dict) -> str:
+    """Which test an effect's interval is from, in words ("pooled over 6 vs 6" or "paired over 6")."""
+    if e.get("paired", True):
+        return f"paired over {e['layouts']}"
+    return f"{'one' if e.get('sided') else 'two'}-sided, pooled over {e['layouts']} vs {e.get('layouts_b', e['layouts'])}"
+
+
+def _confirmation_said(v: dict, what: str = "the change") -> str:
+    """What an unconfirmed candidate's confirmation showed: no change, or a change in a direction not
+    shown to exceed the minimum effect."""
+    e = v.get("effect") or {}
+    me = fmt.pct((v.get("settings") or {}).get("min_effect") or decide.DEFAULT_MIN_EFFECT)
+    if e.get("shown"):
+        return f"showed a change but not one beyond the {me} minimum effect"
+    return f"did not show {what}"
 
 
 def _several(v: dict) -> list[str]:
@@ -129,12 +151,12 @@ def summary_line(v: dict) -> str:
     eff = ""
     if e:
         eff = (f": {v['metric']} x{e['ratio']:.4f} ({ci_label(e['confidence'], v)} {interval(e['ci_low'], e['ci_high'])},"
-               f" {e['verdict']}, fresh layouts), {e['noise']}")
+               f" {_claim(e)}, fresh layouts), {e['noise']}")
     if v["status"] in ("found", "budget") and v.get("culprit"):
         return f"first bad commit {v['culprit'][:12]} {v.get('culprit_subject', '')}{eff}{more}"
     if v["status"] == "uncertain":
         return (f"uncertain: the bisection points at {v['candidate'][:12]} {v.get('culprit_subject', '')} but the "
-                f"confirmation on fresh layouts did not show the change{eff}{more}")
+                f"confirmation on fresh layouts {_confirmation_said(v)}{eff}{more}")
     return (f"the first bad commit is one of {len(v['range'])}: " + " ".join(c[:12] for c in v["range"])
             + f" (skipped: {len(v['skipped'])}){eff}")
 
@@ -171,7 +193,7 @@ def text(v: dict) -> str:
     elif v["status"] == "uncertain":
         lines.append(f"verdict: uncertain: the bisection points at {v['candidate']}")
         lines.append(f"         {v.get('culprit_subject', '')}")
-        lines.append("         but its confirmation (last good vs it, fresh layouts) did not show a change")
+        lines.append(f"         but its confirmation (last good vs it, fresh layouts) {_confirmation_said(v, 'a change')}")
     else:
         lines.append(f"verdict: the first bad commit is one of these {len(v['range'])} "
                      "(the others could not be judged):")
@@ -181,8 +203,8 @@ def text(v: dict) -> str:
     e = v.get("effect")
     if e:
         lines.append(f"effect:  {v['metric']} x{e['ratio']:.4f} vs {v['last_good'][:12]} "
-                     f"({ci_label(e['confidence'], v)} {interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, "
-                     f"paired over {e['layouts']} fresh layouts); share of the endpoints' change "
+                     f"({ci_label(e['confidence'], v)} {interval(e['ci_low'], e['ci_high'])}, {_claim(e)}, "
+                     f"{_test(e)} fresh layouts); share of the endpoints' change "
                      f"{fmt.pct(v.get('share'))}")
         if e.get("step_ratio"):
             lines.append(f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (an estimate; the "

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri, stdtr, stdtrit
 
 from .. import stats
-from .plan import gs_boundary
+from .plan import gs_boundary, gs_p
 
 # -- the pooled model ------------------------------------------------------------------------------
 
@@ -201,6 +201,20 @@ class ZTest:
             return math.inf if self.df < 2 else 0.0
         q = float(stdtrit(self.df, ndtr(c))) if self.df < 1000 else c
         return q * self.se
+
+    def gs_p(self, ns: tuple, sign: int = 0, margin: float = 0.0) -> float:
+        """The repeated p-value of the group-sequential test with looks ``ns`` (:func:`gs_p`): of the
+        null "no change", or with ``margin`` (log) the band null |effect| <= margin (one-sided in the
+        direction ``sign`` when given: sign x effect <= margin).  It is at most a level exactly when
+        :meth:`interval` at that level excludes the null (0, or the whole band)."""
+        if self.df < 2 or not self.se >= 0:
+            return 1.0
+        d = (sign * self.est if sign else abs(self.est)) - margin
+        if not self.se > 0:
+            return 1.0 if d <= 0 else 1.0 / 400_000
+        t = d / self.se
+        z = float(-ndtri(stdtr(self.df, -t))) if self.df < 1000 else t  # through t, as tost_half does
+        return gs_p(tuple(ns), z, one_sided=bool(sign))
 
     def p_value(self) -> float:
         """Always-valid p-value: min(1, 1 / likelihood ratio)."""

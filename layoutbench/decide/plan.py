@@ -3,6 +3,7 @@ make, how many probes a search plans, and the tuning constants, each with the me
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -176,13 +177,30 @@ def gs_boundary(ns: tuple, level: float, one_sided: bool = False) -> float:
     change.  Computed once per design by 400,000 simulated Brownian paths (fixed seed)."""
     key = (tuple(ns), round(level, 12), one_sided)
     if key not in _GS:
-        rng = np.random.default_rng(20261125)
-        ns_a = np.asarray(ns, dtype=float)
-        inc = np.diff(np.concatenate(([0.0], ns_a)))
-        w = np.cumsum(rng.standard_normal((400_000, len(ns))) * np.sqrt(inc), axis=1) / np.sqrt(ns_a)
-        m = w.max(axis=1) if one_sided else np.abs(w).max(axis=1)
-        _GS[key] = float(np.quantile(m, 1.0 - level))
+        _GS[key] = float(np.quantile(_gs_maxima(tuple(ns), one_sided), 1.0 - level))
     return _GS[key]
+
+
+@functools.lru_cache(maxsize=16)
+def _gs_maxima(ns: tuple, one_sided: bool) -> np.ndarray:
+    """The largest z (|z| two-sided) over the looks ``ns`` of 400,000 simulated paths under no
+    change, sorted: the null distribution both :func:`gs_boundary` and :func:`gs_p` read."""
+    rng = np.random.default_rng(20261125)
+    ns_a = np.asarray(ns, dtype=float)
+    inc = np.diff(np.concatenate(([0.0], ns_a)))
+    w = np.cumsum(rng.standard_normal((400_000, len(ns))) * np.sqrt(inc), axis=1) / np.sqrt(ns_a)
+    return np.sort(w.max(axis=1) if one_sided else np.abs(w).max(axis=1))
+
+
+def gs_p(ns: tuple, z: float, one_sided: bool = False) -> float:
+    """The repeated p-value of the group-sequential test with looks ``ns``: the smallest level at
+    which its boundary (:func:`gs_boundary`) is at most ``z`` (|z| two-sided), P(some look's z >= z)
+    under no change.  It is at most a level exactly when the test's interval at that level excludes
+    its null, so the p printed beside an interval is that interval's.  Below the simulation's
+    resolution it is 1 / 400,000."""
+    m = _gs_maxima(tuple(ns), one_sided)
+    above = m.size - int(np.searchsorted(m, z if one_sided else abs(z), side="left"))
+    return max(above, 1) / m.size
 
 
 def family_level(alpha: float, i: int) -> float:

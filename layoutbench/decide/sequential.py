@@ -48,12 +48,16 @@ def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, test: Look
     c = change(ga, gb, bool(prober.higher_is_better), 0.05, min_effect)
     if not math.isfinite(t.se):
         return c
-    lo, hi = t.interval(ns or (max(k, 2),), level, sign)
+    ns = ns or (max(k, 2),)
+    lo, hi = t.interval(ns, level, sign)
     verdict, reason = band_verdict(lo, hi, t.est, min_effect, bool(prober.higher_is_better), band)
+    p = t.gs_p(ns, sign, math.log1p(min_effect) if band else 0.0)  # the decision's own test, its own null
     return dataclasses.replace(c, ratio=math.exp(t.est), ci_low=math.exp(lo), ci_high=math.exp(hi),
-                               p_value=t.p_value(), verdict=verdict, reason=reason, confidence=1.0 - level,
-                               log_ratio=t.est, se=t.se, df=float(t.df), sided=int(sign),
-                               method=f"pooled-variance group-sequential test ({t.df} df), {t.na} vs {t.nb} layouts")
+                               p_value=p, p_raw=p, verdict=verdict, reason=reason, confidence=1.0 - level,
+                               log_ratio=t.est, se=t.se, df=float(t.df), sided=int(sign), paired=False,
+                               n_layouts_a=t.na, n_layouts_b=t.nb, n_pairs=0, dropped=0,
+                               method=f"pooled-variance group-sequential test ({t.df} df), {t.na} vs {t.nb} layouts"
+                                      + (f", null |effect| <= {100 * min_effect:g}%" if band else ""))
 
 
 def change(ga: dict, gb: dict, hib: bool, level: float, min_effect: float, rank: bool = False) -> stats.Comparison:
@@ -185,7 +189,9 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         if at_look and abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
             shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect),
                                         ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
-                                        confidence=1.0 - 2.0 * a, verdict="no difference",
+                                        confidence=1.0 - 2.0 * a, verdict="no difference", sided=0,
+                                        # the equivalence test's p: its nearer one-sided null, |effect| >= m
+                                        p_value=dataclasses.replace(t, est=m - abs(t.est)).gs_p(ns, 1),
                                         reason=f"within ±{100 * plan.min_effect:g}% (equivalence test)")
             return Ends("noise", shown, k, r, j, a,
                         f"its {100 * (1 - 2 * a):.3g}% interval (two one-sided {100 * a:.3g}% tests over the looks) lies "

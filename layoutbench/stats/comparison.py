@@ -132,20 +132,53 @@ class Comparison(_ToDict):
     def noise_text(self) -> str:
         return noise_text(self.layout_noise, self.layout_noise_upper, self.noise_separated)
 
+    @property
+    def shown(self) -> int:
+        """The direction the interval shows (+1: it lies above 1, -1: below 1, 0: it holds 1 or is
+        not known) -- whether or not the change is also shown to be the minimum effect."""
+        lo, hi = self.ci_low, self.ci_high
+        if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float))) or math.isnan(lo) or math.isnan(hi):
+            return 0
+        return 1 if lo > 1.0 else -1 if hi < 1.0 else 0
+
+    def direction_word(self, up: bool) -> str:
+        """"slower" or "faster" for a ratio B/A above (``up``) or below 1, given the metric's direction."""
+        return "slower" if up != bool(self.higher_is_better) else "faster"
+
+    def claim(self) -> str:
+        """What the comparison says in words: its verdict, or, where the interval excludes 1 but the
+        change is not shown to be the minimum effect, exactly that (never "no difference" then)."""
+        if self.significant or self.verdict == "n/a" or not self.shown:
+            return self.verdict
+        return (f"shown {self.direction_word(self.shown > 0)} but not shown to exceed the "
+                f"{100 * self.min_effect:.2f}% minimum effect")
+
+    def test_text(self) -> str:
+        """The test the interval and p belong to: paired or pooled, one- or two-sided, its layouts."""
+        sided = "one-sided" if self.sided else "two-sided"
+        if self.method.startswith("pooled"):
+            return (f"{sided} group-sequential test, pooled over {self.n_layouts_a} vs {self.n_layouts_b} layouts")
+        if self.paired:
+            return f"{sided} t, paired over {self.n_pairs} layouts" + (
+                f", {self.dropped} unpaired dropped" if self.dropped else "")
+        if self.method.startswith("runs"):
+            return f"{sided} Welch t on the runs of one layout per side"
+        return f"{sided} Welch t over {self.n_layouts_a} vs {self.n_layouts_b} layouts"
+
     def describe(self) -> str:
         """One line, e.g. ``B is 1.031 ± 0.008× slower than A (95% CI 1.023…1.039, p=0.001,
-        paired over 8 layouts); layout noise 2.10% (95% upper bound 3.40%)``.
+        two-sided t, paired over 8 layouts); layout noise 2.10% (95% upper bound 3.40%)``.
 
-        A claimed difference is oriented to be >= 1 (the slowdown or speedup
-        factor); otherwise the raw ratio B/A is shown."""
+        A claimed difference is oriented to be >= 1 (the slowdown or speedup factor, in either
+        direction of the metric); otherwise the raw ratio B/A is shown.  A one-sided interval's
+        open end is printed as such (0 or ∞), never divided by."""
         conf = f"{self.confidence * 100:g}%"
         if self.verdict == "n/a":
             return f"B vs A: n/a ({self.reason}); B/A = {self.ratio:.3f}; {self.noise_text()}"
         if self.significant:
-            if self.ratio >= 1.0:
-                f, lo, hi = self.ratio, self.ci_low, self.ci_high
-            else:
-                f, lo, hi = 1.0 / self.ratio, 1.0 / self.ci_high, 1.0 / self.ci_low
+            up = self.ratio >= 1.0
+            f, lo, hi = (self.ratio, self.ci_low, self.ci_high) if up else \
+                (_inv(self.ratio), _inv(self.ci_high), _inv(self.ci_low))
             if self.sided:  # a one-sided bound: how much at least
                 head = f"B is {f:.3f}× {self.verdict} than A ("
                 mid = f"{conf} one-sided bound: at least {lo:.3f}×"
@@ -153,21 +186,21 @@ class Comparison(_ToDict):
                 head = f"B is {f:.3f} ± {(hi - lo) / 2.0:.3f}× {self.verdict} than A ("
                 mid = f"{conf} CI {lo:.3f}…{hi:.3f}"
         else:
-            f, lo, hi = self.ratio, self.ci_low, self.ci_high
-            head = (f"B is not different from A{' beyond the minimum effect' if self.reason else ''} "
-                    f"(B/A = {f:.3f}" + ("" if self.sided else f" ± {(hi - lo) / 2.0:.3f}"))
-            mid = (f", {conf} CI {lo:.3f}…{hi:.3f}" if not self.sided else
-                   f", {conf} one-sided CI {lo:.3f}…" if self.sided > 0 else f", {conf} one-sided CI 0…{hi:.3f}")
+            f = self.ratio
+            if self.shown:
+                head = (f"B is shown {self.direction_word(self.shown > 0)} than A but not shown to exceed the "
+                        f"{100 * self.min_effect:.2f}% minimum effect (B/A = {f:.3f}")
+            else:
+                head = (f"B is not different from A{' beyond the minimum effect' if self.reason else ''} "
+                        f"(B/A = {f:.3f}" + ("" if self.sided else f" ± {(self.ci_high - self.ci_low) / 2.0:.3f}"))
+            lo, hi = (self.ci_low, math.inf) if self.sided > 0 else (0.0, self.ci_high) if self.sided < 0 else \
+                (self.ci_low, self.ci_high)
+            mid = f", {conf} {'one-sided ' if self.sided else ''}CI {ratio_interval(lo, hi, 3)}"
         tail = f", p={self.p_value:.3g}"
         if self.adjusted:
             tail += f" {self.adjusted}-adjusted over {self.family}"
-        if self.paired:
-            tail += f", paired over {self.n_pairs} layouts"
-            if self.dropped:
-                tail += f", {self.dropped} unpaired dropped"
-        elif self.method.startswith("runs"):
-            tail += ", runs of one layout per side"
-        if self.reason:
+        tail += f", {self.test_text()}"
+        if self.reason and not (self.shown and not self.significant):
             tail += f"; {self.reason}"
         return f"{head}{mid}{tail}); {self.noise_text()}"
 
@@ -180,6 +213,19 @@ class Comparison(_ToDict):
         verdict, reason = _verdict(lo, hi, self.log_ratio, self.min_effect, self.higher_is_better)
         return dataclasses.replace(self, ci_low=math.exp(lo), ci_high=math.exp(hi), verdict=verdict,
                                    reason=reason, confidence=1.0 - alpha)
+
+
+def _inv(x: float) -> float:
+    """1/x for a ratio or an interval's end: an open end (0 or ∞) turns into the other."""
+    return math.inf if x == 0 else 0.0 if math.isinf(x) else 1.0 / x
+
+
+def ratio_interval(lo, hi, digits: int = 4) -> str:
+    """A ratio's interval as printed: ``0.9912…1.0131``; a one-sided one's open end (infinite, or
+    null in JSON read back from a store) as ``0`` below or ``∞`` above."""
+    def end(x, upper: bool) -> str:
+        return f"{x:.{digits}f}" if isinstance(x, (int, float)) and math.isfinite(x) and x > 0 else ("∞" if upper else "0")
+    return f"{end(lo, False)}…{end(hi, True)}"
 
 
 def _t_interval(est: float, se: float, df: float, alpha: float) -> tuple[float, float]:

@@ -1,0 +1,169 @@
+"""Every direction is one case: a comparison or a bisection's verdict of an increase or a decrease,
+of a lower- or a higher-is-better metric, with any interval shape the tests make (two-sided,
+one-sided either way, an open end, exact), is rendered as text, JSON, a headline and an exit
+code without error, and its words agree with its sign.
+
+The property-based tests draw those products (hypothesis); the real bisections of each direction
+are in tests/test_bisect_directions.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from layoutbench import stats, verdict
+from layoutbench.bisect import render
+
+NOISE = stats.noise_split({f"random:{i}": [100.0 + i * 0.3, 100.1 + i * 0.3] for i in range(4)})
+ME = 0.005
+
+
+@st.composite
+def comparisons(draw):
+    """A comparison as the decisions make them: an estimate either way, a metric either way, an
+    interval two-sided, one-sided in either direction, exact (zero width) or not known, at a level
+    of its own, with the verdict the interval gives (the band test's or the estimate's)."""
+    est = draw(st.sampled_from([0.0, 1e-4, -1e-4, 0.003, -0.003, 0.0069, -0.0069, 0.03, -0.03, 0.2, -0.2])
+               | st.floats(-0.5, 0.5, allow_nan=False))
+    hib = draw(st.booleans())
+    shape = draw(st.sampled_from(["two", "up", "down", "exact", "unknown"]))
+    half = draw(st.floats(1e-4, 0.05)) if shape not in ("exact", "unknown") else 0.0
+    lo, hi = est - half, est + half
+    sided = 0
+    if shape == "up":
+        hi, sided = math.inf, 1
+    elif shape == "down":
+        lo, sided = -math.inf, -1
+    if shape == "unknown":
+        lo = hi = math.nan
+    band = draw(st.booleans())
+    from layoutbench.decide.model import band_verdict
+    if math.isnan(lo):
+        v, reason = "n/a", "too little data"
+    else:
+        v, reason = band_verdict(lo, hi, est, ME, hib, band)
+    paired = draw(st.booleans())
+    conf = draw(st.sampled_from([0.95, 0.9696036449, 0.99]))
+    return stats.Comparison(
+        ratio=math.exp(est), ci_low=math.exp(lo), ci_high=math.exp(hi), confidence=conf,
+        p_value=draw(st.sampled_from([2.5e-6, 0.001, 0.04, 0.3, 1.0])), verdict=v, higher_is_better=hib,
+        paired=paired, n_layouts_a=4, n_layouts_b=draw(st.sampled_from([4, 6])), n_runs_a=8, n_runs_b=8,
+        center_a=100.0, center_b=100.0 * math.exp(est), layout_noise=0.004, explained_by_layout=0.01,
+        per_layout_ratios={"random:1": math.exp(est)}, df=7.0, noise_a=NOISE, noise_b=NOISE, min_effect=ME,
+        method="" if paired else "pooled-variance group-sequential test (7 df), 4 vs 6 layouts", reason=reason,
+        n_pairs=4 if paired else 0, log_ratio=est, se=0.002, sided=sided)
+
+
+def _words_agree(c: stats.Comparison, text: str) -> None:
+    """The words of ``text`` (a comparison's describe or claim) say the direction its numbers show."""
+    up = c.ratio >= 1.0
+    word = "slower" if up != c.higher_is_better else "faster"
+    other = "faster" if word == "slower" else "slower"
+    if c.verdict in ("slower", "faster"):
+        assert c.verdict == word, (c.verdict, c.ratio, c.higher_is_better)
+        assert word in text and other not in text, text
+        factor = float(re.search(r"B is ([0-9.]+)", text).group(1)) if text.startswith("B is") else None
+        if factor is not None:
+            assert factor >= 1.0 - 5e-4, text  # a claimed change is printed as a factor >= 1, either way
+    elif c.shown:
+        shown_word = "slower" if (c.shown > 0) != c.higher_is_better else "faster"
+        assert f"shown {shown_word}" in text and "not shown to exceed" in text and "no difference" not in text, text
+    else:
+        assert "slower" not in text and "faster" not in text, text
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(comparisons())
+def test_a_comparison_of_any_direction_and_shape_is_described_with_words_that_agree(c):
+    line = c.describe()
+    _words_agree(c, line)
+    _words_agree(c, c.claim())
+    assert "nan" not in render.interval(c.ci_low, c.ci_high)
+    if c.sided > 0 and c.verdict != "n/a":
+        assert render.interval(c.ci_low, c.ci_high).endswith("…∞")
+    if c.sided < 0 and c.verdict != "n/a":
+        assert render.interval(c.ci_low, c.ci_high).startswith("0…")
+    if c.verdict != "n/a":  # the test the p and the interval belong to, said
+        assert ("pooled over" in line) != c.paired and ("one-sided" in line) == bool(c.sided), line
+    rec = render._cmp(c)
+    json.dumps(rec, allow_nan=True)  # a record of plain values
+    assert rec["claim"] == c.claim()
+
+
+# -- a bisection's verdict over every status, direction and number of culprits ----------------------
+
+G, B = "a" * 40, "b" * 40
+C1, C2 = "c" * 40, "d" * 40
+
+
+def _record(status: str, n_culprits: int, ends: stats.Comparison, eff: stats.Comparison, single: bool) -> dict:
+    """A bisection's record (bisect.run's) of ``status`` with ``n_culprits`` named steps."""
+    e = render._cmp(eff)
+    culprits = [C1, C2][:n_culprits]
+    rec = {"kernel": "k", "repo": "/r", "metric": "m", "unit": "", "target": "cachegrind", "targets": ["cachegrind"],
+           "rounds": 3, "probes": 3, "args": [], "good": G, "bad": B, "commits": 8,
+           "settings": {"confidence": 0.95, "min_effect": ME, "thorough": False, "first_only": False},
+           "endpoints": {**render._cmp(ends), "status": "differs", "look_level": 0.05},
+           "cost": {"builds": 5, "failed_builds": 0, "images": 20, "runs": 40, "compiled_now": 5, "ran_now": 40},
+           "budget": {}, "runs_per_layout": None, "costs": {}, "status": status, "range": [], "skipped": [],
+           "several": n_culprits > 1, "share": 0.6 if n_culprits > 1 else 1.0, "residual": [], "sides": [],
+           "bound": "a bound", "steps": []}
+    if status in ("noise", "not-shown"):
+        rec["endpoints"]["status"] = status
+        rec["endpoints"]["shows"] = 0.01
+        rec["message"] = f"{status}: no commit is blamed"
+        return rec
+    if status == "range":
+        rec["range"] = [C1, C2]
+        rec["skipped"] = [{"commit": C1, "why": "build", "note": "does not build"}]
+    for i, c in enumerate(culprits):  # the first step is the status's own; any later one was found
+        first = "range" if status == "range" else "uncertain" if status == "uncertain" else "found"
+        rec["steps"].append({"status": first if i == 0 else "found", "last_good": G,
+                             "culprit": None if i == 0 and status == "range" else c, "subject": f"step {i}",
+                             "share": 0.5, "range": [C1] if i == 0 and status == "range" else [], "effect": e})
+    if status in ("found", "budget", "uncertain") and culprits:
+        rec.update(culprit=C1 if status != "uncertain" else None, candidate=C1, culprit_subject="step 0",
+                   last_good=G, effect={**e, "fresh_layouts": 4, "step_ratio": eff.ratio})
+    if status == "budget" and not culprits:
+        rec.update(budget_note="not decided at this budget", candidates=[{"commit": C1, "probability": 0.7}])
+    if single:
+        rec["single_layout"] = {"culprit": C2, "agrees": False, "builds": 4, "runs": 4, "note": ""}
+    rec["message"] = render.summary_line(rec)
+    return rec
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["found", "noise", "not-shown", "uncertain", "budget", "range"]), st.integers(0, 2),
+       comparisons(), comparisons(), st.booleans())
+def test_a_verdict_of_any_status_direction_and_culprits_renders_four_ways_that_agree(status, n, ends, eff, single):
+    if status in ("found", "uncertain") and n == 0:  # each names a commit (confirmed, or not)
+        n = 1
+    rec = _record(status, n, ends, eff, single)
+    v = verdict.Verdict.of_bisection(rec)
+    text = v.text()
+    head = v.headline()
+    data = json.loads(json.dumps(v.to_json(), default=str))
+    code = v.exit_code()
+    assert data["exit_code"] == code and data["verdict_status"] == v.status and data["headline"] == head
+    assert code in (verdict.OK, verdict.CHANGE, verdict.UNDECIDED, verdict.BUDGET)
+    # the exit code is the status's: a confirmed culprit is 1, whatever the direction of its change
+    named = [s["culprit"] for s in rec["steps"] if s["status"] == "found"]
+    if named:  # a confirmed first bad commit, of a change either way: 1, and it is named
+        assert code == verdict.CHANGE and named[0][:12] in head and all(c[:12] in text for c in named)
+    elif status in ("noise", "not-shown"):
+        assert code == verdict.OK and "no commit is blamed" in text
+    elif status in ("uncertain", "range"):
+        assert code == verdict.UNDECIDED
+    elif status == "budget":
+        assert code == verdict.BUDGET
+    if "effect" in rec:  # the effect line's words are its comparison's
+        assert render._claim(rec["effect"]) in text
+        if eff.verdict in ("slower", "faster"):
+            assert eff.verdict in rec["message"]
+        elif eff.shown and status == "uncertain":
+            assert "not one beyond the" in text and "did not show the change" not in text
