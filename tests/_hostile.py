@@ -51,6 +51,8 @@ def judge(code: int | None, out: str, err: str, expect_ok: bool = False, check=N
         return "leak"
     if "Traceback (most recent call last)" in err or "Traceback (most recent call last)" in out:
         return "traceback"
+    if "layoutbench: internal error:" in err:  # an unexpected exception, its traceback in a file
+        return "traceback"
     if re.search(r"\b(\w+Warning|RuntimeWarning)\b:", err):
         return "traceback"
     if expect_ok:

@@ -694,7 +694,7 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
                 os.kill(pid, signal.SIGKILL)
                 H.last_detail["stderr"] += f"\n(benchmark {pid} still runs)"
                 return "leak"
-            if "Traceback" in er:
+            if "Traceback" in er or "internal error" in er:
                 return "traceback"
             return "clean" if p.returncode == (130 if sig == signal.SIGINT else 128 + sig) and "interrupted" in er \
                 else "wrong-success"

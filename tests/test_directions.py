@@ -167,3 +167,38 @@ def test_a_verdict_of_any_status_direction_and_culprits_renders_four_ways_that_a
             assert eff.verdict in rec["message"]
         elif eff.shown and status == "uncertain":
             assert "not one beyond the" in text and "did not show the change" not in text
+
+
+# -- an unexpected error is never a verdict -----------------------------------------------------------
+
+FAULT = """
+import sys
+from layoutbench import layout
+class Broken(dict):
+    def items(self):
+        return 1 / 0
+layout.REGISTRY = Broken()
+from layoutbench.cli import main
+main(args=sys.argv[1:], prog_name="layoutbench")
+"""
+
+
+def test_an_unexpected_exception_is_one_line_exit_2_and_its_traceback_in_a_file(tmp_path):
+    """A fault of layoutbench itself (here: a ZeroDivisionError where the layouts are listed) ends
+    with one line naming it and the file that holds its traceback in the work folder, exit 2 --
+    never Python's exit 1, which --exit-code documents as "a change shown"."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LAYOUTBENCH_DIR": str(tmp_path / "work")}
+    p = subprocess.run([sys.executable, "-c", FAULT, "layouts"], capture_output=True, text=True, env=env, timeout=120)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert lines[0].startswith("layoutbench: internal error: ZeroDivisionError: division by zero (its traceback is in ")
+    path = re.search(r"its traceback is in (\S+)\)", lines[0]).group(1)
+    assert path.startswith(str(tmp_path / "work" / "errors"))
+    kept = open(path).read()
+    assert "Traceback (most recent call last)" in kept and "in items\nZeroDivisionError" in kept and "layouts" in kept.splitlines()[0]
+    assert "the same command resumes" in lines[0]

@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -44,11 +45,16 @@ class Group(click.Group):
             hint = "; free some space and run the same command again" if e.errno == errno.ENOSPC else ""
             err.print(f"layoutbench: error: {e.strerror or e}{where}{hint}", markup=False)
             sys.exit(2)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own: usage errors and --help, printed by click
         except Exception as e:
-            if not type(e).__module__.startswith("psycopg"):
-                raise
-            from ..store import error_line
-            err.print(f"layoutbench: error: {redact_text(error_line(e))}", markup=False)
+            if type(e).__module__.startswith("psycopg"):
+                from ..store import error_line
+                err.print(f"layoutbench: error: {redact_text(error_line(e))}", markup=False)
+                sys.exit(2)
+            # a fault of layoutbench itself: never a traceback on the terminal, never the exit code of a
+            # verdict; the traceback goes to a file, what was stored is kept
+            err.print(f"layoutbench: internal error: {redact_text(_internal_error(e))}", markup=False)
             sys.exit(2)
         except (KeyboardInterrupt, procs.Terminated) as e:
             procs.kill_all()
@@ -56,6 +62,34 @@ class Group(click.Group):
             sys.exit(128 + e.signum if isinstance(e, procs.Terminated) else 130)
         finally:
             procs.kill_all()
+
+
+def _internal_error(e: BaseException) -> str:
+    """One line for an unexpected exception: what it is, the file its traceback was written to (in the
+    work folder; else the temporary folder), and that the same command resumes."""
+    import tempfile
+    import time
+    import traceback
+
+    from ..paths import workdir
+
+    what = f"{type(e).__name__}: {e}".splitlines()[0][:200] if str(e) else type(e).__name__
+    text = "".join(traceback.format_exception(e))
+    name = f"internal-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    where = None
+    for folder in (workdir() / "errors", Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / name
+            with open(path, "x", encoding="utf-8") as f:
+                f.write(f"layoutbench {__version__}: {' '.join(sys.argv)}\n{text}")
+            where = path
+            break
+        except OSError:
+            continue
+    told = f"its traceback is in {where}" if where else "its traceback could not be written"
+    return (f"{what} ({told}); what was stored is kept and the same command resumes; "
+            "please report it with that file")
 
 
 def _json(value, **kw) -> str:
