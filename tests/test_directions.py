@@ -202,3 +202,24 @@ def test_an_unexpected_exception_is_one_line_exit_2_and_its_traceback_in_a_file(
     kept = open(path).read()
     assert "Traceback (most recent call last)" in kept and "in items\nZeroDivisionError" in kept and "layouts" in kept.splitlines()[0]
     assert "the same command resumes" in lines[0]
+
+
+# -- the p printed is the deciding test's -------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-0.05, 0.05), st.floats(1e-4, 0.02), st.sampled_from([3, 6, 20, 2000]),
+       st.sampled_from([(4,), (4, 6, 9), (4, 6, 9, 14, 21)]), st.sampled_from([0.05, 0.0304, 0.01]),
+       st.sampled_from([-1, 0, 1]), st.sampled_from([0.0, 0.005]))
+def test_the_repeated_p_is_at_most_the_level_exactly_when_the_interval_excludes_the_null(est, se, df, ns, level,
+                                                                                          sign, margin):
+    """ZTest.gs_p (the p printed beside a decision's interval) and ZTest.interval are one test:
+    p <= level exactly when the interval at that level lies beyond the null (0, or the band
+    +-margin; one-sided in the direction ``sign``), up to the simulation's resolution."""
+    from layoutbench.decide.model import ZTest
+
+    t = ZTest(est, se, df, 8, 8)
+    lo, hi = t.interval(ns, level, sign)
+    excludes = (lo > margin) if sign > 0 else (hi < -margin) if sign < 0 else (lo > margin or hi < -margin)
+    p = t.gs_p(ns, sign, margin)
+    near = abs(p - level) < 2e-3  # the boundary and p come from the same 400,000 simulated paths
+    assert near or (p <= level) == excludes, (p, level, lo, hi)

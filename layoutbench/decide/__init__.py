@@ -26,12 +26,17 @@ sides the layouts are positively correlated or independent, so this is conservat
 
 Error control: tests built for optional stopping
 ------------------------------------------------
-Each test is an **always-valid** one: a normal-mixture sequential probability ratio test
-(mSPRT; Robbins; Johari, Pekelis and Walsh) on z = difference / se (through the t
-distribution while the pooled variance has few degrees of freedom), mixing the effect over
-N(0, s^2).  Its chance of ever rejecting a true "no change", however often it looks and
-however the decision to go on is taken, is at most its level.  So no looks are planned and
-no alpha is spent per look: a test stops as soon as its evidence suffices.
+The endpoints, the confirmations and the side tests are **group-sequential** tests: their looks
+(K, 1.5K, ... layouts a side) are fixed in advance and a constant (Pocock-type) z boundary over
+them (:func:`plan.gs_boundary`, by simulated Brownian paths) keeps the chance of ever rejecting a
+true null, at any look, at most the test's level; z = difference / se goes through the t
+distribution while the pooled variance has few degrees of freedom.  Stopping early without
+rejecting (futility, Wald's rule for side tests) keeps the level.  What is printed is the test's
+own: its repeated confidence interval (:meth:`model.ZTest.interval`) and repeated p-value
+(:meth:`model.ZTest.gs_p`: the smallest level at which that interval excludes the null), pooled
+(unpaired) over each side's layouts, one-sided where the test was.  The probes are judged by a
+sequential probability ratio test beside two always-valid normal-mixture SPRTs (mSPRT; Robbins;
+Johari, Pekelis and Walsh), which need no planned looks.
 
 * **Endpoints** (level alpha): a range without a code change is blamed only if this test
   rejects (probability <= alpha).  A change also needs an estimate of at least

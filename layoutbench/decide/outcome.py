@@ -77,8 +77,8 @@ class Outcome:
     def bound(self) -> str:
         a = f"{100 * self.alpha:g}%"
         farm = f"; {self.k} probes per round, each against GOOD and BAD measured on its own machine" if self.k > 1 else ""
-        return (f"a range without a code change is blamed with probability <= {a} (the endpoints' always-valid "
-                f"test); any named commit whose own step is at most the minimum effect passes its confirmation on fresh layouts with "
+        return (f"a range without a code change is blamed with probability <= {a} (the endpoints' group-"
+                f"sequential test); any named commit whose own step is at most the minimum effect passes its confirmation on fresh layouts with "
                 f"probability <= {a} (all confirmations together); any probe misjudged with probability <= {a} "
                 f"(every probe counted)" + farm)
 

@@ -194,12 +194,13 @@ def _gs_maxima(ns: tuple, one_sided: bool) -> np.ndarray:
 
 def gs_p(ns: tuple, z: float, one_sided: bool = False) -> float:
     """The repeated p-value of the group-sequential test with looks ``ns``: the smallest level at
-    which its boundary (:func:`gs_boundary`) is at most ``z`` (|z| two-sided), P(some look's z >= z)
-    under no change.  It is at most a level exactly when the test's interval at that level excludes
+    which its boundary (:func:`gs_boundary`) is at most ``z`` -- the statistic as the test reads it
+    (a two-sided test's |z|; negative: on the null's side, p = 1) -- P(some look's z >= z) under no
+    change.  It is at most a level exactly when the test's interval at that level excludes
     its null, so the p printed beside an interval is that interval's.  Below the simulation's
     resolution it is 1 / 400,000."""
     m = _gs_maxima(tuple(ns), one_sided)
-    above = m.size - int(np.searchsorted(m, z if one_sided else abs(z), side="left"))
+    above = m.size - int(np.searchsorted(m, z, side="left"))
     return max(above, 1) / m.size
 
 
