@@ -320,6 +320,21 @@ def _min_effect_kw(min_effect: float) -> dict:
 
 #: a two-commit verdict that shows no change, worded as the bisection words it
 NOT_SHOWN = "no change shown"
+#: a two-commit verdict whose interval lies inside +-min_effect: a change of it is ruled out
+WITHIN = "within the minimum effect"
+
+
+def row_verdict(c: stats.Comparison) -> str:
+    """A metric's verdict in a two-commit compare: slower or faster beyond the minimum effect;
+    within it when the whole interval lies inside +-min_effect (an exact interval too: a change of
+    the minimum effect is then ruled out); else no change shown."""
+    if c.verdict != "no difference":
+        return c.verdict
+    band = math.log1p(c.min_effect)
+    lo, hi = c.ci_low, c.ci_high
+    if lo > 0 and math.isfinite(hi) and -band < math.log(lo) and math.log(hi) < band:
+        return WITHIN
+    return NOT_SHOWN
 
 
 def single_says(ratio: float, hib: bool, min_effect: float) -> str:
@@ -358,7 +373,7 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
                "layouts_paired": len(set(ga) & set(gb)), "effect": None, "verdict": "n/a", "layout_noise": None}
         try:
             c = stats.compare(ga, gb, hib, confidence=view.confidence, paired=True, **_min_effect_kw(min_effect))
-            row.update(effect=c.to_dict(), verdict=NOT_SHOWN if c.verdict == "no difference" else c.verdict,
+            row.update(effect={**c.to_dict(), "claim": c.claim()}, verdict=row_verdict(c),
                        layout_noise=c.layout_noise, describe=c.describe())
         except ValueError as e:  # too few samples for a comparison
             row["why"] = str(e)
@@ -366,7 +381,8 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
         if sa and sb and sa[0]:
             ratio = sb[0] / sa[0]
             says = single_says(ratio, hib, min_effect)
-            row["single"] = {"a": sa[0], "b": sb[0], "ratio": ratio, "says": says, "agrees": says == row["verdict"]}
+            ours = NOT_SHOWN if row["verdict"] == WITHIN else row["verdict"]  # (no change either way)
+            row["single"] = {"a": sa[0], "b": sb[0], "ratio": ratio, "says": says, "agrees": says == ours}
         else:
             row["single"] = None
         rep.metrics.append(row)
@@ -389,8 +405,17 @@ def commits_text_of(rep: dict) -> str:
                          f"{e['ci_low']:.4f}…{e['ci_high']:.4f}, p={e['p_value']:.3g}, paired over "
                          f"{r['layouts_paired']} layouts)")
             lines.append(f"  layout noise:  between-layout sd {fmt.pct(r['layout_noise'])}")
-        said = r["verdict"] + (f" (a change of {fmt.pct(rep['min_effect'])} or more; none ruled out)"
-                               if r["verdict"] == NOT_SHOWN else "")
+        me = fmt.pct(rep["min_effect"])
+        claim = (e or {}).get("claim") or ""
+        if r["verdict"] == WITHIN:
+            said = (f"{WITHIN}: a change of {me} or more is ruled out (the {100 * e['confidence']:g}% CI lies inside "
+                    f"±{me})")
+        elif r["verdict"] == NOT_SHOWN and claim.startswith("shown "):
+            said = f"{NOT_SHOWN} of {me} or more: B is {claim}"
+        elif r["verdict"] == NOT_SHOWN:
+            said = f"{NOT_SHOWN} (a change of {me} or more; none ruled out)"
+        else:
+            said = r["verdict"]
         lines.append(f"  verdict:       {said}")
         sg = r["single"]
         if sg:

@@ -60,7 +60,7 @@ class Verdict:
 
     command: str  #: "bisect" or "compare"
     #: bisect: found, several, noise, not-shown, uncertain, range, budget, plan;
-    #: compare: slower, faster, not-shown, n/a
+    #: compare: slower, faster, within (every metric's interval inside +-min_effect), not-shown, n/a
     status: str
     culprits: list[str] = field(default_factory=list)  #: confirmed first bad commits, earliest first
     candidate: str | None = None  #: uncertain or budget: where the search points, not confirmed
@@ -110,10 +110,11 @@ class Verdict:
         rows = [r for r in rep.get("metrics") or [] if fail_metrics is None or r["metric"] in fail_metrics]
         said = [r.get("verdict") for r in rows]
         st = ("slower" if "slower" in said else "faster" if "faster" in said else
+              "within" if said and all(s == "within the minimum effect" for s in said) else
               "not-shown" if any(s not in (None, "n/a") for s in said) else "n/a")
         first = next((r for r in rows if r.get("verdict") == st), rows[0] if rows else None)
         not_shown = [f"a change of {r['metric']} of at least {100 * rep.get('min_effect', 0):g}%" for r in rows
-                     if r.get("verdict") not in ("slower", "faster", "n/a")]
+                     if r.get("verdict") not in ("slower", "faster", "n/a", "within the minimum effect")]
         shadow = None
         singles = [r["single"] for r in rows if r.get("single")]
         if singles:
@@ -155,7 +156,8 @@ class Verdict:
         if self.command == "compare":
             return f"compare {v['a'][:12]}..{v['b'][:12]}: " + (
                 "B slower" if self.status == "slower" else "B faster" if self.status == "faster" else
-                "no change shown" if self.status == "not-shown" else "not compared")
+                "no change shown" if self.status == "not-shown" else
+                "within the minimum effect (a change of it ruled out)" if self.status == "within" else "not compared")
         e = self.effect or {}
         size = f", x{e['ratio']:.4f}" if isinstance(e.get("ratio"), (int, float)) and math.isfinite(e["ratio"]) else ""
         if self.status in ("found", "several"):

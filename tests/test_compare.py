@@ -149,9 +149,9 @@ def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_pa
     moved = json.loads(lb("compare", "minikernel", "--commits", f"{c[0]},{c[1]}", *common, "--json").stdout)
     assert (moved["a"], moved["b"], moved["layouts"], moved["runs"]) == (c[0], c[1], 3, 2)
     ir = metric(moved, "cg_ir")
-    # worded as the bisection words it: "no change shown"
-    assert ir["layouts_paired"] == 3 and ir["effect"]["ratio"] == 1.0 and ir["verdict"] == "no change shown"
-    assert moved["verdict_status"] == "not-shown" and moved["culprits"] == [] and moved["exit_code"] == 0
+    # an exact count that did not move: its interval (1…1) lies inside ±0.5%, a change is ruled out
+    assert ir["layouts_paired"] == 3 and ir["effect"]["ratio"] == 1.0 and ir["verdict"] == "within the minimum effect"
+    assert moved["verdict_status"] in ("not-shown", "within") and moved["culprits"] == [] and moved["exit_code"] == 0
     # one run of the default link per side, besides the 3 layouts x 2 runs
     assert rows(db, "SELECT count(*) FROM runs")[0][0] == 2 * (3 * 2 + 1)
 
@@ -179,8 +179,9 @@ def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_pa
                  "single default-link A/B (1 run each)", "agrees"):
         assert word in block, text
     same = lb("compare", "minikernel", "--commits", f"{c[0]},{c[1]}", *common).stdout.split("cg_ir (instructions")[1]
-    assert "verdict:       no change shown (a change of 0.50% or more; none ruled out)" in same and \
-        "no difference" not in same, same
+    same = same.split("\n\n")[0]  # the cg_ir block alone
+    assert "verdict:       within the minimum effect: a change of 0.50% or more is ruled out (the 95% CI lies " \
+           "inside ±0.50%)" in same and "no difference" not in same and "none ruled out" not in same, same
 
     bad = lb("compare", "minikernel", "--commits", c[1], *common, check=False)
     assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [

@@ -223,3 +223,43 @@ def test_the_repeated_p_is_at_most_the_level_exactly_when_the_interval_excludes_
     p = t.gs_p(ns, sign, margin)
     near = abs(p - level) < 2e-3  # the boundary and p come from the same 400,000 simulated paths
     assert near or (p <= level) == excludes, (p, level, lo, hi)
+
+
+# -- a two-commit compare: an exact interval inside the band rules the change out ----------------------
+
+def _two_commit_report(step: float, min_effect: float, hib: bool = False) -> dict:
+    """compare --commits' record of two commits whose every layout differs by exactly ``step`` (a
+    deterministic count: the per-layout ratios are identical), compared by the real stats.compare."""
+    from layoutbench import compare
+
+    a = {f"random:{i}": [1000.0 + 37 * i] for i in range(6)}
+    b = {k: [v[0] * (1 + step)] for k, v in a.items()}
+    c = stats.compare(a, b, hib, paired=True, min_effect=min_effect)
+    row = {"metric": "cg_ir", "unit": "instructions", "better": "higher" if hib else "lower", "layouts_paired": 6,
+           "effect": {**c.to_dict(), "claim": c.claim()}, "verdict": compare.row_verdict(c),
+           "layout_noise": c.layout_noise, "single": None}
+    return {"kernel": "k", "a": G, "b": B, "target": "cachegrind", "host": "h", "layouts": 6, "runs": 1,
+            "mode": "rerun", "config": "c", "min_effect": min_effect, "metrics": [row], "warnings": []}
+
+
+@given(st.sampled_from([0.0093, -0.0093, 0.003, -0.003, 0.02, -0.02]), st.sampled_from([0.005, 0.01]),
+       st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_an_exact_interval_inside_the_minimum_effect_rules_the_change_out(step, min_effect, hib):
+    """On a deterministic count, B/A = 1.0093 exactly: with a 1% minimum effect the change is ruled
+    out (never "none ruled out"), with 0.5% it is a change in its direction; text, JSON and exit
+    code say the same."""
+    from layoutbench import compare
+
+    rep = _two_commit_report(step, min_effect, hib)
+    v = verdict.Verdict.of_compare(rep)
+    text = compare.commits_text_of(rep)
+    row = rep["metrics"][0]
+    if abs(step) < min_effect:
+        assert row["verdict"] == compare.WITHIN and v.status == "within" and v.exit_code() == verdict.OK
+        assert "is ruled out" in text and "none ruled out" not in text and not v.not_shown
+    else:
+        word = "slower" if (step > 0) != hib else "faster"
+        assert row["verdict"] == word and v.status == word
+        assert v.exit_code() == (verdict.CHANGE if word == "slower" else verdict.OK)
+    assert json.loads(json.dumps(v.to_json()))["verdict_status"] == v.status
