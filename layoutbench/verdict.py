@@ -193,11 +193,13 @@ class Verdict:
         from .bisect import text
         return text(self.data)
 
-    def to_json(self) -> dict:
-        """The ``--json`` record: the full data, the verdict's own fields and the exit code."""
+    def to_json(self, exits: bool = True) -> dict:
+        """The ``--json`` record: the full data, the verdict's own fields, the code of the exit-code
+        table (``verdict_exit_code``) and the code the process exits with (``exit_code``: that one
+        with ``exits`` -- the command's --exit-code --, else 0)."""
         out = {**self.data, "verdict_status": self.status, "culprits": self.culprits,
                "headline": self.headline(), "not_shown": self.not_shown, "shadow": self.shadow,
-               "exit_code": self.exit_code()}
+               "verdict_exit_code": self.exit_code(), "exit_code": self.exit_code() if exits else OK}
         if self.command == "bisect":
             out["not_ruled_out"] = self.unseen
         return out

@@ -162,7 +162,8 @@ def test_compare_commits_tells_a_code_change_from_a_moved_layout(workdir, tmp_pa
     assert ir["single"]["says"] == "slower" and ir["single"]["agrees"] is True
     assert abs(ir["single"]["ratio"] - ir["effect"]["ratio"]) < 1e-9  # the instruction count ignores layout
     assert rows(db, "SELECT count(*) FROM runs")[0][0] == 3 * (3 * 2 + 1), "commit 1 was measured once"
-    assert slower["verdict_status"] == "slower" and slower["culprits"] == [c[2]] and slower["exit_code"] == 1
+    assert slower["verdict_status"] == "slower" and slower["culprits"] == [c[2]] and slower["verdict_exit_code"] == 1
+    assert slower["exit_code"] == 0  # the process's: without --exit-code the command ran
     # --exit-code: a CI job fails when B is slower by at least --min-effect (read from the store: nothing runs)
     assert lb("compare", "minikernel", "--commits", f"{c[1]},{c[2]}", *common, "--exit-code",
               check=False).returncode == 1

@@ -149,7 +149,7 @@ def test_a_verdict_of_any_status_direction_and_culprits_renders_four_ways_that_a
     head = v.headline()
     data = json.loads(json.dumps(v.to_json(), default=str))
     code = v.exit_code()
-    assert data["exit_code"] == code and data["verdict_status"] == v.status and data["headline"] == head
+    assert data["verdict_exit_code"] == data["exit_code"] == code and data["verdict_status"] == v.status and data["headline"] == head
     assert code in (verdict.OK, verdict.CHANGE, verdict.UNDECIDED, verdict.BUDGET)
     # the exit code is the status's: a confirmed culprit is 1, whatever the direction of its change
     named = [s["culprit"] for s in rec["steps"] if s["status"] == "found"]

@@ -108,7 +108,8 @@ def test_every_status_reads_the_same_in_text_json_report_and_exit_code(world):
         text = p.stdout.splitlines()
         assert line in text or any(ln.startswith(line) for ln in text), (status, text)
         j = json.loads(lb(*base, "--json").stdout)  # without --exit-code: 0 whenever a verdict is printed
-        assert j["verdict_status"] == expect_status.get(status, status) and j["exit_code"] == code, (status, j)
+        assert j["verdict_status"] == expect_status.get(status, status) and j["verdict_exit_code"] == code, (status, j)
+        assert j["exit_code"] == 0, (status, j)  # the process's own code: it exited 0 without --exit-code
         v = verdict.Verdict.of_bisection(j)
         assert j["headline"] == v.headline()
         assert j["culprits"] == ([record["culprit"]] if record.get("culprit") else [])

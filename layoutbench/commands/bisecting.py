@@ -164,7 +164,7 @@ def bisect_run_cmd(**o):
     v = Verdict.of_bisection(bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say,
                                         plan_only=o["plan_only"], timeout=o["timeout"]))
     if o["as_json"]:
-        out.print_json(_json(v.to_json(), default=str))
+        out.print_json(_json(v.to_json(exits=o["exit_code"]), default=str))
     else:
         out.print(v.text(), markup=False)
     if o["exit_code"]:

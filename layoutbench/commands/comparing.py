@@ -164,7 +164,7 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
 
     v = Verdict.of_compare(rep.to_dict())
     if o["as_json"]:
-        out.print_json(_json(v.to_json()))
+        out.print_json(_json(v.to_json(exits=o["exit_code"])))
     else:
         out.print(v.text(), markup=False)
     if not rep.metrics:
