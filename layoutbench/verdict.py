@@ -94,6 +94,10 @@ class Verdict:
                 not_shown.append(f"another change in {sd['good'][:12]}..{sd['bad'][:12]}")
         if st == "budget" and not culprits:
             not_shown.append("a confirmed first bad commit: the budget ended first")
+        from .bisect.render import unexplained
+        rest = unexplained(v)
+        if rest is not None:
+            not_shown.append(f"the rest of the endpoints' change ({100 * rest:.3g}%): --first-only searched one step")
         sl = v.get("single_layout")
         shadow = None
         if sl:
@@ -160,9 +164,11 @@ class Verdict:
                 "within the minimum effect (a change of it ruled out)" if self.status == "within" else "not compared")
         e = self.effect or {}
         size = f", x{e['ratio']:.4f}" if isinstance(e.get("ratio"), (int, float)) and math.isfinite(e["ratio"]) else ""
+        if self.status in ("found", "several") and len(self.culprits) > 1:
+            return f"{len(self.culprits)} change points ({metric}): " + ", ".join(
+                f"first bad commit {c[:12]}{self.step_size(c)}" for c in self.culprits)
         if self.status in ("found", "several"):
-            more = f"; {len(self.culprits)} change points" if len(self.culprits) > 1 else (
-                "; several changes or a drift" if self.status == "several" else "")
+            more = "; several changes or a drift" if self.status == "several" else ""
             return f"first bad commit {self.culprits[0][:12]} ({metric}{size}){more}"
         if self.status == "budget" and self.culprits:
             return f"first bad commit {self.culprits[0][:12]} ({metric}{size}); the budget ended before the rest"
@@ -192,6 +198,13 @@ class Verdict:
             return self.data["message"]
         from .bisect import text
         return text(self.data)
+
+    def step_size(self, culprit: str) -> str:
+        """" x1.0316" for a named step: its own confirmation's ratio (or the verdict's effect)."""
+        e = next((st.get("effect") for st in self.data.get("steps") or [] if st.get("culprit") == culprit
+                  and st.get("effect")), None) or (self.effect if culprit == (self.culprits or [None])[0] else None)
+        r = (e or {}).get("ratio")
+        return f" x{r:.4f}" if isinstance(r, (int, float)) and math.isfinite(r) else ""
 
     def to_json(self, exits: bool = True) -> dict:
         """The ``--json`` record: the full data, the verdict's own fields, the code of the exit-code

@@ -387,8 +387,16 @@ def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
     t = bisect.text(several)
     assert "several changes or a drift: the step found explains " in t
     assert f"  step at {c2[:12]} {v['culprit_subject']} (found; x{v['effect']['ratio']:.4f}, share " in t
-    assert f"  another change between {c1[:12]} and {c2[:12]} (x1.0123)" in t
+    assert f"  another change between {c1[:12]} and {c2[:12]} (x1.0123), not located" in t
     assert "  (--first-only: stopped after one; without it every change point is searched)" in t
+    # a range beside the step whose own step was then found is that step, not "another change"
+    located = {**several, "residual": [{"good": c1, "bad": c2, "ratio": 1.0123, "unlocated": False}],
+               "steps": v["steps"] + [{**v["steps"][0], "culprit": c1, "subject": "second"}]}
+    t = bisect.text(located)
+    assert "another change" not in t and "the 2 steps found explain " in t
+    head = verdict.Verdict.of_bisection(located).headline()
+    assert head.startswith("2 change points (cg_cost): first bad commit ") and c1[:12] in head, head
+    assert f"{v['culprit'][:12]} x{v['effect']['ratio']:.4f}" in head, head
     assert bisect.summary_line(several).endswith("; several changes or a drift")
     assert "several" not in bisect.text(v)
 
@@ -1191,3 +1199,17 @@ def test_a_bisection_stopped_before_its_verdict_counts_the_probes_it_measured_be
     assert v["culprit"] == first["v"]["culprit"] and v["cost"]["ran_now"] == 0 and not v.get("reprinted")
     assert {k: v["cost"][k] for k in ("builds", "images", "runs")} == \
         {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
+
+
+def test_first_only_says_how_much_of_the_change_it_left_unexplained(first):
+    """--first-only stops after one step: when that step explains 23% of the endpoints' change the
+    text warns that 77% is unexplained, and the JSON's not_shown says so; at 98% it says nothing."""
+    v = first["v"]
+    part = {**v, "share": 0.23, "settings": {**v["settings"], "first_only": True}}
+    t = bisect.text(part)
+    assert "warning: --first-only: the step found explains 23.00% of the endpoints' change; 77.00% is unexplained" in t
+    assert any("--first-only searched one step" in x for x in verdict.Verdict.of_bisection(part).not_shown)
+    whole = {**part, "share": 0.98}
+    assert "--first-only:" not in bisect.text(whole).replace("(--first-only: stopped", "")
+    assert not any("first-only" in x for x in verdict.Verdict.of_bisection(whole).not_shown)
+    assert "warning: --first-only" not in bisect.text({**part, "settings": v["settings"]})

@@ -71,17 +71,42 @@ def _several(v: dict) -> list[str]:
     """The lines that say the found step is not the whole story."""
     if not v.get("several"):
         return []
-    out = [f"several changes or a drift: the step found explains {fmt.pct(v.get('share'))} of the endpoints' change"]
+    found = [st for st in v.get("steps", []) if st.get("status") == "found"]
+    out = [f"several changes or a drift: the step found explains {fmt.pct(v.get('share'))} of the endpoints' change"
+           if len(found) < 2 else f"several changes: the {len(found)} steps found explain {fmt.pct(v.get('share'))} "
+                                  "of the endpoints' change together"]
     for st in v.get("steps", []):
         if st["culprit"]:
             e = st.get("effect") or {}
             out.append(f"  step at {st['culprit'][:12]} {st.get('subject', '')} ({st['status']}; "
                        f"x{e.get('ratio', math.nan):.4f}, share {fmt.pct(st.get('share'))})")
-    for rs in v.get("residual", []):
-        out.append(f"  another change between {rs['good'][:12]} and {rs['bad'][:12]} (x{rs['ratio']:.4f})")
+    for rs in v.get("residual", []):  # a range beside a step shown to differ, where no step was then located
+        if rs.get("unlocated", True):
+            out.append(f"  another change between {rs['good'][:12]} and {rs['bad'][:12]} (x{rs['ratio']:.4f}), "
+                       "not located")
     if v["settings"].get("first_only"):
         out.append("  (--first-only: stopped after one; without it every change point is searched)")
     return out
+
+
+def unexplained(v: dict) -> float | None:
+    """With --first-only: the share of the endpoints' change the step found leaves unexplained, when
+    it is more than a fifth (the ranges beside it were not searched); else None."""
+    share = v.get("share")
+    if not (v.get("settings") or {}).get("first_only") or not isinstance(share, (int, float)) \
+            or not math.isfinite(share) or v.get("status") not in ("found", "budget"):
+        return None
+    rest = 1.0 - share
+    return rest if abs(rest) > 0.2 else None
+
+
+def _first_only(v: dict) -> list[str]:
+    rest = unexplained(v)
+    if rest is None or v.get("several"):
+        return []
+    return [f"warning: --first-only: the step found explains {fmt.pct(v.get('share'))} of the endpoints' change; "
+            f"{fmt.pct(rest)} is unexplained and the ranges beside it were not searched (without --first-only every "
+            "change point is searched)"]
 
 
 def _sides(v: dict) -> list[str]:
@@ -213,6 +238,7 @@ def text(v: dict) -> str:
         lines.append(f"layout noise there: {e['noise']}; a single layout would confuse this effect with a "
                      f"relink with probability {e['explained_by_layout']:.2f}")
     lines.extend(_several(v))
+    lines.extend(_first_only(v))
     lines.extend(_sides(v))
     lines.extend(verdictmod.not_ruled_out_line(u) for u in verdictmod.not_ruled_out(v))
     code = v.get("code")
