@@ -1213,3 +1213,32 @@ def test_first_only_says_how_much_of_the_change_it_left_unexplained(first):
     assert "--first-only:" not in bisect.text(whole).replace("(--first-only: stopped", "")
     assert not any("first-only" in x for x in verdict.Verdict.of_bisection(whole).not_shown)
     assert "warning: --first-only" not in bisect.text({**part, "settings": v["settings"]})
+
+
+def test_the_log_replays_the_marks_of_a_second_step_and_names_every_culprit(hist, prof, first, tmp_path):
+    """A mark in a range beside a found step is a command (``--segment A..B``), so that replay restores
+    it; a probe judged "between" says why it is marked bad; the log ends with every culprit."""
+    seg = f"{hist['good']}..{sha(hist, 1)}"
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(first["store"].read_bytes())
+    with closing(Store(copy)) as store:
+        b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
+        b.log = [e for e in b.log if e["verb"] in ("start", "endpoints")]
+        b.mark("bad", sha(hist, 1), "x", "measured", subject="s", segment=seg, between=True)
+    b.result = {"status": "found", "culprit": hist["regression"], "culprit_subject": "first",
+                "steps": [{"status": "found", "culprit": hist["regression"], "subject": "first"},
+                          {"status": "found", "culprit": sha(hist, 1), "subject": "second"}]}
+    log = b.text(prof)
+    lines = log.splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("# bad in "))
+    assert lines[i].startswith(f"# bad in {seg} (between: it differs from both ends")
+    assert lines[i + 1] == (f"layoutbench bisect bad {sha(hist, 1)} --kernel minikernel --repo {hist['repo']} "
+                            f"--segment {seg}")
+    assert lines[-2:] == [f"# first bad commit: [{hist['regression']}] first",
+                          f"# first bad commit of another step: [{sha(hist, 1)}] second"]
+    with closing(Store(tmp_path / "other.sqlite")) as other:
+        r = bisect.replay(other, log, profile.load)
+        assert [(e["verb"], e["commit"], e.get("segment")) for e in r.log[1:]] == [("bad", sha(hist, 1), seg)]
+        assert r.marks() == {}  # a mark of the range beside a step is not one of the main search
+        with pytest.raises(LayoutbenchError, match="--segment 'nope': give the range beside a step as A..B"):
+            bisect.mark(other, prof, r, "good", [sha(hist, 1)], segment="nope")

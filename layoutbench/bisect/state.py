@@ -35,7 +35,9 @@ class Journal:
             extra["target"] = target  # the machine that judged it (GOOD and BAD measured there too)
         if self.places is not None:
             extra.update(self.places.place_of(target))  # the labgrid place of that slot
-        if j.verdict in ("good", "bad", "between"):  # between (a change on both sides): bad, as decide's own journal
+        if j.verdict == "between":  # a change on both sides: bad for this range's step, as decide's own journal
+            extra["between"] = True
+        if j.verdict in ("good", "bad", "between"):
             self.b.mark("bad" if j.verdict == "between" else j.verdict, commit, j.describe(), "measured", subject=subj,
                         layouts=j.layouts, runs=j.runs, **extra)
         else:
@@ -141,15 +143,18 @@ class Bisection:
                 lines.append(self.s.start_line(e.get("bad"), e.get("good")))
             elif v == "endpoints":
                 lines.append(f"# endpoints: {e['note']}")
-            elif v in ("good", "bad", "skip") and e.get("segment"):  # a mark in a range beside a found step
-                lines.append(f"# {v} in {e['segment']}: [{e['commit']}] {e.get('subject', '')} -- {e.get('note', '')}")
             elif v == "place":
                 lines.append(f"# place: {e['note']}")
             elif v in ("good", "bad", "skip"):
                 subj = e.get("subject", "")
                 where = f" on {e['place']}" if e.get("place") else ""
-                lines.append(f"# {v}{where}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
+                where += f" in {e['segment']}" if e.get("segment") else ""  # a range beside a found step
+                why = (" (between: it differs from both ends, so it holds the step searched for here and lies "
+                       "before another)" if e.get("between") else "")
+                lines.append(f"# {v}{where}{why}: [{e['commit']}] {subj}" + (f" -- {e['note']}" if e.get("note") else ""))
                 words = ["layoutbench", "bisect", v, e["commit"], "--kernel", self.s.kernel] + opt
+                if e.get("segment"):
+                    words += ["--segment", e["segment"]]
                 if v == "skip" and e.get("why"):
                     words += ["--why", e["why"]]
                 lines.append(shlex.join(words))
@@ -157,6 +162,9 @@ class Bisection:
             r = self.result
             if r["status"] == "found":
                 lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')}")
+                for st in r.get("steps") or []:  # every other change point found
+                    if st.get("status") == "found" and st.get("culprit") and st["culprit"] != r["culprit"]:
+                        lines.append(f"# first bad commit of another step: [{st['culprit']}] {st.get('subject', '')}")
             elif r["status"] == "uncertain":
                 lines.append(f"# uncertain: points at [{r.get('candidate')}], not confirmed on fresh layouts")
             elif r["status"] == "range":
@@ -269,13 +277,21 @@ def start(store: Store, profile: Profile, s: Settings, bad: str | None = None, g
     return b
 
 
-def mark(store: Store, profile: Profile, b: Bisection, verb: str, revs: list[str], why: str = "") -> list[str]:
-    """The git-shaped verbs ``good``, ``bad``, ``skip``: mark commits by hand."""
+def mark(store: Store, profile: Profile, b: Bisection, verb: str, revs: list[str], why: str = "",
+         segment: str | None = None) -> list[str]:
+    """The git-shaped verbs ``good``, ``bad``, ``skip``: mark commits by hand; ``segment`` (A..B): in
+    the search of that range beside a found step (as ``bisect log`` writes such a mark)."""
+    if segment:
+        ends = segment.split("..")
+        if len(ends) != 2 or not all(ends):
+            raise LayoutbenchError(f"--segment {segment!r}: give the range beside a step as A..B")
+        segment = "..".join(source.resolve(profile, x, b.s.repo, b.s.subdir).commit for x in ends)
     shas = []
     for rev in revs:
         co = source.resolve(profile, rev, b.s.repo, b.s.subdir)
         b.mark(verb, co.commit, note="marked by hand" if not why else why, by="user",
-               subject=source.describe(co).get("subject", ""), **({"why": why} if why else {}))
+               subject=source.describe(co).get("subject", ""), **({"why": why} if why else {}),
+               **({"segment": segment} if segment else {}))
         shas.append(co.commit)
     return shas
 
@@ -337,7 +353,7 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
         elif verb in ("good", "bad", "skip"):
             if b is None:
                 raise LayoutbenchError(f"replay line {n}: {verb} before start; a log begins with a start line")
-            mark(store, prof, b, verb, pos, opts.get("why", ""))
+            mark(store, prof, b, verb, pos, opts.get("why", ""), opts.get("segment"))
         else:
             raise LayoutbenchError(f"replay line {n}: unknown verb {verb!r}; expected start, good, bad or skip")
     if b is None:

@@ -195,14 +195,16 @@ def _bisect_verb(verb):
     @click.option("--repo", type=click.Path())
     @click.option("--subdir")
     @store_option
-    def cmd(revs, kernel, repo, subdir, store_path, why=""):
+    @click.option("--segment", metavar="A..B", help="The mark belongs to the search of the range A..B beside a "
+                  "found step (as `bisect log` writes such marks, so that `bisect replay` restores them).")
+    def cmd(revs, kernel, repo, subdir, store_path, segment, why=""):
         from .. import bisect
 
         store = open_store(store_path)
         prof = profile.load(kernel) if kernel else None
         b = bisect.current(store, kernel, repo, subdir, prof)
         prof = prof or profile.load(b.s.kernel)
-        shas = bisect.mark(store, prof, b, verb, list(revs) or ["HEAD"], why)
+        shas = bisect.mark(store, prof, b, verb, list(revs) or ["HEAD"], why, segment)
         for sha in shas:
             out.print(f"{verb}: {sha}", markup=False)
         if b.good and b.bad:
