@@ -484,7 +484,7 @@ def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, 
         b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
     n = len([e for e in b.log])
     assert before > 1 and said[0] == (f"resuming the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} "
-                                      f"({before - 1} entries)")  # the marks after the start line
+                                      f"({before - 1} log entries)")  # the marks after the start line
     assert v["culprit"] == first["v"]["culprit"] and v["cost"]["ran_now"] == 0 and v["cost"]["compiled_now"] == 0
     assert {k: v["cost"][k] for k in ("builds", "images", "runs")} == \
         {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
@@ -1242,3 +1242,18 @@ def test_the_log_replays_the_marks_of_a_second_step_and_names_every_culprit(hist
         assert r.marks() == {}  # a mark of the range beside a step is not one of the main search
         with pytest.raises(LayoutbenchError, match="--segment 'nope': give the range beside a step as A..B"):
             bisect.mark(other, prof, r, "good", [sha(hist, 1)], segment="nope")
+
+
+def test_the_run_after_a_plan_says_it_starts_from_the_plan(hist, prof, first, tmp_path):
+    """After --plan the bisection's log holds only its start: the next run says it starts from the
+    plan (what it measured is kept), never "resuming ... (0 entries)"."""
+    path = _copy_without_state(first, hist, tmp_path)
+    said: list[str] = []
+    with closing(Store(path)) as store:
+        bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append, plan_only=True)
+        said.clear()
+        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
+    assert said[0] == (f"starting the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} from its plan "
+                       "(what --plan measured is in the store and is not measured again)")
+    assert not any("(0 log entries)" in m or "(0 entries)" in m for m in said)
+    assert v["culprit"] == first["v"]["culprit"]

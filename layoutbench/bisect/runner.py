@@ -119,7 +119,10 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
                 and b.s.args == s.args and b.s.target_config == s.target_config and b.s.layout == s.layout \
                 and not b.s.conflicts(s):
-            say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
+            n = len(b.log) - 1
+            say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({n} log entries)" if n else
+                f"starting the bisection of {profile.name} {g[:12]}..{bd[:12]} from its plan (what --plan measured "
+                "is in the store and is not measured again)")
             s = _decision_flags(b, s, say)
         else:
             if b is not None:
