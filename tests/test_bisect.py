@@ -153,6 +153,13 @@ def test_a_probe_between_two_steps_is_marked_bad_and_both_steps_are_named(tmp_pa
     p = lb("judge", "minikernel", "--repo", m["repo"], "--good", m["good"], "--bad", m["bad"], *CG, "--store", str(store),
            "--commit", sha(m, 2), "--json", check=False)
     assert p.returncode == 1 and json.loads(p.stdout)["verdict"] == "between", (p.stdout, p.stderr)
+    # with the single-layout bisection beside it (the verdict re-decided from the store): naming either
+    # step is agreeing on one of them; the headline names both steps, each with its own size
+    w = bisect_json(m, store, "--shadow")
+    named = [sha(m, 1), sha(m, 3)]
+    assert w["single_layout"]["agrees"] == (w["single_layout"]["culprit"] in named), w["single_layout"]
+    assert w["headline"].startswith("2 change points (cg_cost): first bad commit ") and all(
+        c[:12] in w["headline"] for c in named), w["headline"]
 
 
 def test_an_interrupted_bisection_resumes_without_repeating_probes(hist, tmp_path):

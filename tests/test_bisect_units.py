@@ -391,9 +391,13 @@ def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
     assert "  (--first-only: stopped after one; without it every change point is searched)" in t
     # a range beside the step whose own step was then found is that step, not "another change"
     located = {**several, "residual": [{"good": c1, "bad": c2, "ratio": 1.0123, "unlocated": False}],
-               "steps": v["steps"] + [{**v["steps"][0], "culprit": c1, "subject": "second"}]}
+               "steps": [{**v["steps"][0], "share": 0.3}, {**v["steps"][0], "culprit": c1, "subject": "second",
+                                                            "share": 0.68}],
+               "single_layout": {**v["single_layout"], "culprit": c1, "agrees": True}}
     t = bisect.text(located)
-    assert "another change" not in t and "the 2 steps found explain " in t
+    assert "another change" not in t and "the 2 steps found explain 98.00% of the endpoints' change together" in t
+    # the naive bisection named the second step: it agrees on one of them, it does not differ
+    assert f"as asv find) agrees on one of the 2 steps: it blames {c1[:12]}" in t
     head = verdict.Verdict.of_bisection(located).headline()
     assert head.startswith("2 change points (cg_cost): first bad commit ") and c1[:12] in head, head
     assert f"{v['culprit'][:12]} x{v['effect']['ratio']:.4f}" in head, head

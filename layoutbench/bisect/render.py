@@ -72,8 +72,9 @@ def _several(v: dict) -> list[str]:
     if not v.get("several"):
         return []
     found = [st for st in v.get("steps", []) if st.get("status") == "found"]
+    together = sum(st["share"] for st in found if isinstance(st.get("share"), (int, float)) and math.isfinite(st["share"]))
     out = [f"several changes or a drift: the step found explains {fmt.pct(v.get('share'))} of the endpoints' change"
-           if len(found) < 2 else f"several changes: the {len(found)} steps found explain {fmt.pct(v.get('share'))} "
+           if len(found) < 2 else f"several changes: the {len(found)} steps found explain {fmt.pct(together)} "
                                   "of the endpoints' change together"]
     for st in v.get("steps", []):
         if st["culprit"]:
@@ -275,7 +276,10 @@ def text(v: dict) -> str:
     if sl:
         said = (f"{sl['culprit'][:12]} {sl.get('culprit_subject', '')}" if sl["culprit"]
                 else "no culprit (" + sl.get("note", "") + ")")
-        if sl["agrees"]:
+        named = [st["culprit"] for st in v.get("steps") or [] if st.get("status") == "found" and st.get("culprit")]
+        if sl["agrees"] and len(named) > 1:
+            head = f"agrees on one of the {len(named)} steps"
+        elif sl["agrees"]:
             head = "agrees"
         elif v["status"] in ("noise", "not-shown", "range") or (v["status"] == "budget" and not v.get("culprit")):
             head = "would blame what this bisection does not"

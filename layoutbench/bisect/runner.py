@@ -298,7 +298,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         if verdict["status"] in ("uncertain", "budget") and not ours:
             ours = verdict.get("candidate") or next((c["commit"] for c in sorted(
                 verdict.get("candidates") or [], key=lambda c: -c["probability"])), None)
-        sl["agrees"] = (sl["culprit"] == ours) if verdict["status"] in ("found", "uncertain", "budget") else (
+        named = [st["culprit"] for st in verdict.get("steps") or [] if st["status"] == "found" and st["culprit"]]
+        sl["agrees"] = (sl["culprit"] == ours or sl["culprit"] in named) if verdict["status"] in (
+            "found", "uncertain", "budget") else (
             sl["culprit"] is None if verdict["status"] in ("noise", "not-shown") else sl["culprit"] in verdict.get("range", []))
         if sl["culprit"]:
             sl["culprit_subject"] = _subject(profile, s, sl["culprit"])
