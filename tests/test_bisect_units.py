@@ -644,8 +644,17 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         left = costs.duration_text(40 * sec)
         assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); about {left} left at "
                                     f"{sec:.3g} s a run (estimated)")
-        ledger.spent = 60  # beyond the plan: said so, and no time left is guessed
-        assert clock.progress() == "; 60/50 runs spent/planned (beyond the plan's likely cost)"
+        ledger.spent = 60  # beyond the plan, with no plan made again: said so, and no time left is guessed
+        assert clock.progress() == ("; 60/50 runs spent/planned (beyond the plan's likely cost, at the noise measured "
+                                    "so far too: the step may be near the minimum effect; --budget bounds it)")
+        clock.replan = lambda: 55  # a plan made again that is beyond too: the same
+        assert clock.progress().startswith("; 60/50 runs spent/planned (beyond the plan's likely cost")
+        clock.replan = lambda: 80  # made again at the noise measured now: the new plan and the time left
+        assert clock.progress() == (f"; 60/80 runs spent/planned (the plan's likely cost, made again at the noise "
+                                    f"measured so far); about {costs.duration_text(20 * sec)} left at {sec:.3g} s a "
+                                    "run (estimated)")
+        assert clock.likely == 80
+        clock.replan, clock.likely, clock.replanned = None, 50, False
         ledger.spent = 10
         ledger.budget = 30
         assert clock.progress() == (f"; about {costs.duration_text(20 * sec)} left at {sec:.3g} s a run "

@@ -37,6 +37,9 @@ class Clock:
     def __init__(self, p: Prober, s: Settings, ledger):
         self.p, self.s, self.ledger = p, s, ledger
         self.likely: int | None = None  #: the plan's likely cost in runs, when known
+        #: the likely cost made again at the noise and change measured so far (set by the runner)
+        self.replan = None
+        self.replanned = False
         self.update()
 
     def per_run(self) -> tuple[float | None, str]:
@@ -75,9 +78,16 @@ class Clock:
         if planned is None:
             return ""
         # with a budget the engine's line already says "N runs spent of B"
-        if lg.budget is None and lg.spent > planned:  # beyond the likely cost: no time left to estimate
-            return f"; {lg.spent}/{planned} runs spent/planned (beyond the plan's likely cost)"
-        out = "" if lg.budget is not None else f"; {lg.spent}/{planned} runs spent/planned (the plan's likely cost)"
+        if lg.budget is None and lg.spent > planned and self.replan is not None:  # plan again at what is known now
+            again = self.replan()
+            if again is not None and again > lg.spent:
+                self.likely, self.replanned, planned = again, True, again
+        if lg.budget is None and lg.spent > planned:  # beyond even that: no time left to estimate
+            return (f"; {lg.spent}/{planned} runs spent/planned (beyond the plan's likely cost, at the noise measured "
+                    "so far too: the step may be near the minimum effect; --budget bounds it)")
+        what = "the plan's likely cost, made again at the noise measured so far" if self.replanned else \
+            "the plan's likely cost"
+        out = "" if lg.budget is not None else f"; {lg.spent}/{planned} runs spent/planned ({what})"
         if sec is not None:
             out += (f"; about {costs.duration_text(max(0, planned - lg.spent) * sec)} left at {sec:.3g} s a run "
                     "(estimated)")

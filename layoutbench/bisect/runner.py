@@ -190,6 +190,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if plan_only:
         return _plan_only(eng, b, s, plan, commits, say, clock)
 
+    clock.replan = lambda: _likely_runs(eng, b, plan, commits)
+
     def progress(m: str) -> None:  # a phase's line also says the runs spent / planned and the time left
         if clock.likely is None and m.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
             clock.likely = _likely_runs(eng, b, plan, commits)
