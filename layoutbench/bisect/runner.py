@@ -287,7 +287,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     verdict["cost"]["ran_now"] = sum(q.ran_now for q in probers)
     verdict["budget"] = clock.summary()
     verdict["runs_per_layout"] = s.runs_choice
-    verdict["costs"] = target_costs(p, s).to_dict()
+    # one cost figure: the one the runs per layout were chosen from, else (R given) the target's now
+    verdict["costs"] = None if s.runs_choice else target_costs(p, s).to_dict()
     # 5. what a single-layout bisection would have said
     if s.shadow:
         before = (p.compiled_now, p.ran_now)
