@@ -68,7 +68,7 @@ EQUIVALENT = ROOT / "bench" / "mutants-equivalent.toml"
 #: are reused), for modules that neither compile nor link; every other module's tests start empty.
 #: ``functions``: only the mutants inside these top-level functions of the files (one job of a module)
 MODULES: dict[str, dict] = {
-    "stats": {"files": [f"layoutbench/stats/{m}.py" for m in ("base", "summary", "noise", "comparison", "family")], "tests": ["tests/test_stats.py"]},
+    "stats": {"files": [f"layoutbench/stats/{m}.py" for m in ("base", "summary", "noise", "comparison", "family")], "tests": ["tests/test_stats.py", "tests/test_directions.py"]},
     "layout": {"files": ["layoutbench/layout.py"], "tests": ["tests/test_units.py", "tests/test_layout_units.py"]},
     "placement": {"files": ["layoutbench/placement.py"],
                   "tests": ["tests/test_units.py", "tests/test_layout_units.py"]},
