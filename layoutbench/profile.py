@@ -113,8 +113,9 @@ class Profile:
     metric_prefix: str  #: lines that start with this carry metrics (``LAYOUTBENCH``)
     default_metric: str | None
     quirks: Path | None = None  #: the quirks file, when not quirks/<name>.toml
-    #: target kind → the metric followed on it when `--metric` is not given, over `default` and the
-    #: kind's own (`cg_cost` on `cachegrind`, `ic_cost` on `qemu-icache`), e.g. `{ ssh = "ns_per_call" }`
+    #: target kind → the metric followed (and shown by `compare`) on it when `--metric` is not given,
+    #: over `default` and the kind's own (`cg_cost` on `cachegrind`, `ic_cost` on `qemu-icache`),
+    #: e.g. `{ ssh = "ns_per_call" }`
     default_by_kind: dict[str, str] = field(default_factory=dict)
 
     def image(self, name: str | None = None) -> Image:

@@ -46,9 +46,9 @@ TEXT = {
     ("images.NAME", "ldflags"): "extra linker flags",
     ("images.NAME", "fragment"): "with `link_command`: the file in `{fragment_dir}` that holds the layout's "
                                  "text units, INCLUDEd by the kernel's own script",
-    ("metrics", "default"): "the metric `bisect`, `judge` and `compare` follow when `--metric` is not given, on "
-                            "a target whose kind has no default of its own (`default_by_kind`; `cg_cost` on "
-                            "`cachegrind`, `ic_cost` on `qemu-icache`)",
+    ("metrics", "default"): "the metric `bisect` and `judge` follow when `--metric` is not given, on a target "
+                            "whose kind has no default of its own (`default_by_kind`; `cg_cost` on `cachegrind`, "
+                            "`ic_cost` on `qemu-icache`); `compare` shows it where the runs print it, else all",
     ("targets.NAME", "image"): "which image it runs",
     ("targets.NAME", "kind"): "how it runs: " + ", ".join(f"`{k}`" for k in targets.KINDS)
                               + "; its other keys are the settings below",

@@ -82,21 +82,30 @@ def test_linux_bisect_under_the_cache_model_starts_on_ic_cost_and_refuses_getppi
 # -- the minikernel under the two cache models ------------------------------------------------------
 
 @pytest.mark.parametrize("target", CACHE_MODELS)
-def test_a_cache_model_is_compared_and_bisected_on_its_cost_with_no_metric_given(target, repo, workdir, tmp_path):
-    """With no --metric, compare shows the target's cost metric only (the profile's own default,
-    cycles_per_packet, is not printed there), and a bisection starts on it."""
+def test_a_cache_model_is_bisected_on_its_cost_with_no_metric_given(target, repo, workdir, tmp_path):
+    """With no --metric a bisection on a cache model follows its cost metric (the profile's own
+    default, cycles_per_packet, is not printed there); compare, which shows what the profile names,
+    shows every count of the model, the cost among them, and only the one a profile names for the
+    kind in ``[metrics] default_by_kind``."""
     cost, printed = CACHE_MODELS[target]
     store = tmp_path / "s.sqlite"
-    p = lb("compare", "minikernel", "--repo", str(repo), "--commit", "HEAD", "--target", target,
-           "--layouts", "default,random:2", "--runs", "1", "--store", str(store), "--json")
-    rep = json.loads(p.stdout)
-    assert [m["metric"] for m in rep["metrics"]] == [cost], rep["metrics"]
-    with sqlite3.connect(store) as c:
-        stored = {r[0] for r in c.execute("SELECT DISTINCT metric FROM samples")}
-    assert stored == printed, "the program's own (timed) lines are not kept"
     p = lb("bisect", "start", "minikernel", "HEAD", "HEAD~1", "--repo", str(repo), "--target", target,
            "--store", str(store))
     assert f"started (metric {cost})" in p.stdout, p.stdout
+    compare = ("compare", "minikernel", "--repo", str(repo), "--commit", "HEAD", "--target", target,
+               "--layouts", "default,random:2", "--runs", "1", "--store", str(store), "--json")
+    rep = json.loads(lb(*compare).stdout)
+    assert {m["metric"] for m in rep["metrics"]} == printed, rep["metrics"]
+    with sqlite3.connect(store) as c:
+        stored = {r[0] for r in c.execute("SELECT DISTINCT metric FROM samples")}
+    assert stored == printed, "the program's own (timed) lines are not kept"
+    _profile(tmp_path, f'\n[metrics.default_by_kind]\n{target} = "{cost.replace("cost", "ir")}"\n')
+    env = {"LAYOUTBENCH_PROFILES": str(tmp_path / "profiles")}
+    rep = json.loads(lb(*compare, env=env).stdout)
+    assert [m["metric"] for m in rep["metrics"]] == [cost.replace("cost", "ir")], rep["metrics"]
+    p = lb("bisect", "start", "minikernel", "HEAD", "HEAD~1", "--repo", str(repo), "--target", target,
+           "--store", str(store), env=env)
+    assert f"started (metric {cost.replace('cost', 'ir')})" in p.stdout, p.stdout
 
 
 #: every command that measures, with the options that make it measure HEAD of the repository

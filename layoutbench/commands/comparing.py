@@ -42,9 +42,9 @@ from . import (
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True,
-              help="Metric(s) to show, repeated or comma-separated; 'all' for every one (default: the target's: cg_cost "
-                   "on cachegrind, ic_cost on qemu-icache, else the profile's; else all the runs printed); a name the "
-                   "target cannot print is refused before anything is built, one the first run did not print stops it.")
+              help="Metric(s) to show, repeated or comma-separated; 'all' for every one (default: the profile's for "
+                   "the target's kind, else all the runs printed); a name the target cannot print is refused before "
+                   "anything is built, one the first run did not print stops it.")
 @click.option("--baseline", help="Layout the others are compared with, one of --layouts (default: the first).")
 @click.option("--retry-failed", is_flag=True, help="Run again the repetitions stored as failed.")
 @click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "

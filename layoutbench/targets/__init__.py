@@ -231,13 +231,16 @@ def make(profile: Profile, name: str | None = None, timeout: float | None = None
     return t
 
 
-def default_metric(profile: Profile, name: str | None = None) -> str | None:
+def default_metric(profile: Profile, name: str | None = None, own: bool = True) -> str | None:
     """The metric a command follows on target ``name`` (None: the profile's default target) when
     ``--metric`` is not given: the profile's ``[metrics] default_by_kind`` entry for its kind, else
-    the kind's own (``cg_cost`` on cachegrind, ``ic_cost`` on qemu-icache), else ``[metrics] default``."""
+    the kind's own (``cg_cost`` on cachegrind, ``ic_cost`` on qemu-icache; not with ``own=False``:
+    what the profile names only), else ``[metrics] default``."""
     spec = profile.target(name)
     if spec.kind in profile.default_by_kind:
         return profile.default_by_kind[spec.kind]
+    if not own:
+        return profile.default_metric
     try:
         own = target_class(profile, spec).DEFAULT_METRIC
     except LayoutbenchError:  # a kind whose Python package is missing: making the target says so
