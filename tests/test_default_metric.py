@@ -139,6 +139,25 @@ def test_a_metric_the_target_cannot_print_is_refused_before_anything_is_built(co
     _no_build(fresh_workdir)
 
 
+def test_a_continued_bisection_whose_target_no_longer_prints_its_metric_is_refused_before_a_build(
+        repo, fresh_workdir, tmp_path):
+    """A bisection started while its cachegrind target kept the program's own lines follows
+    cycles_per_packet; once the profile drops them (guest_metrics back to false), continuing it
+    (`bisect run` with no range: its stored settings) is the one line, before any compile."""
+    store, env = tmp_path / "s.sqlite", {"LAYOUTBENCH_PROFILES": str(tmp_path / "profiles")}
+    _profile(tmp_path, guest=True)
+    p = lb("bisect", "start", "minikernel", "HEAD", "HEAD~1", "--repo", str(repo), "--target", "cachegrind",
+           "--metric", "cycles_per_packet", "--store", str(store), env=env)
+    assert "started (metric cycles_per_packet)" in p.stdout
+    _profile(tmp_path)
+    p = lb("bisect", "run", "minikernel", "--repo", str(repo), "--store", str(store), env=env, check=False)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines()[-1] == (
+        "layoutbench: error: --metric 'cycles_per_packet': target cachegrind (cachegrind) of minikernel prints no "
+        "such metric; it prints cg_cost, cg_i1_misses, cg_ir; pass --metric cg_cost"), p.stderr
+    _no_build(fresh_workdir)
+
+
 def test_a_benchmark_that_prints_other_metrics_stops_after_its_first_run(repo, workdir, tmp_path):
     """Where only a run tells what the benchmark prints (target local: the hosted minikernel), a
     bisection with a metric it does not print stops after the first run of the first image (one run

@@ -233,8 +233,10 @@ def current(store: Store, kernel: str | None = None, repo: str | None = None, su
     return b
 
 
-def normalize(profile: Profile, s: Settings) -> Settings:
-    """Resolve the repository path so that the state key is stable; fill defaults."""
+def normalize(profile: Profile, s: Settings, check_metric: bool = True) -> Settings:
+    """Resolve the repository path so that the state key is stable; fill defaults.  ``check_metric``:
+    refuse a metric the target cannot print (not for a bisection continued on its own settings: its
+    prober checks those)."""
     repo_path, sub = source.repo_for(profile, s.repo, s.subdir)
     s.repo = str(repo_path) if repo_path is not None else None
     s.subdir = sub or None
@@ -245,7 +247,7 @@ def normalize(profile: Profile, s: Settings) -> Settings:
     if not s.metric:
         raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
     made = [targets.make(profile, n) for n in names]
-    for t in made:  # before anything is built: a metric the target cannot print
+    for t in made if check_metric else ():  # before anything is built: a metric the target cannot print
         targets.check_metric(profile, t, s.metric, whence)
     if len(names) == 1:
         s.target_config = config_hash(measure.target_config(made[0]))
