@@ -153,8 +153,8 @@ def test_a_continued_bisection_whose_target_no_longer_prints_its_metric_is_refus
     p = lb("bisect", "run", "minikernel", "--repo", str(repo), "--store", str(store), env=env, check=False)
     assert p.returncode == 2, p.stderr
     assert p.stderr.splitlines()[-1] == (
-        "layoutbench: error: --metric 'cycles_per_packet': target cachegrind (cachegrind) of minikernel prints no "
-        "such metric; it prints cg_cost, cg_i1_misses, cg_ir; pass --metric cg_cost"), p.stderr
+        "layoutbench: error: the bisection's metric 'cycles_per_packet': target cachegrind (cachegrind) of "
+        "minikernel prints no such metric; it prints cg_cost, cg_i1_misses, cg_ir; pass --metric cg_cost"), p.stderr
     _no_build(fresh_workdir)
 
 
