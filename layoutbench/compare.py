@@ -111,7 +111,9 @@ class View:
 
 
 def wanted_metrics(present: list[str], view: View, default_metric: str | None) -> list[str]:
-    """The metrics to show: the asked ones (default: the profile's); all when none of those was printed."""
+    """The metrics to show: the asked ones (default: the one the profile names for the target's kind,
+    ``targets.default_metric(own=False)``); all when none of those was printed (every count of a
+    cache model, its cost among them)."""
     validate.known_metrics(view.metrics, present)
     if view.metrics and "all" in view.metrics:
         return present
@@ -140,7 +142,7 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
     names = list(dict.fromkeys(j.layout for j in m.jobs))
     base = view.baseline or names[0]
     present = list(dict.fromkeys(s["metric"] for s in samples))
-    shown = wanted_metrics(present, view, req.profile.default_metric)
+    shown = wanted_metrics(present, view, targets.default_metric(req.profile, req.target, own=False))
     warn = emulation_warning(accels, shown)
     if warn:
         rep.warnings.insert(0, warn)
@@ -361,7 +363,7 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
     rep = CommitsReport(request.profile.name, request.checkout.commit, b.commit, ma.key.target, ma.key.host,
                         ma.key.mode, len(request.specs), request.runs, ma.key.config, min_effect)
     present = [x for x in dict.fromkeys(s["metric"] for s in ma.samples) if any(s["metric"] == x for s in mb.samples)]
-    shown = wanted_metrics(present, view, request.profile.default_metric)
+    shown = wanted_metrics(present, view, targets.default_metric(request.profile, request.target, own=False))
     warn = emulation_warning(ma.accelerators | mb.accelerators, shown)
     if warn:
         rep.warnings.append(warn)

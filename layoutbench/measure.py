@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from . import build as buildmod
 from . import layout, perfstat, procs, targets
+from .errors import LayoutbenchError
 from .paths import workdir
 from .profile import Profile
 from .source import Checkout
@@ -85,6 +86,11 @@ class MeasureRequest:
     jobs: int | None = None  #: parallel compile jobs
     overrides: tuple[tuple[str, object], ...] = ()  #: target settings from the command line (perf, pin)
     check_machine: bool = True  #: check that the machine is quiet before running (local, ssh)
+    #: the metrics the caller needs (``--metric``): the first ok run that prints one of them not
+    #: stops the command with one line, its run stored (a target that cannot print them is refused
+    #: earlier, by ``targets.check_metric``)
+    metrics: tuple[str, ...] = ()
+    metrics_from: str = "--metric"  #: where ``metrics`` came from, as the error names it
 
     def __post_init__(self):
         object.__setattr__(self, "specs", tuple(tuple(s) for s in self.specs))
@@ -169,6 +175,15 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
     return variants
 
 
+def _check_printed(request: MeasureRequest, target: targets.Target, result) -> None:
+    """After the first ok run: every metric the request needs is among the ones it printed."""
+    printed = {x.metric for x in result.samples}
+    missing = next((x for x in request.metrics if x != "all" and x not in printed), None)
+    if missing is not None:
+        raise LayoutbenchError(targets.no_metric(request.profile, target, missing, printed, request.metrics_from,
+                                                 first_run=True))
+
+
 def measure_commit(request: MeasureRequest, store: Store, target: targets.Target, *,
                    objs: buildmod.ObjectSet | None = None, linked: dict | None = None, progress=None,
                    say=lambda msg: None) -> Measurement:
@@ -186,7 +201,7 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
     variants = linked if linked is not None else link_all(objs, target.spec.image, store, jobs)
     m = Measurement(request, objs, jobs, key, {k: b for k, (_, b) in variants.items()})
     tick = progress or (lambda: None)
-    checked = False
+    checked = printed_checked = False
     for job in jobs:
         v, build_id = variants[(job.layout, job.seed)]
         status = store.done(build_id, key).get(job.rep)
@@ -219,6 +234,9 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
         if result.status != "ok":
             m.failed += 1
             say(f"{v.label} run {job.rep}: {result.status}: {result.message} (log: {log})")
+        elif not printed_checked:
+            printed_checked = True
+            _check_printed(request, target, result)
         tick()
     ids = sorted(set(m.build_ids.values()))
     where = dict(build_id=ids, target=key.target, host=key.host, mode=key.mode, args=key.args, config=key.config)

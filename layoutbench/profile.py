@@ -113,6 +113,10 @@ class Profile:
     metric_prefix: str  #: lines that start with this carry metrics (``LAYOUTBENCH``)
     default_metric: str | None
     quirks: Path | None = None  #: the quirks file, when not quirks/<name>.toml
+    #: target kind → the metric followed (and shown by `compare`) on it when `--metric` is not given,
+    #: over `default` and the kind's own (`cg_cost` on `cachegrind`, `ic_cost` on `qemu-icache`),
+    #: e.g. `{ ssh = "ns_per_call" }`
+    default_by_kind: dict[str, str] = field(default_factory=dict)
 
     def image(self, name: str | None = None) -> Image:
         if name is None:
@@ -418,4 +422,19 @@ def load(kernel: str) -> Profile:
         metric_prefix=m.get("prefix", str, "LAYOUTBENCH"),
         default_metric=m.get("default", str, None),
         quirks=quirks_file,
+        default_by_kind=_by_kind(file, m.get("default_by_kind", dict, {})),
     )
+
+
+def _by_kind(file: Path, value: dict) -> dict[str, str]:
+    """``[metrics] default_by_kind``: target kinds to metric names, each checked."""
+    from .targets import KINDS  # here: the targets package imports this module
+
+    for kind, metric in value.items():
+        if kind not in KINDS:
+            raise LayoutbenchError(f"{file}: [metrics] default_by_kind names {kind!r}, not a target kind; "
+                                   f"kinds are: {', '.join(KINDS)}")
+        if not isinstance(metric, str) or not metric.strip():
+            raise LayoutbenchError(f"{file}: [metrics] default_by_kind {kind} = {metric!r} must be a metric name "
+                                   f"(a string, e.g. \"ic_cost\")")
+    return dict(value)

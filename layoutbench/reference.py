@@ -46,7 +46,9 @@ TEXT = {
     ("images.NAME", "ldflags"): "extra linker flags",
     ("images.NAME", "fragment"): "with `link_command`: the file in `{fragment_dir}` that holds the layout's "
                                  "text units, INCLUDEd by the kernel's own script",
-    ("metrics", "default"): "the metric `bisect` and `history` use when `--metric` is not given",
+    ("metrics", "default"): "the metric `bisect` and `judge` follow when `--metric` is not given, on a target "
+                            "whose kind has no default of its own (`default_by_kind`; `cg_cost` on `cachegrind`, "
+                            "`ic_cost` on `qemu-icache`); `compare` shows it where the runs print it, else all",
     ("targets.NAME", "image"): "which image it runs",
     ("targets.NAME", "kind"): "how it runs: " + ", ".join(f"`{k}`" for k in targets.KINDS)
                               + "; its other keys are the settings below",
@@ -80,7 +82,8 @@ SETTING_TEXT = {
     "plugin": "a built cache-model plugin instead of `native/qemu-icache`'s",
     "icount": "QEMU's `-icount` (`shift=0,sleep=off`)",
     "rtc": "QEMU's `-rtc` (`base=2026-01-01T00:00:00,clock=vm`: the same clock in every boot)",
-    "guest_metrics": "keep the guest's own (timed) metric lines beside the counts (false)",
+    "guest_metrics": "keep the guest's or program's own (timed) metric lines beside the counts (false): a "
+                     "`--metric` it does not count is then checked at the first run, not before the build",
     "host": "host name or `~/.ssh/config` alias (required)",
     "port": "ssh port (the ssh config's)",
     "user": "ssh user (the ssh config's)",

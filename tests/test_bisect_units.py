@@ -550,8 +550,8 @@ def test_an_unknown_metric_is_one_line_naming_the_metrics_printed(hist, prof, fi
     path.write_bytes(first["store"].read_bytes())
     with closing(Store(path)) as store, pytest.raises(LayoutbenchError) as e:
         bisect.run(store, prof, settings(hist, metric="nope"), hist["good"], hist["bad"])
-    assert str(e.value) == ("the runs of minikernel print no metric 'nope'; they print: cg_cost, cg_i1_misses, "
-                            "cg_ir")
+    assert str(e.value) == ("--metric 'nope': target cachegrind (cachegrind) of minikernel prints no such metric; "
+                            "it prints cg_cost, cg_i1_misses, cg_ir; pass --metric cg_cost")
 
 
 def test_the_log_prints_like_git_bisect_log_and_replays_to_the_same_log(hist, prof, first, tmp_path):

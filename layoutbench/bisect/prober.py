@@ -31,6 +31,9 @@ class Prober:
         #: ``timeout``: seconds before a run is killed (None: the target's); not a setting of the
         #: bisection (a resumed one takes the one given now), nor of the target's configuration
         self.target = targets.make(profile, settings.target, timeout)
+        #: where the metric came from, as an error names it (a resumed bisection's is in its state)
+        self.metric_from = "--metric" if "metric" in settings.given else "the bisection's metric"
+        targets.check_metric(profile, self.target, settings.metric, self.metric_from)  # before a build
         self.name = settings.target or self.target.spec.name  #: the machine, as the marks name it
         #: with several probers in threads: held while compiling and linking (shared object cache)
         self.lock = lock
@@ -71,7 +74,9 @@ class Prober:
         return got
 
     def _measure(self, co: source.Checkout, specs: list[tuple[str, int]], runs: int, purpose: str) -> dict:
-        request = measure.MeasureRequest(self.profile, co, specs, runs, self.s.mode, self.s.target, self.extra)
+        request = measure.MeasureRequest(self.profile, co, specs, runs, self.s.mode, self.s.target, self.extra,
+                                         metrics=(self.s.metric,) if self.s.metric else (),
+                                         metrics_from=self.metric_from)
         linked = None
         with self.lock or contextlib.nullcontext():
             try:
@@ -95,9 +100,9 @@ class Prober:
         groups = m.groups(self.s.metric, max_rep=runs)
         if not groups:
             seen_metrics = {x["metric"] for x in samples}
-            if seen_metrics:
-                raise LayoutbenchError(f"the runs of {self.profile.name} print no metric {self.s.metric!r}; "
-                                       f"they print: {', '.join(sorted(seen_metrics))}")
+            if seen_metrics:  # stored runs (a run made now is checked as it ends: measure_commit)
+                raise LayoutbenchError(targets.no_metric(self.profile, self.target, self.s.metric, seen_metrics,
+                                                         self.metric_from))
             raise Skip(f"every run of {co.short} failed (see layoutbench results --runs --commit {co.short})")
         return groups
 

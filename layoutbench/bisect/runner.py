@@ -110,7 +110,7 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
 def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings,
          ends: tuple[str | None, str | None], say, plan_only: bool = False, timeout: float | None = None) -> dict:
     good, bad = ends
-    s = normalize(profile, s)
+    s = normalize(profile, s, check_metric=good is not None and bad is not None)  # continued: the prober checks
     key = state_key(s.kernel, s.repo, s.subdir)
     b = Bisection.load(store, key)
     if good is not None and bad is not None:

@@ -241,21 +241,26 @@ def current(store: Store, kernel: str | None = None, repo: str | None = None, su
     return b
 
 
-def normalize(profile: Profile, s: Settings) -> Settings:
-    """Resolve the repository path so that the state key is stable; fill defaults."""
+def normalize(profile: Profile, s: Settings, check_metric: bool = True) -> Settings:
+    """Resolve the repository path so that the state key is stable; fill defaults.  ``check_metric``:
+    refuse a metric the target cannot print (not for a bisection continued on its own settings: its
+    prober checks those)."""
     repo_path, sub = source.repo_for(profile, s.repo, s.subdir)
     s.repo = str(repo_path) if repo_path is not None else None
     s.subdir = sub or None
     names = s.targets
+    whence = "--metric" if s.metric is not None else "the default metric"
     if s.metric is None:
-        kind = profile.target(names[0]).kind
-        s.metric = "cg_cost" if kind == "cachegrind" else profile.default_metric
+        s.metric = targets.default_metric(profile, names[0])
     if not s.metric:
         raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
+    made = [targets.make(profile, n) for n in names]
+    for t in made if check_metric else ():  # before anything is built: a metric the target cannot print
+        targets.check_metric(profile, t, s.metric, whence)
     if len(names) == 1:
-        s.target_config = config_hash(measure.target_config(targets.make(profile, s.target)))
+        s.target_config = config_hash(measure.target_config(made[0]))
     else:  # a farm: a bisection resumes only on the same machines, configured the same
-        s.target_config = config_hash([measure.target_config(targets.make(profile, n)) for n in names])
+        s.target_config = config_hash([measure.target_config(t) for t in made])
     s.check()
     return s
 

@@ -26,7 +26,9 @@ def bisect_options(f):
     opts = [
         click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree (default: the profile's)."),
         click.option("--subdir", help="The kernel tree inside --repo (default: its top)."),
-        click.option("--metric", help="The metric to bisect (default: cg_cost on cachegrind, else the profile's)."),
+        click.option("--metric", help="The metric to bisect (default: the target's: cg_cost on cachegrind, ic_cost on "
+                     "qemu-icache, else the profile's); one the target cannot print is refused before anything is "
+                     "built, one the first run did not print stops it."),
         click.option("--target", "target", help="Where to run (a [targets] entry of the profile); a,b,c: a farm: each "
                      "round judges up to 3 probes at once, one per machine, each against GOOD and BAD measured there; "
                      "a labgrid-places target: one probe per place, each place reserved through the coordinator."),
@@ -118,7 +120,7 @@ def bisect_grp():
     """Find the commit whose code changed a metric, never one that only moved code.
 
     \b
-      layoutbench bisect KERNEL GOOD..BAD --metric NAME [--target T --layouts K --runs R]
+      layoutbench bisect KERNEL GOOD..BAD [--metric NAME --target T --layouts K --runs R]
     measures GOOD and BAD over K random layouts (the same seeds on every commit), stops
     with "no change shown" when they do not differ by --min-effect (--prove-null: goes on
     until "within layout noise" is shown), else bisects: each probe is compared with GOOD

@@ -81,10 +81,12 @@ def build_cmd(**o):
 @click.option("--target", "target_name", help="Where to run it (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before the run is killed (> 0, at most a week).")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) the run must print, repeated or comma-separated: "
+              "one the target cannot print is refused before anything is built, one the run did not print fails it.")
 def run_cmd(**o):
     """Link one variant, run (boot) it once, show its console and metrics. Nothing is stored.
 
-    Exits non-zero when the run fails, hangs or panics.
+    Exits non-zero when the run fails, hangs or panics, or prints no --metric asked for.
     """
     from .. import build, targets
     from ..compare import emulation_warning
@@ -94,6 +96,9 @@ def run_cmd(**o):
     layout.get(o["layout_name"])
     prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
     target = targets.make(prof, o["target_name"], o["timeout"])
+    asked = [m for m in validate.metric_names(o["metrics"]) or () if m != "all"]
+    for m in asked:
+        targets.check_metric(prof, target, m)
     objs = build.compile_objects(prof, co, None, say)
     v = build.link_variant(objs, target.spec.image, o["layout_name"], o["seed"])
     say(f"running {v.image} {v.label} (plan {v.plan_id}) on {target.describe()}")
@@ -109,6 +114,10 @@ def run_cmd(**o):
         err.print(f"[yellow]warning:[/yellow] {warn}")
     if r.status != "ok":
         raise LayoutbenchError(f"{prof.name} {v.label} on {target.spec.name}: {r.status}: {r.message}; log {log}")
+    printed = {x.metric for x in r.samples}
+    missing = next((m for m in asked if m not in printed), None)
+    if missing is not None:
+        raise LayoutbenchError(targets.no_metric(prof, target, missing, printed, first_run=True))
 
 
 @main.command("quirks")

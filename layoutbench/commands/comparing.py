@@ -42,8 +42,9 @@ from . import (
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True,
-              help="Metric(s) to show, repeated or comma-separated; 'all' for every one (default: the profile's, else "
-                   "all the runs printed); a name no run printed is an error.")
+              help="Metric(s) to show, repeated or comma-separated; 'all' for every one (default: the profile's for "
+                   "the target's kind, else all the runs printed); a name the target cannot print is refused before "
+                   "anything is built, one the first run did not print stops it.")
 @click.option("--baseline", help="Layout the others are compared with, one of --layouts (default: the first).")
 @click.option("--retry-failed", is_flag=True, help="Run again the repetitions stored as failed.")
 @click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "
@@ -82,15 +83,17 @@ def compare_cmd(**o):
                                f"{', '.join(dict.fromkeys(n for n, _ in specs))}")
     names = [n.strip() for t in o["target_names"] for n in t.split(",") if n.strip()]
     prof = profile.load(o["kernel"])
-    _check_targets(prof, names or [None], o)
     view = compare.View(validate.metric_names(o["metrics"]), o["baseline"])
+    _check_targets(prof, names or [None], o, view.metrics or ())
+    o["metrics"] = tuple(m for m in view.metrics or () if m != "all")  # each checked at the first run too
     store = open_store(o["store_path"])
     if o["commits"]:
         return _compare_commits(o, prof, specs, names, store)
     co = source.resolve(prof, o["rev"], o["repo"], o["subdir"])
     request = measure.MeasureRequest(prof, co, specs, o["runs"], o["mode"], names[0] if names else None,
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
-                                     o["retry_failed"], o["jobs"], machine_overrides(o), not o["no_machine_check"])
+                                     o["retry_failed"], o["jobs"], machine_overrides(o), not o["no_machine_check"],
+                                     metrics=o["metrics"])
     if len(names) > 1:
         multi = compare.run_many(request, names, store, view, progress_bar, say)
         if o["as_json"]:
@@ -111,13 +114,15 @@ def compare_cmd(**o):
                                f"(first: {rep.failures[0]['log'] if rep.failures else 'none'})")
 
 
-def _check_targets(prof, names, o: dict) -> None:
+def _check_targets(prof, names, o: dict, metrics=()) -> None:
     """Make every target once before anything is built: unknown names, bad settings, a --pin of a
-    CPU this machine lacks are found now, not after every run failed."""
+    CPU this machine lacks, a --metric the target cannot print are found now, not after every run."""
     from .. import targets
 
     for n in names:
         t = targets.make(prof, n, o.get("timeout"), dict(machine_overrides(o)))
+        for m in metrics:
+            targets.check_metric(prof, t, m)
         if t.kind == "local" and t.pin is not None:
             validate.pin(t.pin, local=True)
         if t.kind == "local" and t.perf_events:
@@ -157,7 +162,7 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
     a, b = (source.resolve(prof, r, o["repo"], o["subdir"]) for r in revs)
     request = measure.MeasureRequest(prof, a, seeded, o["runs"], o["mode"], names[0] if names else None,
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
-                                     o["retry_failed"], o["jobs"])
+                                     o["retry_failed"], o["jobs"], metrics=o["metrics"])
     rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(o["metrics"])),
                                   o["min_effect"] / 100, say)
     from ..verdict import Verdict

@@ -30,7 +30,8 @@ from . import _json, main, open_store, out, progress_bar, say, store_option
 @click.option("--target", "target_name", help="Where to run (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
-@click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all).")
+@click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all); one the target "
+              "cannot print is refused before anything is built.")
 @click.option("--min-effect", default="1", show_default=True,
               help="Smallest change reported, in percent (1 means 1%; a % sign is accepted; 0 to below 50).")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
@@ -61,11 +62,13 @@ def history_cmd(**o):
         raise LayoutbenchError("give one of --step, --every-commit and --every")
     if range_ and refine:
         raise LayoutbenchError("give either A..B (a sweep) or --refine X..Y, not both")
+    metrics = validate.metric_names(o["metrics"]) or ()
     opts = history.SweepOptions(
         spec=range_, repo=repo, subdir=subdir,
         specs=tuple(layout.parse_specs(list(o["layouts"]), o["seed"])) if o["layouts"] else None,
         runs=o["runs"], mode=o["mode"], target=o["target_name"],
-        extra=tuple(o["extra"].split()) if o["extra"] is not None else None, timeout=o["timeout"], jobs=o["jobs"])
+        extra=tuple(o["extra"].split()) if o["extra"] is not None else None, timeout=o["timeout"], jobs=o["jobs"],
+        metrics=metrics)
     bar = None if o["as_json"] else progress_bar
     outcome = None
     if refine:
@@ -79,7 +82,6 @@ def history_cmd(**o):
         outcome = history.sweep(prof, store, points, opts, None, bar, say)
     elif not o["summary"]:
         raise LayoutbenchError("give a range A..B, --refine X..Y or --summary")
-    metrics = validate.metric_names(o["metrics"]) or ()
     series = outcome.series if outcome else history.load_series(store, prof.name,
                                                                  source.repo_for(prof, repo, subdir)[0])
     h = history.analyse(store, series, prof, list(metrics) or None, min_effect=o["min_effect"] / 100)

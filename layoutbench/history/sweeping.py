@@ -168,6 +168,7 @@ class SweepOptions:
     extra: tuple[str, ...] | None = None  #: None: the series' arguments
     timeout: float | None = None
     jobs: int | None = None
+    metrics: tuple[str, ...] = ()  #: --metric: refused before a build when the target cannot print one
 
 
 def probe(request: measure.MeasureRequest, target: targets.Target, store: Store, progress_factory=None,
@@ -216,6 +217,8 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
             if val is not None:
                 setattr(series, attr, list(val) if attr == "specs" else val)
     target = targets.make(profile, series.target, opts.timeout)
+    for m in opts.metrics:
+        targets.check_metric(profile, target, m)
     if opts.extra is not None and " ".join(opts.extra) != series.args:
         series.args = " ".join(opts.extra)
     series.host, series.image = target.host, target.spec.image
@@ -228,7 +231,8 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
         for c in points:
             request = measure.MeasureRequest(profile, source.Checkout(Path(series.repo), series.subdir, c, None),
                                              series.specs, series.runs, series.mode, series.target,
-                                             tuple(series.args.split()), opts.timeout, jobs=opts.jobs)
+                                             tuple(series.args.split()), opts.timeout, jobs=opts.jobs,
+                                             metrics=tuple(m for m in opts.metrics if m != "all"))
             rec = probe(request, target, store, progress_factory, say)
             out.ran += rec.pop("ran")
             out.skipped += rec.pop("skipped")

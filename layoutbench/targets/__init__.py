@@ -97,6 +97,13 @@ class Target:
     counts = False  #: perf counters, pinning and the quiet-machine check apply
     #: what one stored run's time is, in the words of the measured costs ("12 boots+runs 3.1 s")
     run_noun = "runs"
+    #: the metrics the target itself makes of a run (a cache model's counts), every one it keeps
+    #: unless its ``guest_metrics`` setting keeps the benchmark's own lines too; None: whatever the
+    #: benchmark prints (not known before a run)
+    METRICS: tuple[str, ...] | None = None
+    #: the metric a command follows on this kind when neither ``--metric`` nor the profile's
+    #: ``[metrics] default_by_kind`` names one (None: the profile's ``[metrics] default``)
+    DEFAULT_METRIC: str | None = None
 
     def __init__(self, spec: TargetSpec, profile: Profile):
         self.spec, self.profile = spec, profile
@@ -107,6 +114,13 @@ class Target:
         if (self.perf_events or self.pin is not None) and not self.counts:
             raise LayoutbenchError(f"target {spec.name} (kind {spec.kind}) cannot count with perf or pin a CPU; "
                                    f"use a local or ssh target (perf kvm stat for QEMU guests is not supported)")
+
+    def prints(self) -> tuple[str, ...] | None:
+        """Every metric a run of this target can print, known before any run; None when the
+        benchmark decides (a local, QEMU or SSH benchmark, or a cache model keeping its guest's lines)."""
+        if self.METRICS is None or self.spec.settings.get("guest_metrics"):
+            return None
+        return self.METRICS
 
     def wrap(self, words: list[str]) -> list[str]:
         """The benchmark command under ``perf stat`` and ``taskset`` as the settings ask."""
@@ -168,7 +182,7 @@ _SSH = ("host", "port", "user", "identity", "ssh_config", "known_hosts", "connec
 SETTINGS: dict[str, tuple[str, ...]] = {
     "local": ("args", "command"),
     "qemu": _QEMU,
-    "cachegrind": ("args", "i1", "d1", "ll", "miss_weight"),
+    "cachegrind": ("args", "i1", "d1", "ll", "miss_weight", "guest_metrics"),
     "qemu-icache": (*_QEMU, "i1", "miss_weight", "plugin", "icount", "rtc", "guest_metrics"),
     "ssh": _SSH,
     "labgrid": ("env", "role", "image_key", "state", "off_state", "boot_args", "host_id"),
@@ -215,6 +229,44 @@ def make(profile: Profile, name: str | None = None, timeout: float | None = None
     if timeout is not None:
         t.timeout = timeout
     return t
+
+
+def default_metric(profile: Profile, name: str | None = None, own: bool = True) -> str | None:
+    """The metric a command follows on target ``name`` (None: the profile's default target) when
+    ``--metric`` is not given: the profile's ``[metrics] default_by_kind`` entry for its kind, else
+    the kind's own (``cg_cost`` on cachegrind, ``ic_cost`` on qemu-icache; not with ``own=False``:
+    what the profile names only), else ``[metrics] default``."""
+    spec = profile.target(name)
+    if spec.kind in profile.default_by_kind:
+        return profile.default_by_kind[spec.kind]
+    if not own:
+        return profile.default_metric
+    try:
+        own = target_class(profile, spec).DEFAULT_METRIC
+    except LayoutbenchError:  # a kind whose Python package is missing: making the target says so
+        own = None
+    return own or profile.default_metric
+
+
+def no_metric(profile: Profile, target: Target, metric: str, printed, whence: str = "--metric",
+              first_run: bool = False) -> str:
+    """The one line for a metric the runs of ``target`` do not print: the metric and where it came
+    from, the target, what it prints (``first_run``: what its first run printed) and what to pass."""
+    printed = sorted(dict.fromkeys(printed))
+    default = default_metric(profile, target.spec.name)
+    use = default if default in printed and default != metric else (printed[0] if printed else None)
+    verb = "printed" if first_run else "prints"
+    return (f"{whence} {metric!r}: target {target.spec.name} ({target.kind}) of {profile.name} {verb} no such metric"
+            f"{' in its first run' if first_run else ''}; it {verb} {', '.join(printed) or 'none'}"
+            + (f"; pass --metric {use}" if use else ""))
+
+
+def check_metric(profile: Profile, target: Target, metric: str | None, whence: str = "--metric") -> None:
+    """Refuse, before anything is built, a metric ``target`` cannot print (where that is known
+    before a run: :meth:`Target.prints`); one line naming it, the target and what it prints."""
+    printed = target.prints()
+    if metric and metric != "all" and printed is not None and metric not in printed:
+        raise LayoutbenchError(no_metric(profile, target, metric, printed, whence))
 
 
 def require(spec: TargetSpec, profile: Profile, setting: str, what: str):

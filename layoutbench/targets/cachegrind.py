@@ -6,7 +6,10 @@ no run noise.  It reports, as metrics (all lower is better):
 
 - ``cg_ir``: instructions executed,
 - ``cg_i1_misses``: I1 misses of the simulated cache (``i1 = "size,assoc,line"``),
-- ``cg_cost``: ``cg_ir + miss_weight * cg_i1_misses``, a cycle-like cost.
+- ``cg_cost``: ``cg_ir + miss_weight * cg_i1_misses``, a cycle-like cost (the default metric).
+
+The program's own metric lines time the simulator, not the layout: they are dropped unless
+``guest_metrics = true``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ def read_summary(path: Path) -> dict[str, int]:
 
 class CachegrindTarget(Target):
     kind = "cachegrind"
+    METRICS = ("cg_cost", "cg_ir", "cg_i1_misses")
+    DEFAULT_METRIC = "cg_cost"
     #: the settings a profile may leave out (they are part of every run's configuration)
     DEFAULTS = {"i1": "4096,2,64", "d1": "32768,8,64", "ll": "1048576,16,64", "miss_weight": 20}
 
@@ -64,4 +69,9 @@ class CachegrindTarget(Target):
                 output += "\n".join(["", "# from cachegrind:", *lines, ""])
                 with open(log, "a") as f:
                     f.write("\n".join(["", "# from cachegrind:", *lines, ""]))
-        return self.finish(output, code, timed_out, secs, log)
+        r = self.finish(output, code, timed_out, secs, log)
+        if not self.spec.settings.get("guest_metrics"):
+            r.samples = [x for x in r.samples if x.metric in self.METRICS]
+            if r.status == "ok" and not r.samples:
+                r.status, r.message = "failed", f"cachegrind wrote no summary ({out}); see the log"
+        return r

@@ -13,7 +13,7 @@ are identical run to run.  It reports, as metrics (all lower is better):
 
 - ``ic_ir``: guest instructions executed between the markers (kernel and user, every process),
 - ``ic_i1_misses``: misses of the simulated I1,
-- ``ic_cost``: ``ic_ir + miss_weight * ic_i1_misses``.
+- ``ic_cost``: ``ic_ir + miss_weight * ic_i1_misses`` (the default metric).
 
 These are counts, not timings: they do not time the emulator (no emulation warning for them).
 A guest that never runs the markers fails with a one-line error saying so.
@@ -83,6 +83,8 @@ class QemuIcacheTarget(QemuTarget):
     false: under TCG they time the emulator) and ``plugin`` (a built plugin instead of layoutbench's)."""
 
     kind = "qemu-icache"
+    METRICS = METRICS
+    DEFAULT_METRIC = "ic_cost"
     DEFAULTS = {"i1": "4096,2,64", "miss_weight": 20, "icount": "shift=0,sleep=off",
                 "rtc": "base=2026-01-01T00:00:00,clock=vm", "guest_metrics": False}
 
