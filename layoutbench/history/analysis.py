@@ -202,13 +202,15 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
     """Every finished bisection of this kernel kept in the store (one per range and metric,
     bisect.kept) and the marks of the bisections in progress, as markers of this range:
 
-    - ``kind`` ``verdict``: layoutbench's own verdict (verdict.Verdict.headline), on each commit it
-      blames; a verdict that blames no commit ("no change shown") has ``commit`` None; the first
+    - ``kind`` ``verdict``: layoutbench's own verdict on each commit it blames (verdict.Verdict.headline
+      with one culprit; with several, each its own change point with its own effect, ``effect``); a
+      verdict that blames no commit ("no change shown") has ``commit`` None; the first
       entry of a verdict has ``unseen``: the lines saying what its tests could not see at this
       noise (verdict.not_ruled_out_line), every other one none;
     - ``kind`` ``candidate``: a commit the verdict could not rule out (uncertain, skipped, budget);
     - ``kind`` ``shadow``: what the single-layout bisection run beside it would blame, labelled as
-      what a naive bisection would blame, never as the verdict;
+      what a naive bisection would blame, never as the verdict (``agrees``: layoutbench blames that
+      commit too, as any of its culprits);
     - ``kind`` ``probe`` (and ``probe``: True): a good/bad/skip mark.
     """
     from ..verdict import Verdict, not_ruled_out_line
@@ -226,23 +228,28 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
         base = {"key": key, "range": span, "metric": res.get("metric") or s.get("metric") or "",
                 "status": v.status, "headline": v.headline(), "unseen": []}
         unseen = [not_ruled_out_line(u) for u in v.unseen]
-        named = [c for c in (_find(x, pos) for x in v.culprits) if c]
-        for i, c in enumerate(named):
-            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "text": head,
-                        "unseen": unseen if i == 0 else []})
+        named = [(x, c) for x, c in ((x, _find(x, pos)) for x in v.culprits) if c]
+        blamed = {c for _, c in named}
+        for i, (x, c) in enumerate(named):
+            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "unseen": unseen if i == 0 else [],
+                        **_culprit_text(span, v, res, x, i, len(v.culprits))})
         if not v.culprits and _find(res.get("good"), pos) and _find(res.get("bad"), pos):  # a range of this history
             maybe = [v.candidate] if v.candidate else (res.get("range") or [])
             hits = [c for c in (_find(x, pos) for x in maybe) if c]
             out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head, "unseen": unseen})
             for c in hits:
-                out.append({**base, "commit": c, "index": pos[c], "kind": "candidate",
+                out.append({**base, "commit": c, "index": pos[c], "kind": "candidate", "label": "layoutbench: not ruled out",
                             "text": f"layoutbench bisect {span}: not ruled out ({v.status})"})
         sh = v.shadow or {}
         c = _find(sh.get("culprit"), pos)
         if c:
-            out.append({**base, "commit": c, "index": pos[c], "kind": "shadow",
+            # layoutbench's own verdict is the culprits, every one: the naive choice agrees when it is one of them
+            too = c in blamed or (not named and sh.get("agrees"))
+            out.append({**base, "commit": c, "index": pos[c], "kind": "shadow", "agrees": too,
+                        "label": "naive bisection would blame" + (" (so does layoutbench)" if too else ""),
                         "text": f"a naive single-layout bisection of {span} would blame this"
-                                + (" (layoutbench agrees)" if sh.get("agrees") else " (layoutbench does not)")})
+                                + (" (layoutbench blames it too)" if c in blamed else " (layoutbench agrees)" if too
+                                   else " (layoutbench does not)")})
     for b in bisect.stored(store):
         if b.s.kernel != series.kernel:
             continue
@@ -253,6 +260,24 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
                     out.append({"commit": c, "index": pos[c], "text": f"bisect: {e['verb']}", "key": b.key,
                                 "kind": "probe", "probe": True})
     return out
+
+
+def _culprit_text(span: str, v, res: dict, culprit: str, i: int, n: int) -> dict:
+    """The text and plot label of one culprit of a verdict: with several, each its own change point
+    and its own effect (the confirmation's ratio and interval), never the first one's."""
+    metric = res.get("metric") or (res.get("settings") or {}).get("metric") or ""
+    step = next((s for s in res.get("steps") or [] if s.get("culprit") == culprit and s.get("status") == "found"), {})
+    e = step.get("effect") or (res.get("effect") if i == 0 else None) or {}
+    ratio, lo, hi = e.get("ratio"), e.get("ci_low"), e.get("ci_high")
+    size = f"x{ratio:.4f}" if isinstance(ratio, (int, float)) else ""
+    ci = (f", CI {bisect.interval(lo, hi)}" if isinstance(lo, (int, float)) or isinstance(hi, (int, float)) else "")
+    effect = {"ratio": ratio, "ci_low": lo, "ci_high": hi}
+    if n == 1:
+        return {"text": f"layoutbench bisect {span}: {v.headline()}", "label": "layoutbench: first bad", "effect": effect}
+    which = "first bad commit" if i == 0 else "next change point"
+    return {"text": f"layoutbench bisect {span}: change point {i + 1} of {n}, {which} {culprit[:12]} ({metric}"
+                    f"{', ' + size if size else ''}{ci})",
+            "label": f"layoutbench: change {i + 1} of {n}" + (f", {size}" if size else ""), "effect": effect}
 
 
 def _find(v, pos: dict) -> str | None:
