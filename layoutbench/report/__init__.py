@@ -261,7 +261,7 @@ def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.P
     d = {"available": True, "title": f"{prev.short} → {p.short}, {h.series.image} image in the {lb} layout:",
          "text": _symdiff_text(res), "cache": None}
     if res.counts["changed"] == res.counts["resized"] == 0 and not res.placement_identical:
-        d["cache"] = _cache_link(store, prev, p, (old, new), out)
+        d["cache"] = _cache_link(store, prev, p, (old, new), out, h.series.args)
     return d
 
 
@@ -277,7 +277,7 @@ def _cachegrind_out(store: Store, point: history.Point, elf: Path) -> tuple[Path
     return None
 
 
-def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path) -> dict:
+def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path, args: str = "") -> dict:
     """The cache view of a layout-only commit: a page (``commits/cache/<commit12>.html``) from the
     kept cachegrind outputs of both images' runs, else the command that prints it."""
     from rich.console import Console
@@ -285,7 +285,8 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tupl
     from ..symdiff import cache as cachemod
 
     old, new = sides
-    command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I"
+    command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I" + (
+        f" --args {shlex.quote(args)}" if args else "")
     found = _cachegrind_out(store, prev, Path(old.path)), _cachegrind_out(store, p, Path(new.path))
     if None in found:
         return {"page": None, "command": command, "reason": "the cachegrind outputs of the two images are not kept"}
