@@ -273,7 +273,8 @@ def _culprit_text(span: str, v, res: dict, culprit: str, i: int, n: int) -> dict
     ci = (f", CI {bisect.interval(lo, hi)}" if isinstance(lo, (int, float)) or isinstance(hi, (int, float)) else "")
     effect = {"ratio": ratio, "ci_low": lo, "ci_high": hi}
     if n == 1:
-        return {"text": f"layoutbench bisect {span}: {v.headline()}", "label": "layoutbench: first bad", "effect": effect}
+        return {"text": f"layoutbench bisect {span}: {v.headline()}", "effect": effect,
+                "label": "layoutbench: first bad" + (f", {size}" if size else "")}
     which = "first bad commit" if i == 0 else "next change point"
     return {"text": f"layoutbench bisect {span}: change point {i + 1} of {n}, {which} {culprit[:12]} ({metric}"
                     f"{', ' + size if size else ''}{ci})",

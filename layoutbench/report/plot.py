@@ -125,14 +125,18 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
     # one marker per commit and kind: several bisections kept on one commit share it (their texts joined)
     marks: dict[tuple, dict] = {}
     for v in mine:
-        m = marks.setdefault((v["commit"], v["kind"]), {**v, "texts": []})
+        m = marks.setdefault((v["commit"], v["kind"]), {**v, "texts": [], "labels": []})
         if v["text"] not in m["texts"]:
             m["texts"].append(v["text"])
+        if v["kind"] != "shadow" and v.get("label") and v["label"] not in m["labels"]:
+            m["labels"].append(v["label"])
         if v["kind"] == "shadow" and not v.get("agrees"):
             m["agrees"], m["label"] = False, v.get("label", m.get("label"))
     for m in marks.values():
         default = {"shadow": "naive bisection would blame", "verdict": "layoutbench: first bad"}.get(
             m["kind"], "layoutbench: not ruled out")
+        if len(m["labels"]) > 1:  # several verdicts on one commit: one label saying each
+            m["label"] = "layoutbench: " + "; ".join(dict.fromkeys(x.removeprefix("layoutbench: ") for x in m["labels"]))
         labels.append((X(m["index"]), m.get("label") or default, ("bisect", m)))
     placed = place_labels([(x, text) for x, text, _ in labels], ML, ML + pw)
     rows = max([r for _, _, r in placed] + [0]) + 1
