@@ -65,7 +65,12 @@ def test_the_reports_markers_name_each_culprit_and_never_call_one_naive_only(two
     for i, st in enumerate(steps):
         g = re.search(rf'<g class="bisect" data-commit="{st["culprit"]}" data-kind="verdict">(.*?)</g>', svg, re.S)
         assert g, st["culprit"]
-        assert f"layoutbench: change {i + 1} of 2, x{st['effect']['ratio']:.4f}" in g.group(1)
+        label = re.search(r'<text class="marker-label"[^>]*>([^<]*)</text>', g.group(1)).group(1)
+        assert label.startswith("layoutbench: ") and f"change {i + 1} of 2, x{st['effect']['ratio']:.4f}" in label
+    # the sub-range's own verdict on commit 3 (its first bad commit, its own effect) joins the same label
+    label3 = re.search(rf'data-commit="{H.sha(m, 3)}" data-kind="verdict">.*?<text class="marker-label"[^>]*>([^<]*)<',
+                       svg, re.S).group(1)
+    assert f"first bad, x{two['sub']['effect']['ratio']:.4f}" in label3 and two["sub"]["culprit"] == H.sha(m, 3)
     # one marker per commit and kind: the sub-range's bisection blames commit 3 too, its marker is shared
     assert svg.count(f'data-commit="{H.sha(m, 3)}" data-kind="verdict"') == 1
     assert svg.count(f'data-commit="{H.sha(m, 3)}" data-kind="shadow"') == 1
@@ -98,7 +103,8 @@ def test_no_two_labels_overlap_and_no_text_leaves_its_plot_in_chromium(two, tmp_
     assert {p["metric"] for p in plots} == {"cg_cost", "cg_ir", "cg_i1_misses"}
     for p in plots:
         left, top, right, bottom = p["svg"]
-        assert len(p["labels"]) >= 3  # both culprits and the naive choice
+        if p["metric"] == "cg_cost":  # the bisections' metric: both culprits and the naive choice
+            assert len(p["labels"]) >= 3
         for text, (x0, y0, x1, y1) in p["texts"]:
             assert left - 0.5 <= x0 and x1 <= right + 0.5 and top - 0.5 <= y0 and y1 <= bottom + 0.5, (p["metric"], text)
         labels = p["labels"]
