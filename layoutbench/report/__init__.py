@@ -285,15 +285,16 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tupl
     from ..symdiff import cache as cachemod
 
     old, new = sides
-    command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I" + (
-        f" --args {shlex.quote(args)}" if args else "")
+    command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I"
+    with_args = f" --args {shlex.quote(args)}" if args else ""  # the runs' own arguments: the same counts
     found = _cachegrind_out(store, prev, Path(old.path)), _cachegrind_out(store, p, Path(new.path))
     if None in found:
-        return {"page": None, "command": command, "reason": "the cachegrind outputs of the two images are not kept"}
+        return {"page": None, "command": command + with_args,
+                "reason": "the cachegrind outputs of the two images are not kept"}
     if found[0][1] != found[1][1]:
-        return {"page": None, "command": command, "reason": f"the two images ran under different targets "
+        return {"page": None, "command": command + with_args, "reason": f"the two images ran under different targets "
                 f"({found[0][1]}, {found[1][1]}): their caches differ"}
-    command += f" --target {shlex.quote(found[1][1])}"
+    command += f" --target {shlex.quote(found[1][1])}" + with_args
     try:
         v = cachemod.cache_view(old, new, "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
     except LayoutbenchError as e:
