@@ -88,19 +88,24 @@ def test_no_two_labels_overlap_and_no_text_leaves_its_plot_in_chromium(two, tmp_
     exe = _chromium.find()
     if exe is None:
         require("chromium is not installed")
+    measure = """(() => [...document.querySelectorAll('svg.history-plot')].map(svg => {
+        const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+        return {metric: svg.dataset.metric, svg: box(svg),
+                labels: [...svg.querySelectorAll('text.marker-label')].map(t => [t.textContent, box(t)]),
+                texts: [...svg.querySelectorAll('text')].map(t => [t.textContent, box(t)])};
+    }))()"""
     b = _chromium.Browser(exe, tmp_path / "profile")
     try:
         r = b.load((two["site"] / "index.html").as_uri())
         assert r["errors"] == []
-        plots = b.eval("""(() => [...document.querySelectorAll('svg.history-plot')].map(svg => {
-            const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
-            return {metric: svg.dataset.metric, svg: box(svg),
-                    labels: [...svg.querySelectorAll('text.marker-label')].map(t => [t.textContent, box(t)]),
-                    texts: [...svg.querySelectorAll('text')].map(t => [t.textContent, box(t)])};
-        }))()""")
+        plots = b.eval(measure)
+        # and in a wide font (a reader's sans-serif may be as wide as this one): nothing clipped either
+        b.eval("document.head.insertAdjacentHTML('beforeend', "
+               "'<style>svg.history-plot text{font-family:monospace !important}</style>')")
+        plots += b.eval(measure)
     finally:
         b.close()
-    assert {p["metric"] for p in plots} == {"cg_cost", "cg_ir", "cg_i1_misses"}
+    assert {p["metric"] for p in plots} == {"cg_cost", "cg_ir", "cg_i1_misses"} and len(plots) == 6
     for p in plots:
         left, top, right, bottom = p["svg"]
         if p["metric"] == "cg_cost":  # the bisections' metric: both culprits and the naive choice

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import git
@@ -111,7 +111,8 @@ class Series:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Series":
-        d = dict(d)
+        known = {f.name for f in fields(cls)}
+        d = {k: v for k, v in d.items() if k in known}  # a key another version wrote is left out
         d["specs"] = [tuple(s) for s in d["specs"]]
         return cls(**d)
 
