@@ -31,7 +31,7 @@ def two(tmp_path_factory):
     sub = H.as_json(H.lb(["bisect", "minikernel", f"{H.sha(m, 2)}..{m['bad']}", "--repo", m["repo"], *CG,
                           "--store", store, "--json"], e))
     H.lb(["history", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"], *CG, "--layouts", "sorted,random:3",
-          "--runs", "1", "--every-commit", "--store", store], e)
+          "--runs", "1", "--every-commit", "--min-effect", "0.6", "--store", store], e)
     summary = H.lb(["history", "minikernel", "--repo", m["repo"], "--summary", "--store", store], e).stdout
     site = base / "site"
     H.lb(["report", "minikernel", "--repo", m["repo"], "--store", store, "-o", str(site)], e)
@@ -56,6 +56,16 @@ def test_each_culprit_is_named_with_its_own_effect_in_the_history(two):
                      "(layoutbench blames it too)"]
     assert not any("(layoutbench does not)" in ln and ln.strip()[:12] in {c[:12] for c in v["culprits"]}
                    for ln in lines)
+
+
+def test_the_summary_and_the_report_judge_by_the_minimum_effect_the_history_was_swept_with(two):
+    """Swept with --min-effect 0.6: --summary and report, given none, judge by 0.6% and say so."""
+    assert "changes (minimum effect 0.6%; confidence 95% over the history's 12 step test(s)" in two["summary"]
+    index = (two["site"] / "index.html").read_text()
+    assert "<b>Minimum effect 0.60%</b>" in index and "interval lies beyond ±0.60%" in index
+    data = json.loads((two["site"] / "history.json").read_text())
+    assert data["min_effect"] == 0.006 and data["series"]["min_effect"] == 0.006
+    assert all(c["min_effect"] == 0.006 for c in data["changes"])
 
 
 def test_the_reports_markers_name_each_culprit_and_never_call_one_naive_only(two):
