@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         t = truth.get(p.commit)
         c = changes.get(p.commit)
         v = p.groups.get(metric, {}).get("default", [None])[0]
-        said = "" if c is None else ("CODE " if c.kind == "code change" else "noise ") + f"{100 * c.effect:+.2f}%"
+        said = "" if c is None else {"code change": "CODE ", "below the minimum effect": "below ",
+                                     "within layout noise": "noise "}.get(c.kind, "n/s ") + f"{100 * c.effect:+.2f}%"
         print(f"{p.short:<12} {val.get(p.commit) or 0:>13.6g} {(t['delta'] if t else 0):>+11.6g} "
               f"{(t['kind'] if t else '-'):<5} {v or 0:>18.6g} {said:<20} {p.info.get('subject', '')[:50]}")
 
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     header = (f"{'':<48} {'named':>5} {'truth changed':>13} {'truth equal (bad)':>17} {'>= min eff':>10}")
     print()
     print(f"named as a code change by{header[25:]}")
-    res = {"history": tally(f"layoutbench history ({a.kind} layouts, paired)",
+    res = {"history": tally(f"layoutbench history ({a.kind} layouts, pooled noise)",
                             [c for c, ch in changes.items() if ch.kind == "code change"])}
     noise = [c for c, ch in changes.items() if ch.kind == "within layout noise"]
     res["history_noise"] = tally("  (history: 'within layout noise', not named)", noise)

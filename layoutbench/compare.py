@@ -347,7 +347,7 @@ def single_says(ratio: float, hib: bool, min_effect: float) -> str:
 
 
 def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, view: View = View(),
-                    min_effect: float = 0.005, say=lambda m: None) -> CommitsReport:
+                    min_effect: float = stats.DEFAULT_MIN_EFFECT, say=lambda m: None) -> CommitsReport:
     """Measure ``request`` (its random layouts, the same seeds) at its checkout A and at ``b``, plus one
     run of the default link on each side; compare them paired by seed, per metric."""
     single = replace(request, specs=(("default", 0),), runs=1, retry_failed=False)

@@ -152,6 +152,11 @@ def options(o: dict) -> None:
         perf_events(o["perf_events"])
 
 
+#: the smallest relative change that earns a verdict, the one default of compare, history, report and
+#: bisect (``--min-effect`` takes it in percent: :data:`DEFAULT_MIN_EFFECT_PERCENT`)
+DEFAULT_MIN_EFFECT = 0.005
+DEFAULT_MIN_EFFECT_PERCENT = f"{100 * DEFAULT_MIN_EFFECT:g}"
+
 #: ``--min-effect`` at or above this many percent is refused: a change that large needs no
 #: statistics, and such a value is nearly always a fraction or a percent typed in the wrong unit
 MIN_EFFECT_MAX_PERCENT = 50.0

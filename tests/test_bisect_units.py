@@ -522,7 +522,8 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
         v = bisect.run(store, other, settings(hist, runs=1), hist["good"], hist["bad"], say=said.append,
                        plan_only=True)
         b = bisect.Bisection.load(store, key)
-    assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]})")
+    assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]} "
+                       "in cg_cost)")
     assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["ratio"] > 1.01 and v["commits"] == 2
     assert v["budget"]["spent"] == 8  # the first look, 4 layouts x 1 run a side: no choice, nothing else charged
     assert v["message"].startswith(f"plan: BAD/GOOD = {v['ratio']:.4f} at the first look (4 layouts a side), layout "
@@ -539,10 +540,39 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
     with closing(Store(path)) as store:
         v = bisect.run(store, other, settings(hist, runs=1, metric="cg_ir"), hist["good"], hist["bad"],
                        say=said.append, plan_only=True)
-    assert said[0].startswith("replacing the earlier bisection of minikernel")
+    assert said[0].startswith("keeping the earlier bisection of minikernel")  # another metric: kept beside it
     assert v["status"] == "plan" and v["settings"]["metric"] == "cg_ir"
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(DISTINCT config) FROM runs").fetchone()[0] == 2
+
+
+def test_a_bisection_of_another_range_keeps_the_earlier_one_which_its_range_takes_back(hist, prof, first, tmp_path):
+    """A bisection per range and metric: starting one of another range puts the finished one aside
+    (settings, log and verdict, all kept: the history and the report show its marks), and the
+    command with its range takes it back and reprints its verdict, measuring nothing."""
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(first["store"].read_bytes())
+    good, bad, mid = hist["good"], hist["bad"], sha(hist, 1)
+    said: list[str] = []
+    with closing(Store(path)) as store:
+        before = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
+        other = bisect.run(store, prof, settings(hist, shadow=False), good, mid, say=said.append)
+        assert said[0] == (f"keeping the earlier bisection of minikernel ({good[:12]}..{bad[:12]} in cg_cost); the "
+                           "same command with its range takes it back")
+        assert other["bad"] == mid and other["status"] in ("noise", "not-shown")
+        kept = {(b.good, b.bad): b for b in bisect.stored(store)}
+        assert set(kept) == {(good, bad), (good, mid)}
+        assert kept[good, bad].log == before.log and kept[good, bad].result["culprit"] == first["v"]["culprit"]
+        assert {(v["good"], v["bad"]) for _, v in bisect.kept(store)} == {(good, bad), (good, mid)}
+        said.clear()
+        again = bisect.run(store, prof, settings(hist), good, bad, say=said.append)
+        assert said[0].startswith(f"resuming the bisection of minikernel {good[:12]}..{bad[:12]} in cg_cost, kept "
+                                  "beside the other")
+        assert "the bisection is finished: its verdict, from the store (no run measured)" in said
+        assert again["reprinted"] and again["culprit"] == first["v"]["culprit"]
+        assert (again["cost"]["compiled_now"], again["cost"]["ran_now"]) == (0, 0)
+        assert bisect.current(store).bad == bad  # the git-shaped verbs act on it again
+        assert {(b.good, b.bad) for b in bisect.stored(store)} == {(good, bad), (good, mid)}
 
 
 def test_an_unknown_metric_is_one_line_naming_the_metrics_printed(hist, prof, first, tmp_path):

@@ -86,7 +86,7 @@ def test_refined_history_names_the_planted_regression_and_only_it(hist):
 def test_summary_is_plain_text(hist):
     m, text = hist["manifest"], hist["summary"]
     assert "\x1b[" not in text
-    assert "changes (confidence 95%" in text
+    assert "changes (minimum effect 0.5%; confidence 95% over the history's " in text
     line = next(ln for ln in text.splitlines() if ln.strip().startswith(m["regression"][:12]) and "cg_cost" in ln)
     assert "code change" in line
     assert "unused-variable" in text  # the quirk

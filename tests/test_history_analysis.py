@@ -67,9 +67,13 @@ def _measure(store, tmp, commit, values: dict, *, target="local", host="h1", mod
                           Path("/dev/null"), 0.0)
 
 
-def _values(factor: float, sorted_factor: float | None = None, jitter=None) -> dict:
+#: a quiet benchmark: layout effects within +-0.2%
+QUIET = {1: 1.000, 2: 1.002, 3: 0.998, 4: 1.001}
+
+
+def _values(factor: float, sorted_factor: float | None = None, jitter=None, layouts=None) -> dict:
     out = {("sorted", 0): 1000.0 * (sorted_factor if sorted_factor is not None else factor)}
-    for s, e in LAYOUT.items():
+    for s, e in (layouts or LAYOUT).items():
         out[("random", s)] = 1000.0 * factor * e * (jitter[s - 1] if jitter else 1.0)
     return out
 
@@ -110,60 +114,106 @@ def test_a_point_pools_exactly_the_series_runs(repo, tmp_path):
     store.close()
 
 
-def test_steps_are_paired_over_the_seeds_and_the_noise_rule(repo, tmp_path):
+def test_steps_are_judged_over_the_pooled_layout_noise(repo, tmp_path):
+    """A quiet benchmark: a 5% step of every layout is a code change; a step only the sorted layout
+    makes is listed (a one-layout benchmark would report it) and, its random layouts' change of 1%
+    or more ruled out by the equivalence test, within layout noise; a flat step is not listed."""
     r, shas = repo
     store = Store(tmp_path / "s.sqlite")
-    _measure(store, tmp_path, shas[0], _values(1.0))
-    _measure(store, tmp_path, shas[2], _values(1.0))                      # 0 -> 2: nothing
-    _measure(store, tmp_path, shas[3], _values(1.05))                     # 2 -> 3: 5% slower, every layout
-    _measure(store, tmp_path, shas[5], _values(1.05, sorted_factor=1.0))  # 3 -> 5: sorted alone 5% faster
+    _measure(store, tmp_path, shas[0], _values(1.0, layouts=QUIET))
+    _measure(store, tmp_path, shas[2], _values(1.0, layouts=QUIET))                      # 0 -> 2: nothing
+    _measure(store, tmp_path, shas[3], _values(1.05, layouts=QUIET))                     # 2 -> 3: 5% slower
+    _measure(store, tmp_path, shas[5], _values(1.05, sorted_factor=1.0, layouts=QUIET))  # 3 -> 5: sorted alone
     h = history.analyse(store, _series(r, shas, [shas[0], shas[2], shas[3], shas[5]]), min_effect=0.01)
     got = {(c.commit, c.metric): c for c in h.changes}
     assert set(got) == {(shas[3], "cycles"), (shas[3], "ops"), (shas[5], "cycles"), (shas[5], "ops")}
     c = got[shas[3], "cycles"]
     assert (c.kind, c.verdict, c.prev, c.commits_between) == ("code change", "slower", shas[2], 1)
-    assert c.ratio == pytest.approx(1.05) and c.ci_low == pytest.approx(1.05) and c.ci_high == pytest.approx(1.05)
+    assert c.ratio == pytest.approx(1.05) and math.log(c.ci_low) > math.log(1.01)  # beyond the band
+    assert (c.family, c.level, c.layouts) == (6, pytest.approx(0.05 / 6), (4, 4))
     assert c.single_layout == {k: pytest.approx(1.05) for k in ("sorted", "random:1", "random:2", "random:3",
                                                                "random:4")}
     assert got[shas[3], "ops"].verdict == "slower" and got[shas[3], "ops"].ratio == pytest.approx(1 / 1.05)
     n = got[shas[5], "cycles"]
     assert (n.kind, n.worst_single, n.commits_between, n.prev) == ("within layout noise", "sorted", 2, shas[3])
     assert n.single_layout["sorted"] == pytest.approx(1 / 1.05) and n.ratio == pytest.approx(1.0)
+    assert 1 / 1.01 < n.ci_low <= n.ci_high < 1.01 and n.confidence == pytest.approx(1 - 2 * 0.05 / 6)
     assert n.to_dict()["kind"] == "within layout noise" and c.effect == pytest.approx(0.05)
-    # the step 0 -> 2 is no change at all: not listed
-    assert all(ch.prev != shas[0] for ch in h.changes)
-    # with a minimum effect above 5%, neither step is anything
-    assert history.analyse(store, _series(r, shas, [shas[0], shas[2], shas[3], shas[5]]), min_effect=0.06).changes == []
+    # the step 0 -> 2 is tested (within layout noise), not listed
+    flat = h.step(shas[2], "cycles")
+    assert flat.kind == "within layout noise" and not flat.listed and flat not in h.changes
+    assert h.to_dict()["steps"] == {"code change": 2, "below the minimum effect": 0, "within layout noise": 4,
+                                    "not shown": 0}
+    # with a minimum effect above 5%: the 5% step is seen, below the minimum effect, and still listed
+    h6 = history.analyse(store, _series(r, shas, [shas[0], shas[2], shas[3], shas[5]]), min_effect=0.06)
+    assert h6.step(shas[3], "cycles").kind == "below the minimum effect" and h6.step(shas[3], "cycles").listed
     text = history.summary_text(h, "cycles")
-    assert "changes (confidence 95%, at least 1%):" in text and "code change" in text and "within layout noise" in text
+    assert "changes (minimum effect 1%; confidence 95% over the history's 6 step test(s), each at level 0.833%" in text
+    assert "code change" in text and "within layout noise" in text
     assert f"somewhere in 2 commits after {shas[3][:12]}" in text
+    assert "  other steps: 1 within layout noise" in text
     store.close()
 
 
-def test_holm_counts_every_step_and_metric_of_the_history(repo, tmp_path):
-    """A step whose paired p-value alone is below 0.05 but not once the history's other steps and
-    metrics are counted (Holm) is no code change; its single layouts still say it moved."""
+def test_a_layout_only_step_every_paired_layout_shows_is_not_a_code_change(repo, tmp_path):
+    """A commit that only moves code (adds an unused function) shifts every seed's layout alike: the
+    three paired layouts all move by +3% while the layouts differ by several percent among
+    themselves.  Paired over the seeds, the step looked certain (a code change at P(layout alone)
+    0.55); judged against the layout noise, as a bisection judges, it is not shown either way."""
     r, shas = repo
     store = Store(tmp_path / "s.sqlite")
-    jitter = [1.0, 1.008, 0.993, 1.002]
-    _measure(store, tmp_path, shas[0], _values(1.0))
-    _measure(store, tmp_path, shas[1], _values(1.0))
-    _measure(store, tmp_path, shas[2], _values(1.0))
-    _measure(store, tmp_path, shas[3], _values(1.012, jitter=jitter))
-    pts = [shas[0], shas[1], shas[2], shas[3]]
-    h = history.analyse(store, _series(r, shas, pts), min_effect=0.005)
-    ga, gb = h.point(shas[2]).groups["cycles"], h.point(shas[3]).groups["cycles"]
-    raw = history.point_comparison(ga, gb, False, 0.95, 0.005)
-    assert 0.01 < raw.p_value < 0.05 and raw.verdict == "slower"  # alone: a code change
-    fam = [history.point_comparison(h.point(a).groups[m], h.point(b).groups[m], m == "ops", 0.95, 0.005)
-           for a, b in zip(pts, pts[1:]) for m in ("cycles", "ops")]
-    assert stats.adjust([f.p_raw for f in fam], "holm")[4] > 0.05  # 6 tests: no longer significant
-    ch = [c for c in h.changes if c.commit == shas[3] and c.metric == "cycles"]
-    assert len(ch) == 1 and ch[0].kind == "within layout noise" and ch[0].verdict == "no difference"
-    # the same step alone (one step, one metric: a family of one) is a code change
-    h2 = history.analyse(store, _series(r, shas, [shas[2], shas[3]]), metrics=["cycles"], min_effect=0.005)
-    assert [(c.kind, c.verdict) for c in h2.changes] == [("code change", "slower")]
-    assert h2.changes[0].ci_low > 1
+    wide = {1: 1.00, 2: 1.06, 3: 0.95}
+    specs = [("random", 1), ("random", 2), ("random", 3)]
+    for i, (f, shift) in enumerate([(1.0, (1, 1, 1)), (1.0, (1.031, 1.028, 1.034)), (1.0, (1.031, 1.028, 1.034))]):
+        _measure(store, tmp_path, shas[i], {("random", s): 1000.0 * f * wide[s] * shift[s - 1] for s in wide},
+                 only="cycles")
+    s = _series(r, shas, shas[:3])
+    s.specs = specs
+    h = history.analyse(store, s, min_effect=0.005)
+    st = h.step(shas[1], "cycles")
+    assert st.kind == "not shown" and st.ratio == pytest.approx(1.031, abs=0.002)
+    assert st.listed  # every single layout moved by more than 0.5%: a one-layout benchmark would report it
+    assert 0.03 < st.could_miss < 1 and "may have been missed" in st.says()
+    assert st.explained_by_layout > 0.3
+    line = next(ln for ln in history.summary_text(h).splitlines() if ln.startswith(f"  {shas[1][:12]}"))
+    assert "not shown" in line and f"a step below {100 * st.could_miss:.2f}% may have been missed" in line
+    store.close()
+
+
+def test_a_small_step_at_few_layouts_is_not_shown_and_says_what_it_could_miss(repo, tmp_path):
+    """A real +0.78% step at 3 layouts of a noisy metric: nothing is shown either way, so the step
+    is "not shown" (never "within layout noise", which needs an equivalence test to pass)."""
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    wide = {1: 1.00, 2: 1.04, 3: 0.97}
+    for i, f in enumerate([1.0, 1.0078]):
+        _measure(store, tmp_path, shas[i], {("random", s): 1000.0 * f * e for s, e in wide.items()}, only="cycles")
+    s = _series(r, shas, shas[:2])
+    s.specs = [("random", 1), ("random", 2), ("random", 3)]
+    st = history.analyse(store, s, min_effect=0.005).step(shas[1], "cycles")
+    assert st.kind == "not shown" and st.could_miss > 0.005
+    assert st.ci_low < 1 < st.ci_high
+    store.close()
+
+
+def test_the_minimum_effect_is_one_default_and_the_historys_own(repo, tmp_path):
+    from layoutbench import validate
+
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    _measure(store, tmp_path, shas[0], _values(1.0, layouts=QUIET), only="cycles")
+    _measure(store, tmp_path, shas[1], _values(1.0093, layouts=QUIET), only="cycles")  # a 0.93% step
+    s = _series(r, shas, shas[:2])
+    assert history.DEFAULT_MIN_EFFECT == stats.DEFAULT_MIN_EFFECT == validate.DEFAULT_MIN_EFFECT == 0.005
+    h = history.analyse(store, s)
+    assert h.min_effect == 0.005 and h.step(shas[1], "cycles").kind == "code change"
+    # at a minimum effect of 1% the step is seen and said to be below it, not dropped
+    s.min_effect = 0.01  # as a sweep with --min-effect 1 keeps it
+    h = history.analyse(store, s)
+    st = h.step(shas[1], "cycles")
+    assert h.min_effect == 0.01 and st.kind == "below the minimum effect" and st in h.changes
+    assert "a change seen, not shown to be at least the 1% minimum effect" in history.summary_text(h)
+    assert history.analyse(store, s, min_effect=0.005).min_effect == 0.005  # given: it decides
     store.close()
 
 
@@ -187,17 +237,37 @@ def test_a_point_whose_runs_all_failed_and_one_not_built(repo, tmp_path):
     store.close()
 
 
-def test_point_comparison_uses_the_seeds_or_else_the_common_layouts():
+def test_a_step_is_judged_over_the_seeds_or_else_the_common_layouts():
+    from layoutbench.history import evidence
+
     a = {"sorted": [100.0, 100.2], "random:1": [100.0, 100.1], "random:2": [101.0, 101.1]}
     b = {"sorted": [110.0, 110.2], "random:1": [100.0, 100.1], "random:2": [101.0, 101.1]}
-    c = history.point_comparison(a, b, False, 0.95, 0.01)
-    assert c.paired and c.n_pairs == 2 and c.ratio == pytest.approx(1.0)  # sorted left out
-    only_fixed = history.point_comparison({"sorted": [1.0, 1.1], "aligned": [2.0, 2.1]},
-                                          {"sorted": [1.2, 1.3], "aligned": [2.4, 2.5]}, False, 0.95, 0.01)
-    assert only_fixed.n_pairs == 2  # no two seeds in common: the fixed layouts, paired
-    assert history.point_comparison({"random:1": [1.0]}, {"random:2": [1.0]}, False, 0.95, 0.01) is None
-    assert history.point_comparison({"random:1": [1.0, -1.0]}, {"random:1": [1.0, 1.0]}, False, 0.95, 0.01) is None
-    assert history.compare_points(a, a, False, 0.95, 0.01) is None
+    assert evidence._ids(a, b) == ["random:1", "random:2"]  # sorted left out
+    assert evidence._ids({"sorted": [1.0], "aligned": [2.0]}, {"sorted": [1.2], "aligned": [2.4]}) == \
+        ["sorted", "aligned"]  # no two seeds in common: the fixed layouts
+    pa, pb = history.Point("a" * 40, 0, "ok", "", [], {}), history.Point("b" * 40, 1, "ok", "", [], {})
+    assert history.judge_steps([(pa, pb, "m", "u", False, {"random:1": [1.0]}, {"random:2": [1.0]})], 0.05, 0.01) == []
+    assert history.judge_steps([(pa, pb, "m", "u", False, {"random:1": [-1.0]}, {"random:1": [1.0]})], 0.05, 0.01) == []
+    st, = history.judge_steps([(pa, pb, "m", "u", False, a, b)], 0.05, 0.01)
+    assert st.ratio == pytest.approx(1.0) and st.worst_single == "sorted" and st.listed
+
+
+def test_every_step_and_metric_of_the_history_share_its_error_budget(repo, tmp_path):
+    """A step shown beyond the minimum effect when it is the history's only test is not once the
+    history holds six (each then at level 0.05 / 6)."""
+    r, shas = repo
+    store = Store(tmp_path / "s.sqlite")
+    noisy = {1: 1.0, 2: 1.012, 3: 0.99, 4: 1.004}
+    for i, f in enumerate([1.0, 1.0, 1.0, 1.023]):
+        _measure(store, tmp_path, shas[i], _values(f, layouts=noisy))
+    pts = shas[:4]
+    alone = history.analyse(store, _series(r, shas, pts[2:]), metrics=["cycles"], min_effect=0.005)
+    assert [(c.kind, c.family) for c in alone.steps] == [("code change", 1)]
+    h = history.analyse(store, _series(r, shas, pts), min_effect=0.005)
+    st = h.step(shas[3], "cycles")
+    assert (st.family, st.level) == (6, pytest.approx(0.05 / 6))
+    assert st.kind != "code change" and st.ci_low < alone.steps[0].ci_low
+    store.close()
 
 
 def test_parse_interval_and_choose_by_date():
@@ -324,7 +394,7 @@ def test_the_summary_names_points_changes_and_quirks(repo, tmp_path, monkeypatch
     monkeypatch.setenv("LAYOUTBENCH_QUIRKS", str(q))
     store = Store(tmp_path / "s.sqlite")
     _measure(store, tmp_path, shas[0], _values(1.0))
-    _measure(store, tmp_path, shas[3], _values(1.05))
+    _measure(store, tmp_path, shas[3], _values(1.25))
     s = _series(r, shas, [shas[0], shas[3]])
     s.points[shas[5]] = {"status": "build-failed", "message": "boom"}
     h = history.analyse(store, s, profile=profile.load("minikernel"), metrics=["cycles"], min_effect=0.01)
@@ -338,7 +408,8 @@ def test_the_summary_names_points_changes_and_quirks(repo, tmp_path, monkeypatch
     rows = [ln for ln in lines if ln.startswith("     0  ") or ln.startswith("     3  ") or ln.startswith("     5  ")]
     assert rows[0].split() == ["0", shas[0][:12], "1015.0", "6.90%", "1000.0", "commit", "0"]
     assert rows[2].split()[:3] == ["5", shas[5][:12], "build-failed"]
-    i = lines.index("changes (confidence 95%, at least 1%):")
+    i = lines.index("changes (minimum effect 1%; confidence 95% over the history's 1 step test(s), each at level 5%, "
+                    "with the layout noise pooled over every point):")
     assert lines[i + 1].split()[:2] == [shas[3][:12], "cycles"] and "code change" in lines[i + 1]
     assert lines[i + 1].endswith("commit 3") and "somewhere in 3 commits after" in lines[i + 1]
     assert lines[i + 2:i + 5] == ["", "quirks:", f"  q1: needs a flag (env A=1); commits 2..3 ({shas[2][:12]}.."
@@ -368,19 +439,20 @@ def test_a_probe_with_some_runs_failed_is_still_measured(built, tmp_path):  # no
     store.close()
 
 
-def test_a_change_below_the_minimum_effect_is_not_a_code_change(repo, tmp_path):
-    """Every layout 0.995% faster to the last digit: the paired test is certain (se 0), the log-ratio
-    clears log(1.01), but the ratio is not 1% away from 1: no change at all."""
+def test_a_change_below_the_minimum_effect_is_said_so_not_dropped(repo, tmp_path):
+    """Every layout 0.995% faster: the change is shown (its interval excludes 1) but not to be 1%:
+    below the minimum effect, listed as such; a further 1.5% step is a code change."""
     r, shas = repo
     store = Store(tmp_path / "s.sqlite")
-    _measure(store, tmp_path, shas[0], _values(1.0))
-    _measure(store, tmp_path, shas[1], _values(0.99005))
+    _measure(store, tmp_path, shas[0], _values(1.0, layouts=QUIET))
+    _measure(store, tmp_path, shas[1], _values(0.99005, layouts=QUIET))
     h = history.analyse(store, _series(r, shas, [shas[0], shas[1]]), metrics=["cycles"], min_effect=0.01)
-    assert h.changes == [] and h.quirks == [] and h.verdicts == []
-    assert h.to_dict()["quirks"] == [] and h.to_dict()["changes"] == []
-    _measure(store, tmp_path, shas[2], _values(0.99005 * 0.985))
+    assert [(c.commit, c.kind, c.verdict) for c in h.changes] == [(shas[1], "below the minimum effect", "no difference")]
+    assert h.changes[0].ci_high < 1 and h.quirks == [] and h.verdicts == []
+    assert h.to_dict()["quirks"] == [] and h.to_dict()["changes"][0]["kind"] == "below the minimum effect"
+    _measure(store, tmp_path, shas[2], _values(0.99005 * 0.985, layouts=QUIET))
     h = history.analyse(store, _series(r, shas, [shas[0], shas[1], shas[2]]), metrics=["cycles"], min_effect=0.01)
-    assert [(c.commit, c.kind) for c in h.changes] == [(shas[2], "code change")]
+    assert [(c.commit, c.kind) for c in h.changes] == [(shas[1], "below the minimum effect"), (shas[2], "code change")]
     store.close()
 
 
@@ -404,8 +476,8 @@ def test_points_outside_the_range_and_quirks_that_touch_nothing(repo, tmp_path, 
 def test_a_metric_one_point_lacks_is_not_compared_there(repo, tmp_path):
     r, shas = repo
     store = Store(tmp_path / "s.sqlite")
-    _measure(store, tmp_path, shas[0], _values(1.0))
-    _measure(store, tmp_path, shas[1], _values(1.05), only="cycles")
+    _measure(store, tmp_path, shas[0], _values(1.0, layouts=QUIET))
+    _measure(store, tmp_path, shas[1], _values(1.05, layouts=QUIET), only="cycles")
     h = history.analyse(store, _series(r, shas, [shas[0], shas[1]]), min_effect=0.01)
     assert [(c.metric, c.kind) for c in h.changes] == [("cycles", "code change")]
     assert list(h.point(shas[1]).groups) == ["cycles"]

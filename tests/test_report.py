@@ -156,3 +156,4 @@ def test_a_layout_only_commits_page_links_its_cache_view(hist):
         assert "cache: 4096 bytes, 2-way, 64-byte lines = 32 sets" in view
         assert "I1 misses per function (cachegrind), by change" in view
         assert "layoutbench symdiff " in view and "--cache L1I --target cachegrind" in view  # the runs' own target
+        assert f"--target cachegrind --args {H.ARGS}" in view  # ... and arguments: the command counts the same

@@ -293,7 +293,10 @@ def test_cache_view_counts_are_cg_annotates(mini, tmp_path):
         t.run(Path(d[side]["path"]), log)
         outs.append(log.with_suffix(".cachegrind"))
     v = _view(mini, "--cachegrind-out", str(outs[0]), "--cachegrind-out", str(outs[1]))
-    assert v == _view(mini)
+    ran = _view(mini)
+    assert v["counts_run"] == {"files": [str(f) for f in outs]} and ran["counts_run"] == {"target": "cachegrind",
+                                                                                         "args": ""}
+    assert {k: x for k, x in v.items() if k != "counts_run"} == {k: x for k, x in ran.items() if k != "counts_run"}
     misses = {m["name"]: m for m in v["misses"]}
     funcs = {f["name"]: f for f in v["functions"]}
     for side, out in zip(("old", "new"), outs):
@@ -305,6 +308,33 @@ def test_cache_view_counts_are_cg_annotates(mini, tmp_path):
             if name in funcs:
                 assert funcs[name]["ir"][side] == ir and funcs[name]["i1_misses"][side] == i1mr, (side, name)
         assert sum(i1mr for _, i1mr in listed.values()) <= v["total"]["i1_misses"][side]
+
+
+def test_cache_view_counts_what_compare_stores_for_the_same_images_and_arguments(mini, tmp_path):
+    """The two images measured by `compare` under the cachegrind target with --args iterations=300:
+    `symdiff --cache --args iterations=300` counts the I1 misses compare stored for each image, to
+    the miss; without the arguments the program runs otherwise, its counts differ, and the view says
+    which arguments its runs had."""
+    store = tmp_path / "s.sqlite"
+    lb("compare", "minikernel", "--repo", str(mini), "--target", "cachegrind", "--layouts",
+       "default,aligned", "--runs", "1", "--args", "iterations=300", "--store", str(store), "--json")
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        stored = dict(db.execute("SELECT b.layout, s.value FROM samples s JOIN runs r ON r.id = s.run_id JOIN builds b "
+                                 "ON b.id = r.build_id WHERE s.metric = 'cg_i1_misses'").fetchall())
+    v = _view(mini, "--args", "iterations=300")
+    assert v["counts_run"] == {"target": "cachegrind", "args": "iterations=300"}
+    tot = v["total"]["i1_misses"]
+    assert (tot["old"], tot["new"]) == (stored["default"], stored["aligned"])
+    bare = _view(mini)
+    assert bare["counts_run"]["args"] == "" and bare["total"]["i1_misses"]["old"] != stored["default"]
+    text = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo", str(mini),
+              "--cache", "L1I", "--args", "iterations=300", check=False).stdout
+    assert "counts: one cachegrind run of each image made here, with arguments 'iterations=300': a compare or " \
+           "history of these images counts the same when run with the same --args" in text
+    bad = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--args", "x=1", check=False)
+    assert bad.returncode == 2 and "--args go with --cache" in bad.stderr and "Traceback" not in bad.stderr
 
 
 # -- a crafted pair: two hot functions in one set of a direct-mapped cache, or not ---------------
@@ -435,7 +465,9 @@ def test_cache_view_from_the_qemu_cache_model_maps_its_blocks_to_functions(mini,
            blocks[1], "--json", check=False)
     v = json.loads(p.stdout)["cache"]
     own = json.loads(lb(*args, "--cache", "L1I", "--target", "qemu-icache", "--json", check=False).stdout)["cache"]
-    assert v == own and v["counts_from"] == "qemu-icache"
+    assert v["counts_run"] == {"files": blocks} and own["counts_run"] == {"target": "qemu-icache", "args": ""}
+    assert {k: x for k, x in v.items() if k != "counts_run"} == {k: x for k, x in own.items() if k != "counts_run"}
+    assert v["counts_from"] == "qemu-icache"
     tot = v["total"]["i1_misses"]
     for side, model in zip(("old", "new"), totals):
         assert model - 100 <= tot[side] <= model, (side, tot[side], model)

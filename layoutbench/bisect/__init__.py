@@ -22,7 +22,9 @@ made by :mod:`layoutbench.decide`, which runs the same code in simulation
 * ``--budget``: the bisection stops with the best verdict it has when the runs are spent.
 
 The state of a bisection -- its settings and a log of good/bad/skip marks -- lives in
-the store's ``state`` table under ``bisect:<kernel>:<repo>:<subdir>``; the samples live
+the store's ``state`` table under ``bisect:<kernel>:<repo>:<subdir>``, and is put aside under
+``bisect-range:<kernel>:<repo>:<subdir>:<good>..<bad>:<metric>`` while another range or metric
+of the kernel is bisected (the same command with its range takes it back); the samples live
 in the store as usual.  So an interrupted bisection resumes where it stopped: marks
 already made are kept, runs already stored are not run again.  The log prints like
 ``git bisect log`` and ``replay`` re-applies one.
@@ -49,7 +51,23 @@ from .prober import Engine, Judgement, Prober, ThreadStore, endpoints, farm_cost
 from .render import ci_label, interval, missed_lines, summary_line, text
 from .runner import code_evidence, run, single_layout
 from .settings import CURRENT, Settings, exclusive, option_value, state_key
-from .state import KEPT, Bisection, Journal, current, keep, kept, kept_key, mark, normalize, replay, start, stored
+from .state import (
+    KEPT,
+    RANGES,
+    Bisection,
+    Journal,
+    current,
+    keep,
+    kept,
+    kept_key,
+    mark,
+    normalize,
+    range_key,
+    replay,
+    start,
+    stored,
+    take_back,
+)
 
 __all__ = [
     "CURRENT",
@@ -67,15 +85,18 @@ __all__ = [
     "Bisection",
     "Journal",
     "KEPT",
+    "RANGES",
     "current",
     "keep",
     "kept",
     "kept_key",
     "mark",
     "normalize",
+    "range_key",
     "replay",
     "start",
     "stored",
+    "take_back",
     "code_evidence",
     "run",
     "single_layout",

@@ -20,7 +20,7 @@ from .budget import PHASES, Clock, _budget_at_endpoints, _likely_runs, _plan_onl
 from .prober import Engine, Prober, ThreadStore, farm_cost
 from .render import _cmp, ci_label, interval, summary_line
 from .settings import Settings, exclusive, option_value, state_key
-from .state import Bisection, Journal, _subject, keep, normalize, start
+from .state import Bisection, Journal, _subject, keep, normalize, range_key, start, take_back
 
 # -- the automatic bisection ----------------------------------------------------------------------
 
@@ -107,6 +107,19 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
         return _run(stack, store, profile, s, (good, bad), say, plan_only, timeout)
 
 
+def _taken_back(store: Store, s: Settings, good: str, bad: str) -> Bisection | None:
+    """The bisection of GOOD..BAD in s.metric kept beside the one in progress, back in its place,
+    when it was measured as ``s`` asks (else None: it is started again)."""
+    d = store.get_state(range_key(s.kernel, s.repo, s.subdir, good, bad, s.metric))
+    if not (isinstance(d, dict) and isinstance(d.get("settings"), dict)):
+        return None
+    kept = Settings.from_dict(d["settings"])
+    if (kept.target, kept.args, kept.target_config, kept.layout) != (s.target, s.args, s.target_config, s.layout) \
+            or kept.conflicts(s):
+        return None
+    return take_back(store, s.kernel, s.repo, s.subdir, good, bad, s.metric)
+
+
 def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings,
          ends: tuple[str | None, str | None], say, plan_only: bool = False, timeout: float | None = None) -> dict:
     good, bad = ends
@@ -124,11 +137,19 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                 f"starting the bisection of {profile.name} {g[:12]}..{bd[:12]} from its plan (what --plan measured "
                 "is in the store and is not measured again)")
             s = _decision_flags(b, s, say)
+        elif (kept := _taken_back(store, s, g, bd)) is not None:
+            b = kept
+            say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} in {s.metric}, kept beside the other "
+                f"({len(b.log) - 1} entries)")
+            s = _decision_flags(b, s, say)
         else:
             if b is not None:
                 was = b.s.conflicts(s)
-                say(f"replacing the earlier bisection of {profile.name} "
-                    f"({b.good and b.good[:12]}..{b.bad and b.bad[:12]}" + (f", {', '.join(was)}" if was else "") + ")")
+                same = (b.good, b.bad, b.s.metric) == (g, bd, s.metric)
+                say(("replacing the earlier bisection of " if same else "keeping the earlier bisection of ")
+                    + f"{profile.name} ({b.good and b.good[:12]}..{b.bad and b.bad[:12]} in {b.s.metric}"
+                    + (f", {', '.join(was)}" if was else "") + ")"
+                    + ("" if same else "; the same command with its range takes it back"))
             b = start(store, profile, s, bd, g)
     elif b is None:
         raise LayoutbenchError(f"no bisection of {profile.name} in progress; give GOOD..BAD")

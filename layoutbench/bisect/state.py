@@ -77,6 +77,20 @@ class Bisection:
         if self.store.get_state(CURRENT) == self.key:
             self.store.del_state(CURRENT)
 
+    @property
+    def range_key(self) -> str:
+        """Where this bisection is kept while another range or metric of the kernel is bisected."""
+        return range_key(self.s.kernel, self.s.repo, self.s.subdir, self.good, self.bad, self.s.metric)
+
+    def put_aside(self) -> None:
+        """Keep this bisection (settings, log, verdict) under its range and metric, and free the
+        kernel's slot for another one: ``bisect KERNEL GOOD..BAD`` of its range takes it back
+        (:func:`take_back`)."""
+        if self.good and self.bad:
+            self.store.set_state(self.range_key, {"settings": self.s.to_dict(), "log": self.log,
+                                                  "result": self.result})
+        self.reset()
+
     # marks
     def mark(self, verb: str, commit: str, note: str = "", by: str = "user", **extra) -> None:
         self.result = None
@@ -181,6 +195,32 @@ class Bisection:
         return "\n".join(lines) + "\n"
 
 
+RANGES = "bisect-range:"  #: state keys of bisections put aside: one per kernel, repository, range and metric
+
+
+def range_key(kernel: str, repo, subdir, good, bad, metric) -> str:
+    return f"{RANGES}{kernel}:{repo or ''}:{subdir or ''}:{good}..{bad}:{metric}"
+
+
+def take_back(store: Store, kernel: str, repo, subdir, good: str, bad: str, metric) -> "Bisection | None":
+    """The bisection of GOOD..BAD in ``metric`` put aside (:meth:`Bisection.put_aside`), back in the
+    kernel's slot (the one there put aside in its turn); None when there is none."""
+    key = range_key(kernel, repo, subdir, good, bad, metric)
+    d = store.get_state(key)
+    if not isinstance(d, dict) or not isinstance(d.get("settings"), dict):
+        return None
+    try:
+        b = Bisection(store, Settings.from_dict(d["settings"]), d.get("log") or [], d.get("result"))
+    except TypeError:  # a state written by another version
+        return None
+    now = Bisection.load(store, b.key)
+    if now is not None:
+        now.put_aside()
+    store.del_state(key)
+    b.save()
+    return b
+
+
 KEPT = "bisect-verdict:"  #: state keys of finished bisections' verdicts, one per kernel, repository, range and metric
 
 
@@ -210,9 +250,10 @@ def kept(store: Store) -> list[tuple[str, dict]]:
 
 
 def stored(store: Store) -> list[Bisection]:
-    """Every bisection kept in the store (its settings, log and verdict), the latest first."""
+    """Every bisection kept in the store (its settings, log and verdict), those put aside too, the
+    latest first."""
     out = []
-    for key, d in store.states("bisect:"):
+    for key, d in store.states("bisect:") + store.states(RANGES):
         if key == CURRENT or not isinstance(d, dict) or not isinstance(d.get("settings"), dict):
             continue
         try:
@@ -266,11 +307,18 @@ def normalize(profile: Profile, s: Settings, check_metric: bool = True) -> Setti
 
 
 def start(store: Store, profile: Profile, s: Settings, bad: str | None = None, good: str | None = None) -> Bisection:
-    """Begin a bisection (replacing any earlier one of the same kernel and repository)."""
+    """Begin a bisection.  An earlier one of the same kernel and repository is put aside under its
+    range and metric (:meth:`Bisection.put_aside`), unless it is of the same range and metric: that
+    one is replaced."""
     s = normalize(profile, s)
     old = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
     if old is not None:
-        old.reset()
+        new_good = source.resolve(profile, good, s.repo, s.subdir).commit if good else None
+        new_bad = source.resolve(profile, bad, s.repo, s.subdir).commit if bad else None
+        if (old.good, old.bad, old.s.metric) == (new_good, new_bad, s.metric):
+            old.reset()
+        else:
+            old.put_aside()
     b = Bisection(store, s)
     entry = {"verb": "start", "commit": "", "note": "", "by": "user"}
     if bad:

@@ -47,7 +47,7 @@ def bisect_options(f):
         click.option("--confidence", type=float, help="1 - the error budget of the whole bisection, shared over its tests and looks  [default: 0.95]"),
         click.option("--min-effect", help="The smallest change that counts as a change, in percent: 0.5 means 0.5% "
                      "(a % sign is accepted; above 0 and below 50: a larger value is refused as a unit mistake)  "
-                     "[default: 0.5]"),
+                     f"[default: {validate.DEFAULT_MIN_EFFECT_PERCENT}]"),
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
                      help="Kept for old scripts: every change point is found by default now."),
         click.option("--first-only", "first_only", is_flag=True, default=None,

@@ -50,7 +50,7 @@ from . import (
 @click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "
               "--layouts (the same seeds on both sides, paired), the effect of B against A with its interval, the "
               "layout noise, the verdict, and what one run of the default link per side would have said.")
-@click.option("--min-effect", default="0.5", show_default=True,
+@click.option("--min-effect", default=validate.DEFAULT_MIN_EFFECT_PERCENT, show_default=True,
               help="With --commits: the smallest change that counts, in percent (0.5 means 0.5%; a % sign is "
                    "accepted; 0 to below 50: a larger value is refused as a unit mistake).")
 @click.option("--exit-code", "exit_code", is_flag=True,

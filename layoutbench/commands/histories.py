@@ -32,8 +32,9 @@ from . import _json, main, open_store, out, progress_bar, say, store_option
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all); one the target "
               "cannot print is refused before anything is built.")
-@click.option("--min-effect", default="1", show_default=True,
-              help="Smallest change reported, in percent (1 means 1%; a % sign is accepted; 0 to below 50).")
+@click.option("--min-effect", help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; a % "
+              "sign is accepted; 0 to below 50); kept with the history for --summary and report  [default: the one "
+              f"the history was swept with, else {validate.DEFAULT_MIN_EFFECT_PERCENT}]")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
 @store_option
@@ -55,7 +56,8 @@ def history_cmd(**o):
     if o["runs"] is not None and o["runs"] < 1:
         raise LayoutbenchError("--runs must be at least 1")
     validate.options(o)
-    o["min_effect"] = validate.min_effect_percent(o["min_effect"])
+    min_effect = validate.min_effect_percent(o["min_effect"])
+    min_effect = None if min_effect is None else min_effect / 100
     if every is not None and history.parse_interval(every) <= 0:
         raise LayoutbenchError(f"--every {every!r} must be longer than 0, e.g. 1d or 12h")
     if sum(bool(x) for x in (step, o["every_commit"], every)) > 1:
@@ -65,7 +67,7 @@ def history_cmd(**o):
     metrics = validate.metric_names(o["metrics"]) or ()
     opts = history.SweepOptions(
         spec=range_, repo=repo, subdir=subdir,
-        specs=tuple(layout.parse_specs(list(o["layouts"]), o["seed"])) if o["layouts"] else None,
+        specs=tuple(layout.parse_specs(list(o["layouts"]), o["seed"])) if o["layouts"] else None, min_effect=min_effect,
         runs=o["runs"], mode=o["mode"], target=o["target_name"],
         extra=tuple(o["extra"].split()) if o["extra"] is not None else None, timeout=o["timeout"], jobs=o["jobs"],
         metrics=metrics)
@@ -84,7 +86,7 @@ def history_cmd(**o):
         raise LayoutbenchError("give a range A..B, --refine X..Y or --summary")
     series = outcome.series if outcome else history.load_series(store, prof.name,
                                                                  source.repo_for(prof, repo, subdir)[0])
-    h = history.analyse(store, series, prof, list(metrics) or None, min_effect=o["min_effect"] / 100)
+    h = history.analyse(store, series, prof, list(metrics) or None, min_effect=min_effect)
     if o["as_json"]:
         out.print_json(_json({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
                                   default=str))
@@ -103,8 +105,9 @@ def history_cmd(**o):
               "wrote (it is replaced whole); any other folder, a symbolic link, / and the home folder are refused.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
-@click.option("--min-effect", default="1", show_default=True,
-              help="Smallest change reported, in percent (1 means 1%; a % sign is accepted; 0 to below 50).")
+@click.option("--min-effect", help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; "
+              "a % sign is accepted; 0 to below 50)  [default: the one the history was swept with, else "
+              f"{validate.DEFAULT_MIN_EFFECT_PERCENT}]")
 @store_option
 def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """Write the stored history as a static HTML site (SVG plots, a page per commit, the detected
@@ -113,10 +116,11 @@ def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     from .. import report
 
     min_effect = validate.min_effect_percent(min_effect)
+    min_effect = None if min_effect is None else min_effect / 100
     metrics = validate.metric_names(metrics) or ()
     if kernel and profile.is_path(kernel):  # a profile's folder or kernel.toml: its history is stored by name
         kernel = profile.load(kernel).name
     store = open_store(store_path, write=False)
     index = report.write_report(store, outdir, kernel=kernel, repo=repo, metrics=list(metrics) or None,
-                                min_effect=min_effect / 100, say=say)
+                                min_effect=min_effect, say=say)
     out.print(f"wrote {index}", markup=False)

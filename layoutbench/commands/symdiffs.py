@@ -31,6 +31,8 @@ from . import main, out, say
 @click.option("--cachegrind-out", "cachegrind_out", multiple=True, type=click.Path(),
               help="With --cache: cachegrind output files of OLD and NEW (give it twice) instead of running them; "
                    "or the QEMU cache model's per-block files (RESULT.blocks, written when its plugin is given blocks=on).")
+@click.option("--args", "extra", help="With --cache: extra words for the program / kernel command line of the "
+              "cachegrind runs, as compare and history take them (the same --args gives the counts they store).")
 @click.option("--functions", "functions", help="With --cache: the functions to show (comma-separated) "
                                                "instead of the hottest.")
 @click.option("--top", "top", type=click.IntRange(1), default=10, show_default=True,
@@ -46,8 +48,10 @@ def symdiff_cmd(**o):
     from .. import specs, symdiff
 
     cache, functions = o["cache"], o["functions"]
-    if not cache and (o["cache_target"] or o["cachegrind_out"] or functions):
-        raise LayoutbenchError("--target, --cachegrind-out and --functions go with --cache L1I|SIZE,WAYS,LINE")
+    if not cache and (o["cache_target"] or o["cachegrind_out"] or functions or o["extra"]):
+        raise LayoutbenchError("--target, --cachegrind-out, --functions and --args go with --cache L1I|SIZE,WAYS,LINE")
+    if o["extra"] and o["cachegrind_out"]:
+        raise LayoutbenchError("--args goes with the runs symdiff makes; --cachegrind-out gives counts already made")
     if cache and cache.upper() != "L1I":  # a bad geometry is said before anything is built
         from ..symdiff.cache import parse_geometry
 
@@ -64,7 +68,8 @@ def symdiff_cmd(**o):
         from ..symdiff import cache as cachemod
 
         names = [n.strip() for n in functions.split(",") if n.strip()] if functions else None
-        view = cachemod.cache_view(a, b, cache, o["cache_target"], tuple(o["cachegrind_out"]), names, o["top"])
+        view = cachemod.cache_view(a, b, cache, o["cache_target"], tuple(o["cachegrind_out"]), names, o["top"],
+                                   tuple((o["extra"] or "").split()))
     if o["as_json"]:  # plain json: rich's print_json takes seconds on 30k symbols
         if view is None:
             click.echo(res.to_json())

@@ -7,31 +7,29 @@ themselves are ordinary builds/runs/samples rows, so a sweep that is killed and 
 again runs only what the store lacks, and ``--refine`` measures only new commits.
 
 Each point is one probe: compile once, link every layout, run every variant ``runs``
-times.  Between two consecutive measured points every metric is compared over the
-random layouts, paired by layout id (``random:3`` of one commit with ``random:3`` of
-the next, which have nearly the same object order): a difference whose confidence
-interval excludes 1 (Holm-adjusted over every step and metric of the history) and that is
-at least ``min_effect`` is a **code change**; a
-difference seen by some single layout (sorted, aligned, one seed) that the random
-layouts do not confirm is **within layout noise**, the kind of change a one-layout
-benchmark would have reported wrongly.
+times.  Between two consecutive measured points every metric is judged by the bisection's
+standard of evidence (:mod:`.evidence`): the layout noise pooled over every point, each step's
+interval at its share of the history's error budget, the minimum effect *tested*.  A step is a
+**code change** only when its interval lies beyond +-``min_effect``; **below the minimum effect**
+when a change is seen but not shown to be that large; **within layout noise** only when an
+equivalence test passed; otherwise **not shown**, with the step the test could have missed.
 
-The rooms: :mod:`.sweeping` (choosing commits, the series, sweeping and refining) and
-:mod:`.analysis` (the steps, their verdicts, the text).
+The rooms: :mod:`.sweeping` (choosing commits, the series, sweeping and refining), :mod:`.evidence`
+(judging the steps) and :mod:`.analysis` (the history read from the store, the verdicts beside it, the text).
 """
 
 from __future__ import annotations
 
-from . import analysis, sweeping  # noqa: F401
+from . import analysis, evidence, sweeping  # noqa: F401
 from .analysis import (
     Change,
     History,
     Point,
     analyse,
     bisect_verdicts,
-    compare_points,
+    changes_lines,
     detect,
-    point_comparison,
+    judge_steps,
     quirk_markers,
     summary_text,
 )
@@ -74,9 +72,9 @@ __all__ = [
     "Point",
     "analyse",
     "bisect_verdicts",
-    "compare_points",
+    "changes_lines",
     "detect",
-    "point_comparison",
+    "judge_steps",
     "quirk_markers",
     "summary_text",
 ]

@@ -1,11 +1,9 @@
-"""Reading a swept history: every step between two measured points compared over the random layouts
-(a code change, or a difference within layout noise), the quirks and bisection verdicts beside them,
-and the history as text."""
+"""Reading a swept history: every step between two measured points judged by the bisection's standard
+of evidence (:mod:`.evidence`), the quirks and bisection verdicts beside them, and the history as text."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
@@ -14,6 +12,7 @@ from .. import bisect, fmt, layout, quirks, stats
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
+from .evidence import KINDS, Change, judge_steps
 from .sweeping import DEFAULT_MIN_EFFECT, Series
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -47,42 +46,20 @@ class Point:
 
 
 @dataclass
-class Change:
-    commit: str  #: the later commit
-    prev: str  #: the earlier measured commit
-    metric: str
-    unit: str
-    kind: str  #: "code change" or "within layout noise"
-    ratio: float  #: center(commit) / center(prev) over the random layouts
-    ci_low: float
-    ci_high: float
-    confidence: float
-    verdict: str  #: faster / slower / no difference
-    layout_noise: float
-    explained_by_layout: float
-    single_layout: dict[str, float]  #: layout id → ratio of medians
-    worst_single: str  #: the single layout whose ratio is furthest from 1
-    commits_between: int  #: how many commits the step spans (1: this commit alone)
-
-    @property
-    def effect(self) -> float:
-        return self.ratio - 1
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
-
-
-@dataclass
 class History:
     series: Series
     points: list[Point]
     metrics: dict[str, dict]  #: name → {unit, higher_is_better}
-    changes: list[Change]
+    changes: list[Change]  #: the steps listed (Change.listed): a change seen, or a single layout moved
     quirks: list[dict]  #: quirk dict + first/last point index where it applies
     verdicts: list[dict]  #: bisection verdicts: {commit, index, text, key}
     confidence: float
     min_effect: float
+    steps: list[Change] = field(default_factory=list)  #: every step tested, listed or not
+
+    def step(self, commit: str, metric: str) -> Change | None:
+        """The step that ends at ``commit`` in ``metric`` (None: not tested there)."""
+        return next((c for c in self.steps if c.commit == commit and c.metric == metric), None)
 
     def point(self, commit: str) -> Point:
         return next(p for p in self.points if p.commit.startswith(commit))
@@ -103,6 +80,8 @@ class History:
                         "quirks": p.quirks, **{k: v for k, v in p.info.items() if k != "commit"},
                         "values": p.groups} for p in self.points],
             "changes": [c.to_dict() for c in self.changes],
+            "steps": {k: sum(1 for c in self.steps if c.kind == k) for k in KINDS},
+            "family": self.steps[0].family if self.steps else 0,
             "quirks": self.quirks,
             "verdicts": self.verdicts,
             "confidence": self.confidence,
@@ -111,8 +90,11 @@ class History:
 
 
 def analyse(store: Store, series: Series, profile: Profile | None = None, metrics: list[str] | None = None,
-            confidence: float = 0.95, min_effect: float = DEFAULT_MIN_EFFECT) -> History:
-    """Everything the summary and the report show, from the store alone."""
+            confidence: float = 0.95, min_effect: float | None = None) -> History:
+    """Everything the summary and the report show, from the store alone.  ``min_effect`` None: the
+    one the history was swept with, else the default."""
+    if min_effect is None:
+        min_effect = DEFAULT_MIN_EFFECT if series.min_effect is None else series.min_effect
     pos = {c: i for i, c in enumerate(series.commits)}
     wanted = {(n, s) for n, s in series.specs}
     commits = series.ordered_points()
@@ -156,7 +138,8 @@ def analyse(store: Store, series: Series, profile: Profile | None = None, metric
         pts.append(p)
 
     h = History(series, pts, metric_info, [], [], [], confidence, min_effect)
-    h.changes = detect(h)
+    h.steps = detect(h)
+    h.changes = [c for c in h.steps if c.listed]
     h.quirks = quirk_markers(series, profile)
     h.verdicts = bisect_verdicts(store, series)
     return h
@@ -178,65 +161,16 @@ def _describer(series: Series):
 
 
 def detect(h: History) -> list[Change]:
-    """Changes between consecutive measured points, per metric (see the module docstring).
-
-    The comparisons of every step and metric form one family: their p-values are
-    Holm-adjusted (``stats.adjust_comparisons``) before a step is called a code change."""
-    out = []
+    """Every step between consecutive measured points, per metric, judged as one family
+    (:func:`.evidence.judge_steps`); ``History.changes`` keeps the ones to list (:attr:`Change.listed`)."""
     ok = h.measured()
     steps = []
     for prev, cur in zip(ok, ok[1:]):
         for metric, info in h.metrics.items():
             ga, gb = prev.groups.get(metric), cur.groups.get(metric)
-            if not ga or not gb:
-                continue
-            steps.append((prev, cur, metric, info, ga, gb))
-    raw = [point_comparison(ga, gb, info["higher_is_better"], h.confidence, h.min_effect)
-           for _, _, _, info, ga, gb in steps]
-    for (prev, cur, metric, info, ga, gb), cmp in zip(steps, stats.adjust_comparisons(raw, "holm")):
-        if cmp is None:
-            continue
-        ch = compare_points(ga, gb, info["higher_is_better"], h.confidence, h.min_effect, cmp=cmp)
-        if ch is None:
-            continue
-        kind, cmp, single, worst = ch
-        out.append(Change(cur.commit, prev.commit, metric, info["unit"], kind, cmp.ratio, cmp.ci_low,
-                          cmp.ci_high, cmp.confidence, cmp.verdict, cmp.layout_noise, cmp.explained_by_layout,
-                          single, worst, cur.index - prev.index))
-    return out
-
-
-def point_comparison(ga: dict, gb: dict, hib: bool, confidence: float, min_effect: float):
-    """The paired comparison of two points (over their common random seeds), or None."""
-    common = [i for i in ga if i in gb]
-    seeded = [i for i in common if ":" in i]
-    use = seeded if len(seeded) >= 2 else common
-    if not use:
-        return None
-    try:
-        return stats.compare({i: ga[i] for i in use}, {i: gb[i] for i in use}, hib, confidence=confidence,
-                             paired=True if len(use) >= 2 else None, min_effect=min_effect)
-    except ValueError:
-        return None
-
-
-def compare_points(ga: dict, gb: dict, hib: bool, confidence: float, min_effect: float, cmp=None):
-    """(kind, comparison, single-layout ratios, worst single layout) or None when nothing changed.
-    ``cmp``: the (multiplicity-adjusted) comparison of the two points, computed when omitted."""
-    common = [i for i in ga if i in gb]
-    if cmp is None:
-        cmp = point_comparison(ga, gb, hib, confidence, min_effect)
-    if cmp is None:
-        return None
-    single = {i: stats.summarize(gb[i], n_boot=10).median / stats.summarize(ga[i], n_boot=10).median
-              for i in common if stats.summarize(ga[i], n_boot=10).median > 0}
-    worst = max(single, key=lambda i: abs(math.log(single[i])) if single[i] > 0 else 0, default="")
-    big = abs(cmp.ratio - 1) >= min_effect
-    if cmp.significant and big:
-        return "code change", cmp, single, worst
-    if worst and abs(single[worst] - 1) >= min_effect:
-        return "within layout noise", cmp, single, worst
-    return None
+            if ga and gb:
+                steps.append((prev, cur, metric, info["unit"], info["higher_is_better"], ga, gb))
+    return judge_steps(steps, 1.0 - h.confidence, h.min_effect)
 
 
 def quirk_markers(series: Series, profile: Profile | None) -> list[dict]:
@@ -268,13 +202,15 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
     """Every finished bisection of this kernel kept in the store (one per range and metric,
     bisect.kept) and the marks of the bisections in progress, as markers of this range:
 
-    - ``kind`` ``verdict``: layoutbench's own verdict (verdict.Verdict.headline), on each commit it
-      blames; a verdict that blames no commit ("no change shown") has ``commit`` None; the first
+    - ``kind`` ``verdict``: layoutbench's own verdict on each commit it blames (verdict.Verdict.headline
+      with one culprit; with several, each its own change point with its own effect, ``effect``); a
+      verdict that blames no commit ("no change shown") has ``commit`` None; the first
       entry of a verdict has ``unseen``: the lines saying what its tests could not see at this
       noise (verdict.not_ruled_out_line), every other one none;
     - ``kind`` ``candidate``: a commit the verdict could not rule out (uncertain, skipped, budget);
     - ``kind`` ``shadow``: what the single-layout bisection run beside it would blame, labelled as
-      what a naive bisection would blame, never as the verdict;
+      what a naive bisection would blame, never as the verdict (``agrees``: layoutbench blames that
+      commit too, as any of its culprits);
     - ``kind`` ``probe`` (and ``probe``: True): a good/bad/skip mark.
     """
     from ..verdict import Verdict, not_ruled_out_line
@@ -292,23 +228,28 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
         base = {"key": key, "range": span, "metric": res.get("metric") or s.get("metric") or "",
                 "status": v.status, "headline": v.headline(), "unseen": []}
         unseen = [not_ruled_out_line(u) for u in v.unseen]
-        named = [c for c in (_find(x, pos) for x in v.culprits) if c]
-        for i, c in enumerate(named):
-            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "text": head,
-                        "unseen": unseen if i == 0 else []})
+        named = [(x, c) for x, c in ((x, _find(x, pos)) for x in v.culprits) if c]
+        blamed = {c for _, c in named}
+        for i, (x, c) in enumerate(named):
+            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "unseen": unseen if i == 0 else [],
+                        **_culprit_text(span, v, res, x, i, len(v.culprits))})
         if not v.culprits and _find(res.get("good"), pos) and _find(res.get("bad"), pos):  # a range of this history
             maybe = [v.candidate] if v.candidate else (res.get("range") or [])
             hits = [c for c in (_find(x, pos) for x in maybe) if c]
             out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head, "unseen": unseen})
             for c in hits:
-                out.append({**base, "commit": c, "index": pos[c], "kind": "candidate",
+                out.append({**base, "commit": c, "index": pos[c], "kind": "candidate", "label": "layoutbench: not ruled out",
                             "text": f"layoutbench bisect {span}: not ruled out ({v.status})"})
         sh = v.shadow or {}
         c = _find(sh.get("culprit"), pos)
         if c:
-            out.append({**base, "commit": c, "index": pos[c], "kind": "shadow",
+            # layoutbench's own verdict is the culprits, every one: the naive choice agrees when it is one of them
+            too = c in blamed or (not named and sh.get("agrees"))
+            out.append({**base, "commit": c, "index": pos[c], "kind": "shadow", "agrees": too,
+                        "label": "naive bisection would blame" + (" (so does layoutbench)" if too else ""),
                         "text": f"a naive single-layout bisection of {span} would blame this"
-                                + (" (layoutbench agrees)" if sh.get("agrees") else " (layoutbench does not)")})
+                                + (" (layoutbench blames it too)" if c in blamed else " (layoutbench agrees)" if too
+                                   else " (layoutbench does not)")})
     for b in bisect.stored(store):
         if b.s.kernel != series.kernel:
             continue
@@ -321,6 +262,25 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
     return out
 
 
+def _culprit_text(span: str, v, res: dict, culprit: str, i: int, n: int) -> dict:
+    """The text and plot label of one culprit of a verdict: with several, each its own change point
+    and its own effect (the confirmation's ratio and interval), never the first one's."""
+    metric = res.get("metric") or (res.get("settings") or {}).get("metric") or ""
+    step = next((s for s in res.get("steps") or [] if s.get("culprit") == culprit and s.get("status") == "found"), {})
+    e = step.get("effect") or (res.get("effect") if i == 0 else None) or {}
+    ratio, lo, hi = e.get("ratio"), e.get("ci_low"), e.get("ci_high")
+    size = f"x{ratio:.4f}" if isinstance(ratio, (int, float)) else ""
+    ci = (f", CI {bisect.interval(lo, hi)}" if isinstance(lo, (int, float)) or isinstance(hi, (int, float)) else "")
+    effect = {"ratio": ratio, "ci_low": lo, "ci_high": hi}
+    if n == 1:
+        return {"text": f"layoutbench bisect {span}: {v.headline()}", "effect": effect,
+                "label": "layoutbench: first bad" + (f", {size}" if size else "")}
+    which = "first bad commit" if i == 0 else "next change point"
+    return {"text": f"layoutbench bisect {span}: change point {i + 1} of {n}, {which} {culprit[:12]} ({metric}"
+                    f"{', ' + size if size else ''}{ci})",
+            "label": f"layoutbench: change {i + 1} of {n}" + (f", {size}" if size else ""), "effect": effect}
+
+
 def _find(v, pos: dict) -> str | None:
     if not isinstance(v, str) or len(v) < 7:
         return None
@@ -328,6 +288,33 @@ def _find(v, pos: dict) -> str | None:
 
 
 # -- text ----------------------------------------------------------------------------------------
+
+def changes_lines(h: History, metrics: list[str]) -> list[str]:
+    """The steps listed (what each test showed, the step it could have missed), then one line for
+    the steps not listed: the standard they were judged by is said in the heading."""
+    steps = [c for c in h.steps if c.metric in metrics]
+    changes = [c for c in h.changes if c.metric in metrics]
+    family = steps[0].family if steps else 0
+    level = steps[0].level if steps else 1.0 - h.confidence
+    out = [f"changes (minimum effect {100 * h.min_effect:g}%; confidence {100 * h.confidence:g}% over the "
+           f"history's {family} step test(s), each at level {100 * level:.3g}%, with the layout noise pooled "
+           "over every point):"]
+    if not changes:
+        out.append("  none")
+    for c in changes:
+        p = h.point(c.commit)
+        span = "" if c.commits_between == 1 else f" (somewhere in {c.commits_between} commits after {c.prev[:12]})"
+        out.append(f"  {c.commit[:12]}  {c.metric:16} {fmt.effect(c):>20}  {c.kind:24}  {c.says()}; "
+                   f"worst single layout {c.worst_single} {fmt.change(c.single_layout.get(c.worst_single, 1))}"
+                   f"{span}  {p.info.get('subject', '')[:50]}")
+    rest = [c for c in steps if not c.listed]
+    if rest:
+        counts = ", ".join(f"{n} {k}" for k in KINDS if (n := sum(1 for c in rest if c.kind == k)))
+        miss = [c.could_miss for c in rest if c.kind == "not shown" and c.could_miss == c.could_miss]
+        out.append(f"  other steps: {counts}" + (f" (a step below {100 * max(miss):.2f}% may have been missed "
+                                                  "where not shown)" if miss else ""))
+    return out
+
 
 def summary_text(h: History, metric: str | None = None) -> str:
     """Plain text for terminals and e-mail: the points, then the changes."""
@@ -363,16 +350,7 @@ def summary_text(h: History, metric: str | None = None) -> str:
             lines.append(f"  {p.index:>4}  {p.short}  {center:>24}  {spread:>13}  "
                          + "  ".join(f"{v:>12}" for v in vals) + f"  {p.info.get('subject', '')[:50]}")
         lines.append("")
-    changes = [c for c in h.changes if c.metric in metrics]
-    lines.append(f"changes (confidence {100 * h.confidence:g}%, at least {100 * h.min_effect:g}%):")
-    if not changes:
-        lines.append("  none")
-    for c in changes:
-        p = h.point(c.commit)
-        span = "" if c.commits_between == 1 else f" (somewhere in {c.commits_between} commits after {c.prev[:12]})"
-        lines.append(f"  {c.commit[:12]}  {c.metric:16} {fmt.effect(c):>20}  {c.kind:19}  "
-                     f"worst single layout {c.worst_single} {fmt.change(c.single_layout.get(c.worst_single, 1))}"
-                     f"{span}  {p.info.get('subject', '')[:50]}")
+    lines.extend(changes_lines(h, metrics))
     if h.quirks:
         lines.append("")
         lines.append("quirks:")

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import git
 
 from .. import build as buildmod
-from .. import layout, measure, quirks, source, targets
+from .. import layout, measure, quirks, source, stats, targets
 from ..errors import BuildFailed, LayoutbenchError
 from ..profile import Profile
 from ..store import Store
 
 DEFAULT_LAYOUTS = "sorted,aligned,random:4"
-DEFAULT_MIN_EFFECT = 0.01
+DEFAULT_MIN_EFFECT = stats.DEFAULT_MIN_EFFECT  #: the one default of compare, history and bisect
 
 
 def series_key(kernel: str, repo: Path | str) -> str:
@@ -92,6 +92,9 @@ class Series:
     #: hash of the target's own configuration (``measure.target_config`` without the build's part);
     #: a sweep under another one starts the series again, so that no statistic mixes them
     target_config: str = ""
+    #: the minimum effect the history was last swept with (``--min-effect``), the one its summary and
+    #: report judge by when none is given; None: the default
+    min_effect: float | None = None
 
     @property
     def key(self) -> str:
@@ -108,7 +111,8 @@ class Series:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Series":
-        d = dict(d)
+        known = {f.name for f in fields(cls)}
+        d = {k: v for k, v in d.items() if k in known}  # a key another version wrote is left out
         d["specs"] = [tuple(s) for s in d["specs"]]
         return cls(**d)
 
@@ -169,6 +173,7 @@ class SweepOptions:
     timeout: float | None = None
     jobs: int | None = None
     metrics: tuple[str, ...] = ()  #: --metric: refused before a build when the target cannot print one
+    min_effect: float | None = None  #: kept with the series when given
 
 
 def probe(request: measure.MeasureRequest, target: targets.Target, store: Store, progress_factory=None,
@@ -219,6 +224,8 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
     target = targets.make(profile, series.target, opts.timeout)
     for m in opts.metrics:
         targets.check_metric(profile, target, m)
+    if opts.min_effect is not None:
+        series.min_effect = opts.min_effect
     if opts.extra is not None and " ".join(opts.extra) != series.args:
         series.args = " ".join(opts.extra)
     series.host, series.image = target.host, target.spec.image
@@ -244,6 +251,7 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
             out.measured.append(c)
             if c not in before:
                 out.new.append(c)
+    save_series(store, series)  # its settings too when no point was left to measure
     return out
 
 
@@ -276,6 +284,7 @@ def _series_for(profile: Profile, store: Store, opts: SweepOptions, repo_path: P
                 s.specs = prev.specs
             if opts.runs is None:
                 s.runs = prev.runs
+            s.min_effect = prev.min_effect
     return s
 
 

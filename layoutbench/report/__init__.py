@@ -47,10 +47,11 @@ def _safe(name: str) -> str:
 
 
 def write_report(store: Store, outdir, kernel: str | None = None, repo=None, metrics: list[str] | None = None,
-                 confidence: float = 0.95, min_effect: float = history.DEFAULT_MIN_EFFECT, say=lambda m: None) -> Path:
+                 confidence: float = 0.95, min_effect: float | None = None, say=lambda m: None) -> Path:
     """Write the site of the stored history of ``kernel`` (in ``repo``) as the folder ``outdir``;
     return its index.html.  The folder is replaced whole, and only when layoutbench wrote it (or
-    it is new or empty): see :mod:`layoutbench.owned`."""
+    it is new or empty): see :mod:`layoutbench.owned`.  ``min_effect`` None: the history's own
+    (:func:`history.analyse`)."""
     from .. import profile as profmod
 
     dest = owned.check(outdir, "report")
@@ -94,9 +95,13 @@ def _write_site(store: Store, h: history.History, series, profile, out: Path) ->
         return fmt.number(c) if c is not None else "-"
 
     subjects = {p.commit: p.info.get("subject", "") for p in h.points}
+    rest = [c for c in h.steps if not c.listed]
+    unlisted = ", ".join(f"{n} {k}" for k in history.evidence.KINDS if (n := sum(1 for c in rest if c.kind == k)))
+    level = h.steps[0].level if h.steps else 1.0 - h.confidence
     layouts = ",".join(layout.label(n, s) for n, s in series.specs)
     (out / "index.html").write_text(env.get_template("index.html").render(
-        root="", plots=plots, subjects=subjects, layouts=layouts, verdicts=verdicts, center=center,
+        root="", plots=plots, subjects=subjects, layouts=layouts, verdicts=verdicts, center=center, level=level,
+        unlisted=unlisted,
         effect=fmt.effect, pct=fmt.pct, prob=fmt.prob, **common))
     (out / "history.json").write_text(json.dumps(h.to_dict(), indent=1, default=str))
 
@@ -195,15 +200,14 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
                          "range": f"{fmt.number(sm.min)} … {fmt.number(sm.max)}", "vs": vs})
         seeded = {i: v for i, v in g.items() if ":" in i}
         noise = noise_line("random", stats.noise_split(seeded)) if len(seeded) >= 2 else ""
-        change = next((c for c in h.changes if c.commit == p.commit and c.metric == m), None)
+        step = h.step(p.commit, m)
+        change = step if step is not None and step.listed else None
         cmp_text = ""
-        if prev and pg and change is None:
-            got = history.compare_points(pg, g, info["higher_is_better"], h.confidence, 1e9)
-            if got:
-                cmp_text = f"no change detected ({got[1].describe().replace('B is', 'this is').replace('than A', 'than the previous point')})"
-            else:
-                c = _plain_compare(pg, g, info["higher_is_better"], h.confidence)
-                cmp_text = f"no change detected ({c})" if c else "no change detected"
+        if step is not None and change is None:
+            cmp_text = (f"no change listed: {fmt.effect(step)} (ratio {step.ratio:.4f}, {100 * step.confidence:.3g}% "
+                        f"CI {step.ci_low:.4f}…{step.ci_high:.4f}), {step.kind}: {step.says()}")
+        elif prev and pg and step is None:
+            cmp_text = "not compared (no layout in common with the previous point)"
         results.append({"metric": m, "unit": info["unit"], "rows": rows, "noise": noise, "change": change,
                         "effect": fmt.effect(change) if change else "", "cmp": cmp_text})
 
@@ -229,17 +233,6 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
     return {"build": build, "build_log": build_log, "toolchains": toolchains, "quirks": qs, "plans": plans,
             "runs": runs, "results": results, "log": log, "targets": targets_,
             "symdiff": _symdiff(store, h, prev, p, builds, out) if prev is not None else None}
-
-
-def _plain_compare(pg, g, hib, confidence) -> str:
-    common = [i for i in g if i in pg]
-    if not common:
-        return ""
-    try:
-        c = stats.compare({i: pg[i] for i in common}, {i: g[i] for i in common}, hib, confidence=confidence)
-    except ValueError:
-        return ""
-    return f"ratio {c.ratio:.4f}, {100 * confidence:g}% CI {c.ci_low:.4f}…{c.ci_high:.4f}"
 
 
 def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.Point, builds: list[dict],
@@ -268,7 +261,7 @@ def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.P
     d = {"available": True, "title": f"{prev.short} → {p.short}, {h.series.image} image in the {lb} layout:",
          "text": _symdiff_text(res), "cache": None}
     if res.counts["changed"] == res.counts["resized"] == 0 and not res.placement_identical:
-        d["cache"] = _cache_link(store, prev, p, (old, new), out)
+        d["cache"] = _cache_link(store, prev, p, (old, new), out, h.series.args)
     return d
 
 
@@ -284,7 +277,7 @@ def _cachegrind_out(store: Store, point: history.Point, elf: Path) -> tuple[Path
     return None
 
 
-def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path) -> dict:
+def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path, args: str = "") -> dict:
     """The cache view of a layout-only commit: a page (``commits/cache/<commit12>.html``) from the
     kept cachegrind outputs of both images' runs, else the command that prints it."""
     from rich.console import Console
@@ -293,13 +286,15 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tupl
 
     old, new = sides
     command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I"
+    with_args = f" --args {shlex.quote(args)}" if args else ""  # the runs' own arguments: the same counts
     found = _cachegrind_out(store, prev, Path(old.path)), _cachegrind_out(store, p, Path(new.path))
     if None in found:
-        return {"page": None, "command": command, "reason": "the cachegrind outputs of the two images are not kept"}
+        return {"page": None, "command": command + with_args,
+                "reason": "the cachegrind outputs of the two images are not kept"}
     if found[0][1] != found[1][1]:
-        return {"page": None, "command": command, "reason": f"the two images ran under different targets "
+        return {"page": None, "command": command + with_args, "reason": f"the two images ran under different targets "
                 f"({found[0][1]}, {found[1][1]}): their caches differ"}
-    command += f" --target {shlex.quote(found[1][1])}"
+    command += f" --target {shlex.quote(found[1][1])}" + with_args
     try:
         v = cachemod.cache_view(old, new, "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
     except LayoutbenchError as e:

@@ -92,13 +92,10 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         return MT + ph * (1 - (v - lo) / (hi - lo))
 
     e = []  # elements
-    e.append(f'<svg xmlns="http://www.w3.org/2000/svg" class="history-plot" data-metric="{escape(metric)}" '
-             f'viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
-             f'aria-label="{escape(metric)} over {n} commits">')
     e.append(f'<title>{escape(metric)} ({escape(info["unit"])}) over commits</title>')
     e.append("<style>.run{fill-opacity:.35;stroke:none}.run.outlier{fill:#d62728;fill-opacity:1;stroke:#7f0000;"
              "stroke-width:.8}.axis{stroke:#444;stroke-width:1}.grid{stroke:#ddd;stroke-width:1}"
-             "text{font:11px sans-serif;fill:#333}.marker-label{font-size:10px}"
+             "text{font:11px sans-serif;fill:#333}.marker-label{font-size:10px}.legend-note{font-size:9px;fill:#777}"
              ".quirk-marker{stroke:#b8860b;stroke-width:1.5;stroke-dasharray:4 3}"
              ".bisect-marker{stroke:#d62728;stroke-width:2}.bisect-shadow-marker{stroke:#888;stroke-width:1.5;"
              "stroke-dasharray:2 3}.failed-point{stroke:#d62728;stroke-width:2}"
@@ -114,30 +111,52 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
     e.append(f'<text x="14" y="{MT + ph / 2:.0f}" transform="rotate(-90 14 {MT + ph / 2:.0f})" '
              f'text-anchor="middle">{escape(metric)} ({escape(info["unit"])}), {arrow}</text>')
 
-    # quirks: span + marker
+    # quirks: span + marker; bisection verdicts of this metric (not the individual probes):
+    # layoutbench's verdict and the commits it could not rule out in red, what a naive single-layout
+    # bisection would blame in grey.  Every label is placed (place_labels) so that none overlaps another.
+    labels = []  # (x, text, key): key = the element the label belongs to
     for q in h.quirks:
         x0, x1 = X(q["first"]), X(q["last"])
         e.append(f'<rect class="quirk-span" x="{min(x0, x1) - 3:.1f}" y="{MT}" width="{abs(x1 - x0) + 6:.1f}" '
                  f'height="{ph}" fill="#b8860b" fill-opacity=".07"/>')
-        e.append(f'<g class="quirk" data-quirk="{escape(q["name"])}"><title>quirk {escape(q["name"])}: '
-                 f'{escape(q["reason"])} ({escape(q["actions"])})</title>'
-                 f'<line class="quirk-marker" x1="{x0:.1f}" x2="{x0:.1f}" y1="{MT - 4}" y2="{MT + ph}"/>'
-                 f'<text class="marker-label" x="{x0 + 3:.1f}" y="{MT - 6}" fill="#8a6d00">quirk {escape(q["name"])}'
-                 f'</text></g>')
-    # bisection verdicts of this metric (not the individual probes): layoutbench's verdict and the
-    # commits it could not rule out in red, what a naive single-layout bisection would blame in grey
+        labels.append((x0, f"quirk {q['name']}", ("quirk", q)))
     mine = [v for v in h.verdicts if v.get("commit") and v.get("kind") in ("verdict", "candidate", "shadow")
             and v.get("metric", metric) == metric]
+    # one marker per commit and kind: several bisections kept on one commit share it (their texts joined)
+    marks: dict[tuple, dict] = {}
     for v in mine:
-        x = X(v["index"])
-        shadow = v["kind"] == "shadow"
-        cls, label = ("bisect-shadow", "naive bisection would blame") if shadow else (
-            ("bisect", "layoutbench: first bad") if v["kind"] == "verdict" else ("bisect", "layoutbench: not ruled out"))
-        y = MT + (34 if shadow else 22)
-        e.append(f'<g class="{cls}" data-commit="{v["commit"]}" data-kind="{v["kind"]}"><title>{escape(v["text"])}: '
-                 f'{v["commit"][:12]}</title><line class="{cls}-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y - 10}" '
-                 f'y2="{MT + ph}"/><text class="marker-label" x="{x + 3:.1f}" y="{y}" '
-                 f'fill="{"#666" if shadow else "#d62728"}">{label}</text></g>')
+        m = marks.setdefault((v["commit"], v["kind"]), {**v, "texts": [], "labels": []})
+        if v["text"] not in m["texts"]:
+            m["texts"].append(v["text"])
+        if v["kind"] != "shadow" and v.get("label") and v["label"] not in m["labels"]:
+            m["labels"].append(v["label"])
+        if v["kind"] == "shadow" and not v.get("agrees"):
+            m["agrees"], m["label"] = False, v.get("label", m.get("label"))
+    for m in marks.values():
+        default = {"shadow": "naive bisection would blame", "verdict": "layoutbench: first bad"}.get(
+            m["kind"], "layoutbench: not ruled out")
+        if len(m["labels"]) > 1:  # several verdicts on one commit: one label saying each
+            m["label"] = "layoutbench: " + "; ".join(dict.fromkeys(x.removeprefix("layoutbench: ") for x in m["labels"]))
+        labels.append((X(m["index"]), m.get("label") or default, ("bisect", m)))
+    placed = place_labels([(x, text) for x, text, _ in labels], ML, ML + pw)
+    rows = max([r for _, _, r in placed] + [0]) + 1
+    for (x, text, (what, d)), (lx, anchor, row) in zip(labels, placed, strict=True):
+        y = MT - 6 - ROW * (rows - 1 - row)  # the rows stack upwards from just above the plot
+        if what == "quirk":
+            e.append(f'<g class="quirk" data-quirk="{escape(d["name"])}"><title>quirk {escape(d["name"])}: '
+                     f'{escape(d["reason"])} ({escape(d["actions"])})</title>'
+                     f'<line class="quirk-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{MT + ph}"/>'
+                     f'<text class="marker-label" x="{lx:.1f}" y="{y}" text-anchor="{anchor}" fill="#8a6d00">'
+                     f'{escape(text)}</text></g>')
+            continue
+        shadow = d["kind"] == "shadow"
+        cls = "bisect-shadow" if shadow else "bisect"
+        title = escape("; ".join(d["texts"])) + f": {d['commit'][:12]}"
+        e.append(f'<g class="{cls}" data-commit="{d["commit"]}" data-kind="{d["kind"]}"><title>{title}</title>'
+                 f'<line class="{cls}-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{MT + ph}"/>'
+                 f'<text class="marker-label" x="{lx:.1f}" y="{y}" text-anchor="{anchor}" '
+                 f'fill="{"#666" if shadow else "#d62728"}">{escape(text)}</text></g>')
+    label_top = MT + ROW * (rows - 1)  # the height the label rows took above the plot
 
     legend = []
     # layout noise of each seeded layout: band of per-layout medians, mean as a dashed line
@@ -219,9 +238,13 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
     e.append(f'<text x="{ML + pw / 2:.0f}" y="{H - 4}" text-anchor="middle">commits {s.start[:8]}..{s.end[:8]} '
              f'({n} in the range; ticks: measured)</text>')
 
-    # legend
-    ly = MT + 4
+    # legend: as wide as its longest text, so that none is cut at the picture's edge
     lx = ML + pw + 14
+    items = [(name, 11) for _, name, _, _ in legend] + [(what, 9) for _, _, what, _ in legend] + [
+        ("one run", 11), ("outlier", 11), ("quirk starts", 11), ("layoutbench verdict", 11),
+        ("naive 1-layout bisection", 11)]
+    width = lx + 24 + max(text_width(t, size) for t, size in items) + 8
+    ly = MT + 4
     for color, name, what, band in legend:
         if band:
             e.append(f'<rect x="{lx}" y="{ly - 6}" width="18" height="12" fill="{color}" fill-opacity=".22"/>')
@@ -231,7 +254,7 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
             e.append(f'<rect x="{lx}" y="{ly - 6}" width="18" height="12" fill="{color}" fill-opacity=".15"/>')
             e.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
         e.append(f'<text x="{lx + 24}" y="{ly + 4}">{escape(name)}</text>')
-        e.append(f'<text x="{lx + 24}" y="{ly + 16}" fill="#777" font-size="9">{escape(what)}</text>')
+        e.append(f'<text class="legend-note" x="{lx + 24}" y="{ly + 16}">{escape(what)}</text>')
         ly += 32
     e.append(f'<circle cx="{lx + 9}" cy="{ly}" r="2.4" fill="#555" fill-opacity=".35"/>'
              f'<text x="{lx + 24}" y="{ly + 4}">one run</text>')
@@ -249,6 +272,42 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         ly += 18
         e.append(f'<line class="bisect-shadow-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
                  f'<text x="{lx + 24}" y="{ly + 4}">naive 1-layout bisection</text>')
+    total_w, total_h = max(W, math.ceil(width)), H + label_top - MT
+    head = [f'<svg xmlns="http://www.w3.org/2000/svg" class="history-plot" data-metric="{escape(metric)}" '
+            f'viewBox="0 {MT - label_top} {total_w} {total_h}" width="{total_w}" height="{total_h}" role="img" '
+            f'aria-label="{escape(metric)} over {n} commits">']
     e.append("</svg>")
-    return "\n".join(e)
+    return "\n".join(head + e)
+
+
+ROW = 12  #: pixels between two rows of marker labels
+CHAR = 0.62  #: a character's width in sans-serif, as a share of the font size (wide: Latin capitals, digits)
+
+
+def text_width(text: str, size: float = 10.0) -> float:
+    """A generous estimate of the width of ``text`` at ``size`` px in a sans-serif font."""
+    return CHAR * size * len(text)
+
+
+def place_labels(labels: list[tuple[float, str]], left: float, right: float, size: float = 10.0,
+                 gap: float = 6.0) -> list[tuple[float, str, int]]:
+    """(x, text-anchor, row) of each marker label (x: its marker's position): to the right of its
+    marker, or to its left where it would pass ``right``; in the first row (0, 1, ...) where it
+    overlaps no label placed before it (labels taken left to right)."""
+    out: list[tuple[float, str, int] | None] = [None] * len(labels)
+    taken: list[list[tuple[float, float]]] = []
+    for i in sorted(range(len(labels)), key=lambda i: labels[i][0]):
+        x, text = labels[i]
+        w = text_width(text, size)
+        if x + 3 + w <= right or x - 3 - w < left:
+            lx, anchor, span = x + 3, "start", (x, x + 3 + w)
+        else:
+            lx, anchor, span = x - 3, "end", (x - 3 - w, x)
+        row = next((r for r, spans in enumerate(taken)
+                    if all(span[1] + gap <= a or b + gap <= span[0] for a, b in spans)), len(taken))
+        if row == len(taken):
+            taken.append([])
+        taken[row].append(span)
+        out[i] = (lx, anchor, row)
+    return out  # type: ignore[return-value]
 

@@ -12,6 +12,7 @@ import numpy as np
 from scipy import special as _spc
 from scipy import stats as _sps
 
+from .. import validate as _validate
 from .base import Groups, _as_groups, _check_conf, _layout_stats, _ToDict
 from .noise import NoiseSplit, _noise_split_arrays, _re_anova, noise_text
 
@@ -19,8 +20,9 @@ from .noise import NoiseSplit, _noise_split_arrays, _re_anova, noise_text
 # compare
 # --------------------------------------------------------------------------
 
-#: Smallest relative change that earns a verdict (0.5%); ``compare(min_effect=...)``.
-DEFAULT_MIN_EFFECT = 0.005
+#: Smallest relative change that earns a verdict; ``compare(min_effect=...)``.  Set in one place for
+#: every command: :data:`layoutbench.validate.DEFAULT_MIN_EFFECT`.
+DEFAULT_MIN_EFFECT = _validate.DEFAULT_MIN_EFFECT
 
 
 @dataclass(frozen=True)

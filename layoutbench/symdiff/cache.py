@@ -145,9 +145,10 @@ def read_counts(path: Path, img: Image) -> dict[str, dict[str, int]]:
     return read_blocks(path, img) if str(path).endswith(".blocks") else read_functions(path)
 
 
-def run_model(img: Image, prof, target: str | None, workdir: Path) -> dict[str, dict[str, int]]:
-    """Run the profile's cache-model target (cachegrind, or qemu-icache) on the image; its
-    per-function counts."""
+def run_model(img: Image, prof, target: str | None, workdir: Path,
+              extra: tuple[str, ...] = ()) -> dict[str, dict[str, int]]:
+    """Run the profile's cache-model target (cachegrind, or qemu-icache) on the image with the
+    program's arguments (kernel command line) ``extra``; its per-function counts."""
     from .. import targets
 
     spec = target_for(prof, target)
@@ -157,7 +158,7 @@ def run_model(img: Image, prof, target: str | None, workdir: Path) -> dict[str, 
     t = targets.make(prof, spec.name)
     t.blocks = True  # qemu-icache: the per-block counts, for this run only
     log = workdir / f"{len(list(workdir.iterdir()))}.log"
-    res = t.run(Path(img.path), log)
+    res = t.run(Path(img.path), log, list(extra))
     out = log.with_suffix(".cachegrind") if spec.kind == "cachegrind" else t.blocks_file(log)
     if not out.is_file():
         raise LayoutbenchError(f"{spec.kind} on {img.path} wrote no output ({res.status}: {res.message}); see {log}")
@@ -324,12 +325,28 @@ def print_view(console, v: dict) -> None:
         if tot["top_share"] is not None else ""
     console.print(f"I1 misses: {mi['old']:,} -> {mi['new']:,} ({mi['delta']:+,}){share}; "
                   f"instructions {tot['ir']['old']:,} -> {tot['ir']['new']:,}", markup=False)
+    if v.get("counts_run"):
+        console.print(counts_line(v["counts_run"]), markup=False)
+
+
+def counts_line(run: dict | None) -> str:
+    """Where the counts came from: the runs made here and their arguments (a compare or history of
+    the same images counts the same only with the same --args), or the files given."""
+    if not run:
+        return ""
+    if "files" in run:
+        return "counts: from the output files given (" + ", ".join(run["files"]) + ")"
+    args = f"arguments {run['args']!r}" if run["args"] else "no arguments"
+    return (f"counts: one {run['target']} run of each image made here, with {args}: a compare or history of these "
+            "images counts the same when run with the same --args")
 
 
 def cache_view(old: Image, new: Image, spec: str, target: str | None = None, outs: tuple = (),
-               names: list[str] | None = None, top: int = 10) -> dict:
+               names: list[str] | None = None, top: int = 10, extra: tuple[str, ...] = ()) -> dict:
     """Geometry, counts (given output files, else cachegrind runs when the images are builds of a
-    profile with a cachegrind target; none with ``names`` only) and the view."""
+    profile with a cachegrind target, with the program's arguments ``extra``: the counts a
+    ``compare`` or ``history`` of the same images stored only with the same ``--args``; none with
+    ``names`` only) and the view.  ``counts_run`` says how the counts were made."""
     from .. import profile as profmod
 
     prof = None
@@ -340,7 +357,7 @@ def cache_view(old: Image, new: Image, spec: str, target: str | None = None, out
             except LayoutbenchError:
                 prof = None
     g = geometry_of(spec, prof, target)
-    counts, source = None, None
+    counts, source, run = None, None, None
     if outs:
         if len(outs) != 2:
             raise LayoutbenchError("--cachegrind-out: give it twice, the old image's output file then the new one's")
@@ -351,11 +368,13 @@ def cache_view(old: Image, new: Image, spec: str, target: str | None = None, out
                                    "do not compare; give two files of one kind")
         counts = (read_counts(Path(outs[0]), old), read_counts(Path(outs[1]), new))
         source = "qemu-icache" if blocks[1] else "cachegrind"
+        run = {"files": [str(f) for f in outs]}
     elif not names:
         if prof is None:
             raise LayoutbenchError("--cache: the images are not layoutbench builds, so no cachegrind target runs them: "
                                    "give --cachegrind-out OLD NEW, or name the functions with --functions")
         with tempfile.TemporaryDirectory(prefix="layoutbench-cache-") as d:
-            counts = (run_model(old, prof, target, Path(d)), run_model(new, prof, target, Path(d)))
+            counts = (run_model(old, prof, target, Path(d), extra), run_model(new, prof, target, Path(d), extra))
         source = target_for(prof, target).kind
-    return {**view(old, new, g, counts, names, top), "counts_from": source}
+        run = {"target": target_for(prof, target).name, "args": " ".join(extra)}
+    return {**view(old, new, g, counts, names, top), "counts_from": source, "counts_run": run}
