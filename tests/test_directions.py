@@ -70,11 +70,20 @@ def _words_agree(c: stats.Comparison, text: str) -> None:
         factor = float(re.search(r"B is ([0-9.]+)", text).group(1)) if text.startswith("B is") else None
         if factor is not None:
             assert factor >= 1.0 - 5e-4, text  # a claimed change is printed as a factor >= 1, either way
-    elif c.shown:
+    elif _shown(c):
+        assert c.shown == _shown(c)
         shown_word = "slower" if (c.shown > 0) != c.higher_is_better else "faster"
         assert f"shown {shown_word}" in text and "not shown to exceed" in text and "no difference" not in text, text
     else:
-        assert "slower" not in text and "faster" not in text, text
+        assert c.shown == 0 and "slower" not in text and "faster" not in text, text
+
+
+def _shown(c: stats.Comparison) -> int:
+    """The direction an interval shows, read here apart from the code under test: +1 above 1, -1
+    below 1 (strictly: an exact interval at 1 shows nothing), 0 otherwise or unknown."""
+    if c.verdict == "n/a" or math.isnan(c.ci_low) or math.isnan(c.ci_high):
+        return 0
+    return 1 if c.ci_low > 1 else -1 if c.ci_high < 1 else 0
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
