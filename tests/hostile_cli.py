@@ -517,8 +517,8 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     b = ("bisect", "tiny", "A..B", "--store", str(tmp / "bisect.sqlite"))
     for v in ("nan", "-1", "0", "100", "inf"):
         err(f"bisect --min-effect {v}", *b, "--min-effect", v)
-    for v in ("nan", "0", "1", "2", "-0.5"):
-        err(f"bisect --confidence {v}", *b, "--confidence", v)
+    for v in ("nan", "0", "1", "2", "-0.5", "0.5", "1e-300", "1.5"):  # one rule, one message
+        err(f"bisect --confidence {v}", *b, "--confidence", v, check=lambda o, e: "> 0.5 and <= 0.9999, e.g. 0.95" in e)
     for v in ("1", "0", "-1", "100000"):
         err(f"bisect --layouts {v}", *b, "--layouts", v)
     for v in ("0", "-3"):
