@@ -31,6 +31,7 @@ import os
 import random
 import re
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -195,7 +196,7 @@ class Store:
     """The results database: an SQLite file (the default) or, for a farm of workers that share
     one store, a PostgreSQL URL (``postgresql://user@host/db``): same schema, same resume rule."""
 
-    def __init__(self, path):
+    def __init__(self, path, create: bool = True):
         text = str(path)
         self.url = text if is_url(path) else None
         if self.url is None and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
@@ -219,6 +220,7 @@ class Store:
             return
         global _opened
         _opened = self.path
+        _check_file(self.path, create)
         if self.path.is_file() and not os.access(self.path, os.W_OK):
             self._open_read_only()
             return
@@ -546,6 +548,26 @@ COLUMNS = {"kernel": "builds.kernel", "commit": "builds.commit_sha", "image": "b
            "layout": "builds.layout", "seed": "builds.seed", "target": "runs.target", "host": "runs.host",
            "mode": "runs.mode", "status": "runs.status", "metric": "samples.metric", "build_id": "builds.id",
            "args": "runs.args", "config": "runs.config"}
+
+
+def _check_file(path: Path, create: bool) -> None:
+    """An SQLite store is a regular file (a device or a FIFO is refused before SQLite opens it and
+    writes a ``-journal`` beside it); ``create`` false: it must exist (a command that only reads
+    creates no store, nor its folders)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if not create:
+            raise LayoutbenchError(f"{path}: no such store (nothing was measured into it); give --store the store "
+                                   f"the runs were stored in (this command only reads one, and creates none)") from None
+        return
+    except OSError:
+        return  # said by SQLite's open, with its reason
+    if not stat.S_ISREG(mode):
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+        raise LayoutbenchError(f"{path}: is {kind}, not a store (an SQLite file); give --store a file path (a new "
+                               f"one is created)")
 
 
 def _where(where: dict) -> tuple[str, list]:

@@ -486,8 +486,8 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     err("history --step and --every", *h, "A..B", "--step", "2", "--every", "1d")
     err("history range and --refine", *h, "A..B", "--refine", "X..Y")
     err("history nothing to do", *h)
-    err("history --summary on an empty store", *h, "--summary", "--store", str(tmp / "empty-h.sqlite"),
-        check=lambda o, e: "no history" in e)
+    err("history --summary on a missing store", *h, "--summary", "--store", str(tmp / "empty-h.sqlite"),
+        check=lambda o, e: "no such store" in e and not (tmp / "empty-h.sqlite").exists())
     err("history --metric ''", *h, "--summary", "--metric", "")
 
     # -- report ----------------------------------------------------------------------------------

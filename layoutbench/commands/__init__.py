@@ -117,10 +117,11 @@ def checkout_of(kernel: str, rev, repo, subdir):
     return prof, source.resolve(prof, rev, repo, subdir)
 
 
-def open_store(path, write: bool = True):
-    """The store of --store; ``write``: the command writes to it (a read-only one is refused now)."""
+def open_store(path, write: bool = True, create: bool | None = None):
+    """The store of --store; ``write``: the command writes to it (a read-only one is refused now);
+    ``create`` (default: ``write``): a missing store is created (else refused in one line)."""
     from ..store import Store, default_path
-    store = Store(path or os.environ.get("LAYOUTBENCH_STORE") or default_path())
+    store = Store(path or os.environ.get("LAYOUTBENCH_STORE") or default_path(), create=write if create is None else create)
     return store.writable() if write else store
 
 
