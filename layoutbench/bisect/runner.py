@@ -16,7 +16,8 @@ from ..decide import Skip
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
-from .budget import PHASES, Clock, _budget_at_endpoints, _likely_runs, _plan_only, choose_runs, target_costs
+from .budget import (PHASES, Clock, _budget_at_endpoints, _likely_runs, _plan_only, choose_runs, refuse_unpaid,
+                     target_costs)
 from .prober import Engine, Prober, ThreadStore, farm_cost
 from .render import _cmp, ci_label, interval, summary_line
 from .settings import Settings, exclusive, option_value, state_key
@@ -82,6 +83,12 @@ def _decision_flags(b, s: Settings, say) -> Settings:
     now = {k: getattr(s, k) for k in Settings.DECISIONS
            if (k.replace("_time", "") in given) and (k.startswith("budget") or getattr(s, k) is not None)}
     changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
+    if changed and all(k.startswith("budget") for k in changed) and b.result is not None \
+            and b.result.get("status") not in ("budget", None) and b.result.get("settings") == b.s.to_dict():
+        # a budget limits runs not yet measured: a finished verdict is kept, whatever budget is given now
+        say(f"the bisection is finished ({b.result['status']}): a --budget limits the runs still to measure and it "
+            f"needs none, so its verdict stands (runs spent: {b.result.get('runs_spent', '?')})")
+        return b.s
     if changed:
         merged = dataclasses.replace(b.s, **changed)
         exclusive(merged)
@@ -121,7 +128,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                 and not b.s.conflicts(s):
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({len(b.log) - 1} entries)")
             s = _decision_flags(b, s, say)
+            refuse_unpaid(b, s)
         else:
+            refuse_unpaid(None, s)  # before the bisection is started (or one in progress replaced)
             if b is not None:
                 was = b.s.conflicts(s)
                 say(f"replacing the earlier bisection of {profile.name} "
@@ -132,6 +141,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     else:
         _refuse_conflicts(b, s, profile)
         s = _decision_flags(b, s, say)
+        refuse_unpaid(b, s)
         say(f"continuing the bisection of {profile.name} {b.good and b.good[:12]}..{b.bad and b.bad[:12]}")
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
