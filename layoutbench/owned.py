@@ -74,7 +74,11 @@ def foreign(folder: Path) -> list[str]:
     """What an owned ``folder`` holds that its marker does not list: files a user put there (a
     marker of an older layoutbench lists nothing, so all of its files are counted here)."""
     listed = set(_written(folder) or ())
-    return [q for q in _entries(folder) if q not in listed]
+    out: list[str] = []
+    for q in _entries(folder):  # (sorted: a folder before what it holds) a foreign folder's content is not listed
+        if q not in listed and not any(q.startswith(f + os.sep) for f in out):
+            out.append(q)
+    return out
 
 
 def _mark(folder: Path) -> None:
@@ -131,8 +135,12 @@ def check(dest, what: str = "output") -> Path:
 
 def _refuse_foreign(p: Path, what: str) -> None:
     added = foreign(p) if is_owned(p) else []
+    if added and not _written(p):
+        raise LayoutbenchError(f"refusing to replace {p}: its {MARKER} was written by an older layoutbench, which did "
+                               f"not list the files it wrote, so files added since cannot be told from its own; move "
+                               f"what you added away and delete the folder, or give -o a new folder")
     if added:
-        shown = ", ".join(added[:3]) + (f" and {len(added) - 3} more" if len(added) > 3 else "")
+        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
         raise LayoutbenchError(f"refusing to replace {p}: it holds files an earlier {what} did not write ({shown}), "
                                f"which replacing it would delete; move them away, or give -o a new folder")
 
