@@ -841,6 +841,12 @@ fn main() {
     if !Path::new(pos[0]).is_file() || !Path::new(pos[1]).is_file() {
         hand_back("OLD and NEW must be files", &args);
     }
+    if let (Some(a), Some(b)) = (elf::kind(pos[0]), elf::kind(pos[1])) {
+        if a != b {
+            // images of two machines or kinds (a .o beside an executable): the Python path refuses them
+            hand_back("OLD and NEW are images of different machines or kinds", &args);
+        }
+    }
     if trace() {
         eprintln!("layoutbench-symdiff: native");
     }
