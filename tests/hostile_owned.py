@@ -168,6 +168,14 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
                                                                  check=lambda o, e: "is a FIFO" in e))
     add("results --store FIFO", fifo_store)
 
+    def fifo_log():
+        f = w.tmp / "log.fifo"
+        if not f.exists():
+            os.mkfifo(f)
+        return H.cli("bisect", "replay", str(f), "--store", str(w.tmp / "replay.sqlite"), env=env, timeout=30,
+                     check=lambda o, e: "is a FIFO, not a bisection log" in e)
+    add("bisect replay FIFO (a log that is never written)", fifo_log)
+
     # -- report -o: never through a link, never the current folder, never over a user's file -------------
     def through_link(depth: int):
         def case():

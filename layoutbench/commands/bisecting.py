@@ -260,17 +260,18 @@ def bisect_log_cmd(kernel_arg, kernel, repo, subdir, store_path):
 
 
 @bisect_grp.command("replay")
-@click.argument("logfile", type=click.File("rb"))
+@click.argument("logfile", metavar="LOGFILE|-")
 @store_option
 def bisect_replay_cmd(logfile, store_path):
-    """Start again from a log printed by `bisect log` (its start line and marks)."""
+    """Start again from a log printed by `bisect log` (its start line and marks; -: read from stdin)."""
     from .. import bisect
+    from ..safety import read_regular
 
-    data = logfile.read()
+    data = sys.stdin.buffer.read() if logfile == "-" else read_regular(logfile, "a bisection log")
     try:
         text = data.decode()
     except UnicodeDecodeError as e:
-        raise LayoutbenchError(f"{logfile.name}: not text (byte {e.start} is not UTF-8); give a log printed by "
+        raise LayoutbenchError(f"{logfile}: not text (byte {e.start} is not UTF-8); give a log printed by "
                                f"`layoutbench bisect log`") from None
     b = bisect.replay(open_store(store_path), text, profile.load)
     out.print(f"replayed {sum(1 for e in b.log if e['verb'] != 'start')} mark(s) onto a bisection of {b.s.kernel}; "

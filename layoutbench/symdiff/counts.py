@@ -18,10 +18,10 @@ import hashlib
 import os
 import re
 import shlex
-import stat
 from pathlib import Path
 
 from ..errors import LayoutbenchError
+from ..safety import read_regular
 
 SHF_EXECINSTR = 4
 #: cachegrind's line: "desc: I1 cache: 4096 B, 64 B, 2-way associative" (or direct-mapped, fully associative)
@@ -30,18 +30,7 @@ _I1 = re.compile(r"^desc:\s*I1 cache:\s*(\d+) B,\s*(\d+) B,\s*(?:(\d+)-way|(dire
 
 def read_text(path: Path, what: str) -> str:
     """The text of a regular file (a FIFO is not waited for, a device not read): one line otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as e:
-        raise LayoutbenchError(f"{path}: cannot read {what} ({e.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
-                    "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
-            raise LayoutbenchError(f"{path}: is {kind}, not {what}; give the file it was written to")
-        data = f.read()
-    return data.decode("utf-8", "replace")
+    return read_regular(path, what).decode("utf-8", "replace")
 
 
 def identity(path: Path) -> str:
