@@ -174,6 +174,23 @@ def refuse_unpaid(b: "Bisection | None", s: Settings) -> None:
                                f"give --budget {need} or more (or --budget none); nothing was run")
 
 
+def refuse_unpaid_time(b: "Bisection", s: Settings, clock: "Clock") -> None:
+    """The same rule for a duration (``--budget 8h``), once it is turned into runs (the time a run
+    takes is known from the profile or the store, or from the runs that chose R): one line saying
+    what it buys, what the first look costs, and that the runs measured are kept."""
+    if s.budget_time is None or b.entry("endpoints") is not None or clock.ledger.budget is None:
+        return
+    need, k, r = first_look(s)
+    if clock.ledger.budget < need:
+        sec, _ = clock.per_run()
+        ran = clock.p.ran_now
+        raise LayoutbenchError(f"--budget {costs.duration_text(s.budget_time)} ({clock.ledger.budget} runs at {sec:.3g} s "
+                               f"a run) does not pay for the endpoints' first look ({need} runs: {k} layouts x {r} "
+                               f"run(s) a side), the least a verdict needs; give --budget "
+                               f"{costs.duration_text(math.ceil(need * sec))} or more (or --budget none)"
+                               + (f"; the {ran} runs measured to choose the runs per layout are kept" if ran else ""))
+
+
 def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     """About how many more runs the endpoints alone would need to decide: the look at which
     their test likely decides (forecast.expected_cost at the noise and change measured so far),

@@ -17,7 +17,7 @@ from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
 from .budget import (PHASES, Clock, _budget_at_endpoints, _likely_runs, _plan_only, choose_runs, refuse_unpaid,
-                     target_costs)
+                     refuse_unpaid_time, target_costs)
 from .prober import Engine, Prober, ThreadStore, farm_cost
 from .render import _cmp, ci_label, interval, summary_line
 from .settings import Settings, exclusive, option_value, state_key
@@ -189,6 +189,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if s.runs_choice and s.runs < look:  # the runs the choice measured beyond R count against the budget too
         ledger.spent = (look - s.runs) * 2 * max(decide.MIN_LAYOUTS, s.layouts)
     clock = Clock(p, s, ledger)
+    refuse_unpaid_time(b, s, clock)
     eng.prober.after = clock.update
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos), after=clock.update), ledger) for q in probers[1:]]
     retrying = places.retrying if places is not None else (lambda what, fn: fn())

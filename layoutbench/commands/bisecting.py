@@ -64,7 +64,8 @@ def bisect_options(f):
                      "(candidates with probabilities, or 'not decided at this budget'); none: no cap (removes the budget of "
                      "a bisection in progress).  Every run this command measures counts; runs below the endpoints' first "
                      "look (2 x K layouts x R runs, 2 runs a layout while R is chosen from the costs) are refused before "
-                     "anything runs; a finished bisection keeps its verdict whatever budget is given later."),
+                     "anything runs (a duration: as soon as it is turned into runs, the runs measured so far kept); a "
+                     "finished bisection keeps its verdict whatever budget is given later."),
         store_option,
     ]
     for o in reversed(opts):
