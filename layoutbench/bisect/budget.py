@@ -174,21 +174,24 @@ def refuse_unpaid(b: "Bisection | None", s: Settings) -> None:
                                f"give --budget {need} or more (or --budget none); nothing was run")
 
 
-def refuse_unpaid_time(b: "Bisection", s: Settings, clock: "Clock") -> None:
-    """The same rule for a duration (``--budget 8h``), once it is turned into runs (the time a run
-    takes is known from the profile or the store, or from the runs that chose R): one line saying
-    what it buys, what the first look costs, and that the runs measured are kept."""
-    if s.budget_time is None or b.entry("endpoints") is not None or clock.ledger.budget is None:
+def refuse_unpaid_time(b: "Bisection", s: Settings, p: Prober) -> None:
+    """The same rule for a duration (``--budget 8h``), as soon as it can be turned into runs: the
+    time a run takes stated in the profile or measured in the store (before anything runs), else
+    measured by the runs that chose R (then they are kept, and said so)."""
+    if s.budget_time is None or b.entry("endpoints") is not None:
         return
+    sec, _ = costs.seconds_per_run(target_costs(p, s), s.runs)
+    if sec is None:
+        return
+    runs = costs.runs_for(s.budget_time, sec)
     need, k, r = first_look(s)
-    if clock.ledger.budget < need:
-        sec, _ = clock.per_run()
-        ran = clock.p.ran_now
-        raise LayoutbenchError(f"--budget {costs.duration_text(s.budget_time)} ({clock.ledger.budget} runs at {sec:.3g} s "
-                               f"a run) does not pay for the endpoints' first look ({need} runs: {k} layouts x {r} "
-                               f"run(s) a side), the least a verdict needs; give --budget "
-                               f"{costs.duration_text(math.ceil(need * sec))} or more (or --budget none)"
-                               + (f"; the {ran} runs measured to choose the runs per layout are kept" if ran else ""))
+    if runs < need:
+        raise LayoutbenchError(f"--budget {costs.duration_text(s.budget_time)} ({runs} runs at {sec:.3g} s a run) does "
+                               f"not pay for the endpoints' first look ({need} runs: {k} layouts x {r} run(s) a side), "
+                               f"the least a verdict needs; give --budget {costs.duration_text(math.ceil(need * sec))} "
+                               f"or more (or --budget none)"
+                               + (f"; the {p.ran_now} runs measured to choose the runs per layout are kept"
+                                  if p.ran_now else "; nothing was run"))
 
 
 def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:

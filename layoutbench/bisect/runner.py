@@ -177,6 +177,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
     cos = {c: p.checkout(c) for c in commits}
 
+    refuse_unpaid_time(b, s, p)  # the time a run takes, where the profile states it or the store has it
     # 0. runs per layout from the costs the target states (measured noise split), once
     if choose_runs(p, b, s, cos, say) is not None and not plan_only:  # kept at once: an interrupt before the first mark keeps it
         b.save()
@@ -189,7 +190,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if s.runs_choice and s.runs < look:  # the runs the choice measured beyond R count against the budget too
         ledger.spent = (look - s.runs) * 2 * max(decide.MIN_LAYOUTS, s.layouts)
     clock = Clock(p, s, ledger)
-    refuse_unpaid_time(b, s, clock)
+    refuse_unpaid_time(b, s, p)  # the time a run takes, now measured by the runs that chose R
     eng.prober.after = clock.update
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos), after=clock.update), ledger) for q in probers[1:]]
     retrying = places.retrying if places is not None else (lambda what, fn: fn())
