@@ -19,6 +19,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import _hostile as H
@@ -302,6 +303,24 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
             args = [files.get(x, x) for x in extra]
             return H.cli("symdiff", str(a), str(b), *args, env=env, timeout=timeout, check=lambda o, e: words in e)
         return case
+    def full_stdout(native: str, sink: str):
+        def case():
+            (a, _), (b, _) = w.programs["a"], w.programs["b"]
+            e = {**os.environ, **{k: v for k, v in env.items() if v is not None}, "LAYOUTBENCH_NATIVE": native,
+                 "PYTHONPATH": str(H.ROOT)}
+            cmd = f"{sys.executable} -m layoutbench.cli symdiff {a} {b} --json " + (
+                "> /dev/full" if sink == "full" else "| head -c 10 > /dev/null; exit ${PIPESTATUS[0]}")
+            p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=e, timeout=120)
+            H.last_detail.update(cmd=cmd, code=str(p.returncode), stderr=p.stderr[-2000:])
+            if sink == "full":
+                return H.judge(p.returncode, p.stdout, p.stderr, check=lambda o, er: "No space left on device" in er)
+            return H.judge(p.returncode if p.returncode != 1 else 0, p.stdout, p.stderr, expect_ok=True)
+        return case
+    for native in ("0", "1"):  # the Python path and the compiled helper say the same
+        add(f"symdiff --json > /dev/full (LAYOUTBENCH_NATIVE={native})", full_stdout(native, "full"))
+        add(f"symdiff --json | head -c 10 (LAYOUTBENCH_NATIVE={native}): the answer's exit code",
+            full_stdout(native, "pipe"))
+
     cache = ("--cache", "4096,2,64")
     add("symdiff --cachegrind-out FIFO", symdiff(*cache, "--cachegrind-out", "fifo", "--cachegrind-out", "b",
                                                  words="is a FIFO", fifo=True, timeout=30))
