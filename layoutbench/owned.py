@@ -140,7 +140,8 @@ def _refuse_foreign(p: Path, what: str) -> None:
                                f"not list the files it wrote, so files added since cannot be told from its own; move "
                                f"what you added away and delete the folder, or give -o a new folder")
     if added:
-        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        shown = ", ".join(q if q.isprintable() else ascii(q) for q in added[:5]) \
+            + (f" and {len(added) - 5} more" if len(added) > 5 else "")  # a name with a newline stays on the line
         raise LayoutbenchError(f"refusing to replace {p}: it holds files an earlier {what} did not write ({shown}), "
                                f"which replacing it would delete; move them away, or give -o a new folder")
 

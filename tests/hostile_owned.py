@@ -223,6 +223,17 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
             return _untouched([d], lambda: H.cli("report", str(w.kernel), "-o", str(d), "--store", str(s), env=env,
                                                   check=lambda o, e: said in e))
         return case
+    def users_odd_name():
+        d = w.tmp / "marked-odd"
+        s = w.copy(w.history_store, "marked-odd")
+        if not d.exists():
+            o = H.cli("report", str(w.kernel), "-o", str(d), "--store", str(s), env=env, expect_ok=True)
+            if o != "clean":
+                return o
+            (d / "notes\nlayoutbench: error: x\x1b[2J").write_text("mine\n")
+        return _untouched([d], lambda: H.cli("report", str(w.kernel), "-o", str(d), "--store", str(s), env=env,
+                                              check=lambda o, e: "notes\\n" in e and "\x1b" not in e))
+    add("report -o D: a user's file named with a newline and an escape sequence", users_odd_name)
     add("report -o D: D written by a report, then a user's files added", users_file(False))
     add("report -o D: D marked by an older report, then a user's files added", users_file(True))
 
