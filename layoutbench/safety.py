@@ -7,6 +7,8 @@
   and target names): no ``/``, no ``..``, nothing hidden; refused with one line.
 - :func:`read_regular`: the bytes of a file a user names (a log, a count file), never waited for:
   a FIFO, a device or a folder is refused with one line.
+- :func:`one_line`: an error line as printed: a control character in a name it quotes (a newline,
+  a terminal's escape) is shown as ``\\n``, ``\\x1b``, never sent.
 """
 
 from __future__ import annotations
@@ -88,3 +90,11 @@ def read_regular(path, what: str) -> bytes:
                     "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
             raise LayoutbenchError(f"{path}: is {kind}, not {what}; give the file it was written to")
         return f.read()
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text) -> str:
+    """``text`` with every control character escaped (``\\n``, ``\\x1b``): one line, nothing a terminal acts on."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))

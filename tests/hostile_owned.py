@@ -169,6 +169,14 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
                                                                  check=lambda o, e: "is a FIFO" in e))
     add("results --store FIFO", fifo_store)
 
+    def odd_store_name():  # a name a user gives is shown escaped: one line, no escape sent to the terminal
+        d = w.tmp / "odd-name"
+        d.mkdir(exist_ok=True)
+        return _untouched([d], lambda: H.cli("results", "--store", str(d / "x\ny\x1b[2J.sqlite"), env=env,
+                                              check=lambda o, e: "x\\ny\\x1b[2J.sqlite: no such store" in e
+                                              and "\x1b" not in e))
+    add("results --store NAME holding a newline and an escape sequence", odd_store_name)
+
     def fifo_log():
         f = w.tmp / "log.fifo"
         if not f.exists():

@@ -26,13 +26,13 @@ class Group(click.Group):
         import sqlite3
 
         from .. import procs
-        from ..safety import redact_text
+        from ..safety import one_line, redact_text
 
         procs.install_signal_handlers()
         try:
             return super().invoke(ctx)
         except LayoutbenchError as e:
-            err.print(f"layoutbench: error: {redact_text(e)}", markup=False)
+            err.print(f"layoutbench: error: {one_line(redact_text(e))}", markup=False)
             sys.exit(e.exit_code)
         except sqlite3.Error as e:  # a query of an opened store failed: a damaged page, a full disk...
             from ..store import explain
