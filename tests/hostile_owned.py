@@ -351,6 +351,16 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
                                                              "b", words="recorded with a 32768-byte 8-way I1"))
     add("symdiff --cache 32768,8,64 of 4 KiB counts", symdiff("--cache", "32768,8,64", "--cachegrind-out", "a",
                                                               "--cachegrind-out", "b", words="not the 32768,8,64"))
+    def rebuilt():  # the image changed after its counts were written: the counts are of the build before
+        (a, cga), (b, cgb) = w.programs["a"], w.programs["b"]
+        newer = w.tmp / "rebuilt"
+        shutil.copy(b, newer)
+        stale = w.tmp / "rebuilt.cachegrind"
+        stale.write_text(cgb.read_text().replace(f"cmd: {b}", f"cmd: {newer}"))
+        os.utime(stale, (os.stat(newer).st_mtime - 60,) * 2)
+        return H.cli("symdiff", str(a), str(newer), *cache, "--cachegrind-out", str(cga), "--cachegrind-out",
+                     str(stale), env=env, check=lambda o, e: "recorded before" in e and "rebuilt" in e)
+    add("symdiff --cachegrind-out recorded before its image was rebuilt in place", rebuilt)
     for g in ("9223372036854775808,2,64", "1099511627776,2,64", "4096,4096,1", "4096,2,8192", "65536,2048,32"):
         add(f"symdiff --cache {g}", functools.partial(H.cli, "symdiff", "/nonexistent-a", "/nonexistent-b", "--cache",
                                                       g, env=env, check=lambda o, e: "beyond any real cache" in e))

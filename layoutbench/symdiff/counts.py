@@ -8,8 +8,9 @@ line naming the file:
 - this cache: its ``desc: I1 cache:`` line is the geometry asked (counts of a 4 KiB I1 are not
   shown under a 32 KiB one);
 - this image: the program its ``cmd:`` line ran is the image, or a file with the same identity (its
-  GNU build id, else a hash of its code sections); a program that cannot be found cannot be
-  checked, and is refused too (positive evidence only).
+  GNU build id, else a hash of its code sections), and the image did not change after the file
+  was written (a build in place would leave counts of the earlier one); a program that cannot be
+  found cannot be checked, and is refused too (positive evidence only).
 """
 
 from __future__ import annotations
@@ -116,12 +117,14 @@ def _check_image(path: Path, text: str, image: Path) -> None:
     if found is None:
         raise LayoutbenchError(f"{path}: was recorded for {prog}, which is not found, so it cannot be checked against "
                                f"{image}; give the counts of a run of {image}")
-    if os.path.samefile(found, image):
-        return
-    try:
-        same = identity(found) == identity(image)
-    except LayoutbenchError:
-        same = False
-    if not same:
-        raise LayoutbenchError(f"{path}: counts of another program ({found}: its code differs from {image}'s); give "
-                               f"the counts of a run of {image}, in the order OLD then NEW")
+    if not os.path.samefile(found, image):
+        try:
+            same = identity(found) == identity(image)
+        except LayoutbenchError:
+            same = False
+        if not same:
+            raise LayoutbenchError(f"{path}: counts of another program ({found}: its code differs from {image}'s); "
+                                   f"give the counts of a run of {image}, in the order OLD then NEW")
+    if os.stat(image).st_mtime > os.stat(path).st_mtime + 1:  # rebuilt in place since: the counts are of the old one
+        raise LayoutbenchError(f"{path}: recorded before {image} last changed, so its counts may be of an earlier "
+                               f"build; run cachegrind on {image} again (`touch {path}` if the image was only copied)")
