@@ -98,3 +98,17 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def one_line(text) -> str:
     """``text`` with every control character escaped (``\\n``, ``\\x1b``): one line, nothing a terminal acts on."""
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
+
+def regular_or_missing(path, what: str, hint: str) -> bool:
+    """True: ``path`` is a regular file; False: nothing is there (or it cannot be looked at: the
+    open says why); a folder, FIFO, device or socket is refused in one line naming what it is."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if not stat.S_ISREG(mode):
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+        raise LayoutbenchError(f"{path}: is {kind}, not {what}; {hint}")
+    return True

@@ -31,7 +31,6 @@ import os
 import random
 import re
 import sqlite3
-import stat
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,7 +38,7 @@ from pathlib import Path
 from .errors import LayoutbenchError
 from .metrics import refuse
 from .postgres import RETRIES, RETRY_SQLSTATES, Postgres, conninfo_keys, is_url
-from .safety import redact_url
+from .safety import redact_url, regular_or_missing
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS builds (
@@ -220,7 +219,9 @@ class Store:
             return
         global _opened
         _opened = self.path
-        _check_file(self.path, create)
+        if not regular_or_missing(self.path, "a store (an SQLite file)", "give --store a file path (a new one is "
+                                  "created)") and not create:  # a command that only reads creates no store
+            raise LayoutbenchError(no_store(self.path, "nothing was measured into it"))
         if self.path.is_file() and not os.access(self.path, os.W_OK):
             self._open_read_only()
             return
@@ -234,6 +235,12 @@ class Store:
             global _opened_db
             _opened_db = self.db
             self.db.row_factory = sqlite3.Row
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and not tables & {"runs", "samples", "builds", "state"}:  # never written into
+                raise LayoutbenchError(f"{self.path}: not a layoutbench store (an SQLite database of something else: "
+                                       f"{', '.join(sorted(tables)[:3])}); use --store elsewhere")
+            if not tables and not create:
+                raise LayoutbenchError(no_store(self.path, "an empty file or database: nothing was measured into it"))
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
@@ -550,24 +557,9 @@ COLUMNS = {"kernel": "builds.kernel", "commit": "builds.commit_sha", "image": "b
            "args": "runs.args", "config": "runs.config"}
 
 
-def _check_file(path: Path, create: bool) -> None:
-    """An SQLite store is a regular file (a device or a FIFO is refused before SQLite opens it and
-    writes a ``-journal`` beside it); ``create`` false: it must exist (a command that only reads
-    creates no store, nor its folders)."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        if not create:
-            raise LayoutbenchError(f"{path}: no such store (nothing was measured into it); give --store the store "
-                                   f"the runs were stored in (this command only reads one, and creates none)") from None
-        return
-    except OSError:
-        return  # said by SQLite's open, with its reason
-    if not stat.S_ISREG(mode):
-        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
-                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
-        raise LayoutbenchError(f"{path}: is {kind}, not a store (an SQLite file); give --store a file path (a new "
-                               f"one is created)")
+def no_store(path, why: str) -> str:
+    return (f"{path}: no such store ({why}); give --store the store the runs were stored in (this command only "
+            f"reads one, and creates none)")
 
 
 def _where(where: dict) -> tuple[str, list]:

@@ -147,6 +147,27 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
         add(f"{' '.join(c for c in cmd if '/' not in c)} on a store that does not exist (in folders that do not)",
             read_missing)
 
+    def not_ours(kind: str, cmd: tuple):  # an empty file, another program's database: neither is written into
+        def case():
+            d = w.tmp / f"foreign-{kind}-{cmd[0]}"
+            d.mkdir(exist_ok=True)
+            s = d / "data.sqlite"
+            s.unlink(missing_ok=True)
+            if kind == "empty":
+                s.write_bytes(b"")
+            else:
+                with sqlite3.connect(s) as db:
+                    db.execute("CREATE TABLE invoices (id INTEGER, total REAL)")
+                db.close()
+            words = "an empty file" if kind == "empty" else "not a layoutbench store (an SQLite database of something"
+            return _untouched([d], lambda: H.cli(*cmd, "--store", str(s), env=env, check=lambda o, e: words in e))
+        return case
+    add("results --store an empty file", not_ours("empty", ("results",)))
+    add("history --summary --store an empty file", not_ours("empty", ("history", str(w.kernel), "--summary")))
+    add("results --store another program's SQLite database", not_ours("foreign", ("results",)))
+    add("compare --store another program's SQLite database", not_ours("foreign", (
+        "compare", str(w.kernel), "--layouts", "default", "--no-machine-check")))
+
     # -- a device or a FIFO as the store: nothing beside it, the real problem named --------------------
     for dev in ("/dev/null", "/dev/full"):
         for cmd in (("results",), ("bisect", "log"), ("compare", str(w.kernel), "--layouts", "default",
