@@ -1,7 +1,8 @@
 """docs/guide/internals.md's hostile-input table: every ``tests/hostile_*.py`` present, every case run, counted.
 
 Each module exposes ``cases(tmp: pathlib.Path) -> list[tuple[str, Callable[[], str]]]``; a case
-runs one bad input and returns ``clean``, ``traceback``, ``wrong-success``, ``hang`` or ``leak``
+runs one bad input and returns ``clean``, ``traceback``, ``wrong-success``, ``hang``, ``leak``,
+``outside-write`` or ``verdict-lost``
 (tests/_hostile.py says what each means).  Printed per module and in total:
 
     python bench/hostile.py            # a table
@@ -24,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
-COLUMNS = ("tried", "clean", "traceback", "wrong-success", "hang", "leak")
+COLUMNS = ("tried", "clean", "traceback", "wrong-success", "hang", "leak", "outside-write", "verdict-lost")
 
 
 def main() -> int:

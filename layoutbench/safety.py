@@ -5,11 +5,17 @@
   that shows a store URL (errors, the report's footer, ``say`` lines) shows it through these.
 - :func:`safe_name`: the one check of names that become parts of paths (profile names, image
   and target names): no ``/``, no ``..``, nothing hidden; refused with one line.
+- :func:`read_regular`: the bytes of a file a user names (a log, a count file), never waited for:
+  a FIFO, a device or a folder is refused with one line.
+- :func:`one_line`: an error line as printed: a control character in a name it quotes (a newline,
+  a terminal's escape) is shown as ``\\n``, ``\\x1b``, never sent.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 from .errors import LayoutbenchError
 
@@ -68,3 +74,41 @@ def safe_name(what: str, name: str, where: str = "") -> str:
         raise LayoutbenchError(f"{where}{what} {name!r} is not a safe name: use letters, digits and _ . + - "
                                f"(not starting with '.', no '/', at most 100 characters); rename it")
     return name
+
+
+def read_regular(path, what: str) -> bytes:
+    """The bytes of the regular file ``path``, ``what`` it should be (for the message).  Opened
+    without blocking: a FIFO is refused at once, not waited on for a writer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise LayoutbenchError(f"{path}: cannot read {what} ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                    "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+            raise LayoutbenchError(f"{path}: is {kind}, not {what}; give the file it was written to")
+        return f.read()
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text) -> str:
+    """``text`` with every control character escaped (``\\n``, ``\\x1b``): one line, nothing a terminal acts on."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
+
+def regular_or_missing(path, what: str, hint: str) -> bool:
+    """True: ``path`` is a regular file; False: nothing is there (or it cannot be looked at: the
+    open says why); a folder, FIFO, device or socket is refused in one line naming what it is."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if not stat.S_ISREG(mode):
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+        raise LayoutbenchError(f"{path}: is {kind}, not {what}; {hint}")
+    return True

@@ -38,7 +38,7 @@ from pathlib import Path
 from .errors import LayoutbenchError
 from .metrics import refuse
 from .postgres import RETRIES, RETRY_SQLSTATES, Postgres, conninfo_keys, is_url
-from .safety import redact_url
+from .safety import redact_url, regular_or_missing
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS builds (
@@ -195,7 +195,7 @@ class Store:
     """The results database: an SQLite file (the default) or, for a farm of workers that share
     one store, a PostgreSQL URL (``postgresql://user@host/db``): same schema, same resume rule."""
 
-    def __init__(self, path):
+    def __init__(self, path, create: bool = True):
         text = str(path)
         self.url = text if is_url(path) else None
         if self.url is None and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
@@ -219,6 +219,9 @@ class Store:
             return
         global _opened
         _opened = self.path
+        if not regular_or_missing(self.path, "a store (an SQLite file)", "give --store a file path (a new one is "
+                                  "created)") and not create:  # a command that only reads creates no store
+            raise LayoutbenchError(no_store(self.path, "nothing was measured into it"))
         if self.path.is_file() and not os.access(self.path, os.W_OK):
             self._open_read_only()
             return
@@ -232,6 +235,12 @@ class Store:
             global _opened_db
             _opened_db = self.db
             self.db.row_factory = sqlite3.Row
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and not tables & {"runs", "samples", "builds", "state"}:  # never written into
+                raise LayoutbenchError(f"{self.path}: not a layoutbench store (an SQLite database of something else: "
+                                       f"{', '.join(sorted(tables)[:3])}); use --store elsewhere")
+            if not tables and not create:
+                raise LayoutbenchError(no_store(self.path, "an empty file or database: nothing was measured into it"))
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
@@ -546,6 +555,11 @@ COLUMNS = {"kernel": "builds.kernel", "commit": "builds.commit_sha", "image": "b
            "layout": "builds.layout", "seed": "builds.seed", "target": "runs.target", "host": "runs.host",
            "mode": "runs.mode", "status": "runs.status", "metric": "samples.metric", "build_id": "builds.id",
            "args": "runs.args", "config": "runs.config"}
+
+
+def no_store(path, why: str) -> str:
+    return (f"{path}: no such store ({why}); give --store the store the runs were stored in (this command only "
+            f"reads one, and creates none)")
 
 
 def _where(where: dict) -> tuple[str, list]:

@@ -43,6 +43,15 @@ def timeout(name: str, value) -> float | None:
     return finite(name, value, lo=0, lo_open=True, hi=MAX_TIMEOUT, what=" (seconds)")
 
 
+#: ``--confidence`` (1 - the error budget): above a coin's 0.5, at most 0.9999
+CONFIDENCE_LO, CONFIDENCE_HI = 0.5, 0.9999
+
+
+def confidence(value) -> float:
+    """``--confidence``: the one rule (wherever it is given: the command line, a bisection's log)."""
+    return finite("--confidence", value, lo=CONFIDENCE_LO, lo_open=True, hi=CONFIDENCE_HI, what=", e.g. 0.95")
+
+
 def integer(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or (lo is not None and value < lo) \
             or (hi is not None and value > hi):
@@ -145,7 +154,7 @@ def options(o: dict) -> None:
     if o.get("step") is not None:
         integer("--step", o["step"], 1)
     if o.get("confidence") is not None:
-        finite("--confidence", o["confidence"], lo=0, lo_open=True, hi=0.9999)
+        confidence(o["confidence"])
     if o.get("pin") is not None:
         pin(o["pin"])
     if o.get("perf_events") is not None:

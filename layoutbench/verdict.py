@@ -38,7 +38,10 @@ EXIT_TABLE = [
     (BUDGET, "with --exit-code: bisect: the --budget ended before a culprit was confirmed"),
     (SKIP, "judge: the commit cannot be built or measured, or stays uncertain (git bisect run skips it)"),
     (ABORT, "judge: an error (git bisect run stops)"),
-    (130, "interrupted (143: terminated); what was stored is kept, the same command resumes"),
+    (129, "hung up (SIGHUP: its terminal or ssh session closed); what was stored is kept, the same command "
+          "resumes"),
+    (130, "interrupted (Ctrl-C, SIGINT); what was stored is kept, the same command resumes"),
+    (143, "terminated (SIGTERM); what was stored is kept, the same command resumes"),
 ]
 
 

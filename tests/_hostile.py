@@ -9,7 +9,11 @@ A case is a callable that runs one input and returns one of :data:`OUTCOMES`:
 - ``wrong-success``: exit 0 (or a wrong result) where the input had to be refused;
 - ``hang``: still running after the case's timeout (killed);
 - ``leak``: a secret given to the command (a store's password) appears in what it printed, or a
-  process it started outlives it.
+  process it started outlives it;
+- ``outside-write``: the command created, replaced or deleted a file or folder it does not own (a
+  store where only one was read, a ``-journal`` beside a device, a report through a link, the
+  current folder, a user's file in an output folder): :func:`changes` finds them;
+- ``verdict-lost``: a finished verdict the store held is gone or replaced by a weaker one.
 
 :func:`cli` runs the command in this process (``layoutbench.cli.main`` as ``python -m
 layoutbench.cli`` would, with its own environment and folder; a SIGALRM ends a hang), so that
@@ -29,7 +33,7 @@ import sys
 import traceback
 from pathlib import Path
 
-OUTCOMES = ("clean", "traceback", "wrong-success", "hang", "leak")
+OUTCOMES = ("clean", "traceback", "wrong-success", "hang", "leak", "outside-write", "verdict-lost")
 ROOT = Path(__file__).resolve().parent.parent
 _ERROR_LINE = re.compile(r"^(layoutbench: error: |Error: )")
 #: the last unclean outcome's details (command, exit, stderr), for the test's failure message
@@ -70,6 +74,17 @@ def judge(code: int | None, out: str, err: str, expect_ok: bool = False, check=N
 def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: int = 60, expect_ok: bool = False,
         check=None, stdin: str = "", secrets=()) -> str:
     """Run ``layoutbench ARGS`` in this process and judge it."""
+    code, out, err, outcome = capture(*args, env=env, cwd=cwd, timeout=timeout, stdin=stdin)
+    outcome = outcome or judge(code, out, err, expect_ok, check, secrets)
+    if outcome != "clean" or os.environ.get("HOSTILE_VERBOSE"):
+        last_detail.update(cmd=" ".join(args), code=str(code), stdout=out[-1500:], stderr=err[-3000:])
+    return outcome
+
+
+def capture(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: int = 60, stdin: str = ""
+            ) -> tuple[int | None, str, str, str | None]:
+    """Run ``layoutbench ARGS`` in this process: its exit code, stdout, stderr, and ``hang`` or
+    ``traceback`` when it did not finish as a command does (else None)."""
     from layoutbench import cli as lbcli
     from layoutbench import procs
 
@@ -113,11 +128,7 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: i
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-    outcome = outcome or judge(code, out.getvalue(), err.getvalue(), expect_ok, check, secrets)
-    if outcome != "clean" or os.environ.get("HOSTILE_VERBOSE"):
-        last_detail.update(cmd=" ".join(args), code=str(code), stdout=out.getvalue()[-1500:],
-                           stderr=err.getvalue()[-3000:])
-    return outcome
+    return code, out.getvalue(), err.getvalue(), outcome
 
 
 @contextlib.contextmanager
@@ -149,6 +160,36 @@ def proc(*args: str, env: dict | None = None, cwd: Path | None = None, timeout: 
     if outcome != "clean" or os.environ.get("HOSTILE_VERBOSE"):
         last_detail.update(cmd=" ".join(cmd), code=str(p.returncode), stdout=out[-1500:], stderr=err[-3000:])
     return outcome
+
+
+def tree(*roots: Path) -> dict[str, tuple]:
+    """Every entry under ``roots`` (links not followed): path → (inode, kind, size, mtime)."""
+    seen: dict[str, tuple] = {}
+    for root in roots:
+        root = Path(root)
+        todo = [root] if os.path.lexists(root) else []
+        while todo:
+            p = todo.pop()
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            seen[str(p)] = (st.st_ino, st.st_mode >> 12, st.st_size, st.st_mtime_ns)
+            if os.path.isdir(p) and not os.path.islink(p):
+                try:
+                    todo.extend(p / n for n in os.listdir(p))
+                except OSError:
+                    pass
+    return seen
+
+
+def changes(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
+    """What :func:`tree` shows created, deleted or replaced (a new inode, kind or size)."""
+    out = [f"created {p}" for p in after if p not in before] + [f"deleted {p}" for p in before if p not in after]
+    out += [f"replaced {p}" for p in before if p in after and before[p][:2] != after[p][:2]]
+    out += [f"changed {p}" for p in before if p in after and before[p][:2] == after[p][:2]
+            and before[p][1] != 4 and before[p][2:] != after[p][2:]]  # a file written (not a folder's mtime)
+    return sorted(out)
 
 
 def alive(pid: int) -> bool:

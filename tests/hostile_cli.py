@@ -486,8 +486,8 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     err("history --step and --every", *h, "A..B", "--step", "2", "--every", "1d")
     err("history range and --refine", *h, "A..B", "--refine", "X..Y")
     err("history nothing to do", *h)
-    err("history --summary on an empty store", *h, "--summary", "--store", str(tmp / "empty-h.sqlite"),
-        check=lambda o, e: "no history" in e)
+    err("history --summary on a missing store", *h, "--summary", "--store", str(tmp / "empty-h.sqlite"),
+        check=lambda o, e: "no such store" in e and not (tmp / "empty-h.sqlite").exists())
     err("history --metric ''", *h, "--summary", "--metric", "")
 
     # -- report ----------------------------------------------------------------------------------
@@ -517,8 +517,8 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     b = ("bisect", "tiny", "A..B", "--store", str(tmp / "bisect.sqlite"))
     for v in ("nan", "-1", "0", "100", "inf"):
         err(f"bisect --min-effect {v}", *b, "--min-effect", v)
-    for v in ("nan", "0", "1", "2", "-0.5"):
-        err(f"bisect --confidence {v}", *b, "--confidence", v)
+    for v in ("nan", "0", "1", "2", "-0.5", "0.5", "1e-300", "1.5"):  # one rule, one message
+        err(f"bisect --confidence {v}", *b, "--confidence", v, check=lambda o, e: "> 0.5 and <= 0.9999, e.g. 0.95" in e)
     for v in ("1", "0", "-1", "100000"):
         err(f"bisect --layouts {v}", *b, "--layouts", v)
     for v in ("0", "-3"):
@@ -696,8 +696,10 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
                 return "leak"
             if "Traceback" in er or "internal error" in er:
                 return "traceback"
+            from layoutbench.verdict import EXIT_TABLE
+            listed = p.returncode in {code for code, _ in EXIT_TABLE}  # the table in --help says what it means
             return "clean" if p.returncode == (130 if sig == signal.SIGINT else 128 + sig) and "interrupted" in er \
-                else "wrong-success"
+                and listed else "wrong-success"
         return case
     out.append(("Ctrl-C kills the running benchmark", interrupted(signal.SIGINT)))
     out.append(("SIGTERM kills the running benchmark", interrupted(signal.SIGTERM)))
@@ -799,8 +801,8 @@ command = ["sh", "-c", "sleep 300 & echo $! > {pidfile}; wait"]
         mounted(f"read-only store: {cmd[0]} is refused before any build", ro, cmd,
                 lambda o, e: "read-only file system" in e and "compil" not in e.lower() and "build" not in e.lower())
     full = "mount -t tmpfs -o size=12k tmpfs {d} && head -c 12288 /dev/zero > {d}/filler 2>/dev/null; true"
-    mounted("store on a full disk: results", full, ("results", "--store", "{d}/s.sqlite"),
-            lambda o, e: "not a layoutbench store" not in e and ("full" in e or "space" in e))
+    mounted("store missing on a full disk: results (a command that only reads creates none)", full,
+            ("results", "--store", "{d}/s.sqlite"), lambda o, e: "no such store" in e)
     mounted("store on a full disk: compare", full, ("compare", "tinyp", "--layouts", "default", "--runs", "1",
                                                     "--no-machine-check", "--store", "{d}/s.sqlite"),
             lambda o, e: "not a layoutbench store" not in e and ("full" in e or "space" in e))

@@ -504,8 +504,47 @@ def _mutations(old: Path, new: Path, d: Path) -> list[tuple[str, Callable[[Elf],
         ("truncated-in-section-headers", lambda e: cut(e.shoff + 64 * 3)(e), True),
         ("truncated-in-symtab", cut_symtab, True),
         ("empty", cut(0), True),
-        ("e-machine-unknown", ehdr("<H", 0x12, 0xBEEF), False),  # llvm-objdump fails on it
+        ("e-machine-unknown", ehdr("<H", 0x12, 0xBEEF), True),  # an image of no known machine beside an x86-64 one
+        ("e-machine-says-aarch64", ehdr("<H", 0x12, 183), True),  # only the header says AArch64: still refused
+        ("e-type-says-object", ehdr("<H", 0x10, 1), True),
     ]
+
+
+#: other machines (clang's --target), each image linked from the same two sources by ld.lld
+OTHER_MACHINES = ("aarch64-unknown-none-elf", "riscv64-unknown-none-elf", "i386-unknown-none-elf",
+                  "powerpc64-unknown-none-elf")
+
+
+def other_machine(tmp: Path, target: str) -> Path:
+    """old.elf's program linked for another machine (i386: ELF32; powerpc64: big-endian)."""
+    d = tmp / "machines"
+    out = d / f"{target}.elf"
+    if out.is_file():
+        return out
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "main.c").write_text(MAIN_C)
+    (d / "other.c").write_text(OTHER_C)
+    objs = []
+    for src in ("main", "other"):
+        o = d / f"{target}-{src}.o"
+        subprocess.run(["clang-19", f"--target={target}", "-ffreestanding", "-fno-pic", "-O1", "-ffunction-sections",
+                        "-fdata-sections", "-fno-asynchronous-unwind-tables", "-DGROW=1", "-DMUL=3", "-c",
+                        str(d / f"{src}.c"), "-o", str(o)], check=True)
+        objs.append(str(o))
+    subprocess.run(["ld.lld-19", "-e", "_start", "-o", str(out), *objs], check=True)
+    return out
+
+
+def _machines(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]]]]:
+    """Pairs of images of different machines or kinds: each must be refused by both paths, in both orders."""
+    def pair(target: str | None, swap: bool):
+        def make(tmp: Path) -> tuple[str, str]:
+            old, _ = base_images(base)
+            other = other_machine(base, target) if target else old.parent / "old-main.o"  # a .o of the same program
+            return (str(other), str(old)) if swap else (str(old), str(other))
+        return make
+    return [(f"{target or 'object-file'}{'-as-old' if swap else ''}", pair(target, swap))
+            for target in (*OTHER_MACHINES, None) for swap in (False, True)]
 
 
 def _case(tmp: Path, make: Callable[[Path], tuple[str, str]], expect: str | None = None,
@@ -664,6 +703,8 @@ def cases(tmp: Path, flips: int = FLIPS) -> list[tuple[str, Callable[[], str]]]:
         out.append((f"crafted/{name}-as-old", _case(tmp / "crafted-old",
                                                      _mutated(base, name + "-old", edit, refuse, swap=True),
                                                      "refuse" if refuse else None)))
+    for name, make in _machines(base):
+        out.append((f"machine/{name}", _case(tmp / "machine", make, "refuse")))
     for name, make, expect, forbid in _special(base):
         out.append((f"special/{name}", _case(tmp / "special" / name, make, expect, forbid)))
         out.append((f"special/{name}/text", _case(tmp / "special" / name, make, expect, forbid, text=True)))

@@ -313,8 +313,9 @@ def costed_bisect(m, profiles, store, *extra):
 def test_a_duration_budget_becomes_runs_and_ends_with_the_best_honest_verdict(hist, costed, tmp_path):
     """--budget 2m at the target's stated costs (a run 1 s + a layout 3 s / 1 run a layout: 4 s)
     is 30 runs; the bisection stops within them and names the candidates left, the progress lines
-    say the runs spent of the budget and the time left.  --budget 1m (15 runs) ends before the
-    endpoints decide: 'not decided at this budget; about N more runs would be needed'."""
+    say the runs spent of the budget and the time left.  --budget 1m (15 runs) does not pay for the
+    endpoints' first look (16 runs: 4 layouts x 2 runs a side while R is chosen): refused in one
+    line before anything runs, as a budget of 15 runs is."""
     v, err = costed_bisect(hist, costed, tmp_path / "a.sqlite", *CG, "--budget", "2m")
     bd = v["budget"]
     assert (bd["duration"], bd["duration_text"], bd["runs"], bd["seconds_per_run"]) == (120, "2m", 30, 4.0), bd
@@ -327,15 +328,18 @@ def test_a_duration_budget_becomes_runs_and_ends_with_the_best_honest_verdict(hi
     assert "budget 2m: 30 runs at 4 s a run" in err
     probes = [ln for ln in err.splitlines() if "· probe " in ln]
     assert probes and all("runs spent of 30" in ln and "left at 4 s a run (estimated)" in ln for ln in probes), err
-    v, err = costed_bisect(hist, costed, tmp_path / "b.sqlite", *CG, "--budget", "1m")
-    assert v["status"] == "budget" and v["endpoints"] is None and v["budget"]["runs"] == 15
-    # 8 runs of the 2-run look that chose R (4 layouts x 2 endpoints, rep 1) + GOOD's 4: BAD's 4 do not fit
-    assert v["budget"]["spent"] == 12 and v["more_runs"] == 4, v
-    assert v["message"] == ("not decided at this budget (12 of 15 runs spent): the endpoints have not shown a change "
-                            "yet; about 4 more runs would be needed (about 16s at 4 s a run)")
-    t = lb("bisect", "minikernel", "--repo", hist["repo"], "--store", str(tmp_path / "b.sqlite"),
-           env={"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(costed)}).stdout
-    assert "verdict: not decided at this budget" in t and "budget:  1m = 15 runs; 12 spent" in t, t
+    env = {"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(costed)}
+    for budget in ("1m", "15"):
+        p = lb("bisect", "minikernel", f"{hist['good']}..{hist['bad']}", "--repo", hist["repo"], "--store",
+               str(tmp_path / "b.sqlite"), "--no-shadow", *CG, "--budget", budget, env=env, check=False)
+        said = "--budget 1m (15 runs at 4 s a run)" if budget == "1m" else "--budget 15 runs"
+        assert p.returncode == 2 and p.stderr.splitlines()[-1].startswith(
+            f"layoutbench: error: {said} does not pay for the endpoints' first look (16 runs: 4 layouts x 2 run(s) a "
+            f"side"), p.stderr
+        assert ("give --budget 1m4s or more" if budget == "1m" else "give --budget 16 or more") in p.stderr
+        assert "nothing was run" in p.stderr and "Traceback" not in p.stderr
+    with sqlite3.connect(tmp_path / "b.sqlite") as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
 
 
 def test_runs_per_layout_from_the_costs_and_the_measured_noise_split(hist, costed, tmp_path):

@@ -56,10 +56,11 @@ def state(store: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def first(repo, workdir, tmp_path_factory) -> Path:
-    """A store holding a bisection that ended at its budget (two runs) before the endpoints decided."""
+    """A store holding a bisection that ended at its budget (16 runs: the endpoints' first look, the
+    least a budget may be) before a probe decided."""
     store = tmp_path_factory.mktemp("first") / "s.sqlite"
-    v = json.loads(bisect(repo, store, workdir, "HEAD~3..HEAD", "--target", "prog", "--budget", "2", "--json").stdout)
-    assert v["status"] == "budget"
+    v = json.loads(bisect(repo, store, workdir, "HEAD~3..HEAD", "--target", "prog", "--budget", "16", "--json").stdout)
+    assert v["status"] == "budget" and v["budget"]["spent"] == 16
     return store
 
 
@@ -111,7 +112,7 @@ def test_a_budget_can_be_raised_changed_and_removed(repo, workdir, interrupted):
 
 
 def test_given_with_its_range_a_changed_measured_setting_starts_again(repo, workdir, interrupted):
-    p = bisect(repo, interrupted, workdir, "HEAD~3..HEAD", "--target", "prog", "--layouts", "5", "--budget", "2")
+    p = bisect(repo, interrupted, workdir, "HEAD~3..HEAD", "--target", "prog", "--layouts", "5", "--budget", "20")
     assert "replacing the earlier bisection" in p.stderr and "--layouts 4" in p.stderr
     assert state(interrupted)["settings"]["layouts"] == 5
 
@@ -125,8 +126,28 @@ def test_first_only_with_thorough_is_refused_also_when_one_is_kept_from_before(r
     assert not state(interrupted)["settings"]["thorough"]
 
 
-def test_plan_with_a_budget_below_the_first_look_is_one_line(repo, workdir, tmp_path):
-    p = bisect(repo, tmp_path / "p.sqlite", workdir, "HEAD~3..HEAD", "--target", "prog", "--plan", "--budget", "5",
-               check=False)
+@pytest.mark.parametrize("how", [("--plan",), ("--exit-code",), ("--json",)])
+def test_a_budget_below_the_first_look_is_one_line_before_anything_runs(repo, workdir, tmp_path, how):
+    """One rule for a plan and a run: the endpoints' first look (4 layouts x 2 runs a side while
+    the runs per layout are chosen from the costs) is the least a budget pays for."""
+    store = tmp_path / "p.sqlite"
+    p = bisect(repo, store, workdir, "HEAD~3..HEAD", "--target", "prog", *how, "--budget", "5", check=False)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
-    assert "--budget 5 runs does not pay for the endpoints' first look" in p.stderr
+    assert "--budget 5 runs does not pay for the endpoints' first look (16 runs" in p.stderr
+    with sqlite3.connect(store) as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    p = bisect(repo, store, workdir, "HEAD~3..HEAD", "--target", "prog", "--runs", "1", *how, "--budget", "5",
+               check=False)  # R given: 4 layouts x 1 run a side
+    assert p.returncode == 2 and "first look (8 runs: 4 layouts x 1 run(s) a side)" in p.stderr, p.stderr
+
+
+def test_a_finished_verdict_stays_whatever_budget_is_given_later(repo, workdir, tmp_path):
+    store = tmp_path / "f.sqlite"
+    v = json.loads(bisect(repo, store, workdir, "HEAD~3..HEAD", "--target", "prog", "--json").stdout)
+    assert v["status"] == "found"
+    for given in (("--budget", "1"), ("--budget", "1s"), ("HEAD~3..HEAD", "--target", "prog", "--budget", "10")):
+        p = bisect(repo, store, workdir, *given, "--json", "--exit-code", check=False)
+        assert p.returncode == 1 and json.loads(p.stdout)["culprit"] == v["culprit"], p.stderr
+        assert "the bisection is finished (found): a --budget limits the runs still to measure" in p.stderr
+    p = bisect(repo, store, workdir, "--json", "--exit-code", check=False)
+    assert p.returncode == 1 and json.loads(p.stdout)["status"] == "found"

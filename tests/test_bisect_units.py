@@ -169,7 +169,7 @@ def test_settings_are_checked_before_anything_runs():
         ({"mode": "relink"}, "bisect runs in mode rerun or reboot, not 'relink'"),
         ({"layouts": 1}, "--layouts must be at least 2 (the layout noise needs two layouts)"),
         ({"runs": 0}, "--runs must be at least 1"),
-        ({"confidence": 0.5}, "--confidence must be between 0.5 and 1, e.g. 0.95"),
+        ({"confidence": 0.5}, "--confidence 0.5 is not allowed: give a finite number > 0.5 and <= 0.9999, e.g. 0.95"),
         ({"target": "a, b,a"}, "--target a, b,a names a target twice; give each machine once"),
     ]:
         with pytest.raises(LayoutbenchError) as e:

@@ -109,6 +109,30 @@ def test_a_timeout_is_accepted_exactly_when_finite_positive_and_at_most_a_week(v
 
 
 @FAST
+@given(v=st.floats(allow_nan=True, allow_infinity=True) | st.integers(-2, 2) | st.booleans())
+@example(v=0.5)
+@example(v=1e-300)
+@example(v=1.0)
+@example(v=0.9999)
+def test_one_confidence_rule_and_one_message_wherever_it_is_given(v):
+    """The command line and a bisection's settings (its log, a replay) accept the same values and
+    refuse the others with the same line."""
+    from layoutbench import bisect
+
+    expect = not isinstance(v, bool) and math.isfinite(v) and 0.5 < v <= 0.9999
+    said = []
+    for check in (lambda: validate.options({"confidence": v}), lambda: bisect.Settings(kernel="k", confidence=v).check()):
+        try:
+            check()
+        except LayoutbenchError as e:
+            said.append(str(e))
+    if expect:
+        assert said == []
+    else:
+        assert len(said) == 2 and said[0] == said[1] and "> 0.5 and <= 0.9999" in said[0], said
+
+
+@FAST
 @given(seed=st.integers(), count=st.integers(1, validate.MAX_LAYOUTS))
 @example(seed=2**63 - 2, count=8)
 @example(seed=2**63, count=1)

@@ -45,6 +45,20 @@ def test_crafted_inputs_are_clean(inputs):
     assert any("FIFO" in d["py_err"] for d in sseen)
 
 
+def test_images_of_other_machines_and_kinds_are_refused_by_both_paths(inputs):
+    """An x86-64 image against the same program linked for AArch64, RISC-V, i386 (ELF32) and PowerPC 64
+    (big-endian), or against one of its own .o files, either way round: both paths refuse it (the
+    helper hands back, the Python path says one line naming both files), never a diff."""
+    counts, bad, seen = run_all(inputs, "machine/")
+    assert not bad, bad
+    assert counts["clean"] == 2 * (len(hostile_elf.OTHER_MACHINES) + 1)
+    assert all(d["py"] == 2 and d["native"] == 125 for d in seen), seen
+    said = [d["py_err"] for d in seen]
+    for words in ("AArch64 ELF64 little-endian", "RISC-V", "i386 ELF32", "PowerPC 64 ELF64 big-endian",
+                  "relocatable object (.o)"):
+        assert any(words in e for e in said), (words, said)
+
+
 def test_byte_flips_are_clean(inputs):
     counts, bad, seen = run_all(inputs, "flip/")
     assert not bad, bad

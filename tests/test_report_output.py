@@ -150,13 +150,21 @@ def test_a_second_report_replaces_its_own_output_whole(site, tmp_path):
     assert p.returncode == 0, p.stderr
     first = _tree(d)
     assert owned.MARKER in first and "index.html" in first and any(k.startswith("commits/") for k in first)
-    (d / "commits" / "gone.html").write_text("a page of a commit no longer in the history\n")
+    listed = (d / owned.MARKER).read_text().splitlines()[1:]
+    assert sorted(ln.removeprefix(owned.FILE) for ln in listed) == sorted(k for k in first if k != owned.MARKER) \
+        and "commits" in [ln.removeprefix(owned.FILE) for ln in listed]  # its folders too
     p = site["report"](d)
     assert p.returncode == 0, p.stderr
     second = _tree(d)
     assert set(second) == set(first)
     assert _leftovers(tmp_path, "D") == []
     assert "wrote" in p.stdout and str(d / "index.html") in p.stdout
+    # a file the report did not write (a page copied in, notes): named, kept, the report refused
+    (d / "commits" / "notes.html").write_text("my notes\n")
+    (d / "copy").mkdir()
+    _refused(site["report"](d), str(d), "commits/notes.html, copy")
+    assert (d / "commits" / "notes.html").read_text() == "my notes\n" and _tree(d).keys() - {"commits/notes.html", "copy"} \
+        == second.keys() and _leftovers(tmp_path, "D") == []
 
 
 # -- the module itself, on real folders ------------------------------------------------------------
@@ -221,12 +229,17 @@ def test_its_own_folder_and_an_empty_one_are_replaced_whole(tmp_path):
     for text in ("first\n", "second\n"):
         with owned.replacing(d, "report") as tmp:
             (tmp / text.strip()).write_text(text)
-        assert _tree(d) == {owned.MARKER: owned.MARK.decode(), text.strip(): text}
+        assert _tree(d) == {owned.MARKER: owned.MARK.decode() + f"{owned.FILE}{text.strip()}\n", text.strip(): text}
     e = tmp_path / "E"
     e.mkdir()
     with owned.replacing(e, "report") as tmp:
         (tmp / "a").write_text("a\n")
-    assert _tree(e) == {owned.MARKER: owned.MARK.decode(), "a": "a\n"}
+    assert _tree(e) == {owned.MARKER: owned.MARK.decode() + f"{owned.FILE}a\n", "a": "a\n"}
+    (e / "b").write_text("mine\n")  # added by a user: never deleted
+    with pytest.raises(LayoutbenchError, match=r"did not write \(b\)"):
+        with owned.replacing(e, "report") as tmp:
+            (tmp / "a").write_text("again\n")
+    assert _tree(e) == {owned.MARKER: owned.MARK.decode() + f"{owned.FILE}a\n", "a": "a\n", "b": "mine\n"}
     assert _leftovers(d.parent, "D") == [] and _leftovers(tmp_path, "E") == []
 
 
@@ -263,7 +276,13 @@ def test_the_check_refuses_root_home_links_files_and_foreign_folders(tmp_path, m
         assert str(tmp_path / dest) in str(e.value) and "give -o a new folder" in str(e.value)
     (tmp_path / "E").mkdir()
     assert owned.check(tmp_path / "E") == tmp_path / "E"
-    assert owned.check(tmp_path / "L" / "x") == tmp_path / "home" / "x"  # a link above is the user's path
+    for dest in (tmp_path / "L" / "x", tmp_path / "L" / "sub" / "x"):  # a link above: never written through
+        with pytest.raises(LayoutbenchError, match=f"through {tmp_path / 'L'}: it is a symbolic link"):
+            owned.check(dest, "report")
+    monkeypatch.chdir(tmp_path / "E")  # the current folder, or one holding it: replaced, the shell's is gone
+    for dest in (".", tmp_path / "E", tmp_path):
+        with pytest.raises(LayoutbenchError, match="current folder"):
+            owned.check(dest, "report")
 
 
 def test_ownership_needs_the_marker_as_a_file_of_its_own(tmp_path):

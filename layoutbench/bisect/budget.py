@@ -161,6 +161,49 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
     return choice
 
 
+def first_look(s: Settings) -> tuple[int, int, int]:
+    """(runs, layouts a side, runs a layout) of the endpoints' first look: K layouts a side, R runs
+    each, or the 2 a layout that choosing R from the costs measures (choose_runs) while it is not chosen."""
+    k = max(decide.MIN_LAYOUTS, s.layouts)
+    r = max(s.runs, (s.runs_choice or {}).get("look_runs", 2 if s.runs_auto else s.runs))
+    return 2 * k * r, k, r
+
+
+def refuse_unpaid(b: "Bisection | None", s: Settings) -> None:
+    """The one budget rule: a budget in runs below the endpoints' first look, the least a plan or a
+    verdict needs, is refused before anything runs (``bisect run`` and ``--plan`` alike).  A budget
+    counts every run this command measures, those that choose R included."""
+    if s.budget is None or (b is not None and b.entry("endpoints") is not None):
+        return
+    need, k, r = first_look(s)
+    if s.budget < need:
+        chosen = " (while R is chosen from the costs, the first look measures 2 runs a layout)" if s.runs_auto \
+            and not s.runs_choice else ""
+        raise LayoutbenchError(f"--budget {s.budget} runs does not pay for the endpoints' first look ({need} runs: "
+                               f"{k} layouts x {r} run(s) a side{chosen}), the least a plan or a verdict needs; "
+                               f"give --budget {need} or more (or --budget none); nothing was run")
+
+
+def refuse_unpaid_time(b: "Bisection", s: Settings, p: Prober) -> None:
+    """The same rule for a duration (``--budget 8h``), as soon as it can be turned into runs: the
+    time a run takes stated in the profile or measured in the store (before anything runs), else
+    measured by the runs that chose R (then they are kept, and said so)."""
+    if s.budget_time is None or b.entry("endpoints") is not None:
+        return
+    sec, _ = costs.seconds_per_run(target_costs(p, s), s.runs)
+    if sec is None:
+        return
+    runs = costs.runs_for(s.budget_time, sec)
+    need, k, r = first_look(s)
+    if runs < need:
+        raise LayoutbenchError(f"--budget {costs.duration_text(s.budget_time)} ({runs} runs at {sec:.3g} s a run) does "
+                               f"not pay for the endpoints' first look ({need} runs: {k} layouts x {r} run(s) a side), "
+                               f"the least a verdict needs; give --budget {costs.duration_text(math.ceil(need * sec))} "
+                               f"or more (or --budget none)"
+                               + (f"; the {p.ran_now} runs measured to choose the runs per layout are kept"
+                                  if p.ran_now else "; nothing was run"))
+
+
 def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     """About how many more runs the endpoints alone would need to decide: the look at which
     their test likely decides (forecast.expected_cost at the noise and change measured so far),

@@ -16,7 +16,8 @@ from ..decide import Skip
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
-from .budget import PHASES, Clock, _budget_at_endpoints, _likely_runs, _plan_only, choose_runs, target_costs
+from .budget import (PHASES, Clock, _budget_at_endpoints, _likely_runs, _plan_only, choose_runs, refuse_unpaid,
+                     refuse_unpaid_time, target_costs)
 from .prober import Engine, Prober, ThreadStore, farm_cost
 from .render import _cmp, ci_label, interval, summary_line
 from .settings import Settings, exclusive, option_value, state_key
@@ -82,6 +83,12 @@ def _decision_flags(b, s: Settings, say) -> Settings:
     now = {k: getattr(s, k) for k in Settings.DECISIONS
            if (k.replace("_time", "") in given) and (k.startswith("budget") or getattr(s, k) is not None)}
     changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
+    if changed and all(k.startswith("budget") for k in changed) and b.result is not None \
+            and b.result.get("status") not in ("budget", None) and b.result.get("settings") == b.s.to_dict():
+        # a budget limits runs not yet measured: a finished verdict is kept, whatever budget is given now
+        say(f"the bisection is finished ({b.result['status']}): a --budget limits the runs still to measure and it "
+            f"needs none, so its verdict stands (runs spent: {b.result.get('runs_spent', '?')})")
+        return b.s
     if changed:
         merged = dataclasses.replace(b.s, **changed)
         exclusive(merged)
@@ -142,7 +149,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} in {s.metric}, kept beside the other "
                 f"({len(b.log) - 1} entries)")
             s = _decision_flags(b, s, say)
+            refuse_unpaid(b, s)
         else:
+            refuse_unpaid(None, s)  # before the bisection is started (or one in progress replaced)
             if b is not None:
                 was = b.s.conflicts(s)
                 same = (b.good, b.bad, b.s.metric) == (g, bd, s.metric)
@@ -156,6 +165,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     else:
         _refuse_conflicts(b, s, profile)
         s = _decision_flags(b, s, say)
+        refuse_unpaid(b, s)
         say(f"continuing the bisection of {profile.name} {b.good and b.good[:12]}..{b.bad and b.bad[:12]}")
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
@@ -191,6 +201,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
     cos = {c: p.checkout(c) for c in commits}
 
+    refuse_unpaid_time(b, s, p)  # the time a run takes, where the profile states it or the store has it
     # 0. runs per layout from the costs the target states (measured noise split), once
     if choose_runs(p, b, s, cos, say) is not None and not plan_only:  # kept at once: an interrupt before the first mark keeps it
         b.save()
@@ -203,6 +214,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if s.runs_choice and s.runs < look:  # the runs the choice measured beyond R count against the budget too
         ledger.spent = (look - s.runs) * 2 * max(decide.MIN_LAYOUTS, s.layouts)
     clock = Clock(p, s, ledger)
+    refuse_unpaid_time(b, s, p)  # the time a run takes, now measured by the runs that chose R
     eng.prober.after = clock.update
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos), after=clock.update), ledger) for q in probers[1:]]
     retrying = places.retrying if places is not None else (lambda what, fn: fn())

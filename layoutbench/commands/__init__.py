@@ -27,13 +27,13 @@ class Group(click.Group):
         import sqlite3
 
         from .. import procs
-        from ..safety import redact_text
+        from ..safety import one_line, redact_text
 
         procs.install_signal_handlers()
         try:
             return super().invoke(ctx)
         except LayoutbenchError as e:
-            err.print(f"layoutbench: error: {redact_text(e)}", markup=False)
+            err.print(f"layoutbench: error: {one_line(redact_text(e))}", markup=False)
             sys.exit(e.exit_code)
         except sqlite3.Error as e:  # a query of an opened store failed: a damaged page, a full disk...
             from ..store import explain
@@ -151,10 +151,11 @@ def checkout_of(kernel: str, rev, repo, subdir):
     return prof, source.resolve(prof, rev, repo, subdir)
 
 
-def open_store(path, write: bool = True):
-    """The store of --store; ``write``: the command writes to it (a read-only one is refused now)."""
+def open_store(path, write: bool = True, create: bool | None = None):
+    """The store of --store; ``write``: the command writes to it (a read-only one is refused now);
+    ``create`` (default: ``write``): a missing store is created (else refused in one line)."""
     from ..store import Store, default_path
-    store = Store(path or os.environ.get("LAYOUTBENCH_STORE") or default_path())
+    store = Store(path or os.environ.get("LAYOUTBENCH_STORE") or default_path(), create=write if create is None else create)
     return store.writable() if write else store
 
 

@@ -64,7 +64,10 @@ def bisect_options(f):
                      "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
                      "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "
                      "(candidates with probabilities, or 'not decided at this budget'); none: no cap (removes the budget of "
-                     "a bisection in progress)."),
+                     "a bisection in progress).  Every run this command measures counts; runs below the endpoints' first "
+                     "look (2 x K layouts x R runs, 2 runs a layout while R is chosen from the costs) are refused before "
+                     "anything runs (a duration: as soon as it is turned into runs, the runs measured so far kept); a "
+                     "finished bisection keeps its verdict whatever budget is given later."),
         store_option,
     ]
     for o in reversed(opts):
@@ -112,6 +115,12 @@ def _bisect_settings(o: dict):
         s.budget, s.budget_time = budget.runs, budget.seconds
     if o.get("layouts") is not None and o.get("max_layouts") is None:
         s.max_layouts = max(s.max_layouts, o["layouts"])
+    for cap, first, what in (("max_layouts", "layouts", "layouts"), ("max_runs", "runs", "runs per layout")):
+        if o.get(cap) is not None and getattr(s, cap) < getattr(s, first):  # never raised behind the user's back
+            raise LayoutbenchError(f"--{cap.replace('_', '-')} {getattr(s, cap)} is below --{first} "
+                                   f"{getattr(s, first)}{'' if o.get(first) is not None else ' (its default)'}: the "
+                                   f"last look cannot have fewer {what} than the first; give --{cap.replace('_', '-')} "
+                                   f"{getattr(s, first)} or more, or leave it out")
     return s
 
 
@@ -202,7 +211,7 @@ def _bisect_verb(verb):
     def cmd(revs, kernel, repo, subdir, store_path, segment, why=""):
         from .. import bisect
 
-        store = open_store(store_path)
+        store = open_store(store_path, create=False)  # a mark needs a bisection in a store
         prof = profile.load(kernel) if kernel else None
         b = bisect.current(store, kernel, repo, subdir, prof)
         prof = prof or profile.load(b.s.kernel)
@@ -256,17 +265,18 @@ def bisect_log_cmd(kernel_arg, kernel, repo, subdir, store_path):
 
 
 @bisect_grp.command("replay")
-@click.argument("logfile", type=click.File("rb"))
+@click.argument("logfile", metavar="LOGFILE|-")
 @store_option
 def bisect_replay_cmd(logfile, store_path):
-    """Start again from a log printed by `bisect log` (its start line and marks)."""
+    """Start again from a log printed by `bisect log` (its start line and marks; -: read from stdin)."""
     from .. import bisect
+    from ..safety import read_regular
 
-    data = logfile.read()
+    data = sys.stdin.buffer.read() if logfile == "-" else read_regular(logfile, "a bisection log")
     try:
         text = data.decode()
     except UnicodeDecodeError as e:
-        raise LayoutbenchError(f"{logfile.name}: not text (byte {e.start} is not UTF-8); give a log printed by "
+        raise LayoutbenchError(f"{logfile}: not text (byte {e.start} is not UTF-8); give a log printed by "
                                f"`layoutbench bisect log`") from None
     b = bisect.replay(open_store(store_path), text, profile.load)
     out.print(f"replayed {sum(1 for e in b.log if e['verb'] != 'start')} mark(s) onto a bisection of {b.s.kernel}; "
@@ -284,7 +294,8 @@ def bisect_reset_cmd(kernel_arg, kernel, repo, subdir, store_path):
     from .. import bisect
 
     kernel = _kernel_of(kernel_arg, kernel)
-    b = bisect.current(open_store(store_path), kernel, repo, subdir, profile.load(kernel) if kernel else None)
+    b = bisect.current(open_store(store_path, create=False), kernel, repo, subdir,
+                       profile.load(kernel) if kernel else None)
     b.reset()
     out.print(f"bisection of {b.s.kernel} reset", markup=False)
 

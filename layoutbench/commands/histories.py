@@ -102,7 +102,8 @@ def history_cmd(**o):
 @click.argument("kernel", required=False)
 @click.option("-o", "--output", "outdir", type=click.Path(file_okay=False), default="layoutbench-report",
               show_default=True, help="The folder to write the site as: a new or empty one, or one an earlier report "
-              "wrote (it is replaced whole); any other folder, a symbolic link, / and the home folder are refused.")
+              "wrote (it is replaced whole; a file added to it since is named and the report refused); any other "
+              "folder, a path through a symbolic link, /, the home folder and the current folder are refused.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
 @click.option("--min-effect", help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; "

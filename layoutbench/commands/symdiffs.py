@@ -41,7 +41,8 @@ from . import main, out, say
 def symdiff_cmd(**o):
     """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
-    (REV 'worktree': the working tree).  Exit 0: placement identical, 1: differs, 2: error.
+    (REV 'worktree': the working tree), of one machine and kind (an x86-64 image and an AArch64 one,
+    or a .o and a linked image, are refused).  Exit 0: placement identical, 1: differs, 2: error.
     Two ELF files with no option but --json are diffed by the compiled helper native/symdiff,
     same output, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """

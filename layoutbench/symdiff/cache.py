@@ -23,9 +23,12 @@ from pathlib import Path
 
 from ..errors import LayoutbenchError
 from ..layout import PAGE
+from .counts import read_functions, read_text
 from .image import Image, Sym
 
 L1I = "L1I"
+#: the largest geometry accepted (cachegrind simulates last-level caches of hundreds of MiB)
+MAX_SIZE, MAX_WAYS, MIN_LINE, MAX_LINE = 1 << 30, 1024, 8, 4096
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ def parse_geometry(text: str, source: str = "given") -> Geometry:
     if not m:
         raise LayoutbenchError(f"cache geometry {text!r}: give L1I or SIZE,WAYS,LINE in bytes (e.g. 4096,2,64)")
     size, ways, line = map(int, m.groups())
+    if size > MAX_SIZE or ways > MAX_WAYS or not MIN_LINE <= line <= MAX_LINE:
+        raise LayoutbenchError(f"cache geometry {text!r}: beyond any real cache (at most {MAX_SIZE >> 20} MiB, "
+                               f"{MAX_WAYS} ways, lines of {MIN_LINE} to {MAX_LINE} bytes); give e.g. 32768,8,64")
     if not (size and ways and line) or line & (line - 1) or size % (ways * line) or (size // (ways * line)) & \
             (size // (ways * line) - 1):
         raise LayoutbenchError(f"cache geometry {text!r}: the line size and the number of sets (size / (ways * line)) "
@@ -86,41 +92,12 @@ def geometry_of(spec: str, prof=None, target: str | None = None) -> Geometry:
 
 # -- per-function counts from cachegrind ------------------------------------------------------------
 
-def read_functions(path: Path) -> dict[str, dict[str, int]]:
-    """A cachegrind output file summed per function: name → {event: count} (``Ir``, ``I1mr``...)."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise LayoutbenchError(f"{path}: cannot read the cachegrind output ({e.strerror})") from None
-    events: list[str] = []
-    out: dict[str, dict[str, int]] = {}
-    cur: dict[str, int] | None = None
-    for line in text.splitlines():
-        if line.startswith("events:"):
-            events = line.split()[1:]
-        elif line.startswith("fn="):
-            cur = out.setdefault(line[3:], {e: 0 for e in events})
-        elif line[:1].isdigit() and cur is not None:
-            vals = line.split()[1:]
-            for e, v in zip(events, vals):
-                cur[e] += int(v)
-    if not events or "Ir" not in events:
-        raise LayoutbenchError(f"{path}: not a cachegrind output file (no 'events:' line with Ir)")
-    if "I1mr" not in events:
-        raise LayoutbenchError(f"{path}: cachegrind ran without --cache-sim=yes (no I1mr): run it with the cache "
-                               f"simulation")
-    return out
-
-
 def read_blocks(path: Path, img: Image) -> dict[str, dict[str, int]]:
     """The QEMU cache model's measured blocks (``<result>.blocks``: address, instructions,
     executions, misses per line) summed per function of ``img``, the one whose bytes hold the
     block's first instruction: name → {``Ir``: instructions × executions, ``I1mr``: misses}.
     A block outside every function is counted under ``(no function)``."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise LayoutbenchError(f"{path}: cannot read the cache model's blocks ({e.strerror})") from None
+    text = read_text(Path(path), "the cache model's blocks file")
     funcs = sorted((s for ss in _funcs(img).values() for s in ss), key=lambda s: s.addr)
     starts = [s.addr for s in funcs]
     out: dict[str, dict[str, int]] = {}
@@ -139,16 +116,32 @@ def read_blocks(path: Path, img: Image) -> dict[str, dict[str, int]]:
     return out
 
 
-def read_counts(path: Path, img: Image) -> dict[str, dict[str, int]]:
-    """Per-function counts from a cachegrind output file, or from the QEMU cache model's
-    ``.blocks`` file mapped to the functions of ``img``."""
-    return read_blocks(path, img) if str(path).endswith(".blocks") else read_functions(path)
+def read_counts(path: Path, img: Image, g: Geometry) -> dict[str, dict[str, int]]:
+    """Per-function counts from a cachegrind output file (checked against ``img`` and ``g``:
+    counts.read_functions), or from the QEMU cache model's ``.blocks`` file mapped to the
+    functions of ``img`` (its geometry checked against the result file written beside it)."""
+    if not str(path).endswith(".blocks"):
+        return read_functions(path, Path(img.path), g)
+    result = Path(str(path)[:-len(".blocks")])
+    try:
+        i1 = next((ln[3:].strip() for ln in read_text(result, "the cache model's result").splitlines()
+                   if ln.startswith("i1=")), None)
+    except LayoutbenchError:
+        i1 = None
+    if i1 is None:
+        raise LayoutbenchError(f"{path}: no result file {result.name} beside it says the cache it was measured with; "
+                               f"give the blocks file where the cache model wrote it")
+    if i1.replace(" ", "") != f"{g.size},{g.ways},{g.line}":
+        raise LayoutbenchError(f"{path}: measured with the I1 {i1} (its {result.name}), not the {g.size},{g.ways},"
+                               f"{g.line} asked; give --cache {i1}")
+    return read_blocks(path, img)
 
 
-def run_model(img: Image, prof, target: str | None, workdir: Path,
+def run_model(img: Image, prof, target: str | None, workdir: Path, g: Geometry,
               extra: tuple[str, ...] = ()) -> dict[str, dict[str, int]]:
     """Run the profile's cache-model target (cachegrind, or qemu-icache) on the image with the
-    program's arguments (kernel command line) ``extra``; its per-function counts."""
+    program's arguments (kernel command line) ``extra``; its per-function counts (checked against
+    the geometry ``g``)."""
     from .. import targets
 
     spec = target_for(prof, target)
@@ -162,7 +155,7 @@ def run_model(img: Image, prof, target: str | None, workdir: Path,
     out = log.with_suffix(".cachegrind") if spec.kind == "cachegrind" else t.blocks_file(log)
     if not out.is_file():
         raise LayoutbenchError(f"{spec.kind} on {img.path} wrote no output ({res.status}: {res.message}); see {log}")
-    return read_counts(out, img)
+    return read_counts(out, img, g)
 
 
 # -- the view ---------------------------------------------------------------------------------------
@@ -366,7 +359,7 @@ def cache_view(old: Image, new: Image, spec: str, target: str | None = None, out
             raise LayoutbenchError(f"--cachegrind-out: {outs[blocks.index(True)]} is the QEMU cache model's blocks file "
                                    f"and {outs[blocks.index(False)]} cachegrind's output: the counts of two models "
                                    "do not compare; give two files of one kind")
-        counts = (read_counts(Path(outs[0]), old), read_counts(Path(outs[1]), new))
+        counts = (read_counts(Path(outs[0]), old, g), read_counts(Path(outs[1]), new, g))
         source = "qemu-icache" if blocks[1] else "cachegrind"
         run = {"files": [str(f) for f in outs]}
     elif not names:
@@ -374,7 +367,7 @@ def cache_view(old: Image, new: Image, spec: str, target: str | None = None, out
             raise LayoutbenchError("--cache: the images are not layoutbench builds, so no cachegrind target runs them: "
                                    "give --cachegrind-out OLD NEW, or name the functions with --functions")
         with tempfile.TemporaryDirectory(prefix="layoutbench-cache-") as d:
-            counts = (run_model(old, prof, target, Path(d), extra), run_model(new, prof, target, Path(d), extra))
+            counts = (run_model(old, prof, target, Path(d), g, extra), run_model(new, prof, target, Path(d), g, extra))
         source = target_for(prof, target).kind
         run = {"target": target_for(prof, target).name, "args": " ".join(extra)}
     return {**view(old, new, g, counts, names, top), "counts_from": source, "counts_run": run}

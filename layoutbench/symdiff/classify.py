@@ -6,7 +6,7 @@ import bisect
 from collections import Counter, defaultdict
 
 from ..layout import PAGE, LayoutPlan
-from .image import Image, Sym, without_gc
+from .image import Image, Sym, check_comparable, without_gc
 from .model import STATUSES, ObjectDiff, Propagation, ShiftOrigin, SymbolDiff, SymdiffResult, side_info
 from .objects import assign_keys
 from .samecode import Stats, explain, explain_all, instructions, same_instructions
@@ -17,6 +17,7 @@ from .samecode import objdump as run_objdump
 @without_gc
 def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffResult:
     """Classify every symbol of two images and summarize where placement starts to differ."""
+    check_comparable(old, new)
     mode = "plan" if old.mapping == new.mapping == "plan" else "file"
     assign_keys(old, mode)
     assign_keys(new, mode)

@@ -220,6 +220,39 @@ def same_target(old: Image, x: int, new: Image, y: int, wide: bool = False) -> b
     return False
 
 
+#: e_machine values a user is likely to meet, by name
+MACHINES = {3: "i386", 8: "MIPS", 20: "PowerPC", 21: "PowerPC 64", 22: "s390", 40: "ARM", 62: "x86-64", 183: "AArch64",
+            243: "RISC-V", 258: "LoongArch"}
+
+
+def kind_of(img: Image) -> tuple[int, int, int, str]:
+    """(class, byte order, machine, kind) of an image's ELF header: what must be equal for two
+    images to be diffed (kind: "object" for a relocatable .o, "core", else "linked": an
+    executable or a shared object; the helper native/symdiff tells them apart by the same rule)."""
+    d = img.data
+    little = d[5] == 1
+    e_type = int.from_bytes(d[16:18], "little" if little else "big")
+    machine = int.from_bytes(d[18:20], "little" if little else "big")
+    return d[4], d[5], machine, {1: "object", 4: "core"}.get(e_type, "linked")
+
+
+def describe_kind(k: tuple[int, int, int, str]) -> str:
+    cls, order, machine, kind = k
+    name = MACHINES.get(machine, f"machine {machine}")
+    return (f"{name} {'ELF32' if cls == 1 else 'ELF64'} {'little' if order == 1 else 'big'}-endian "
+            + {"object": "relocatable object (.o)", "core": "core dump", "linked": "linked image"}[kind])
+
+
+def check_comparable(old: Image, new: Image) -> None:
+    """Two images of one machine and kind, or one line naming both: the addresses and code of an
+    x86-64 image and an AArch64 one, or of a .o and a linked image, say nothing of each other."""
+    a, b = kind_of(old), kind_of(new)
+    if a != b:
+        raise LayoutbenchError(f"{new.path} is a {describe_kind(b)} and {old.path} a {describe_kind(a)}: symdiff "
+                               f"compares two images of one machine and kind (two builds of one program); give two "
+                               f"of one kind")
+
+
 def read_image(path: Path, label: str | None = None) -> Image:
     """Sections and symbols of a linked ELF image, read once (:func:`elfinfo.read_elf`).  Errors are one line."""
     elf = elfinfo.read_elf(path)

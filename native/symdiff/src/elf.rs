@@ -69,6 +69,24 @@ pub fn open(path: &str) -> Result<(File, u64), String> {
     Ok((f, m.len()))
 }
 
+/// (class, byte order, machine, kind) of a file's ELF header, as image.py `kind_of` reads it (kind
+/// 1: a relocatable object, 4: a core dump, 2: anything else, a linked image); None when the file
+/// cannot be opened or has no ELF header (then the reading of the file says why).
+pub fn kind(path: &str) -> Option<(u8, u8, u16, u16)> {
+    let (f, len) = open(path).ok()?;
+    let mut h = [0u8; 20];
+    if len < 20 || f.read_exact_at(&mut h, 0).is_err() || &h[..4] != b"\x7fELF" {
+        return None;
+    }
+    let half = |o: usize| if h[5] == 1 { u16::from_le_bytes([h[o], h[o + 1]]) } else { u16::from_be_bytes([h[o], h[o + 1]]) };
+    let kind = match half(16) {
+        1 => 1,
+        4 => 4,
+        _ => 2,
+    };
+    Some((h[4], h[5], half(18), kind))
+}
+
 extern "C" {
     fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
     fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;

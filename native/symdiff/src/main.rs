@@ -841,6 +841,12 @@ fn main() {
     if !Path::new(pos[0]).is_file() || !Path::new(pos[1]).is_file() {
         hand_back("OLD and NEW must be files", &args);
     }
+    if let (Some(a), Some(b)) = (elf::kind(pos[0]), elf::kind(pos[1])) {
+        if a != b {
+            // images of two machines or kinds (a .o beside an executable): the Python path refuses them
+            hand_back("OLD and NEW are images of different machines or kinds", &args);
+        }
+    }
     if trace() {
         eprintln!("layoutbench-symdiff: native");
     }
@@ -879,10 +885,20 @@ fn main() {
     match result {
         Ok((text, identical)) => {
             let mut out = std::io::stdout().lock();
-            if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
+            let code = if identical { 0 } else { 1 };
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                // as the Python path: a reader that stopped reading is no error; a full disk is one line
+                if e.kind() == std::io::ErrorKind::BrokenPipe {
+                    std::process::exit(code);
+                }
+                if e.raw_os_error() == Some(28) {
+                    eprintln!("layoutbench: error: No space left on device; free some space and run the same command again");
+                } else {
+                    eprintln!("layoutbench: error: cannot write the diff ({e})");
+                }
                 std::process::exit(2);
             }
-            std::process::exit(if identical { 0 } else { 1 });
+            std::process::exit(code);
         }
         Err(HandBack(reason)) => hand_back(&reason, &args),
     }
