@@ -113,12 +113,14 @@ from .outcome import MemoryJournal, Outcome, Step
 from .plan import (
     CONFIRM_FAR,
     CONFIRM_LATER,
+    CONFIRM_SHARE,
     DEFAULT_MIN_EFFECT,
     FUTILITY,
     FUTILITY_POWER,
     GROWTH,
     LOOKS_DIFFERENT,
     MIN_LAYOUTS,
+    NEAR,
     NOISE_EFFECT,
     NOISE_POWER,
     RESIDUAL_FAR,
@@ -131,6 +133,7 @@ from .plan import (
     OutOfBudget,
     Plan,
     Skip,
+    confirm_looks,
     extended,
     family_level,
     gs_boundary,
@@ -139,16 +142,38 @@ from .plan import (
     probe_level,
     rounds_needed,
     schedule,
+    share_layouts,
     split,
 )
-from .power import step_power
+from .power import confirm_forecast, step_power
 from .search import bisect_range, posterior, side_evidence, side_llr
-from .sequential import Ends, Judgement, SideStop, change, conditional_power, confirm, endpoints, judge_probe, shows_at
+from .sequential import (
+    Confirmed,
+    Ends,
+    Judgement,
+    SideStop,
+    change,
+    conditional_power,
+    confirm,
+    endpoints,
+    judge_probe,
+    search_estimate,
+    shown_of,
+    shows_at,
+)
 from .tracked import Tracked, groups_after
 
 __all__ = [
     "CONFIRM_FAR",
     "CONFIRM_LATER",
+    "CONFIRM_SHARE",
+    "NEAR",
+    "confirm_forecast",
+    "confirm_looks",
+    "share_layouts",
+    "shown_of",
+    "search_estimate",
+    "Confirmed",
     "DEFAULT_MIN_EFFECT",
     "FUTILITY",
     "FUTILITY_POWER",

@@ -57,6 +57,14 @@ RESIDUAL_FAR = 64  #: the side tests' far look (32 would cost a 5σL step 41 run
 #: the band at the far look: 54% at 217 runs, and 42 of 80.
 CONFIRM_FAR = 4
 CONFIRM_LATER = 64  #: the cap of the confirmations after the first (a second step; they look on to CONFIRM_FAR x it)
+#: a confirmation may spend at most this share of its bisection's runs: its last look is at most
+#: CONFIRM_SHARE / (1 - CONFIRM_SHARE) x the runs spent before it (layouts a side: that / 2R), at least
+#: Plan.cap, 40 a side (Plan.confirm_share, --confirm-share; 1: no bound).  A confirmation that reaches the
+#: bound without showing the step beyond the minimum effect ends uncertain and says what it showed.
+CONFIRM_SHARE = 0.85
+#: a candidate whose estimate on the search's layouts is within NEAR x the minimum effect is said at
+#: once, with the forecast of its confirmation (decide.confirm_forecast)
+NEAR = 1.5
 #: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
 #: NOISE_EFFECT x min_effect is shown with probability NOISE_POWER at the pooled noise
 #: (:func:`noise_cap`), never beyond ``Plan.noise_top``; the endpoints stop there earlier when the
@@ -97,6 +105,7 @@ class Plan:
     test_layouts: int = 40  #: the furthest a test looks without --prove-null
     budget: int | None = None  #: runs the whole bisection may spend (None: no cap)
     thorough: bool = False  #: the residual tests look further for a second, smaller step (THOROUGH_A)
+    confirm_share: float = CONFIRM_SHARE  #: a confirmation's runs at most this share of the bisection's (1: no bound)
 
     @property
     def side_a(self) -> float:
@@ -143,6 +152,35 @@ def noise_cap(plan: Plan, s2: float, ns: tuple, level: float, one_sided: bool = 
     c = gs_boundary(tuple(ns), level, one_sided=one_sided) + float(ndtri(NOISE_POWER))
     delta = NOISE_EFFECT * math.log1p(plan.min_effect)
     return max(plan.cap, min(ns[-1], math.ceil(2.0 * s2 * (c / delta) ** 2)))
+
+
+def share_layouts(plan: Plan, spent: int) -> int | None:
+    """The fresh layouts a side a confirmation may measure when ``spent`` runs were spent before it:
+    plan.confirm_share / (1 - plan.confirm_share) x spent runs, / 2R, at least the plan's cap (the
+    furthest a test looks at a quiet benchmark: a cheap search still gets a confirmation of that size);
+    None without a bound (confirm_share >= 1)."""
+    if not plan.confirm_share < 1:
+        return None
+    runs = plan.confirm_share / (1.0 - plan.confirm_share) * max(0, spent)
+    return max(MIN_LAYOUTS, plan.layouts, plan.cap, math.floor(runs / (2 * plan.runs) + 1e-9))
+
+
+def confirm_looks(plan: Plan, s2: float, level: float, sign: int = 0, cap: int | None = None,
+                  spent: int | None = None) -> tuple[tuple, bool]:
+    """The looks (layouts a side) of a confirmation at ``level``, and whether its last look is the share
+    bound (:func:`share_layouts` of ``spent``, the runs spent before it).  K, 1.5K, ... up to the cap
+    (``cap``, else the plan's; at a noisy benchmark :func:`noise_cap` at the pooled variance ``s2``),
+    then on to CONFIRM_FAR x that, at most max_layouts and the share bound."""
+    top = cap or plan.cap
+    if top < plan.noise_top:
+        top = max(top, noise_cap(plan, s2, _top_looks(plan), level, one_sided=bool(sign)))
+    far = min(plan.max_layouts, CONFIRM_FAR * top)
+    lim = share_layouts(plan, spent) if spent is not None else None
+    bounded = lim is not None and lim < far
+    if bounded:
+        far = lim
+    first = max(MIN_LAYOUTS, min(plan.layouts, far))
+    return tuple(extended(first, max(first, min(top, far)), far)), bounded
 
 
 def extended(first: int, cap: int, top: int) -> list[int]:
