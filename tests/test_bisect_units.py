@@ -506,6 +506,12 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
                                    "noise ") and f"about {v['plan']['runs']} runs (1 run(s) per layout); " in v["message"]
     assert 0 < v["noise"] < 0.1 and f"layout noise {100 * v['noise']:.2f}% (a step of " \
         f"{v['plan']['step_in_noise_units']:.1f} x the noise)" in v["message"]  # noise as a percentage
+    # the steps dearest to confirm, priced at the noise measured: 2x and 1.2x the minimum effect
+    near = v["near_steps"]
+    assert [x["times"] for x in near] == [2.0, 1.2] and all(x["runs"] > 0 for x in near)
+    assert (f"at this noise, near the minimum effect: a step of 2x it (1%) about {near[0]['runs']} runs (the "
+            f"confirmation {near[0]['phase_runs']['confirmation']}), named in {near[0]['named']} of 9 simulated; a step "
+            f"of 1.2x it (0.6%) about {near[1]['runs']} runs") in v["message"]
     assert b.s.target_config != old.s.target_config and b.s.runs == 1
     assert [e["verb"] for e in b.log] == ["start"]  # the marks measured under the old configuration are gone
     with sqlite3.connect(path) as db:

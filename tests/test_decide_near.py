@@ -54,60 +54,55 @@ def test_share_layouts_is_the_share_of_the_runs_before_at_least_the_quiet_cap():
     assert decide.share_layouts(decide.Plan(confirm_share=1.0), 400) is None
 
 
-def test_a_confirmations_last_look_is_the_share_bound_when_that_is_smaller():
-    """K, 1.5K, ... to CONFIRM_FAR x the cap (160), or to the share bound of the runs spent before it
-    when that is smaller (then ``bounded``).  A share of 60%: 1.5 x the runs before it."""
+def test_a_confirmations_last_look_is_the_last_of_its_design_within_the_share_bound():
+    """The design: K, 1.5K, ... to CONFIRM_FAR x the cap (160); the last look taken is the design's
+    last within the share bound of the runs spent before it (its boundary stays the whole design's).
+    A share of 60%: 1.5 x the runs before it."""
     plan, s2, a = decide.Plan(confirm_share=0.6), 1e-4, decide.family_level(0.05, 1)
-    free, bounded = decide.confirm_looks(plan, s2, a, 1)
-    assert free == tuple(decide.extended(4, 40, 160)) and not bounded
-    ns, bounded = decide.confirm_looks(plan, s2, a, 1, spent=60)
-    assert bounded and ns == (4, 6, 9, 14, 21, 32, 40, 45)  # 1.5 x 60 runs / 2
-    assert decide.confirm_looks(plan, s2, a, 1, spent=10) == ((4, 6, 9, 14, 21, 32, 40), True)  # at least the cap
-    assert decide.confirm_looks(plan, s2, a, 1, spent=400) == (free, False)
+    design = tuple(decide.extended(4, 40, 160))
+    assert decide.confirm_looks(plan, s2, a, 1) == (design, 160)
+    assert decide.confirm_looks(plan, s2, a, 1, spent=60) == (design, 40)  # bound 45 a side
+    assert decide.confirm_looks(plan, s2, a, 1, spent=100) == (design, 60)  # bound 75
+    assert decide.confirm_looks(plan, s2, a, 1, spent=10) == (design, 40)  # at least the cap
+    assert decide.confirm_looks(plan, s2, a, 1, spent=400) == (design, 160)
+    assert decide.confirm_looks(decide.Plan(confirm_share=1.0), s2, a, 1, spent=0) == (design, 160)
 
 
-def test_a_step_near_the_minimum_effect_is_said_at_once_with_the_forecast_of_its_confirmation():
+def test_a_step_near_the_minimum_effect_is_said_at_once_and_ends_at_the_bound_showing_a_change():
     """A 0.6% step (1.2x the minimum effect) at a layout sd of 0.7%, 100 runs spent before it, a share
-    of 50%: the candidate is said before its confirmation starts (its estimate within 1.5x the
-    minimum effect), with the forecast of the confirmation: the runs it will likely take and its bound
-    (50 fresh layouts a side = the 100 runs before it).  The confirmation stays within the bound."""
+    of 50% (a bound of 50 fresh layouts a side: the design's look 40): the candidate is said before
+    its confirmation starts (its estimate within 1.5x the minimum effect), with the forecast of the
+    confirmation (the runs it will likely take, its bound).  The confirmation stops at the bound
+    uncertain: its one-sided interval excludes 1 (a change shown, slower), not the band; the reason
+    says exactly that and names --confirm-share.  Without the bound it looks on (mutation: no bound)."""
     st, said, p = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=0.5))
     near = [m for m in said if m.startswith("near the minimum effect")]
-    assert len(near) == 1 and "b against g is x1.0060" in near[0] and "at most 100 runs: --confirm-share 50%" in near[0]
+    assert len(near) == 1 and "b against g is x1.0060" in near[0] and "at most 80 runs: --confirm-share 50%" in near[0]
     assert "will likely take about" in near[0]
     assert said.index(near[0]) < next(i for i, m in enumerate(said) if m.startswith("confirmation "))
     fc = st.forecast
-    assert fc is not None and fc["max_runs"] == 100 and fc["bounded"] and 8 <= fc["runs"] <= 100
+    assert fc is not None and fc["max_runs"] == 80 and fc["bounded"] and 8 <= fc["runs"] <= 80
     assert fc["estimate"] == pytest.approx(math.expm1(0.006))
-    assert st.status == "uncertain" and st.confirm_layouts <= 50 and p.fresh["b"][-1][1] <= 50
-    # a 5% step is not near: no line, no forecast
-    big, said, _ = _step({"g": 0.0, "b": 0.05}, decide.Plan(confirm_share=0.5))
-    assert big.forecast is None and not any(m.startswith("near the minimum effect") for m in said)
-
-
-def test_a_confirmation_at_its_share_bound_says_it_showed_a_change_not_beyond_the_minimum_effect():
-    """A 0.85% step at a layout sd of 0.7%, 100 runs spent before it, a share of 50%: the confirmation
-    reaches its bound (50 fresh layouts a side) with a one-sided interval that excludes 1 (a change
-    shown, slower) but not the band: uncertain, ``shown`` "change", ``bounded``, and the reason says
-    exactly that and names --confirm-share.  Without the bound the same step is confirmed beyond the
-    band further on (mutation: no bound)."""
-    st, _, p = _step({"g": 0.0, "b": 0.0085}, decide.Plan(confirm_share=0.5))
-    assert (st.status, st.shown, st.bounded, st.confirm_layouts) == ("uncertain", "change", True, 50)
+    assert (st.status, st.shown, st.bounded, st.confirm_layouts) == ("uncertain", "change", True, 40)
     c = st.confirmation
     assert c.verdict == "no difference" and c.sided == 1 and 1.0 < c.ci_low < 1.005 and c.ci_high == math.inf
     assert c.reason.startswith("shown slower but not shown to exceed the 0.5% minimum effect")
-    assert "--confirm-share" in c.reason and p.fresh["b"][-1] == (4, 50)
-    free, _, _ = _step({"g": 0.0, "b": 0.0085}, decide.Plan(confirm_share=1.0))
-    assert (free.status, free.shown, free.bounded) == ("found", "beyond", False) and free.confirm_layouts > 50
+    assert "--confirm-share" in c.reason and p.fresh["b"][-1] == (4, 40)
+    free, _, _ = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=1.0))
+    assert free.confirm_layouts > 40 and not free.bounded
+    # a 5% step is not near: no line, no forecast, confirmed at its first look
+    big, said, _ = _step({"g": 0.0, "b": 0.05}, decide.Plan(confirm_share=0.5))
+    assert big.forecast is None and not any(m.startswith("near the minimum effect") for m in said)
+    assert (big.status, big.shown, big.confirm_layouts) == ("found", "beyond", 4)
 
 
 @pytest.mark.parametrize("up", [True, False])
 @pytest.mark.parametrize("higher_is_better", [False, True])
 def test_a_change_shown_below_the_band_names_its_direction_for_either_way_and_metric(up, higher_is_better):
-    """Direction x metric kind: a 0.85% step up or down of a lower- or higher-is-better metric ends in the
+    """Direction x metric kind: a 0.6% step up or down of a lower- or higher-is-better metric ends in the
     same state ("change", at the bound), and the words agree with the sign: slower when the change is
     up for a cost or down for a throughput, else faster."""
-    st, _, _ = _step({"g": 0.0, "b": 0.0085 if up else -0.0085}, decide.Plan(confirm_share=0.5),
+    st, _, _ = _step({"g": 0.0, "b": 0.006 if up else -0.006}, decide.Plan(confirm_share=0.5),
                      higher_is_better=higher_is_better)
     word = "slower" if up != higher_is_better else "faster"
     assert (st.status, st.shown, st.bounded) == ("uncertain", "change", True)
@@ -122,6 +117,7 @@ def test_confirm_forecast_prices_a_confirmation_and_keeps_its_level_at_the_band(
     simulation's own error)."""
     a, m, s2 = decide.family_level(0.05, 1), math.log1p(0.005), 0.01 ** 2 + 0.003 ** 2
     ns = tuple(decide.extended(4, 40, 160))
+    assert decide.confirm_forecast(2 * m, s2, ns, a, m, last=40)["max_runs"] == 80  # stopped at the bound
     big = decide.confirm_forecast(5 * m, s2, ns, a, m)
     two = decide.confirm_forecast(2 * m, s2, ns, a, m)
     edge = decide.confirm_forecast(m, s2, ns, a, m)

@@ -166,21 +166,23 @@ def share_layouts(plan: Plan, spent: int) -> int | None:
 
 
 def confirm_looks(plan: Plan, s2: float, level: float, sign: int = 0, cap: int | None = None,
-                  spent: int | None = None) -> tuple[tuple, bool]:
-    """The looks (layouts a side) of a confirmation at ``level``, and whether its last look is the share
-    bound (:func:`share_layouts` of ``spent``, the runs spent before it).  K, 1.5K, ... up to the cap
-    (``cap``, else the plan's; at a noisy benchmark :func:`noise_cap` at the pooled variance ``s2``),
-    then on to CONFIRM_FAR x that, at most max_layouts and the share bound."""
+                  spent: int | None = None) -> tuple[tuple, int]:
+    """The looks (layouts a side) of a confirmation's design at ``level``, and the last of them it may
+    take.  The design: K, 1.5K, ... up to the cap (``cap``, else the plan's; at a noisy benchmark
+    :func:`noise_cap` at the pooled variance ``s2``), then on to CONFIRM_FAR x that, at most
+    max_layouts.  The last look taken: the design's last, or the last look within the share bound
+    (:func:`share_layouts` of ``spent``, the runs spent before it) when that comes first.  The
+    boundary and the futility stop are the whole design's: stopping at an earlier look of it only
+    lowers the chance of a false confirmation."""
     top = cap or plan.cap
     if top < plan.noise_top:
         top = max(top, noise_cap(plan, s2, _top_looks(plan), level, one_sided=bool(sign)))
     far = min(plan.max_layouts, CONFIRM_FAR * top)
-    lim = share_layouts(plan, spent) if spent is not None else None
-    bounded = lim is not None and lim < far
-    if bounded:
-        far = lim
     first = max(MIN_LAYOUTS, min(plan.layouts, far))
-    return tuple(extended(first, max(first, min(top, far)), far)), bounded
+    ns = tuple(extended(first, max(first, min(top, far)), far))
+    lim = share_layouts(plan, spent) if spent is not None else None
+    last = ns[-1] if lim is None else max([k for k in ns if k <= lim] or [ns[0]])
+    return ns, last
 
 
 def extended(first: int, cap: int, top: int) -> list[int]:

@@ -56,13 +56,14 @@ def step_power(step: float, noise: float, plan: Plan) -> dict:
 
 
 def confirm_forecast(step: float, s2: float, ns: tuple, level: float, m: float, runs: int = 1,
-                     sign: int = 1, paths: int = 4000) -> dict:
+                     last: int | None = None, paths: int = 4000) -> dict:
     """What a confirmation with looks ``ns`` (layouts a side) at ``level`` will likely cost and show
     when the true step is ``step`` (log, in the direction ``sign`` of the test) and a layout's value has
     variance ``s2``: its test simulated on ``paths`` paths (a fixed seed; the estimate at each look the
     mean difference of that many fresh layouts a side, the pooled variance taken as known), each
     stopped as :func:`sequential.confirm` stops (its interval beyond the band ``m``, futility at
-    SIDE_STEP x m, the last look).  ``runs``: the median runs (2 x layouts x R) it stops at; ``mean_runs``;
+    SIDE_STEP x m or the estimate so far when larger, the design's, the look ``last`` when given: the
+    share bound).  ``runs``: the median runs (2 x layouts x R) it stops at; ``mean_runs``;
     ``p_beyond``: the chance it confirms the step beyond the minimum effect; ``p_change``: that it shows
     a change but not beyond it; ``max_runs``: its last look's runs."""
     rng = np.random.default_rng(20261201)
@@ -79,10 +80,12 @@ def confirm_forecast(step: float, s2: float, ns: tuple, level: float, m: float, 
     i_now, i_cap = ns_a / (2.0 * s2), ns_a[-1] / (2.0 * s2)
     rest = np.maximum(i_cap - i_now, 1e-300)
     d2 = SIDE_STEP * m
-    cp = ndtr((est * i_now + d2 * rest - m * i_cap - c * math.sqrt(i_cap)) / np.sqrt(rest))
+    alt = np.maximum(d2, est)  # (the step futility asks about: sequential.confirm's)
+    cp = ndtr((est * i_now + alt * rest - m * i_cap - c * math.sqrt(i_cap)) / np.sqrt(rest))
     futile = (cp < FUTILITY) & (ns_a < ns_a[-1])
     stop = beyond | futile
-    stop[:, -1] = True
+    end = len(ns) - 1 if last is None else max([i for i, n in enumerate(ns) if n <= last] or [0])
+    stop[:, end] = True
     at = stop.argmax(axis=1)
     rows = np.arange(paths)
     got_beyond = beyond[rows, at]
@@ -91,4 +94,4 @@ def confirm_forecast(step: float, s2: float, ns: tuple, level: float, m: float, 
     return {"runs": int(math.ceil(float(np.median(n_stop)) * 2 * runs)),
             "mean_runs": float(np.mean(n_stop)) * 2 * runs,
             "p_beyond": float(np.mean(got_beyond)), "p_change": float(np.mean(got_change)),
-            "max_runs": int(ns_a[-1]) * 2 * runs, "layouts": int(ns_a[-1])}
+            "max_runs": int(ns_a[end]) * 2 * runs, "layouts": int(ns_a[end])}

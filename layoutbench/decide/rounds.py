@@ -116,8 +116,9 @@ def _near(prober, plan: Plan, pair: tuple, sign: int, level: float, cap, say) ->
     s2, _ = prober.pool.var()
     if not (s2 > 0 and math.isfinite(s2)):
         return None
-    ns, bounded = confirm_looks(plan, s2, level, sign, cap, prober.ledger.spent)
-    fc = confirm_forecast(max(prior, 0.0), s2, ns, level, m, plan.runs)
+    ns, last = confirm_looks(plan, s2, level, sign, cap, prober.ledger.spent)
+    bounded = last < ns[-1]
+    fc = confirm_forecast(max(prior, 0.0), s2, ns, level, m, plan.runs, last)
     fc.update(estimate=math.expm1(prior), bounded=bounded)
     bound = (f"at most {fc['max_runs']} runs: --confirm-share {100 * plan.confirm_share:g}% of the bisection's runs"
              if bounded else f"at most {fc['max_runs']} runs")

@@ -334,8 +334,8 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     else the plan's; at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that, at most
     the share bound of the runs the prober's ledger spent before it; the test stops
     (futility, which keeps its level) once, carried on to its last look, it would show a step of
-    SIDE_STEP x the minimum effect (or the search's estimate of the step, :func:`search_estimate`, from
-    layouts this test does not use, when larger) beyond the band with probability below FUTILITY
+    SIDE_STEP x the minimum effect (or, when larger, the search's estimate of the step,
+    :func:`search_estimate`, or its own estimate so far) beyond the band with probability below FUTILITY
     (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
     interval -- verdict "no difference" when not confirmed -- or None when nothing could be
     measured; fresh layouts; the fresh log ratio) as a :class:`Confirmed`, which also says what the
@@ -350,12 +350,15 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     # (the looks are fixed before any fresh layout is measured: from the pooled noise, the search's
     # estimate and the runs spent, none of them the fresh layouts')
     prior = search_estimate(pool, last_good, culprit, sign)
-    ns, bounded = confirm_looks(plan, pool.var()[0], a, sign, cap, tr.ledger.spent)
+    ns, last = confirm_looks(plan, pool.var()[0], a, sign, cap, tr.ledger.spent)
+    bounded = last < ns[-1]
     info = {"looks": ns, "bounded": bounded}
-    # the step futility asks about: SIDE_STEP x the minimum effect, or the search's estimate when larger
+    # the step futility asks about: SIDE_STEP x the minimum effect, or the search's estimate or the
+    # fresh estimate so far when larger (a bounded last look may be too near to show SIDE_STEP x m at
+    # all: a step that is larger still gets its chance)
     d2 = max(SIDE_STEP * m, prior) if math.isfinite(prior) else SIDE_STEP * m
     try:
-        for k in ns:
+        for k in (n for n in ns if n <= last):
             ga, gb = tr.groups_after(last_good, used, k, r), tr.groups_after(culprit, used, k, r)
             pool.add_fresh(last_good, used, ga)
             pool.add_fresh(culprit, used, gb)
@@ -370,11 +373,12 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             # futility (stopping without rejecting keeps the level): carried on to the last look,
             # would the test show a step of SIDE_STEP x the minimum effect beyond the band?
             toward = sign or (1 if size >= 0 else -1)
-            futile = k < ns[-1] and conditional_power(t, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
-            if ok or k >= ns[-1] or futile:
+            alt = max(d2, toward * size)
+            futile = k < ns[-1] and conditional_power(t, pool, ns, a, alt, toward, m, bool(sign)) < FUTILITY
+            if ok or k >= last or futile:
                 shown = _display(tr, (last_good, culprit), k, r, t, Looks(a, ns, sign, band=True), plan.min_effect,
                                  used)
-                info.update(shown=shown_of(lo, hi, ok), at_bound=bounded and not ok and k >= ns[-1])
+                info.update(shown=shown_of(lo, hi, ok), at_bound=bounded and not ok and k >= last)
                 if not ok:
                     if info["shown"] == "change":
                         why = (f"shown {_word(lo, hi, bool(tr.higher_is_better))} but not shown to exceed the "
