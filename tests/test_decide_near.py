@@ -44,52 +44,52 @@ def _step(off, plan, spent=100, higher_is_better=False):
     return st, said, p
 
 
-def test_share_layouts_is_the_share_of_the_runs_before_at_least_the_quiet_cap():
-    """share / (1 - share) x the runs spent before, in layouts a side (/ 2R), never below the plan's cap
-    (40): a cheap search still gets a confirmation of that size; 100%: no bound."""
+def test_share_layouts_is_the_share_of_the_runs_before_at_least_twice_the_quiet_cap():
+    """share / (1 - share) x the runs spent before, in layouts a side (/ 2R), never below twice the
+    plan's cap (80): a cheap search still gets a confirmation of that size; 100%: no bound."""
     plan = decide.Plan(confirm_share=0.6)
     assert decide.share_layouts(plan, 400) == 300  # 1.5 x 400 runs / 2
     assert decide.share_layouts(decide.Plan(confirm_share=0.6, runs=2), 400) == 150
-    assert decide.share_layouts(plan, 10) == plan.cap == 40
+    assert decide.share_layouts(plan, 10) == 2 * plan.cap == 80
     assert decide.share_layouts(decide.Plan(confirm_share=1.0), 400) is None
 
 
 def test_a_confirmations_last_look_is_the_last_of_its_design_within_the_share_bound():
     """The design: K, 1.5K, ... to CONFIRM_FAR x the cap (160); the last look taken is the design's
     last within the share bound of the runs spent before it (its boundary stays the whole design's).
-    A share of 60%: 1.5 x the runs before it."""
+    A share of 60%: 1.5 x the runs before it, at least 80 a side."""
     plan, s2, a = decide.Plan(confirm_share=0.6), 1e-4, decide.family_level(0.05, 1)
     design = tuple(decide.extended(4, 40, 160))
     assert decide.confirm_looks(plan, s2, a, 1) == (design, 160)
-    assert decide.confirm_looks(plan, s2, a, 1, spent=60) == (design, 40)  # bound 45 a side
-    assert decide.confirm_looks(plan, s2, a, 1, spent=100) == (design, 60)  # bound 75
-    assert decide.confirm_looks(plan, s2, a, 1, spent=10) == (design, 40)  # at least the cap
+    assert decide.confirm_looks(plan, s2, a, 1, spent=160) == (design, 90)  # bound 120 a side
+    assert decide.confirm_looks(plan, s2, a, 1, spent=200) == (design, 135)  # bound 150
+    assert decide.confirm_looks(plan, s2, a, 1, spent=10) == (design, 60)  # bound 80: at least twice the cap
     assert decide.confirm_looks(plan, s2, a, 1, spent=400) == (design, 160)
     assert decide.confirm_looks(decide.Plan(confirm_share=1.0), s2, a, 1, spent=0) == (design, 160)
 
 
 def test_a_step_near_the_minimum_effect_is_said_at_once_and_ends_at_the_bound_showing_a_change():
     """A 0.6% step (1.2x the minimum effect) at a layout sd of 0.7%, 100 runs spent before it, a share
-    of 50% (a bound of 50 fresh layouts a side: the design's look 40): the candidate is said before
+    of 50% (a bound of 80 fresh layouts a side, the floor: the design's look 60): the candidate is said before
     its confirmation starts (its estimate within 1.5x the minimum effect), with the forecast of the
     confirmation (the runs it will likely take, its bound).  The confirmation stops at the bound
     uncertain: its one-sided interval excludes 1 (a change shown, slower), not the band; the reason
     says exactly that and names --confirm-share.  Without the bound it looks on (mutation: no bound)."""
     st, said, p = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=0.5))
     near = [m for m in said if m.startswith("near the minimum effect")]
-    assert len(near) == 1 and "b against g is x1.0060" in near[0] and "at most 80 runs: --confirm-share 50%" in near[0]
+    assert len(near) == 1 and "b against g is x1.0060" in near[0] and "at most 120 runs: --confirm-share 50%" in near[0]
     assert "will likely take about" in near[0]
     assert said.index(near[0]) < next(i for i, m in enumerate(said) if m.startswith("confirmation "))
     fc = st.forecast
-    assert fc is not None and fc["max_runs"] == 80 and fc["bounded"] and 8 <= fc["runs"] <= 80
+    assert fc is not None and fc["max_runs"] == 120 and fc["bounded"] and 8 <= fc["runs"] <= 120
     assert fc["estimate"] == pytest.approx(math.expm1(0.006))
-    assert (st.status, st.shown, st.bounded, st.confirm_layouts) == ("uncertain", "change", True, 40)
+    assert (st.status, st.shown, st.bounded, st.confirm_layouts) == ("uncertain", "change", True, 60)
     c = st.confirmation
     assert c.verdict == "no difference" and c.sided == 1 and 1.0 < c.ci_low < 1.005 and c.ci_high == math.inf
     assert c.reason.startswith("shown slower but not shown to exceed the 0.5% minimum effect")
-    assert "--confirm-share" in c.reason and p.fresh["b"][-1] == (4, 40)
+    assert "--confirm-share" in c.reason and p.fresh["b"][-1] == (4, 60)
     free, _, _ = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=1.0))
-    assert free.confirm_layouts > 40 and not free.bounded
+    assert free.confirm_layouts > 60 and not free.bounded
     # a 5% step is not near: no line, no forecast, confirmed at its first look
     big, said, _ = _step({"g": 0.0, "b": 0.05}, decide.Plan(confirm_share=0.5))
     assert big.forecast is None and not any(m.startswith("near the minimum effect") for m in said)

@@ -59,10 +59,10 @@ def bisect_options(f):
                      help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),
         click.option("--confirm-share", "confirm_share", metavar="PERCENT",
-                     help="The most of the bisection's runs a culprit's confirmation may take: it stops at "
-                     "PERCENT/(100-PERCENT) times the runs spent before it (at least 40 fresh layouts a side), and a "
+                     help="The most of the bisection's runs a culprit's confirmation may take: it stops by "
+                     "PERCENT/(100-PERCENT) times the runs spent before it (at least 80 fresh layouts a side), and a "
                      "step not shown beyond --min-effect by then is 'uncertain', with what was shown; 100: no "
-                     "bound  [default: 85]"),
+                     "bound  [default: 90]"),
         click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
                      "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
                      "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "

@@ -64,7 +64,7 @@ no alpha is spent per look: a test stops as soon as its evidence suffices.
   over the whole bisection, on evidence the decisions did not select.  That interval is the
   one printed beside the effect.  It looks up to CONFIRM_FAR x its cap, at most ``plan.confirm_share``
   of the bisection's runs (:func:`share_layouts`), and stops sooner once it would more likely miss a
-  step of twice the minimum effect (or the search's estimate, when larger) than show it.  A
+  step of twice the minimum effect than show it.  A
   candidate whose search estimate is within NEAR x the minimum effect is said before its
   confirmation, with :func:`confirm_forecast`; a confirmation that shows a change but not one
   beyond the minimum effect leaves its step ``shown`` = "change".

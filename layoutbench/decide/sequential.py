@@ -309,9 +309,9 @@ class Confirmed(tuple):
 def search_estimate(pool: Pool, last_good, culprit, sign: int) -> float:
     """The step last good -> culprit as the search measured it (log, signed toward the range's change
     ``sign``, else its size): the difference of their means over the layouts in the pool (nan when
-    either has fewer than 2).  Those layouts selected the candidate, so it leans large; it only sets
-    the step a confirmation's futility asks about (any stop without rejecting keeps the level) and what
-    a forecast assumes, never the test itself."""
+    either has fewer than 2).  Those layouts selected the candidate, so it leans large; it says when a
+    candidate is near the minimum effect and what the confirmation's forecast assumes, never what the
+    test decides."""
     y = pool.y
     if y.get(last_good, np.empty(0)).size < 2 or y.get(culprit, np.empty(0)).size < 2:
         return math.nan
@@ -331,12 +331,11 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     far enough out to confirm a null step at the first look.  A commit whose true step is
     at most the minimum effect (null, or a small shift of moved code) is confirmed with
     probability <= ``level``.  The looks (:func:`confirm_looks`) go K, 1.5K, ... up to the cap (``cap``,
-    else the plan's; at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that, at most
-    the share bound of the runs the prober's ledger spent before it; the test stops
-    (futility, which keeps its level) once, carried on to its last look, it would show a step of
-    SIDE_STEP x the minimum effect (or, when larger, the search's estimate of the step,
-    :func:`search_estimate`, or its own estimate so far) beyond the band with probability below FUTILITY
-    (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
+    else the plan's; at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that (the
+    design), and it stops at the design's last look within the share bound of the runs the prober's
+    ledger spent before it; the test stops sooner (futility, which keeps its level) once, carried on
+    to the design's last look, it would show a step of SIDE_STEP x the minimum effect beyond the band
+    with probability below FUTILITY (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
     interval -- verdict "no difference" when not confirmed -- or None when nothing could be
     measured; fresh layouts; the fresh log ratio) as a :class:`Confirmed`, which also says what the
     interval showed and whether the share bound stopped it.  The prober's ``say`` gets a line at each
@@ -349,14 +348,10 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     r = plan.runs
     # (the looks are fixed before any fresh layout is measured: from the pooled noise, the search's
     # estimate and the runs spent, none of them the fresh layouts')
-    prior = search_estimate(pool, last_good, culprit, sign)
     ns, last = confirm_looks(plan, pool.var()[0], a, sign, cap, tr.ledger.spent)
     bounded = last < ns[-1]
     info = {"looks": ns, "bounded": bounded}
-    # the step futility asks about: SIDE_STEP x the minimum effect, or the search's estimate or the
-    # fresh estimate so far when larger (a bounded last look may be too near to show SIDE_STEP x m at
-    # all: a step that is larger still gets its chance)
-    d2 = max(SIDE_STEP * m, prior) if math.isfinite(prior) else SIDE_STEP * m
+    d2 = SIDE_STEP * m  # the step futility asks about (to the design's last look, not the bound)
     try:
         for k in (n for n in ns if n <= last):
             ga, gb = tr.groups_after(last_good, used, k, r), tr.groups_after(culprit, used, k, r)
@@ -373,8 +368,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             # futility (stopping without rejecting keeps the level): carried on to the last look,
             # would the test show a step of SIDE_STEP x the minimum effect beyond the band?
             toward = sign or (1 if size >= 0 else -1)
-            alt = max(d2, toward * size)
-            futile = k < ns[-1] and conditional_power(t, pool, ns, a, alt, toward, m, bool(sign)) < FUTILITY
+            futile = k < ns[-1] and conditional_power(t, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
             if ok or k >= last or futile:
                 shown = _display(tr, (last_good, culprit), k, r, t, Looks(a, ns, sign, band=True), plan.min_effect,
                                  used)
