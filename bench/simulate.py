@@ -418,7 +418,7 @@ def wilson(x: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def min_effect_table(commits: int, n: int, before: str | None, min_effect: float, rows: str | None,
-                     seed0: int = 0, every: int = 0, forecast_every: int = 10) -> None:
+                     seed0: int = 0, every: int = 0, forecast_every: int = 10, share: float | None = None) -> None:
     """For each row of :func:`min_effect_rows`: the rate (false name on the null, shift and drift
     rows: a commit named; right culprit on the step rows) with its Wilson 95% interval and the
     runs per bisection (mean), for the engine at git revision ``before`` and the working tree's,
@@ -426,7 +426,8 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
     histories (both engines on the same ones), so a long row says where it is.  The rows of a step
     near the minimum effect also give the working tree's plan (:func:`plan_forecast`, every
     ``forecast_every``-th history) beside what those histories cost: the median forecast, the median
-    actual, and the median of actual / forecast."""
+    actual, and the median of actual / forecast.  ``share``: the working tree's Plan.confirm_share (else
+    its default)."""
     head = f"{'':28s} | " + (f"{before[:10]:^36s} | " if before else "") + f"{'working tree':^36s}"
     print(head)
     print(f"{'row':28s} | " + (f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s} | " if before else "")
@@ -440,7 +441,8 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
         for i in range(n):
             for which in engines:
                 eng = _engine(which)
-                got[which].append(one(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect),
+                kw = {"confirm_share": share} if share is not None and which == "tree" else {}
+                got[which].append(one(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect, **kw),
                                       seed0 + i, which))
             if (every and (i + 1) % every == 0) or i + 1 == n:
                 cells = []
@@ -455,7 +457,8 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
                 tag = "" if i + 1 == n else f"  ({i + 1} so far)"
                 print(f"{sc.name + ' (' + what + ')':28s} | " + " | ".join(cells) + tag, flush=True)
         if "min effect" in sc.name and forecast_every:
-            plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect)
+            plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect,
+                               **({"confirm_share": share} if share is not None else {}))
             idx = list(range(0, n, forecast_every))
             fc = [plan_forecast(sc, plan, seed0 + i) for i in idx]
             act = [got["tree"][i]["runs"] for i in idx]
@@ -500,6 +503,9 @@ def main() -> None:
                     help="keep each history's result of an engine at a git revision (--before) in FILE, one line "
                          "as it arrives, and read it from there when asked again (an interrupted run resumes; the "
                          "working tree's engine is never cached)")
+    ap.add_argument("--confirm-share", type=float, metavar="FRACTION",
+                    help="with --min-effect-rows: the working tree's confirmation share (Plan.confirm_share, e.g. "
+                         "0.75; 1: no bound; default: the engine's)")
     ap.add_argument("--forecast-every", type=int, default=10,
                     help="with --min-effect-rows: the plan's forecast of every Nth history of the rows of a step "
                          "near the minimum effect (0: none)")
@@ -516,7 +522,7 @@ def main() -> None:
         print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits; "
               f"95%, min effect {100 * a.min_effect:g}%")
         min_effect_table(a.commits, a.histories, a.before and a.before.split(",")[0], a.min_effect, a.rows, a.seed0,
-                         a.every, a.forecast_every)
+                         a.every, a.forecast_every, a.confirm_share)
         print(f"{time.time() - t0:.0f}s")
         return
     revs = a.before.split(",") if a.before else []
