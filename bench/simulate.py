@@ -16,7 +16,7 @@ single-layout bisection measures) is seed 0.
 
     python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough] [--first-only] [--oracle-every]
     python bench/simulate.py --only-two [--first-only] [--before REV] [--histories 200]
-    python bench/simulate.py --min-effect-rows [--before REV] [--histories 1000] [--commits 64]
+    python bench/simulate.py --min-effect-rows [--before REV] [--histories 1000] [--commits 64] [--forecast-every 10]
 
 prints, on the SAME histories (every value is drawn from a generator keyed by the history and
 its place, so the order of asking does not matter):
@@ -47,7 +47,7 @@ from scipy.special import ndtri
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layoutbench import decide  # noqa: E402
+from layoutbench import decide, forecast  # noqa: E402
 
 BLOCK = 64  #: seeds drawn per generator call
 
@@ -202,8 +202,63 @@ def _engine(which: str):
     return decide
 
 
+CACHE: dict = {"path": None, "rows": None}  #: --cache: results of engines at a git revision, by history
+
+
+def _cache_key(sc: Scenario, plan, seed: int, which: str) -> str | None:
+    """The key of a history's result in the --cache file: only an engine at a git revision (resolved to
+    its commit: the same code whatever the name) is kept, never the working tree's (it changes)."""
+    if CACHE["path"] is None or which == "tree":
+        return None
+    import subprocess
+    if which not in _REVS:
+        _REVS[which] = subprocess.run(["git", "-C", str(Path(__file__).resolve().parents[1]), "rev-parse", which],
+                                      capture_output=True, text=True).stdout.strip() or which
+    return f"{_REVS[which]}|{sc!r}|{plan!r}|{seed}"
+
+
+_REVS: dict = {}
+
+
+def _cached(key: str | None) -> dict | None:
+    if key is None:
+        return None
+    if CACHE["rows"] is None:
+        import json
+        CACHE["rows"] = {}
+        path = Path(CACHE["path"])
+        if path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by an interrupted run
+                CACHE["rows"][e["key"]] = e["row"]
+    return CACHE["rows"].get(key)
+
+
+def _keep(key: str | None, row: dict) -> None:
+    if key is None:
+        return
+    import json
+    CACHE["rows"][key] = row
+    with open(CACHE["path"], "a") as f:  # one line a history, written as it arrives: an interrupted run resumes
+        f.write(json.dumps({"key": key, "row": row}) + "\n")
+
+
 def one(sc: Scenario, plan, seed: int, which: str = "tree") -> dict:
-    """One history: what an engine (:func:`_engine`) and the single-layout baseline said."""
+    """One history: what an engine (:func:`_engine`) and the single-layout baseline said (an engine at a
+    git revision: from the --cache file when it holds this history)."""
+    key = _cache_key(sc, plan, seed, which)
+    got = _cached(key)
+    if got is not None:
+        return got
+    row = _one(sc, plan, seed, which)
+    _keep(key, row)
+    return row
+
+
+def _one(sc: Scenario, plan, seed: int, which: str = "tree") -> dict:
     eng = _engine(which)
     rng = np.random.default_rng(seed)
     p = SimProber(sc, rng)
@@ -324,15 +379,35 @@ def headline(commits: int = 16) -> list[Scenario]:
     return out
 
 
-def min_effect_rows(commits: int = 16) -> list[Scenario]:
+def min_effect_rows(commits: int = 16, min_effect: float = decide.DEFAULT_MIN_EFFECT) -> list[Scenario]:
     """The rows of the minimum-effect table: a null range, single steps of 1, 2 and 5 sigma_L,
     layout-only commits that shift the mean by +-0.3% (below the 0.5% minimum effect: naming
-    one is a false name), and a drift of 0.1% per commit (every commit a step below the minimum
-    effect: any name is a false one)."""
+    one is a false name), a drift of 0.1% per commit (every commit a step below the minimum
+    effect: any name is a false one), and single steps of 1.2 and 1.5 times the minimum effect
+    (just above it: the dearest to confirm; these rows also print the plan's forecast)."""
     return [Scenario("null", "null", sigma_r=0.003, commits=commits),
             *(Scenario(f"step {s}σL", "step", s, sigma_r=0.003, commits=commits) for s in (1, 2, 5)),
             Scenario("shifts ±0.3% (moved code)", "null", sigma_r=0.003, shift=0.003, commits=commits),
-            Scenario("drift 0.1%/commit", "drift", 0.1 * commits, sigma_r=0.003, commits=commits)]
+            Scenario("drift 0.1%/commit", "drift", 0.1 * commits, sigma_r=0.003, commits=commits),
+            *(Scenario(f"step {f:g}x min effect", "step", f * min_effect / 0.01, sigma_r=0.003, commits=commits)
+              for f in NEAR_ROWS)]
+
+
+NEAR_ROWS = (1.2, 1.5)  #: the minimum-effect table's steps near the minimum effect, as multiples of it
+
+
+def plan_forecast(sc: Scenario, plan, seed: int) -> int:
+    """What ``bisect run --plan`` would forecast for this history: GOOD and BAD measured at the endpoints'
+    first look (K layouts, R runs) on the history's own values, the layout noise and the change from
+    them (the pooled model), then forecast.expected_cost of the range at those (its median runs)."""
+    p = SimProber(sc, np.random.default_rng(seed))
+    pool = decide.Pool()
+    k = max(decide.MIN_LAYOUTS, plan.layouts)
+    for c in (p.names[0], p.names[-1]):
+        pool.add(c, p.groups(c, k, plan.runs))
+    s2, _ = pool.var()
+    d = float(pool.y[p.names[-1]].mean() - pool.y[p.names[0]].mean())
+    return forecast.expected_cost(len(p.names), math.exp(d), math.sqrt(s2), plan)["runs"]
 
 
 def wilson(x: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -343,17 +418,21 @@ def wilson(x: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def min_effect_table(commits: int, n: int, before: str | None, min_effect: float, rows: str | None,
-                     seed0: int = 0, every: int = 0) -> None:
+                     seed0: int = 0, every: int = 0, forecast_every: int = 10, share: float | None = None) -> None:
     """For each row of :func:`min_effect_rows`: the rate (false name on the null, shift and drift
     rows: a commit named; right culprit on the step rows) with its Wilson 95% interval and the
     runs per bisection (mean), for the engine at git revision ``before`` and the working tree's,
     on the same histories (seeds seed0 ..).  ``every``: also a line after every that many
-    histories (both engines on the same ones), so a long row says where it is."""
+    histories (both engines on the same ones), so a long row says where it is.  The rows of a step
+    near the minimum effect also give the working tree's plan (:func:`plan_forecast`, every
+    ``forecast_every``-th history) beside what those histories cost: the median forecast, the median
+    actual, and the median of actual / forecast.  ``share``: the working tree's Plan.confirm_share (else
+    its default)."""
     head = f"{'':28s} | " + (f"{before[:10]:^36s} | " if before else "") + f"{'working tree':^36s}"
     print(head)
     print(f"{'row':28s} | " + (f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s} | " if before else "")
           + f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s}")
-    for ri, sc in enumerate(min_effect_rows(commits)):
+    for ri, sc in enumerate(min_effect_rows(commits, min_effect)):
         if rows and str(ri) not in rows.split(","):
             continue
         bad = sc.kind in ("null", "drift")
@@ -362,7 +441,8 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
         for i in range(n):
             for which in engines:
                 eng = _engine(which)
-                got[which].append(one(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect),
+                kw = {"confirm_share": share} if share is not None and which == "tree" else {}
+                got[which].append(one(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect, **kw),
                                       seed0 + i, which))
             if (every and (i + 1) % every == 0) or i + 1 == n:
                 cells = []
@@ -376,6 +456,16 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
                 what = "named" if bad else "right"
                 tag = "" if i + 1 == n else f"  ({i + 1} so far)"
                 print(f"{sc.name + ' (' + what + ')':28s} | " + " | ".join(cells) + tag, flush=True)
+        if "min effect" in sc.name and forecast_every:
+            plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect,
+                               **({"confirm_share": share} if share is not None else {}))
+            idx = list(range(0, n, forecast_every))
+            fc = [plan_forecast(sc, plan, seed0 + i) for i in idx]
+            act = [got["tree"][i]["runs"] for i in idx]
+            ratio = [a / f for a, f in zip(act, fc) if f]
+            print(f"{'  the plan beside it':28s} | " + (f"{'':36s} | " if before else "")
+                  + f"forecast {np.median(fc):.0f}, actual {np.median(act):.0f} runs (medians of {len(idx)} "
+                  f"histories); actual/forecast median {np.median(ratio):.2f}", flush=True)
     print(f"{commits} commits, {n} histories a row (seeds {seed0}..{seed0 + n - 1}); named: a commit named (every "
           "name false); right: the step named first; runs: values measured per bisection (mean, p90)")
 
@@ -409,6 +499,16 @@ def main() -> None:
                     help="only the minimum-effect table: null, 1/2/5σL steps, ±0.3%% shifts of moved code, a drift "
                          "of 0.1%% per commit; rates with Wilson 95%% intervals and runs beside them")
     ap.add_argument("--seed0", type=int, default=0, help="the first history's seed (histories seed0, seed0+1, ...)")
+    ap.add_argument("--cache", metavar="FILE",
+                    help="keep each history's result of an engine at a git revision (--before) in FILE, one line "
+                         "as it arrives, and read it from there when asked again (an interrupted run resumes; the "
+                         "working tree's engine is never cached)")
+    ap.add_argument("--confirm-share", type=float, metavar="FRACTION",
+                    help="with --min-effect-rows: the working tree's confirmation share (Plan.confirm_share, e.g. "
+                         "0.75; 1: no bound; default: the engine's)")
+    ap.add_argument("--forecast-every", type=int, default=10,
+                    help="with --min-effect-rows: the plan's forecast of every Nth history of the rows of a step "
+                         "near the minimum effect (0: none)")
     ap.add_argument("--every", type=int, default=0,
                     help="with --min-effect-rows: a line of the rates so far after every N histories")
     ap.add_argument("--before", metavar="REV[,REV...]",
@@ -416,12 +516,13 @@ def main() -> None:
                          "in the first table; in the two-step table, one for each "
                          "revision given, and in the minimum-effect table, the first)")
     a = ap.parse_args()
+    CACHE["path"] = a.cache
     t0 = time.time()
     if a.min_effect_rows:
         print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits; "
               f"95%, min effect {100 * a.min_effect:g}%")
         min_effect_table(a.commits, a.histories, a.before and a.before.split(",")[0], a.min_effect, a.rows, a.seed0,
-                         a.every)
+                         a.every, a.forecast_every, a.confirm_share)
         print(f"{time.time() - t0:.0f}s")
         return
     revs = a.before.split(",") if a.before else []

@@ -77,7 +77,7 @@ def one(n_commits: int, step: float, noise: float, plan: decide.Plan, at: int, s
     first = out.ends.layouts if out.ends is not None else 0
     conf = out.steps[0].confirm_layouts if out.steps else 0
     return {"runs": tr.ledger.spent, "phases": spent, "endpoint_layouts": first, "probes": out.probes,
-            "confirm_layouts": conf}
+            "confirm_layouts": conf, "named": out.culprit == p.names[at]}
 
 
 @functools.lru_cache(maxsize=256)
@@ -95,7 +95,8 @@ def _cost(n_commits: int, step: float, noise: float, plan: decide.Plan) -> dict:
             med([r["endpoint_layouts"] for r in rows]), "probes": probes,
             "probe_layouts": int(math.ceil(phases["probes"] / max(1, probes) / max(1, plan.runs))),
             "confirm_layouts": med([r["confirm_layouts"] for r in rows]),
-            "side_layouts": int(math.ceil(phases["sides"] / max(1, plan.runs))), "histories": HISTORIES}
+            "side_layouts": int(math.ceil(phases["sides"] / max(1, plan.runs))), "histories": HISTORIES,
+            "named": sum(bool(r["named"]) for r in rows)}
 
 
 def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan) -> dict:
@@ -105,7 +106,8 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan)
     (``runs``) and per phase (``phase_runs``: endpoints, probes, confirmation, sides), the layouts
     a side the endpoints' test stopped at, the probes, the runs a probe took (``probe_layouts``, in
     layouts at ``plan.runs``), the confirmation's fresh layouts a side, the side tests' runs (in
-    layouts), and the step in units of the noise."""
+    layouts), the step in units of the noise, and in how many of the HISTORIES the step was named
+    (``named``)."""
     step = math.log(ratio) if ratio > 0 and math.isfinite(ratio) else 0.0
     d = abs(step) / noise if noise > 0 else math.inf
     if not (noise > 0 and math.isfinite(noise)):
@@ -116,6 +118,25 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan)
     out = dict(_cost(int(n_commits), float(f"{step:.5g}"), float(f"{noise:.5g}"), plan))
     out["phase_runs"] = dict(out["phase_runs"])
     out["step_in_noise_units"] = d
+    return out
+
+
+#: the steps near the minimum effect --plan prices, as multiples of it: twice it (the step the tests beside a
+#: found step look for) and just above it (the dearest to confirm)
+NEAR_STEPS = (2.0, 1.2)
+
+
+def near_steps(n_commits: int, noise: float, plan: decide.Plan, sign: int = 1) -> list[dict]:
+    """What a step of each of NEAR_STEPS x the minimum effect (in the direction ``sign``) would likely
+    cost at layout noise ``noise``: :func:`expected_cost` of it, with ``times`` and the relative
+    ``step``.  Empty without a measured noise."""
+    if not (noise > 0 and math.isfinite(noise)):
+        return []
+    out = []
+    for f in NEAR_STEPS:
+        step = f * plan.min_effect
+        ratio = (1.0 + step) if sign >= 0 else 1.0 / (1.0 + step)
+        out.append({"times": f, "step": step, **expected_cost(n_commits, ratio, noise, plan)})
     return out
 
 

@@ -342,7 +342,7 @@ def test_the_verdict_as_text(hist, first):
 def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
     v = first["v"]
     c1, c2 = sha(hist, 1), sha(hist, 2)
-    none = {"shown": 0, "verdict": "no difference", "claim": "no difference"}
+    none = {"shown": "none", "verdict": "no difference", "claim": "no difference"}
     u = {**v, "status": "uncertain", "culprit": None, "candidate": c2, "effect": {**v["effect"], **none}}
     t = bisect.text(u).splitlines()
     assert t[2:5] == [f"verdict: uncertain: the bisection points at {c2}", f"         {v['culprit_subject']}",
@@ -350,7 +350,7 @@ def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
     assert bisect.summary_line(u).startswith(f"uncertain: the bisection points at {c2[:12]} {v['culprit_subject']} "
                                              "but the confirmation on fresh layouts did not show the change: cg_cost x")
     # a confirmation whose interval excludes 1 but not the band of the minimum effect says exactly that
-    near = {**u, "effect": {**v["effect"], "shown": 1, "verdict": "no difference",
+    near = {**u, "effect": {**v["effect"], "shown": "change", "verdict": "no difference",
                             "claim": "shown slower but not shown to exceed the 0.50% minimum effect"}}
     t = bisect.text(near).splitlines()
     assert t[4] == ("         but its confirmation (last good vs it, fresh layouts) showed a change but not one "
@@ -530,6 +530,12 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
                                    "noise ") and f"about {v['plan']['runs']} runs (1 run(s) per layout); " in v["message"]
     assert 0 < v["noise"] < 0.1 and f"layout noise {100 * v['noise']:.2f}% (a step of " \
         f"{v['plan']['step_in_noise_units']:.1f} x the noise)" in v["message"]  # noise as a percentage
+    # the steps dearest to confirm, priced at the noise measured: 2x and 1.2x the minimum effect
+    near = v["near_steps"]
+    assert [x["times"] for x in near] == [2.0, 1.2] and all(x["runs"] > 0 for x in near)
+    assert (f"at this noise, near the minimum effect: a step of 2x it (1%) about {near[0]['runs']} runs (the "
+            f"confirmation {near[0]['phase_runs']['confirmation']}), named in {near[0]['named']} of 9 simulated; a step "
+            f"of 1.2x it (0.6%) about {near[1]['runs']} runs") in v["message"]
     assert b.s.target_config != old.s.target_config and b.s.runs == 1
     assert [e["verb"] for e in b.log] == ["start"]  # the marks measured under the old configuration are gone
     with sqlite3.connect(path) as db:

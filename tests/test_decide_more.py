@@ -301,9 +301,10 @@ def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_mi
     sides (a layout sd of 0.7%): a 0.75% step (between the minimum effect and twice it) is shown
     beyond the band only past the cap, the first at 135 fresh layouts a side (of up to 160), the
     second at 216 (of up to 256); a null step (the third) stops at 96, long before its last look
-    (mutation: without the futility stop it goes to 256)."""
+    (mutation: without the futility stop it goes to 256).  Without the share bound (confirm_share 1):
+    tests/test_decide_near.py has the bound."""
     p = _Offsets({"g": 0.0, "b": 0.0075, "g2": 0.0, "b2": 0.0075, "g3": 0.0, "b3": 0.0})
-    tr, plan = decide.Tracked(p), decide.Plan()
+    tr, plan = decide.Tracked(p), decide.Plan(confirm_share=1.0)
     st1, _, _ = decide.rounds._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
     st2, _, _ = decide.rounds._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
     st3, _, _ = decide.rounds._k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
@@ -537,15 +538,18 @@ def test_a_two_sided_confirmation_is_symmetric_and_ends_at_its_last_look_without
     """Endpoints never measured (the direction unknown): the confirmation is two-sided, so a step up
     and the same step down stop at the same look (0.3%: futility at 90 layouts a side); a 0.7% step
     (above the minimum effect, not beyond its band) is looked at up to the last look, 4 x the cap
-    (160), and is then a change shown but not a confirmed step."""
+    (160), and is then a change shown but not a confirmed step: the step says so (``shown``), and the
+    reason names the direction (the last, a drop of a time, is faster).  Without the share bound."""
+    plan = decide.Plan(confirm_share=1.0)
     for d, k in ((0.003, 90), (0.007, 160)):
         for s in (d, -d):
-            st, _, _ = decide.rounds._k_step([decide.Tracked(_Offsets({"g": 0.0, "b": s}))], ["g", "b"], decide.Plan(),
+            st, _, _ = decide.rounds._k_step([decide.Tracked(_Offsets({"g": 0.0, "b": s}))], ["g", "b"], plan,
                                              decide.MemoryJournal(), None, lambda m: None)
             c = st.confirmation
             assert (st.status, st.confirm_layouts, c.verdict) == ("uncertain", k, "no difference"), (s, st)
-    assert k == decide.CONFIRM_FAR * decide.Plan().cap
-    assert c.reason == "a change shown, not shown to be at least the 0.5% minimum effect"
+            assert st.shown == ("change" if d == 0.007 else "none") and not st.bounded
+    assert k == decide.CONFIRM_FAR * plan.cap
+    assert c.reason == "shown faster but not shown to exceed the 0.5% minimum effect"
 
 
 def test_a_noisy_pool_stops_at_the_quiet_cap_once_a_change_the_size_of_the_band_is_unlikely():

@@ -299,8 +299,9 @@ def test_confirm_with_and_without_the_probers_fresh_seeds_agrees():
         def groups(self, commit, k, r):
             return self.p.groups(commit, k, r)
     t1, t2 = decide.Tracked(p), decide.Tracked(NoAfter())
-    a = decide.confirm(t1, lg, c, decide.Plan(), used=12, sign=1)
-    b = decide.confirm(t2, lg, c, decide.Plan(), used=12, sign=1)
+    plan = decide.Plan(confirm_share=1.0)  # (the looks of an unbounded confirmation: 4, 6, 9, ... 160)
+    a = decide.confirm(t1, lg, c, plan, used=12, sign=1)
+    b = decide.confirm(t2, lg, c, plan, used=12, sign=1)
     assert a[1] == b[1] == 9 and a[2] == pytest.approx(b[2]) and a[0].verdict == b[0].verdict == "slower"
     assert t1.ledger.spent == 2 * a[1] and t2.ledger.spent == 2 * (12 + a[1])
 

@@ -102,6 +102,7 @@ def test_a_comparison_of_any_direction_and_shape_is_described_with_words_that_ag
     rec = render._cmp(c)
     json.dumps(rec, allow_nan=True)  # a record of plain values
     assert rec["claim"] == c.claim()
+    assert rec["shown"] == ("beyond" if c.verdict in ("slower", "faster") else "change" if _shown(c) else "none")
 
 
 # -- a bisection's verdict over every status, direction and number of culprits ----------------------

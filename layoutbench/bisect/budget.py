@@ -282,6 +282,13 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
            f"the ranges beside the step {ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
            + "; every further change point costs about as much again")
     lines = [msg]
+    near = forecast.near_steps(len(commits), noise, plan, 1 if d >= 0 else -1)
+    if near:
+        lines.append("at this noise, near the minimum effect: " + "; ".join(
+            f"a step of {x['times']:g}x it ({100 * x['step']:.3g}%) about {x['runs']} runs (the confirmation "
+            f"{x['phase_runs']['confirmation']}), named in {x['named']} of {x['histories']} simulated"
+            for x in near) + f" (a confirmation takes at most {100 * plan.confirm_share:g}% of the runs, "
+            "--confirm-share)")
     missed = forecast.missed_step(noise, plan)
     if missed is not None and missed["likely_missed"]:
         lines.extend(missed_lines(missed, s.runs))
@@ -289,7 +296,7 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
         lines.append(s.runs_choice["text"])
     out = {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
            "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
-           "runs_per_layout": s.runs_choice, "missed_step": missed}
+           "runs_per_layout": s.runs_choice, "missed_step": missed, "near_steps": near}
     if clock is not None:
         out["costs"] = target_costs(clock.p, s).to_dict()
         if not s.runs_choice and out["costs"]["text"]:

@@ -40,8 +40,14 @@ def _cmp(c: stats.Comparison) -> dict:
             "runs_b": c.n_runs_b, "layout_noise": c.layout_noise, "layout_noise_upper": c.layout_noise_upper,
             "noise_separated": c.noise_separated, "noise": c.noise_text(), "min_effect": c.min_effect,
             "explained_by_layout": c.explained_by_layout, "per_layout_ratios": c.per_layout_ratios,
-            "wilcoxon_p": c.wilcoxon_p, "describe": c.describe(), "claim": c.claim(), "shown": c.shown,
+            "wilcoxon_p": c.wilcoxon_p, "describe": c.describe(), "claim": c.claim(), "shown": _shown_state(c),
             "paired": c.paired, "test": c.test_text()}
+
+
+def _shown_state(c: stats.Comparison) -> str:
+    """What an interval shows, as decide's Step.shown words it: "beyond" (a change beyond the minimum
+    effect), "change" (it excludes 1, not the band), "none"."""
+    return "beyond" if c.significant else "change" if c.shown else "none"
 
 
 def _claim(e: dict) -> str:
@@ -62,7 +68,7 @@ def _confirmation_said(v: dict, what: str = "the change") -> str:
     shown to exceed the minimum effect."""
     e = v.get("effect") or {}
     me = fmt.pct((v.get("settings") or {}).get("min_effect") or decide.DEFAULT_MIN_EFFECT)
-    if e.get("shown"):
+    if e.get("shown") == "change":
         return f"showed a change but not one beyond the {me} minimum effect"
     return f"did not show {what}"
 

@@ -281,7 +281,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         verdict["bound"] = out.bound()
         verdict["steps"] = [{"status": st.status, "last_good": st.last_good, "culprit": st.culprit,
                              "subject": _subject(profile, s, st.culprit) if st.culprit else "",
-                             "share": st.share, "range": st.range,
+                             "share": st.share, "range": st.range, "shown": st.shown, "bounded": st.bounded,
+                             "forecast": st.forecast,
                              "effect": _cmp(st.confirmation) if st.confirmation else None} for st in out.steps]
         if first.status == "range":
             verdict.update(status="range", culprit=None, range=first.range)
@@ -291,6 +292,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             verdict["last_good"] = first.last_good
             if first.confirmation is not None:
                 verdict["effect"] = {**_cmp(first.confirmation), "fresh_layouts": first.confirm_layouts,
+                                     "shown": first.shown, "bounded": first.bounded,
                                      "step_ratio": math.exp(first.effect) if math.isfinite(first.effect) else None}
             i = commits.index(first.culprit)
             verdict["code"] = code_evidence(profile, s, commits[i - 1], first.culprit, say)

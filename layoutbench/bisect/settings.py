@@ -3,6 +3,7 @@ keys its state is kept under."""
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import asdict, dataclass, fields
 
@@ -42,6 +43,9 @@ class Settings:
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints when none is shown (expensive)
     thorough: bool = False  #: the sub-ranges beside a found step are searched further for a smaller second step
     budget: int | None = None  #: runs the bisection may spend (None: no cap)
+    #: the most of the bisection's runs a confirmation may take (a fraction; 1: no bound): its fresh layouts
+    #: stop at share / (1 - share) x the runs spent before it, at least 40 a side (decide.share_layouts)
+    confirm_share: float = decide.CONFIRM_SHARE
     #: ``--budget 8h``: seconds the bisection may spend, turned into runs at the time a run takes
     #: (costs.seconds_per_run); exclusive with ``budget``
     budget_time: float | None = None
@@ -61,7 +65,7 @@ class Settings:
     MEASURED = ("metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs", "max_runs", "seed",
                 "confidence", "min_effect")
     #: what a continued bisection takes from the command line (the marks made stay valid)
-    DECISIONS = ("first_only", "prove_null", "thorough", "budget", "budget_time", "shadow")
+    DECISIONS = ("first_only", "prove_null", "thorough", "budget", "budget_time", "shadow", "confirm_share")
 
     OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
                "max_runs", "seed", "confidence", "min_effect")
@@ -71,7 +75,7 @@ class Settings:
                            max_runs=self.max_runs, confidence=self.confidence,
                            min_effect=decide.DEFAULT_MIN_EFFECT if self.min_effect is None else self.min_effect,
                            first_only=self.first_only, prove_null=self.prove_null, thorough=self.thorough,
-                           budget=None if self.budget is None else int(self.budget))
+                           budget=None if self.budget is None else int(self.budget), confirm_share=self.confirm_share)
 
     def check(self) -> None:
         exclusive(self)
@@ -93,6 +97,9 @@ class Settings:
                           "max_layouts": self.max_layouts, "confidence": self.confidence})
         validate.seed("--seed", self.seed, max(self.max_layouts, self.layouts) * 4)
         validate.min_effect_fraction(self.min_effect)
+        if isinstance(self.confirm_share, bool) or not isinstance(self.confirm_share, (int, float)) \
+                or not 0 < self.confirm_share <= 1:
+            confirm_share_fraction(f"{self.confirm_share}")  # one line naming --confirm-share
         self.max_layouts = max(self.max_layouts, self.layouts)
         self.max_runs = max(self.max_runs, self.runs)
         names = self.targets
@@ -138,6 +145,8 @@ class Settings:
         for flag in ("first_only", "prove_null", "thorough"):
             if getattr(self, flag):
                 words.append("--" + flag.replace("_", "-"))
+        if self.confirm_share != decide.CONFIRM_SHARE:
+            words += ["--confirm-share", f"{100 * self.confirm_share:.10g}%"]
         if self.budget is not None:
             words += ["--budget", str(self.budget)]
         elif self.budget_time is not None:
@@ -150,6 +159,20 @@ def exclusive(s: Settings) -> None:
     if s.first_only and s.thorough:
         raise LayoutbenchError("--first-only and --thorough cannot be used together: --first-only stops after the "
                                "first change point, --thorough searches the ranges beside it further; give one")
+
+
+def confirm_share_fraction(value) -> float:
+    """``--confirm-share``: a percent of the bisection's runs, above 0 and at most 100 (100: no bound;
+    ``60%`` is accepted), returned as a fraction; anything else is one line naming the option."""
+    try:
+        v = float(str(value).strip().removesuffix("%").strip())
+    except ValueError:
+        v = math.nan
+    if not 0 < v <= 100:
+        raise LayoutbenchError(f"--confirm-share {value!r} is not allowed: give the most of the bisection's runs a "
+                               f"confirmation may take, in percent above 0 and at most 100 (100: no bound), e.g. "
+                               f"{100 * decide.CONFIRM_SHARE:g}")
+    return v / 100
 
 
 def option_value(name: str, value):

@@ -60,6 +60,11 @@ def bisect_options(f):
         click.option("--prove-null", "prove_null", is_flag=True, default=None,
                      help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),
+        click.option("--confirm-share", "confirm_share", metavar="PERCENT",
+                     help="The most of the bisection's runs a culprit's confirmation may take: it stops by "
+                     "PERCENT/(100-PERCENT) times the runs spent before it (at least 80 fresh layouts a side), and a "
+                     "step not shown beyond --min-effect by then is 'uncertain', with what was shown; 100: no "
+                     "bound  [default: 90]"),
         click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
                      "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
                      "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "
@@ -99,11 +104,14 @@ def _bisect_settings(o: dict):
 
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
              "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
-             "thorough")
+             "thorough", "confirm_share")
     o = {**o, **_layouts_count(o.get("layouts"), o.get("layout"))}
     validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
     budget = parse_budget(o.get("budget"))
     validate.seed("--seed", o.get("seed"))
+    if o.get("confirm_share") is not None:  # a percent on the command line, a fraction in the settings
+        from ..bisect.settings import confirm_share_fraction
+        o = {**o, "confirm_share": confirm_share_fraction(o["confirm_share"])}
     if o.get("min_effect") is not None:  # a percent on the command line, a fraction in the settings
         o = {**o, "min_effect": validate.min_effect_percent(o["min_effect"], positive=True) / 100}
     if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:

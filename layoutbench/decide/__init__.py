@@ -67,8 +67,12 @@ Johari, Pekelis and Walsh), which need no planned looks.
   ``min_effect``": confirmed when the test's own interval lies beyond the band +-min_effect,
   so a commit whose own step is at most the minimum effect is named with probability <= alpha
   over the whole bisection, on evidence the decisions did not select.  That interval is the
-  one printed beside the effect.  It looks up to CONFIRM_FAR x its cap and stops sooner once it
-  would more likely miss a step of twice the minimum effect than show it.
+  one printed beside the effect.  It looks up to CONFIRM_FAR x its cap, at most ``plan.confirm_share``
+  of the bisection's runs (:func:`share_layouts`), and stops sooner once it would more likely miss a
+  step of twice the minimum effect than show it.  A
+  candidate whose search estimate is within NEAR x the minimum effect is said before its
+  confirmation, with :func:`confirm_forecast`; a confirmation that shows a change but not one
+  beyond the minimum effect leaves its step ``shown`` = "change".
 * **Every change point**: after a confirmed step, the sub-ranges before and after it are
   tested like endpoints (levels alpha_i, sum <= alpha); a sub-range shown to differ is
   bisected in turn.  Each starts from the layouts its ends already have and looks further
@@ -118,12 +122,14 @@ from .outcome import MemoryJournal, Outcome, Step
 from .plan import (
     CONFIRM_FAR,
     CONFIRM_LATER,
+    CONFIRM_SHARE,
     DEFAULT_MIN_EFFECT,
     FUTILITY,
     FUTILITY_POWER,
     GROWTH,
     LOOKS_DIFFERENT,
     MIN_LAYOUTS,
+    NEAR,
     NOISE_EFFECT,
     NOISE_POWER,
     RESIDUAL_FAR,
@@ -136,6 +142,7 @@ from .plan import (
     OutOfBudget,
     Plan,
     Skip,
+    confirm_looks,
     extended,
     family_level,
     gs_boundary,
@@ -144,16 +151,38 @@ from .plan import (
     probe_level,
     rounds_needed,
     schedule,
+    share_layouts,
     split,
 )
-from .power import step_power
+from .power import confirm_forecast, step_power
 from .search import bisect_range, posterior, side_evidence, side_llr
-from .sequential import Ends, Judgement, SideStop, change, conditional_power, confirm, endpoints, judge_probe, shows_at
+from .sequential import (
+    Confirmed,
+    Ends,
+    Judgement,
+    SideStop,
+    change,
+    conditional_power,
+    confirm,
+    endpoints,
+    judge_probe,
+    search_estimate,
+    shown_of,
+    shows_at,
+)
 from .tracked import Tracked, groups_after
 
 __all__ = [
     "CONFIRM_FAR",
     "CONFIRM_LATER",
+    "CONFIRM_SHARE",
+    "NEAR",
+    "confirm_forecast",
+    "confirm_looks",
+    "share_layouts",
+    "shown_of",
+    "search_estimate",
+    "Confirmed",
     "DEFAULT_MIN_EFFECT",
     "FUTILITY",
     "FUTILITY_POWER",

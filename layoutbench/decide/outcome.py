@@ -39,6 +39,14 @@ class Step:
     confirm_layouts: int = 0
     effect: float = math.nan  #: log ratio culprit/last good on the fresh layouts of the confirmation
     share: float = math.nan  #: effect / log(BAD/GOOD) of the whole range
+    #: what the confirmation's interval showed: "beyond" (beyond the band +-min_effect: found), "change" (it
+    #: excludes no change, in the range's direction, at the test's level, but not the band: shown slower /
+    #: faster, not shown to exceed the minimum effect), "none" (it holds no change), "" (no confirmation)
+    shown: str = ""
+    bounded: bool = False  #: the confirmation stopped at its share bound (Plan.confirm_share) without confirming
+    #: the search's estimate was within NEAR x the minimum effect: the confirmation's forecast said then
+    #: (decide.confirm_forecast: runs, mean_runs, p_beyond, p_change, max_runs, layouts, estimate, bounded)
+    forecast: dict | None = None
 
 
 @dataclass

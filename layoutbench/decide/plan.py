@@ -58,6 +58,18 @@ RESIDUAL_FAR = 64  #: the side tests' far look (32 would cost a 5σL step 41 run
 #: the band at the far look: 54% at 217 runs, and 42 of 80.
 CONFIRM_FAR = 4
 CONFIRM_LATER = 64  #: the cap of the confirmations after the first (a second step; they look on to CONFIRM_FAR x it)
+#: a confirmation may spend at most this share of its bisection's runs: it stops at the last look of its
+#: design within CONFIRM_SHARE / (1 - CONFIRM_SHARE) x the runs spent before it (layouts a side: that / 2R),
+#: at least SHARE_FLOOR x Plan.cap (Plan.confirm_share, --confirm-share; 1: no bound).  A confirmation that
+#: reaches the bound without showing the step beyond the minimum effect ends uncertain and says what it
+#: showed.  bench/simulate.py --min-effect-rows --rows 1,2, 100 histories, right at 1σL / 2σL and runs:
+#: 91% 243.1 / 100% 82.6 at 0.9 (no bound: the same), 88% 240.8 at 0.85, 86% 239.0 at 0.75, 72% 222.3 at
+#: 0.6: the bound binds where the search was cheap (20-45 runs) and the step needs 90-135 fresh layouts.
+CONFIRM_SHARE = 0.9
+SHARE_FLOOR = 2  #: the share bound is never below SHARE_FLOOR x the plan's cap (80 fresh layouts a side)
+#: a candidate whose estimate on the search's layouts is within NEAR x the minimum effect is said at
+#: once, with the forecast of its confirmation (decide.confirm_forecast)
+NEAR = 1.5
 #: at a noisy benchmark the tests look further than ``Plan.test_layouts``: far enough that a change of
 #: NOISE_EFFECT x min_effect is shown with probability NOISE_POWER at the pooled noise
 #: (:func:`noise_cap`), never beyond ``Plan.noise_top``; the endpoints stop there earlier when the
@@ -98,6 +110,7 @@ class Plan:
     test_layouts: int = 40  #: the furthest a test looks without --prove-null
     budget: int | None = None  #: runs the whole bisection may spend (None: no cap)
     thorough: bool = False  #: the residual tests look further for a second, smaller step (THOROUGH_A)
+    confirm_share: float = CONFIRM_SHARE  #: a confirmation's runs at most this share of the bisection's (1: no bound)
 
     @property
     def side_a(self) -> float:
@@ -144,6 +157,37 @@ def noise_cap(plan: Plan, s2: float, ns: tuple, level: float, one_sided: bool = 
     c = gs_boundary(tuple(ns), level, one_sided=one_sided) + float(ndtri(NOISE_POWER))
     delta = NOISE_EFFECT * math.log1p(plan.min_effect)
     return max(plan.cap, min(ns[-1], math.ceil(2.0 * s2 * (c / delta) ** 2)))
+
+
+def share_layouts(plan: Plan, spent: int) -> int | None:
+    """The fresh layouts a side a confirmation may measure when ``spent`` runs were spent before it:
+    plan.confirm_share / (1 - plan.confirm_share) x spent runs, / 2R, at least SHARE_FLOOR x the plan's
+    cap (a cheap search still gets a confirmation of that size);
+    None without a bound (confirm_share >= 1)."""
+    if not plan.confirm_share < 1:
+        return None
+    runs = plan.confirm_share / (1.0 - plan.confirm_share) * max(0, spent)
+    return max(MIN_LAYOUTS, plan.layouts, SHARE_FLOOR * plan.cap, math.floor(runs / (2 * plan.runs) + 1e-9))
+
+
+def confirm_looks(plan: Plan, s2: float, level: float, sign: int = 0, cap: int | None = None,
+                  spent: int | None = None) -> tuple[tuple, int]:
+    """The looks (layouts a side) of a confirmation's design at ``level``, and the last of them it may
+    take.  The design: K, 1.5K, ... up to the cap (``cap``, else the plan's; at a noisy benchmark
+    :func:`noise_cap` at the pooled variance ``s2``), then on to CONFIRM_FAR x that, at most
+    max_layouts.  The last look taken: the design's last, or the last look within the share bound
+    (:func:`share_layouts` of ``spent``, the runs spent before it) when that comes first.  The
+    boundary and the futility stop are the whole design's: stopping at an earlier look of it only
+    lowers the chance of a false confirmation."""
+    top = cap or plan.cap
+    if top < plan.noise_top:
+        top = max(top, noise_cap(plan, s2, _top_looks(plan), level, one_sided=bool(sign)))
+    far = min(plan.max_layouts, CONFIRM_FAR * top)
+    first = max(MIN_LAYOUTS, min(plan.layouts, far))
+    ns = tuple(extended(first, max(first, min(top, far)), far))
+    lim = share_layouts(plan, spent) if spent is not None else None
+    last = ns[-1] if lim is None else max([k for k in ns if k <= lim] or [ns[0]])
+    return ns, last
 
 
 def extended(first: int, cap: int, top: int) -> list[int]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .plan import (
     CONFIRM_FAR,
+    FUTILITY,
     NOISE_POWER,
+    SIDE_STEP,
     Plan,
     _top_looks,
     extended,
@@ -50,3 +53,43 @@ def step_power(step: float, noise: float, plan: Plan) -> dict:
         needed = max(math.ceil(2.0 * s2 * ((c_conf + zb) / (d - m)) ** 2),
                      math.ceil(2.0 * s2 * ((c_ends + zb) / d) ** 2))
     return {"step": step, "power": power, "layouts": far, "needed": needed, "likely_missed": power < 0.8}
+
+
+def confirm_forecast(step: float, s2: float, ns: tuple, level: float, m: float, runs: int = 1,
+                     last: int | None = None, paths: int = 4000) -> dict:
+    """What a confirmation with looks ``ns`` (layouts a side) at ``level`` will likely cost and show
+    when the true step is ``step`` (log, in the direction ``sign`` of the test) and a layout's value has
+    variance ``s2``: its test simulated on ``paths`` paths (a fixed seed; the estimate at each look the
+    mean difference of that many fresh layouts a side, the pooled variance taken as known), each
+    stopped as :func:`sequential.confirm` stops (its interval beyond the band ``m``, futility at
+    SIDE_STEP x m to the design's last look; the look ``last`` when given: the share bound).  ``runs``: the median runs (2 x layouts x R) it stops at; ``mean_runs``;
+    ``p_beyond``: the chance it confirms the step beyond the minimum effect; ``p_change``: that it shows
+    a change but not beyond it; ``max_runs``: its last look's runs."""
+    rng = np.random.default_rng(20261201)
+    ns_a = np.asarray(ns, dtype=float)
+    inc = np.diff(np.concatenate(([0.0], ns_a)))
+    # the sum of per-side differences, look by look: each new layout pair adds N(step, 2 s2)
+    sums = np.cumsum(rng.standard_normal((paths, len(ns))) * np.sqrt(2.0 * s2 * inc) + step * inc, axis=1)
+    est = sums / ns_a
+    c = gs_boundary(tuple(ns), level, one_sided=True)
+    se = np.sqrt(2.0 * s2 / ns_a)
+    lo = est - c * se
+    beyond = lo > m
+    # conditional power at SIDE_STEP x m (sequential.conditional_power with the band as its margin)
+    i_now, i_cap = ns_a / (2.0 * s2), ns_a[-1] / (2.0 * s2)
+    rest = np.maximum(i_cap - i_now, 1e-300)
+    d2 = SIDE_STEP * m
+    cp = ndtr((est * i_now + d2 * rest - m * i_cap - c * math.sqrt(i_cap)) / np.sqrt(rest))
+    futile = (cp < FUTILITY) & (ns_a < ns_a[-1])
+    stop = beyond | futile
+    end = len(ns) - 1 if last is None else max([i for i, n in enumerate(ns) if n <= last] or [0])
+    stop[:, end] = True
+    at = stop.argmax(axis=1)
+    rows = np.arange(paths)
+    got_beyond = beyond[rows, at]
+    got_change = ~got_beyond & (lo[rows, at] > 0)
+    n_stop = ns_a[at]
+    return {"runs": int(math.ceil(float(np.median(n_stop)) * 2 * runs)),
+            "mean_runs": float(np.mean(n_stop)) * 2 * runs,
+            "p_beyond": float(np.mean(got_beyond)), "p_change": float(np.mean(got_change)),
+            "max_runs": int(ns_a[end]) * 2 * runs, "layouts": int(ns_a[end])}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -9,7 +10,8 @@ import numpy as np
 
 from . import sequential
 from .outcome import Step, _window
-from .plan import CONFIRM_LATER, Plan, Skip, family_level, planned_probes, probe_level, split
+from .plan import CONFIRM_LATER, NEAR, Plan, Skip, confirm_looks, family_level, planned_probes, probe_level, split
+from .power import confirm_forecast
 from .tracked import _measure
 
 if TYPE_CHECKING:
@@ -86,16 +88,45 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
     # bisection measured (they share one ledger); the marks' layouts cover an interrupted run
     used = max([plan.layouts, ledger.top] + [e.get("layouts", 0) for e in marks.values()])
     ledger.confirmations += 1
-    say(f"confirmation {commits[lo][:12]}..{culprit[:12]} on fresh layouts ({ledger.spent} runs spent"
-        + (f" of {ledger.budget}" if ledger.budget else "") + ")")
     y = prober.pool.y
     sign = int(np.sign(y[bad].mean() - y[good].mean())) if good in y and bad in y else 0
-    c, kc, effect = sequential.confirm(prober, commits[lo], culprit, plan, used,
-                            level=family_level(plan.alpha, ledger.confirmations), sign=sign,
-                            cap=None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER)))
+    level = family_level(plan.alpha, ledger.confirmations)
+    cap = None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER))
+    fc = _near(prober, plan, (commits[lo], culprit), sign, level, cap, say)
+    say(f"confirmation {commits[lo][:12]}..{culprit[:12]} on fresh layouts ({ledger.spent} runs spent"
+        + (f" of {ledger.budget}" if ledger.budget else "") + ")")
+    got = sequential.confirm(prober, commits[lo], culprit, plan, used, level=level, sign=sign, cap=cap)
+    c, kc, effect = got
     st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
-              confirmation=c, confirm_layouts=kc, effect=effect)
+              confirmation=c, confirm_layouts=kc, effect=effect, shown=got.shown, bounded=got.at_bound, forecast=fc)
     return st, probes, rounds
+
+
+def _near(prober, plan: Plan, pair: tuple, sign: int, level: float, cap, say) -> dict | None:
+    """When the search's estimate of the step ``pair`` (last good, culprit) is within NEAR x the minimum
+    effect (:func:`sequential.search_estimate`): say so
+    at once, with the confirmation's forecast at that estimate (:func:`confirm_forecast`: the runs it
+    will likely take, its chance of showing the step beyond the minimum effect, its bound) -- a step
+    near the minimum effect is the dearest to confirm.  Returns the forecast (None when not near)."""
+    last_good, culprit = pair
+    m = math.log1p(plan.min_effect)
+    prior = sequential.search_estimate(prober.pool, last_good, culprit, sign)
+    if not math.isfinite(prior) or prior > math.log1p(NEAR * plan.min_effect):
+        return None
+    s2, _ = prober.pool.var()
+    if not (s2 > 0 and math.isfinite(s2)):
+        return None
+    ns, last = confirm_looks(plan, s2, level, sign, cap, prober.ledger.spent)
+    bounded = last < ns[-1]
+    fc = confirm_forecast(max(prior, 0.0), s2, ns, level, m, plan.runs, last)
+    fc.update(estimate=math.expm1(prior), bounded=bounded)
+    bound = (f"at most {fc['max_runs']} runs: --confirm-share {100 * plan.confirm_share:g}% of the bisection's runs"
+             if bounded else f"at most {fc['max_runs']} runs")
+    say(f"near the minimum effect: {culprit[:12]} against {last_good[:12]} is x{math.exp(sign * prior if sign else prior):.4f} "
+        f"on the search's layouts, within {NEAR:g}x the {100 * plan.min_effect:g}% minimum effect; its confirmation "
+        f"will likely take about {fc['runs']} runs ({bound}), showing the step beyond the minimum effect with "
+        f"probability {fc['p_beyond']:.2f} if the step is as measured")
+    return fc
 
 
 def _reload(probers: list, marks: dict, good, bad, plan: Plan) -> None:

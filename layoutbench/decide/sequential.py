@@ -14,7 +14,6 @@ from scipy.special import ndtr, ndtri
 from .. import stats
 from .model import CLIP_LAYOUT, Looks, Pool, ZTest, band_verdict, layout_scale, layouts_to_rule_out, ztest, zvalues
 from .plan import (
-    CONFIRM_FAR,
     FUTILITY,
     FUTILITY_POWER,
     LOOKS_DIFFERENT,
@@ -24,6 +23,7 @@ from .plan import (
     Plan,
     Skip,
     _top_looks,
+    confirm_looks,
     extended,
     gs_boundary,
     noise_cap,
@@ -286,8 +286,47 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
 
 # -- the confirmation at the culprit -----------------------------------------------------------------
 
+def shown_of(lo: float, hi: float, beyond: bool) -> str:
+    """What a confirmation's interval (log scale, lo..hi) showed: ``beyond`` (the step beyond the band
+    +-min_effect: confirmed), ``change`` (it excludes 0, so a change in its direction is shown at the
+    test's level, but not beyond the minimum effect), ``none`` (it holds 0)."""
+    if beyond:
+        return "beyond"
+    return "change" if (lo > 0.0 or hi < 0.0) else "none"
+
+
+def _word(lo: float, hi: float, higher_is_better: bool) -> str:
+    """slower or faster: the direction of an interval that excludes 0 (log ratio B/A)."""
+    return "slower" if (lo > 0.0) != higher_is_better else "faster"
+
+
+class Confirmed(tuple):
+    """What :func:`confirm` returns: (the comparison, fresh layouts a side, the fresh log ratio), with
+    ``shown`` (:func:`shown_of`; "" when nothing was measured), ``at_bound`` (it stopped at its share
+    bound without confirming), ``bounded`` (its last look was the share bound) and ``looks``."""
+
+    def __new__(cls, comparison, layouts: int, effect: float, **what):
+        t = super().__new__(cls, (comparison, layouts, effect))
+        t.shown, t.at_bound = what.get("shown", ""), bool(what.get("at_bound", False))
+        t.bounded, t.looks = bool(what.get("bounded", False)), tuple(what.get("looks", ()))
+        return t
+
+
+def search_estimate(pool: Pool, last_good, culprit, sign: int) -> float:
+    """The step last good -> culprit as the search measured it (log, signed toward the range's change
+    ``sign``, else its size): the difference of their means over the layouts in the pool (nan when
+    either has fewer than 2).  Those layouts selected the candidate, so it leans large; it says when a
+    candidate is near the minimum effect and what the confirmation's forecast assumes, never what the
+    test decides."""
+    y = pool.y
+    if y.get(last_good, np.empty(0)).size < 2 or y.get(culprit, np.empty(0)).size < 2:
+        return math.nan
+    d = float(y[culprit].mean() - y[last_good].mean())
+    return d * sign if sign else abs(d)
+
+
 def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
-            sign: int = 0, cap: int | None = None) -> tuple[stats.Comparison | None, int, float]:
+            sign: int = 0, cap: int | None = None) -> Confirmed:
     """Is the step last good -> culprit at least the minimum effect?  On *fresh* layouts only (the
     seeds after the first ``used``, which no decision saw): a group-sequential test at ``level``
     of the null |effect| <= min_effect (one-sided in the direction ``sign`` of the range's change
@@ -297,27 +336,30 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     :func:`layout_scale`): with one run per layout an outlier run would otherwise be a layout
     far enough out to confirm a null step at the first look.  A commit whose true step is
     at most the minimum effect (null, or a small shift of moved code) is confirmed with
-    probability <= ``level``.  The looks go K, 1.5K, ... up to the cap (``cap``, else the plan's;
-    at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that; the test stops
-    (futility, which keeps its level) once, carried on to its last look, it would show a step of
-    SIDE_STEP x the minimum effect beyond the band with probability below FUTILITY
-    (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
+    probability <= ``level``.  The looks (:func:`confirm_looks`) go K, 1.5K, ... up to the cap (``cap``,
+    else the plan's; at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that (the
+    design), and it stops at the design's last look within the share bound of the runs the prober's
+    ledger spent before it; the test stops sooner (futility, which keeps its level) once, carried on
+    to the design's last look, it would show a step of SIDE_STEP x the minimum effect beyond the band
+    with probability below FUTILITY (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
     interval -- verdict "no difference" when not confirmed -- or None when nothing could be
-    measured; fresh layouts; the fresh log ratio).  The prober's ``say`` gets a line at each look."""
+    measured; fresh layouts; the fresh log ratio) as a :class:`Confirmed`, which also says what the
+    interval showed and whether the share bound stopped it.  The prober's ``say`` gets a line at each
+    look."""
     tr, pool = _pool_of(prober)
     say = tr.say
     a = plan.alpha if level is None else level
     m = math.log1p(plan.min_effect)
     shown, k, size = None, 0, math.nan
     r = plan.runs
-    top = cap or plan.cap
-    if top < plan.noise_top:  # at a noisy benchmark: far enough to show 2x the minimum effect (noise_cap)
-        top = max(top, noise_cap(plan, pool.var()[0], _top_looks(plan), a, one_sided=bool(sign)))
-    far = min(plan.max_layouts, CONFIRM_FAR * top)
-    ns = tuple(extended(plan.layouts, top, far))
-    d2 = SIDE_STEP * m
+    # (the looks are fixed before any fresh layout is measured: from the pooled noise, the search's
+    # estimate and the runs spent, none of them the fresh layouts')
+    ns, last = confirm_looks(plan, pool.var()[0], a, sign, cap, tr.ledger.spent)
+    bounded = last < ns[-1]
+    info = {"looks": ns, "bounded": bounded}
+    d2 = SIDE_STEP * m  # the step futility asks about (to the design's last look, not the bound)
     try:
-        for k in ns:
+        for k in (n for n in ns if n <= last):
             ga, gb = tr.groups_after(last_good, used, k, r), tr.groups_after(culprit, used, k, r)
             pool.add_fresh(last_good, used, ga)
             pool.add_fresh(culprit, used, gb)
@@ -333,14 +375,23 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             # would the test show a step of SIDE_STEP x the minimum effect beyond the band?
             toward = sign or (1 if size >= 0 else -1)
             futile = k < ns[-1] and conditional_power(t, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
-            if ok or k >= ns[-1] or futile:
+            if ok or k >= last or futile:
                 shown = _display(tr, (last_good, culprit), k, r, t, Looks(a, ns, sign, band=True), plan.min_effect,
                                  used)
+                info.update(shown=shown_of(lo, hi, ok), at_bound=bounded and not ok and k >= last)
                 if not ok:
-                    why = (shown.reason or "not shown on the fresh layouts") if abs(size) >= m else \
-                        f"the step on the fresh layouts is smaller than the {100 * plan.min_effect:g}% minimum effect"
+                    if info["shown"] == "change":
+                        why = (f"shown {_word(lo, hi, bool(tr.higher_is_better))} but not shown to exceed the "
+                               f"{100 * plan.min_effect:g}% minimum effect")
+                    elif abs(size) >= m:
+                        why = shown.reason or "not shown on the fresh layouts"
+                    else:
+                        why = f"the step on the fresh layouts is smaller than the {100 * plan.min_effect:g}% minimum effect"
+                    if info["at_bound"]:
+                        why += (f" (the confirmation's bound, {k} fresh layouts a side: at most "
+                                f"{100 * plan.confirm_share:g}% of the bisection's runs, --confirm-share)")
                     shown = dataclasses.replace(shown, verdict="no difference", reason=why)
-                return shown, k, size
-        return shown, k, size
+                return Confirmed(shown, k, size, **info)
+        return Confirmed(shown, k, size, **info)
     except Skip:  # nothing confirmed: never the last look's comparison without its downgrade
-        return None, k, size
+        return Confirmed(None, k, size, **info)

@@ -202,8 +202,11 @@ class Comparison(_ToDict):
         if self.adjusted:
             tail += f" {self.adjusted}-adjusted over {self.family}"
         tail += f", {self.test_text()}"
-        if self.reason and not (self.shown and not self.significant):
-            tail += f"; {self.reason}"
+        reason = self.reason
+        if self.shown and not self.significant and "minimum effect" in reason:  # the head says it already
+            reason = reason.split(" minimum effect", 1)[-1].strip().removeprefix("(").removesuffix(")")
+        if reason:
+            tail += f"; {reason}"
         return f"{head}{mid}{tail}); {self.noise_text()}"
 
     def at_alpha(self, alpha: float) -> Comparison:

@@ -1,0 +1,155 @@
+"""Steps near the minimum effect: a confirmation's share of the runs is bounded, a candidate near the
+minimum effect is said at once with the confirmation's forecast, and a change shown but not beyond the
+minimum effect is its own state.
+Synthetic probers with fixed values or fixed seeds (fast)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from layoutbench import decide, forecast
+from layoutbench.bisect.settings import Settings, confirm_share_fraction
+from layoutbench.decide.tracked import _measure
+from layoutbench.errors import LayoutbenchError
+
+
+class _Offsets:
+    """Commit c at seed s is exp(off[c] + 0.01 sin(3 s)): one layout effect shared by every commit
+    (sd about 0.7%), no run noise; records the fresh seeds (first, k) asked of each commit."""
+
+    def __init__(self, off, higher_is_better=False):
+        self.off, self.fresh, self.higher_is_better = off, {}, higher_is_better
+
+    def groups(self, c, k, r):
+        return self.groups_after(c, 0, k, r)
+
+    def groups_after(self, c, first, k, r):
+        self.fresh.setdefault(c, []).append((first, k))
+        return {f"random:{s}": [math.exp(self.off[c] + 0.01 * math.sin(3 * s))] * r
+                for s in range(first + 1, first + k + 1)}
+
+
+def _step(off, plan, spent=100, higher_is_better=False):
+    """GOOD and BAD adjacent, measured at 4 layouts (the search's estimate), ``spent`` runs spent before
+    the confirmation: the step, the lines said, the prober."""
+    p = _Offsets(off, higher_is_better)
+    tr = decide.Tracked(p)
+    for c in ("g", "b"):
+        _measure(tr, c, 4, 1)
+    tr.ledger.spent = spent
+    said: list[str] = []
+    st, _, _ = decide.rounds._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, said.append)
+    return st, said, p
+
+
+def test_share_layouts_is_the_share_of_the_runs_before_at_least_twice_the_quiet_cap():
+    """share / (1 - share) x the runs spent before, in layouts a side (/ 2R), never below twice the
+    plan's cap (80): a cheap search still gets a confirmation of that size; 100%: no bound."""
+    plan = decide.Plan(confirm_share=0.6)
+    assert decide.share_layouts(plan, 400) == 300  # 1.5 x 400 runs / 2
+    assert decide.share_layouts(decide.Plan(confirm_share=0.6, runs=2), 400) == 150
+    assert decide.share_layouts(plan, 10) == 2 * plan.cap == 80
+    assert decide.share_layouts(decide.Plan(confirm_share=1.0), 400) is None
+
+
+def test_a_confirmations_last_look_is_the_last_of_its_design_within_the_share_bound():
+    """The design: K, 1.5K, ... to CONFIRM_FAR x the cap (160); the last look taken is the design's
+    last within the share bound of the runs spent before it (its boundary stays the whole design's).
+    A share of 60%: 1.5 x the runs before it, at least 80 a side."""
+    plan, s2, a = decide.Plan(confirm_share=0.6), 1e-4, decide.family_level(0.05, 1)
+    design = tuple(decide.extended(4, 40, 160))
+    assert decide.confirm_looks(plan, s2, a, 1) == (design, 160)
+    assert decide.confirm_looks(plan, s2, a, 1, spent=160) == (design, 90)  # bound 120 a side
+    assert decide.confirm_looks(plan, s2, a, 1, spent=200) == (design, 135)  # bound 150
+    assert decide.confirm_looks(plan, s2, a, 1, spent=10) == (design, 60)  # bound 80: at least twice the cap
+    assert decide.confirm_looks(plan, s2, a, 1, spent=400) == (design, 160)
+    assert decide.confirm_looks(decide.Plan(confirm_share=1.0), s2, a, 1, spent=0) == (design, 160)
+
+
+def test_a_step_near_the_minimum_effect_is_said_at_once_and_ends_at_the_bound_showing_a_change():
+    """A 0.6% step (1.2x the minimum effect) at a layout sd of 0.7%, 100 runs spent before it, a share
+    of 50% (a bound of 80 fresh layouts a side, the floor: the design's look 60): the candidate is said before
+    its confirmation starts (its estimate within 1.5x the minimum effect), with the forecast of the
+    confirmation (the runs it will likely take, its bound).  The confirmation stops at the bound
+    uncertain: its one-sided interval excludes 1 (a change shown, slower), not the band; the reason
+    says exactly that and names --confirm-share.  Without the bound it looks on (mutation: no bound)."""
+    st, said, p = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=0.5))
+    near = [m for m in said if m.startswith("near the minimum effect")]
+    assert len(near) == 1 and "b against g is x1.0060" in near[0] and "at most 120 runs: --confirm-share 50%" in near[0]
+    assert "will likely take about" in near[0]
+    assert said.index(near[0]) < next(i for i, m in enumerate(said) if m.startswith("confirmation "))
+    fc = st.forecast
+    assert fc is not None and fc["max_runs"] == 120 and fc["bounded"] and 8 <= fc["runs"] <= 120
+    assert fc["estimate"] == pytest.approx(math.expm1(0.006))
+    assert (st.status, st.shown, st.bounded, st.confirm_layouts) == ("uncertain", "change", True, 60)
+    c = st.confirmation
+    assert c.verdict == "no difference" and c.sided == 1 and 1.0 < c.ci_low < 1.005 and c.ci_high == math.inf
+    assert c.reason.startswith("shown slower but not shown to exceed the 0.5% minimum effect")
+    assert "--confirm-share" in c.reason and p.fresh["b"][-1] == (4, 60)
+    free, _, _ = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=1.0))
+    assert free.confirm_layouts > 60 and not free.bounded
+    # a 5% step is not near: no line, no forecast, confirmed at its first look
+    big, said, _ = _step({"g": 0.0, "b": 0.05}, decide.Plan(confirm_share=0.5))
+    assert big.forecast is None and not any(m.startswith("near the minimum effect") for m in said)
+    assert (big.status, big.shown, big.confirm_layouts) == ("found", "beyond", 4)
+
+
+@pytest.mark.parametrize("up", [True, False])
+@pytest.mark.parametrize("higher_is_better", [False, True])
+def test_a_change_shown_below_the_band_names_its_direction_for_either_way_and_metric(up, higher_is_better):
+    """Direction x metric kind: a 0.6% step up or down of a lower- or higher-is-better metric ends in the
+    same state ("change", at the bound), and the words agree with the sign: slower when the change is
+    up for a cost or down for a throughput, else faster."""
+    st, _, _ = _step({"g": 0.0, "b": 0.006 if up else -0.006}, decide.Plan(confirm_share=0.5),
+                     higher_is_better=higher_is_better)
+    word = "slower" if up != higher_is_better else "faster"
+    assert (st.status, st.shown, st.bounded) == ("uncertain", "change", True)
+    assert st.confirmation.reason.startswith(f"shown {word} but not shown")
+    assert st.confirmation.sided == (1 if up else -1)
+
+
+def test_confirm_forecast_prices_a_confirmation_and_keeps_its_level_at_the_band():
+    """The forecast simulates the confirmation's own test: a step of 5x the minimum effect is shown at the
+    first look; one of 2x (1σL at a layout sd of 1.04%) over the looks 4..160 in about 95% at a mean of
+    ~140 runs; one exactly at the minimum effect (the null's edge) in at most the level (within the
+    simulation's own error)."""
+    a, m, s2 = decide.family_level(0.05, 1), math.log1p(0.005), 0.01 ** 2 + 0.003 ** 2
+    ns = tuple(decide.extended(4, 40, 160))
+    assert decide.confirm_forecast(2 * m, s2, ns, a, m, last=40)["max_runs"] == 80  # stopped at the bound
+    big = decide.confirm_forecast(5 * m, s2, ns, a, m)
+    two = decide.confirm_forecast(2 * m, s2, ns, a, m)
+    edge = decide.confirm_forecast(m, s2, ns, a, m)
+    assert big["p_beyond"] > 0.99 and big["runs"] == 8
+    assert 0.92 < two["p_beyond"] < 0.98 and 120 < two["mean_runs"] < 160 and two["max_runs"] == 320
+    assert edge["p_beyond"] <= a + 3 * math.sqrt(a * (1 - a) / 4000)  # (4,000 simulated paths)
+    assert decide.confirm_forecast(2 * m, s2, ns, a, m) == two  # seeded: the same forecast again
+
+
+def test_the_plan_prices_steps_of_2x_and_1_2x_the_minimum_effect():
+    """--plan's near steps: the likely cost of a step of 2x and of 1.2x the minimum effect at the noise
+    measured (forecast.expected_cost), in the direction measured; none without a noise."""
+    plan = decide.Plan()
+    near = forecast.near_steps(16, 0.004, plan)
+    assert [x["times"] for x in near] == [2.0, 1.2]
+    assert [x["step"] for x in near] == pytest.approx([0.01, 0.006])
+    assert all(x["runs"] > 0 and 0 <= x["named"] <= x["histories"] for x in near)
+    assert near[0]["runs"] == forecast.expected_cost(16, 1.01, 0.004, plan)["runs"]
+    down = forecast.near_steps(16, 0.004, plan, sign=-1)
+    assert down[0]["runs"] == forecast.expected_cost(16, 1 / 1.01, 0.004, plan)["runs"]
+    assert forecast.near_steps(16, math.nan, plan) == []
+
+
+def test_confirm_share_is_a_percent_and_bad_values_name_the_option():
+    assert confirm_share_fraction("60") == pytest.approx(0.6)
+    assert confirm_share_fraction(" 75% ") == pytest.approx(0.75)
+    assert confirm_share_fraction("100") == 1.0
+    for bad in ("0", "-5", "150", "half", ""):
+        with pytest.raises(LayoutbenchError, match=r"^--confirm-share .* percent above 0 and at most 100"):
+            confirm_share_fraction(bad)
+    s = Settings(kernel="k", confirm_share=0.4)
+    assert s.plan().confirm_share == 0.4 and "--confirm-share 40%" in s.start_line("b", "g")
+    assert "--confirm-share" not in Settings(kernel="k").start_line("b", "g")
+    with pytest.raises(LayoutbenchError, match="--confirm-share"):
+        Settings(kernel="k", confirm_share=0.0).check()
