@@ -649,3 +649,17 @@ def test_a_comparison_showing_no_difference_says_its_ratio_and_interval():
     up = dataclasses.replace(c, sided=1)
     assert up.describe().startswith(f"B is not different from A (B/A = {c.ratio:.3f}, 95% one-sided CI "
                                     f"{c.ci_low:.3f}…∞, p="), up.describe()
+
+
+def test_layouts_closer_than_their_runs_have_no_layout_noise_and_a_deterministic_step_is_no_relink():
+    """The pooled between-layout sd is clamped at 0 when the layouts' means differ less than their
+    runs predict (never the root of a negative); with no layout noise a ratio of exactly 1 is what
+    a relink gives (probability 1) and any other ratio is not (0)."""
+    from layoutbench.stats import compare
+
+    close = {"s1": [100.0, 110.0], "s2": [105.0, 105.0], "s3": [100.0, 110.0]}
+    c = compare(close, dict(close), False, paired=True)
+    assert c.layout_noise == 0.0 and c.explained_by_layout == 1.0
+    same = {f"s{i}": [100.0] for i in range(4)}
+    step = compare(same, {k: [102.0] for k in same}, False, paired=True)
+    assert step.layout_noise == 0.0 and step.explained_by_layout == 0.0 and step.verdict == "slower"
