@@ -298,8 +298,9 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
            "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
            "runs_per_layout": s.runs_choice, "missed_step": missed, "near_steps": near}
     if clock is not None:
-        out["costs"] = target_costs(clock.p, s).to_dict()
-        if not s.runs_choice and out["costs"]["text"]:
+        # one cost figure: the one the runs per layout were chosen from, else (R given) the target's now
+        out["costs"] = None if s.runs_choice else target_costs(clock.p, s).to_dict()
+        if out["costs"] and out["costs"]["text"]:
             lines.append(f"costs: {out['costs']['text']}")
         clock.likely = cost["runs"]
         sec, why = clock.per_run()

@@ -144,6 +144,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                 f"starting the bisection of {profile.name} {g[:12]}..{bd[:12]} from its plan (what --plan measured "
                 "is in the store and is not measured again)")
             s = _decision_flags(b, s, say)
+            refuse_unpaid(b, s)
         elif (kept := _taken_back(store, s, g, bd)) is not None:
             b = kept
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} in {s.metric}, kept beside the other "
