@@ -193,6 +193,44 @@ def summary_line(v: dict) -> str:
             + f" (skipped: {len(v['skipped'])}){eff}")
 
 
+def _code_lines(code: dict | None) -> list[str]:
+    """What symdiff said the culprit changed (the code evidence), or why it could not say."""
+    lines: list[str] = []
+    if code and "error" not in code:
+        if code["changed_functions"]:
+            top = ", ".join(f"{t['name']} ({t['status']}, {t['old_size']}→{t['new_size']} bytes)" for t in code["top"])
+            lines.append(f"code:    {code['changed_functions']} function(s) changed code between the parent and the "
+                         f"culprit (symdiff, layout {code['layout']}): {top}")
+        else:
+            lines.append(f"code:    no function's code changed between the parent and the culprit (symdiff, layout "
+                         f"{code['layout']}; {code['moved_functions']} moved): the commit only moved code, its effect "
+                         "is a layout effect (e.g. a different text size), not a code change")
+    elif code:
+        lines.append(f"code:    symdiff could not compare the parent and the culprit: {code['error']}")
+    return lines
+
+
+def _shadow_lines(v: dict) -> list[str]:
+    """What the single-layout bisection run beside it would blame, and whether it agrees."""
+    lines: list[str] = []
+    sl = v.get("single_layout")
+    if sl:
+        said = (f"{sl['culprit'][:12]} {sl.get('culprit_subject', '')}" if sl["culprit"]
+                else "no culprit (" + sl.get("note", "") + ")")
+        named = [st["culprit"] for st in v.get("steps") or [] if st.get("status") == "found" and st.get("culprit")]
+        if sl["agrees"] and len(named) > 1:
+            head = f"agrees on one of the {len(named)} steps"
+        elif sl["agrees"]:
+            head = "agrees"
+        elif v["status"] in ("noise", "not-shown", "range") or (v["status"] == "budget" and not v.get("culprit")):
+            head = "would blame what this bisection does not"
+        else:
+            head = "DIFFERS"
+        lines.append(f"single-layout bisection (default link, 1 run per probe, as asv find) {head}: it blames {said}"
+                     f"; it took {sl['builds']} builds, {sl['runs']} runs")
+    return lines
+
+
 def text(v: dict) -> str:
     """The verdict for a person."""
     lines = []
@@ -248,18 +286,7 @@ def text(v: dict) -> str:
     lines.extend(_first_only(v))
     lines.extend(_sides(v))
     lines.extend(verdictmod.not_ruled_out_line(u) for u in verdictmod.not_ruled_out(v))
-    code = v.get("code")
-    if code and "error" not in code:
-        if code["changed_functions"]:
-            top = ", ".join(f"{t['name']} ({t['status']}, {t['old_size']}→{t['new_size']} bytes)" for t in code["top"])
-            lines.append(f"code:    {code['changed_functions']} function(s) changed code between the parent and the "
-                         f"culprit (symdiff, layout {code['layout']}): {top}")
-        else:
-            lines.append(f"code:    no function's code changed between the parent and the culprit (symdiff, layout "
-                         f"{code['layout']}; {code['moved_functions']} moved): the commit only moved code, its effect "
-                         "is a layout effect (e.g. a different text size), not a code change")
-    elif code:
-        lines.append(f"code:    symdiff could not compare the parent and the culprit: {code['error']}")
+    lines.extend(_code_lines(v.get("code")))
     if v.get("bound"):
         lines.append(f"bound:   {v['bound']}")
     lines.extend(_levels(v))
@@ -278,19 +305,5 @@ def text(v: dict) -> str:
     if len(v.get("targets") or []) > 1:
         lines.append(f"farm:    {v.get('probes', 0)} probes in {v.get('rounds', 0)} rounds over {len(v['targets'])} "
                      f"machines ({', '.join(v['targets'])}); each probe judged against GOOD and BAD on its own machine")
-    sl = v.get("single_layout")
-    if sl:
-        said = (f"{sl['culprit'][:12]} {sl.get('culprit_subject', '')}" if sl["culprit"]
-                else "no culprit (" + sl.get("note", "") + ")")
-        named = [st["culprit"] for st in v.get("steps") or [] if st.get("status") == "found" and st.get("culprit")]
-        if sl["agrees"] and len(named) > 1:
-            head = f"agrees on one of the {len(named)} steps"
-        elif sl["agrees"]:
-            head = "agrees"
-        elif v["status"] in ("noise", "not-shown", "range") or (v["status"] == "budget" and not v.get("culprit")):
-            head = "would blame what this bisection does not"
-        else:
-            head = "DIFFERS"
-        lines.append(f"single-layout bisection (default link, 1 run per probe, as asv find) {head}: it blames {said}"
-                     f"; it took {sl['builds']} builds, {sl['runs']} runs")
+    lines.extend(_shadow_lines(v))
     return "\n".join(lines)
