@@ -214,7 +214,8 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
             m.findings = [f.to_dict() for f in target.machine_check()]
             store.add_machine_check(key, m.findings)
             bad = [f["check"] for f in m.findings if f["problem"]]
-            if bad:
+            if bad and (key.host, tuple(bad)) not in store.said_machine:  # said once a store, kept every time
+                store.said_machine.add((key.host, tuple(bad)))
                 say(f"machine {key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
                     f"(each with its fix in the report)")
         log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \

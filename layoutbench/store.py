@@ -197,6 +197,9 @@ class Store:
 
     def __init__(self, path, create: bool = True):
         text = str(path)
+        #: (host, conditions that add noise) already said by a measurement on this store: a bisection
+        #: measures many times on one machine and says it once
+        self.said_machine: set[tuple[str, tuple[str, ...]]] = set()
         self.url = text if is_url(path) else None
         if self.url is None and re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text):
             raise LayoutbenchError(f"--store {redact_url(text)}: only SQLite files and postgresql:// URLs are "

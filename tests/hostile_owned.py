@@ -316,11 +316,11 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
     def over_time_budget():  # a duration is turned into runs once a run's time is measured: then the same rule
         s = w.tmp / f"budget-time-{len(out)}.sqlite"
         s.unlink(missing_ok=True)
-        return H.cli("bisect", str(w.kernel), "HEAD~3..HEAD", "--target", "prog", "--no-shadow", "--budget", "1s",
+        return H.cli("bisect", str(w.kernel), "HEAD~3..HEAD", "--target", "prog", "--no-shadow", "--budget", "0.02s",
                      "--exit-code", "--store", str(s), env=env,
-                     check=lambda o, e: "--budget 1s (" in e and "does not pay for the endpoints' first look" in e
+                     check=lambda o, e: "--budget 0.02s (" in e and "does not pay for the endpoints' first look" in e
                      and "runs measured to choose the runs per layout are kept" in e)
-    add("bisect --budget 1s --exit-code on a new store (less than the first look's time)", over_time_budget)
+    add("bisect --budget 0.02s --exit-code on a new store (less than the first look's time)", over_time_budget)
     add("bisect --max-layouts 1 --layouts 4", over_budget("--max-layouts", "1", "--layouts", "4",
                                                           words="--max-layouts 1"))
     add("bisect --max-runs 1 --runs 4", over_budget("--max-runs", "1", "--runs", "4", words="--max-runs 1"))

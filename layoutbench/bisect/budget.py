@@ -196,7 +196,7 @@ def refuse_unpaid_time(b: "Bisection", s: Settings, p: Prober) -> None:
     runs = costs.runs_for(s.budget_time, sec)
     need, k, r = first_look(s)
     if runs < need:
-        raise LayoutbenchError(f"--budget {costs.duration_text(s.budget_time)} ({runs} runs at {sec:.3g} s a run) does "
+        raise LayoutbenchError(f"--budget {costs.duration_text(s.budget_time)} ({runs} run(s) at {sec:.3g} s a run) does "
                                f"not pay for the endpoints' first look ({need} runs: {k} layouts x {r} run(s) a side), "
                                f"the least a verdict needs; give --budget {costs.duration_text(math.ceil(need * sec))} "
                                f"or more (or --budget none)"
