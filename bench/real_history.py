@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -80,13 +81,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="the seeded layouts of the history and the bisections: random object order, object and "
                          "function order (shuffled), or padding before every function (padded)")
     ap.add_argument("--window", type=int, default=10, help="commits per bisection window; 0: no bisections")
-    ap.add_argument("--min-effect", type=float, default=1.0, help="percent; the tools' and the ground truth's")
+    ap.add_argument("--min-effect", type=float, default=None,
+                    help="percent; the tools' and the ground truth's (default: the tools' default)")
     ap.add_argument("--json", help="write every number to this file too")
+    ap.add_argument("--bisect-store", help="the bisections' store (default: the sweep's, whose runs they reuse; a new "
+                    "file: each bisection measures from scratch, as a first bisection of the range would)")
     a = ap.parse_args(argv)
 
     work = Path(a.workdir).resolve()
     os.environ["LAYOUTBENCH_DIR"] = str(work)
-    from layoutbench import bisect, history, layout, profile
+    from layoutbench import history, layout, profile
     from layoutbench.errors import LayoutbenchError
     from layoutbench.store import Store
 
@@ -107,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.limit:
         commits = commits[:a.limit + 1]
     spec = f"{commits[0]}..{commits[-1]}"
+    if a.min_effect is None:
+        from layoutbench.validate import DEFAULT_MIN_EFFECT
+        a.min_effect = 100 * DEFAULT_MIN_EFFECT
     min_eff = a.min_effect / 100
     extra = tuple(a.args.split()) if a.args else None
     print(f"{prof.name} {a.range_} ({len(commits) - 1} first-parent commits after {commits[0][:12]}), target "
@@ -168,17 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         pts = [p.commit for p in h.points if val.get(p.commit) is not None]
         for i in range(0, len(pts) - 1, a.window):
             good, bad = pts[i], pts[min(i + a.window, len(pts) - 1)]
-            s = bisect.Settings(kernel=prof.name, repo=repo, target=target, metric=metric, args=a.args or "",
-                                layouts=min(4, a.layouts), max_layouts=a.layouts, min_effect=min_eff,
-                                layout=a.kind)
-            v = bisect.run(store, prof, s, good, bad, lambda m: None)
-            sl = v.get("single_layout", {})
-            bis.append({"good": good, "bad": bad, "status": v["status"], "culprit": v.get("culprit"),
-                        "range": v.get("range", []), "single": sl.get("culprit"),
-                        "endpoints": v["endpoints"]["ratio"], "runs": v["cost"]["runs"], "single_runs": sl.get("runs")})
+            bis.append(bisect_window(a, a.profile, repo, target, metric, min_eff, work,
+                                     a.bisect_store or store.url or str(store.path), good, bad))
         print()
         print(f"bisections over windows of {a.window} commits (first parent), {metric}, min effect {a.min_effect:g}%:")
-        print(f"{'good..bad':<27} {'BAD/GOOD':>8}  {'layoutbench':<36} {'runs':>5}  {'single default link':<22}")
+        print(f"{'good..bad':<27} {'BAD/GOOD':>8}  {'layoutbench':<36} {'runs':>5} {'plan':>5} {'wall':>6}  "
+              f"{'single default link':<22}")
         for b in bis:
             if b["culprit"]:
                 ours = b["culprit"][:12] + f" ({truth.get(b['culprit'], {}).get('kind', '?')})"
@@ -188,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 ours = b["status"]
             theirs = b["single"][:12] + f" ({truth.get(b['single'], {}).get('kind', '?')})" if b["single"] else "-"
-            print(f"{b['good'][:12]}..{b['bad'][:12]} {b['endpoints']:>8.4f}  {ours:<36} {b['runs']:>5}  {theirs:<22}")
+            print(f"{b['good'][:12]}..{b['bad'][:12]} {b['endpoints']:>8.4f}  {ours:<36} {b['runs']:>5} "
+                  f"{b['plan_runs'] or '-':>5} {b['seconds']:>5.0f}s  {theirs:<22}")
         print()
         print(f"named as the culprit by{header[23:]}")
         res["bisect"] = tally("layoutbench bisect", [b["culprit"] for b in bis if b["culprit"]])
@@ -208,6 +211,35 @@ def main(argv: list[str] | None = None) -> int:
             "layouts": a.layouts, "window": a.window, "min_effect": min_eff, "truth": truth, "results": res,
             "bisections": bis, "changes": [c.to_dict() for c in h.changes]}, indent=1))
     return 0
+
+
+def bisect_window(a, kernel: str, repo: str, target: str, metric: str, min_eff: float, work: Path, store: str,
+                  good: str, bad: str) -> dict:
+    """``layoutbench bisect run --plan`` then ``bisect run`` of GOOD..BAD, as a user types them (a new
+    process each, ``--json``): the plan's forecast, the verdict, its runs and its wall time."""
+    words = ["bisect", "run", kernel, f"{good}..{bad}", "--repo", repo, "--target", target, "--metric", metric,
+             "--layouts", str(min(4, a.layouts)), "--max-layouts", str(a.layouts), "--min-effect",
+             f"{100 * min_eff:g}%", "--layout", a.kind, "--store", store, "--json"]
+    if a.args:
+        words += ["--args", a.args]
+
+    def cli(*extra: str) -> tuple[dict, float]:
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-m", "layoutbench.cli", "--workdir", str(work), *words, *extra],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if p.returncode not in (0, 1, 3, 4) or not p.stdout.strip():
+            raise SystemExit(f"real_history: bisect {good[:12]}..{bad[:12]} {' '.join(extra)} failed "
+                             f"(exit {p.returncode}): {p.stderr.strip().splitlines()[-1:]}")
+        return json.loads(p.stdout), time.monotonic() - t0
+
+    plan, plan_s = cli("--plan")
+    v, secs = cli()
+    sl = v.get("single_layout") or {}
+    return {"good": good, "bad": bad, "status": v["status"], "culprit": v.get("culprit"),
+            "culprits": v.get("culprits") or ([v["culprit"]] if v.get("culprit") else []),
+            "range": v.get("range", []), "single": sl.get("culprit"), "endpoints": v["endpoints"]["ratio"],
+            "runs": v["cost"]["runs"], "single_runs": sl.get("runs"), "plan_runs": (plan.get("plan") or {}).get("runs"),
+            "plan_seconds": plan_s, "seconds": plan_s + secs}
 
 
 def _step(h, p, metric: str, min_eff: float) -> bool:
