@@ -22,9 +22,11 @@ way on those targets; the mode is recorded with every run and the two are kept a
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import time
+from pathlib import Path
 from dataclasses import dataclass, field, replace
 
 from . import build as buildmod
@@ -112,6 +114,18 @@ class MeasureRequest:
         return plan_jobs(list(self.specs), self.runs, self.mode)
 
 
+def arg_files(args) -> dict[str, str]:
+    """Absolute path -> sha256 of each regular file a target's ``args`` (or ``command``) name by an absolute path
+    (a benchmark script, an input file), so that runs of an edited one are never taken for the
+    stored runs of the old one."""
+    out = {}
+    for a in args if isinstance(args, list) else []:
+        p = Path(str(a))
+        if p.is_absolute() and p.is_file():
+            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
 def target_config(target: targets.Target, objs: buildmod.ObjectSet | None = None) -> dict:
     """Everything that shapes a sample besides the image itself: the resolved target table
     (its kind and settings with the kind's defaults filled in, not its timeout) and the
@@ -123,6 +137,9 @@ def target_config(target: targets.Target, objs: buildmod.ObjectSet | None = None
     config = {"kind": target.kind, "image": target.spec.image,
               "settings": {**getattr(target, "DEFAULTS", {}), **settings},
               "metric_prefix": target.profile.metric_prefix}
+    inputs = {**arg_files(settings.get("command")), **arg_files(settings.get("args"))}
+    if inputs:  # a benchmark script or input file the arguments name: edited, it is another configuration
+        config["inputs"] = inputs
     if objs is not None:
         config.update(toolchain={"cc": objs.info.get("cc"), "ld": objs.info.get("ld")},
                       quirks=list(objs.info.get("quirks", [])))

@@ -7,6 +7,8 @@ succeeds on demand with the same configuration."""
 
 from __future__ import annotations
 
+import hashlib
+
 import dataclasses
 
 import pytest
@@ -73,6 +75,28 @@ def test_a_rerun_skips_what_is_stored_and_more_repetitions_add_only_the_new(buil
     # another mode is another run: nothing of rerun's is reused for reboot
     rb = _measure(built, store, runs=1, mode="reboot")
     assert (rb.ran, rb.skipped) == (3, 0) and {r["mode"] for r in rb.runs} == {"reboot"}
+    store.close()
+
+
+def test_an_edited_benchmark_script_the_target_names_is_another_configuration(built, tmp_path):
+    script = tmp_path / "bench.sh"
+    script.write_text('exec "$1" iterations=1000\n')
+    spec = profile.Target("s", "local", "hosted", 60.0, {"command": ["sh", str(script), "{image}"]})
+    prof = dataclasses.replace(built["profile"], targets={**built["profile"].targets, "s": spec})
+    store = Store(tmp_path / "s.sqlite")
+
+    def measure_once():
+        req = measure.MeasureRequest(prof, built["checkout"], SPECS, runs=1, mode="rerun", target="s")
+        with req.make_target() as t:
+            return measure.measure_commit(req, store, t, objs=built["objs"])
+
+    first = measure_once()
+    assert first.ran == 3 and store.configs([first.key.config])[first.key.config]["inputs"] == {
+        str(script): hashlib.sha256(script.read_bytes()).hexdigest()}
+    assert measure_once().ran == 0  # the same script: its runs are reused
+    script.write_text('exec "$1" iterations=2000\n')  # edited: its stored runs are another configuration's
+    edited = measure_once()
+    assert (edited.ran, edited.skipped) == (3, 0) and edited.other_configs == {first.key.config: 3}
     store.close()
 
 
