@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             s = bisect.Settings(kernel=prof.name, repo=repo, target=target, metric=metric, args=a.args or "",
                                 layouts=min(4, a.layouts), max_layouts=a.layouts, min_effect=min_eff,
                                 layout=a.kind)
-            v = bisect.run(store, prof, s, good, bad, lambda m: None)
+            v = bisect.run(store, prof, s, good, bad, lambda m: None).to_dict()
             sl = v.get("single_layout", {})
             bis.append({"good": good, "bad": bad, "status": v["status"], "culprit": v.get("culprit"),
                         "range": v.get("range", []), "single": sl.get("culprit"),
