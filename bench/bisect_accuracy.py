@@ -150,12 +150,12 @@ def main() -> None:
         truth = {r["sha"] for r in m["regressions"]}
         s = bisect.Settings(kernel="minikernel", repo=m["repo"], target="cachegrind", metric="cg_cost", args=a.args,
                             layouts=a.layouts, max_layouts=a.max_layouts, thorough=a.thorough)
-        planned = bisect.run(store, prof, replace(s, shadow=False), m["good"], m["bad"], say, plan_only=True)
+        planned = bisect.run(store, prof, replace(s, shadow=False), m["good"], m["bad"], say, plan_only=True).to_dict()
         clear_state(store)
-        v = bisect.run(store, prof, s, m["good"], m["bad"], say)
+        v = bisect.run(store, prof, s, m["good"], m["bad"], say).to_dict()  # the record as --json prints it
         sl = v["single_layout"]
         clear_state(store)
-        first = bisect.run(store, prof, replace(s, shadow=False, first_only=True), m["good"], m["bad"], say)
+        first = bisect.run(store, prof, replace(s, shadow=False, first_only=True), m["good"], m["bad"], say).to_dict()
         clear_state(store)
         old = None
         if before:

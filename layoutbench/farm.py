@@ -120,16 +120,3 @@ class Farm:
                 lost.setdefault(e["place"], e["note"])
         return {"per_place": per, "lost": lost, "slots": len(self.probers), "slots_at_end": self.live}
 
-
-def text_lines(v: dict) -> list[str]:
-    """The verdict's lines about places."""
-    pl = v.get("places")
-    if not pl:
-        return []
-    per = ", ".join(f"{p} {d['probes']} probe(s)" for p, d in sorted(pl["per_place"].items())) or "none"
-    out = [f"places:  {v.get('probes', 0)} probes in {v.get('rounds', 0)} rounds over labgrid places ({per}); "
-           f"each probe judged against GOOD and BAD on its own place"]
-    for p, why in sorted(pl["lost"].items()):
-        out.append(f"         lost {p}: {why}")
-    return out
-

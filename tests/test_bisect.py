@@ -332,7 +332,7 @@ def test_a_duration_budget_becomes_runs_and_ends_with_the_best_honest_verdict(hi
     for budget in ("1m", "15"):
         p = lb("bisect", "minikernel", f"{hist['good']}..{hist['bad']}", "--repo", hist["repo"], "--store",
                str(tmp_path / "b.sqlite"), "--no-shadow", *CG, "--budget", budget, env=env, check=False)
-        said = "--budget 1m (15 runs at 4 s a run)" if budget == "1m" else "--budget 15 runs"
+        said = "--budget 1m (15 run(s) at 4 s a run)" if budget == "1m" else "--budget 15 runs"
         assert p.returncode == 2 and p.stderr.splitlines()[-1].startswith(
             f"layoutbench: error: {said} does not pay for the endpoints' first look (16 runs: 4 layouts x 2 run(s) a "
             f"side"), p.stderr

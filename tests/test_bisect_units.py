@@ -27,10 +27,30 @@ from layoutbench import build as buildmod
 from layoutbench import source
 from layoutbench.errors import LayoutbenchError
 from layoutbench.store import Store
+from layoutbench.verdict import record
+from layoutbench.verdict import text as vtext
 
 make_history = script("kernels/minikernel/make_history.py").make_history
 
 ARGS = "iterations=300"
+
+
+def _run(*a, **k) -> dict:
+    """bisect.run's record as its JSON (what --json prints and the store keeps)."""
+    return bisect.run(*a, **k).to_dict()
+
+
+def _text(d: dict) -> str:
+    """The terminal text of a bisection's JSON, read back typed."""
+    return vtext.text(record.read(d))
+
+
+def _summary(d: dict) -> str:
+    return vtext.summary_line(record.read(d))
+
+
+def _ci_label(conf, d: dict) -> str:
+    return vtext.ci_label(conf, record.read(d))
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +79,7 @@ def first(hist, prof, tmp_path_factory):
     path = tmp_path_factory.mktemp("bstore") / "r.sqlite"
     said: list[str] = []
     with closing(Store(path)) as store:
-        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
+        v = _run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
     return {"v": v, "store": path, "said": said}
 
 
@@ -255,7 +275,7 @@ def test_two_runs_per_layout_find_the_regression_and_are_counted_as_runs(hist, f
     assert [(e["verb"], e["commit"], e["by"]) for e in probes] == [("good", sha(hist, 1), "measured")]
     assert probes[0]["runs"] == 2 and probes[0]["layouts"] >= decide.MIN_LAYOUTS
     assert probes[0]["subject"] == hist["commits"][1]["subject"]
-    assert b.result["culprit"] == v["culprit"]  # the verdict is kept with the log
+    assert b.result.culprit == v["culprit"]  # the verdict is kept with the log
 
 
 def test_the_code_evidence_is_symdiff_of_the_culprit_and_its_parent(hist, prof, first):
@@ -283,19 +303,19 @@ def test_the_code_evidence_is_symdiff_of_the_culprit_and_its_parent(hist, prof, 
     assert [(abs((t["new_size"] or 0) - (t["old_size"] or 0)), t["name"], t["status"]) for t in ev["top"]] == sorted(
         grown, key=lambda g: -g[0])[:2]
     assert ev["top"][0]["status"] == "added" and ev["top"][0]["old_size"] is None  # the new function: all of it
-    text = bisect.text(first["v"])
+    text = _text(first["v"])
     assert f"code:    {len(changed)} function(s) changed code between the parent and the culprit (symdiff, layout " \
            "sorted:0): " in text and "cksum_fold (resized, " in text
     only_moved = {**first["v"], "code": {**code, "changed_functions": 0, "top": []}}
     assert f"no function's code changed between the parent and the culprit (symdiff, layout sorted:0; " \
-           f"{code['moved_functions']} moved)" in bisect.text(only_moved)
+           f"{code['moved_functions']} moved)" in _text(only_moved)
     broken = {**first["v"], "code": {"error": "no such object"}}
-    assert "code:    symdiff could not compare the parent and the culprit: no such object" in bisect.text(broken)
+    assert "code:    symdiff could not compare the parent and the culprit: no such object" in _text(broken)
 
 
 def test_the_verdict_as_text(hist, first):
     v = first["v"]
-    lines = bisect.text(v).splitlines()
+    lines = _text(v).splitlines()
     e, c = v["effect"], v["cost"]
     assert lines[0] == f"bisect minikernel {hist['good'][:12]}..{hist['bad'][:12]} (2 commits), metric cg_cost on " \
                        "cachegrind"
@@ -307,7 +327,7 @@ def test_the_verdict_as_text(hist, first):
     # the confirmation's interval is at the level its test spends (96.96%), never printed as such: "CI", and
     # one line saying what it is; an interval at the level asked is "95% CI"
     assert e["confidence"] != 0.95
-    assert f"(CI {bisect.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, one-sided, pooled" in lines[4]
+    assert f"(CI {vtext.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, one-sided, pooled" in lines[4]
     assert not any(re.search(r"\d\.\d{3,}% CI", ln) for ln in lines), lines
     # the size over every layout is an estimate: the minimum effect is tested by the fresh-layout interval
     assert lines[5] == (f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (an estimate; the "
@@ -316,23 +336,23 @@ def test_the_verdict_as_text(hist, first):
            "bisection's overall 95% (the error budget shared over its tests and looks)" in lines
     asked = {**v, "effect": {**e, "confidence": 0.95}, "endpoints": {**v["endpoints"], "confidence": 0.95},
              "sides": []}
-    assert f"(95% CI {e['ci_low']:.4f}" in bisect.text(asked) and "levels:" not in bisect.text(asked)
+    assert f"(95% CI {e['ci_low']:.4f}" in _text(asked) and "levels:" not in _text(asked)
     assert [ln for ln in lines if ln.startswith("bound:")] == ([f"bound:   {v['bound']}"] if v["bound"] else [])
-    assert not any(ln.startswith("bound:") for ln in bisect.text({**v, "bound": None}).splitlines())
-    assert "bound:   x" in bisect.text({**v, "bound": "x"}).splitlines()
+    assert not any(ln.startswith("bound:") for ln in _text({**v, "bound": None}).splitlines())
+    assert "bound:   x" in _text({**v, "bound": "x"}).splitlines()
     assert f"cost:    3 builds (0 failed), {c['images']} images, {c['runs']} runs ({c['compiled_now']} compiled and " \
            f"{c['ran_now']} run by this command)" in lines
     sl = v["single_layout"]
     assert lines[-1].startswith("single-layout bisection (default link, 1 run per probe, as asv find) "
                                 + ("agrees" if sl["agrees"] else "DIFFERS") + ": it blames ")
     assert lines[-1].endswith(f"; it took {sl['builds']} builds, {sl['runs']} runs")
-    assert v["message"] == bisect.summary_line(v)
+    assert v["message"] == _summary(v)
     assert v["message"].startswith(f"first bad commit {v['culprit'][:12]} {v['culprit_subject']}: cg_cost x")
-    # a bisection over labgrid places: its places' lines (farm.text_lines) follow the cost lines
+    # a bisection over labgrid places: its places' lines (verdict.text.place_lines) follow the cost lines
     assert not any(ln.startswith("places:") for ln in lines) and "places" not in v
     pl = {"per_place": {"lab/b": {"probes": 1, "commits": ["c"]}, "lab/a": {"probes": 2, "commits": ["a", "b"]}},
           "lost": {"lab/c": "its exporter went away"}, "slots": 3, "slots_at_end": 2}
-    farm = bisect.text({**v, "places": pl, "probes": 3, "rounds": 2}).splitlines()
+    farm = _text({**v, "places": pl, "probes": 3, "rounds": 2}).splitlines()
     at = farm.index("places:  3 probes in 2 rounds over labgrid places (lab/a 2 probe(s), lab/b 1 probe(s)); each "
                     "probe judged against GOOD and BAD on its own place")
     assert farm[at + 1] == "         lost lab/c: its exporter went away" and farm[:at] == lines[:at]
@@ -344,47 +364,47 @@ def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
     c1, c2 = sha(hist, 1), sha(hist, 2)
     none = {"shown": "none", "verdict": "no difference", "claim": "no difference"}
     u = {**v, "status": "uncertain", "culprit": None, "candidate": c2, "effect": {**v["effect"], **none}}
-    t = bisect.text(u).splitlines()
+    t = _text(u).splitlines()
     assert t[2:5] == [f"verdict: uncertain: the bisection points at {c2}", f"         {v['culprit_subject']}",
                       "         but its confirmation (last good vs it, fresh layouts) did not show a change"]
-    assert bisect.summary_line(u).startswith(f"uncertain: the bisection points at {c2[:12]} {v['culprit_subject']} "
+    assert _summary(u).startswith(f"uncertain: the bisection points at {c2[:12]} {v['culprit_subject']} "
                                              "but the confirmation on fresh layouts did not show the change: cg_cost x")
     # a confirmation whose interval excludes 1 but not the band of the minimum effect says exactly that
     near = {**u, "effect": {**v["effect"], "shown": "change", "verdict": "no difference",
                             "claim": "shown slower but not shown to exceed the 0.50% minimum effect"}}
-    t = bisect.text(near).splitlines()
+    t = _text(near).splitlines()
     assert t[4] == ("         but its confirmation (last good vs it, fresh layouts) showed a change but not one "
                     "beyond the 0.50% minimum effect")
     assert "shown slower but not shown to exceed the 0.50% minimum effect" in t[5] and "no difference" not in t[5]
-    assert "no difference" not in bisect.summary_line(near)
+    assert "no difference" not in _summary(near)
     r = {**v, "status": "range", "culprit": None, "range": [c1, c2], "effect": None,
          "skipped": [{"commit": c1, "why": "build", "note": "y" * 150}]}
-    t = bisect.text(r).splitlines()
+    t = _text(r).splitlines()
     assert t[2:5] == ["verdict: the first bad commit is one of these 2 (the others could not be judged):",
                       f"         {c1[:12]}  skipped (build): {'y' * 100}", f"         {c2[:12]}"]
-    assert bisect.summary_line(r) == f"the first bad commit is one of 2: {c1[:12]} {c2[:12]} (skipped: 1)"
+    assert _summary(r) == f"the first bad commit is one of 2: {c1[:12]} {c2[:12]} (skipped: 1)"
     spent = {**v, "status": "budget", "culprit": None, "candidate": None, "effect": None,
              "budget_note": "not decided at this budget (30 runs)"}
-    assert bisect.summary_line(spent) == "not decided at this budget (30 runs)"
-    assert bisect.text(spent).splitlines()[2] == "verdict: not decided at this budget (30 runs)"
+    assert _summary(spent) == "not decided at this budget (30 runs)"
+    assert _text(spent).splitlines()[2] == "verdict: not decided at this budget (30 runs)"
     # the budget ended after the culprit was confirmed: the verdict names it once, and says what was left
     named = {**v, "status": "budget", "budget_note": "not decided at this budget: the step is among "
              f"{v['culprit'][:12]} (100%)", "candidates": [{"commit": v["culprit"], "probability": 1.0}]}
-    t = bisect.text(named).splitlines()
+    t = _text(named).splitlines()
     assert t[2:5] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}",
                       "         (confirmed; the budget ended before the ranges beside it were searched out)"]
     assert not any("not decided" in ln or "among" in ln for ln in t), t
-    assert bisect.summary_line(named).startswith(f"first bad commit {v['culprit'][:12]} ")
+    assert _summary(named).startswith(f"first bad commit {v['culprit'][:12]} ")
     other = {**named, "candidates": [{"commit": c1, "probability": 0.75}, {"commit": v["culprit"], "probability": 0.25}]}
-    assert bisect.text(other).splitlines()[4] == f"         (confirmed; the budget ended while another step was " \
+    assert _text(other).splitlines()[4] == f"         (confirmed; the budget ended while another step was " \
                                                  f"searched: among {c1[:12]} (75%))"
     # a budget in runs is said once: "40 runs; 12 spent", not "40 runs = 40 runs"
     bd = {"runs": 40, "duration": None, "duration_text": None, "spent": 12, "seconds_per_run": None}
-    assert "budget:  40 runs; 12 spent" in bisect.text({**v, "budget": bd}).splitlines()
-    assert "budget:  8h = 40 runs; 12 spent" in bisect.text({**v, "budget": {**bd, "duration_text": "8h"}}).splitlines()
+    assert "budget:  40 runs; 12 spent" in _text({**v, "budget": bd}).splitlines()
+    assert "budget:  8h = 40 runs; 12 spent" in _text({**v, "budget": {**bd, "duration_text": "8h"}}).splitlines()
     several = {**v, "several": True, "settings": {**v["settings"], "first_only": True},
                "residual": [{"good": c1, "bad": c2, "ratio": 1.0123}]}
-    t = bisect.text(several)
+    t = _text(several)
     assert "several changes or a drift: the step found explains " in t
     assert f"  step at {c2[:12]} {v['culprit_subject']} (found; x{v['effect']['ratio']:.4f}, share " in t
     assert f"  another change between {c1[:12]} and {c2[:12]} (x1.0123), not located" in t
@@ -394,15 +414,15 @@ def test_the_verdicts_that_name_no_single_commit_as_text(hist, first):
                "steps": [{**v["steps"][0], "share": 0.3}, {**v["steps"][0], "culprit": c1, "subject": "second",
                                                             "share": 0.68}],
                "single_layout": {**v["single_layout"], "culprit": c1, "agrees": True}}
-    t = bisect.text(located)
+    t = _text(located)
     assert "another change" not in t and "the 2 steps found explain 98.00% of the endpoints' change together" in t
     # the naive bisection named the second step: it agrees on one of them, it does not differ
     assert f"as asv find) agrees on one of the 2 steps: it blames {c1[:12]}" in t
     head = verdict.Verdict.of_bisection(located).headline()
     assert head.startswith("2 change points (cg_cost): first bad commit ") and c1[:12] in head, head
     assert f"{v['culprit'][:12]} x{v['effect']['ratio']:.4f}" in head, head
-    assert bisect.summary_line(several).endswith("; several changes or a drift")
-    assert "several" not in bisect.text(v)
+    assert _summary(several).endswith("; several changes or a drift")
+    assert "several" not in _text(v)
 
 
 def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
@@ -413,7 +433,7 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     quiet = {"good": g, "bad": c, "status": "not-shown", "ratio": 1.0021, "ci_low": 0.9912, "ci_high": 1.0131,
              "layouts": 6, "level": 0.0304}
     shown = {**quiet, "status": "differs"}
-    t = bisect.text({**v, "sides": [quiet, shown]}).splitlines()
+    t = _text({**v, "sides": [quiet, shown]}).splitlines()
     beside = [ln for ln in t if ln.startswith("beside:")]
     # a side test's interval at its spent level (97%): "CI", the one "levels:" line says what it is
     assert beside == [f"beside:  {g[:12]}..{c[:12]} x1.0021 (CI 0.9912…1.0131, 6 layouts a side): no other change "
@@ -421,11 +441,11 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     assert any(ln.startswith("levels:  each CI above is the one its test decided on") for ln in t)
     i = t.index(beside[0])
     assert t[i + 1].startswith("         (beside a larger step, a second step of twice the minimum effect was missed ")
-    th = bisect.text({**v, "sides": [quiet], "settings": {**v["settings"], "thorough": True}}).splitlines()
+    th = _text({**v, "sides": [quiet], "settings": {**v["settings"], "thorough": True}}).splitlines()
     assert [ln for ln in th if ln.startswith("beside:")] == beside and "--thorough: " not in "\n".join(th)
-    assert not any(ln.startswith("beside:") for ln in bisect.text({**v, "sides": [shown]}).splitlines())
+    assert not any(ln.startswith("beside:") for ln in _text({**v, "sides": [shown]}).splitlines())
     flat = {**quiet, "status": "noise", "ratio": 1.0004, "ci_low": 0.9971, "ci_high": 1.0037, "confidence": 0.9392}
-    t = bisect.text({**v, "sides": [flat]}).splitlines()
+    t = _text({**v, "sides": [flat]}).splitlines()
     assert [ln for ln in t if ln.startswith("beside:")] == [
         f"beside:  {g[:12]}..{c[:12]} x1.0004 (CI 0.9971…1.0037, 6 layouts a side): within layout noise there "
         "(an equivalence test passed: a change of the minimum effect is ruled out)"]
@@ -433,7 +453,7 @@ def test_the_verdict_says_what_the_tests_beside_a_step_showed(first):
     assert isinstance(v["sides"], list)  # the bisection's own verdict carries them (JSON too)
     # a side test stopped by the futility rule says what its cap could have shown
     futile = {**quiet, "layouts": 4, "cap": 64, "futile": True, "reach": 0.0147}
-    t = bisect.text({**v, "sides": [futile]}).splitlines()
+    t = _text({**v, "sides": [futile]}).splitlines()
     assert [ln for ln in t if ln.startswith("beside:")] == [
         f"beside:  {g[:12]}..{c[:12]} x1.0021 (CI 0.9912…1.0131, 4 layouts a side): no other change shown "
         "there; stopped because at this noise even 64 layouts a side would show only a step of 1.47% or more "
@@ -454,7 +474,7 @@ def test_the_verdict_says_the_step_each_test_that_showed_no_change_could_have_mi
     rec = {**v, "sides": [quiet, *others]}
     line = (f"not ruled out: a step below 0.91% in {g[:12]}..{c[:12]} (the smallest this side test, stopped at 24 "
             "layouts a side, shows 9 times in 10 at this noise)")
-    t = bisect.text(rec).splitlines()
+    t = _text(rec).splitlines()
     assert [ln for ln in t if ln.startswith("not ruled out:")] == [line]
     assert t.index(line) > max(i for i, ln in enumerate(t) if ln.startswith("beside:"))
     j = verdict.Verdict.of_bisection(rec).to_json()
@@ -466,7 +486,7 @@ def test_the_verdict_says_the_step_each_test_that_showed_no_change_could_have_mi
     none = {**v, "status": "not-shown", "culprit": None, "effect": None, "steps": [], "sides": [], "code": None,
             "endpoints": {**v["endpoints"], "status": "not-shown", "layouts": 40, "shows": 0.0123},
             "message": "no change of at least 0.5% shown"}
-    t = bisect.text(none).splitlines()
+    t = _text(none).splitlines()
     assert [ln for ln in t if ln.startswith("not ruled out:")] == [
         f"not ruled out: a change below 1.23% in {hist['good'][:12]}..{hist['bad'][:12]} (the smallest this test, "
         "stopped at 40 layouts a side, shows 9 times in 10 at this noise)"]
@@ -484,7 +504,7 @@ def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, 
     said: list[str] = []
     with closing(Store(path)) as store:
         before = len(bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None)).log)
-        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
+        v = _run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
         b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
     n = len([e for e in b.log])
     assert before > 1 and said[0] == (f"resuming the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} "
@@ -496,11 +516,11 @@ def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, 
     assert [e["verb"] for e in b.log].count("start") == 1 and n == len(b.log)
     # finished: its verdict is printed from the store, nothing built or measured again
     assert said[1] == "the bisection is finished: its verdict, from the store (no run measured)" and v["reprinted"]
-    assert bisect.text(v).splitlines()[:-1] == bisect.text({**first["v"], "cost": v["cost"]}).splitlines()[:-1]
+    assert _text(v).splitlines()[:-1] == _text({**first["v"], "cost": v["cost"]}).splitlines()[:-1]
     # with no GOOD..BAD: the bisection in progress goes on; a decision flag given now applies to it
     said.clear()
     with closing(Store(path)) as store:
-        v = bisect.run(store, prof, settings(hist, first_only=True, prove_null=True), say=said.append)
+        v = _run(store, prof, settings(hist, first_only=True, prove_null=True), say=said.append)
         b = bisect.Bisection.load(store, b.key)
     assert said[0] == "applying --first-only, --prove-null to the resumed bisection"
     assert said[1] == f"continuing the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]}"
@@ -519,7 +539,7 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
         other = dataclasses.replace(prof, targets={**prof.targets, "cachegrind": dataclasses.replace(
             t, settings={**t.settings, "miss_weight": 21})})
         said: list[str] = []
-        v = bisect.run(store, other, settings(hist, runs=1), hist["good"], hist["bad"], say=said.append,
+        v = _run(store, other, settings(hist, runs=1), hist["good"], hist["bad"], say=said.append,
                        plan_only=True)
         b = bisect.Bisection.load(store, key)
     assert said[0] == (f"replacing the earlier bisection of minikernel ({hist['good'][:12]}..{hist['bad'][:12]} "
@@ -544,7 +564,7 @@ def test_another_target_configuration_or_metric_starts_the_bisection_again(hist,
     # another metric of the same runs: started again too, and nothing is run for its first look
     said.clear()
     with closing(Store(path)) as store:
-        v = bisect.run(store, other, settings(hist, runs=1, metric="cg_ir"), hist["good"], hist["bad"],
+        v = _run(store, other, settings(hist, runs=1, metric="cg_ir"), hist["good"], hist["bad"],
                        say=said.append, plan_only=True)
     assert said[0].startswith("keeping the earlier bisection of minikernel")  # another metric: kept beside it
     assert v["status"] == "plan" and v["settings"]["metric"] == "cg_ir"
@@ -562,16 +582,16 @@ def test_a_bisection_of_another_range_keeps_the_earlier_one_which_its_range_take
     said: list[str] = []
     with closing(Store(path)) as store:
         before = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
-        other = bisect.run(store, prof, settings(hist, shadow=False), good, mid, say=said.append)
+        other = _run(store, prof, settings(hist, shadow=False), good, mid, say=said.append)
         assert said[0] == (f"keeping the earlier bisection of minikernel ({good[:12]}..{bad[:12]} in cg_cost); the "
                            "same command with its range takes it back")
         assert other["bad"] == mid and other["status"] in ("noise", "not-shown")
         kept = {(b.good, b.bad): b for b in bisect.stored(store)}
         assert set(kept) == {(good, bad), (good, mid)}
-        assert kept[good, bad].log == before.log and kept[good, bad].result["culprit"] == first["v"]["culprit"]
-        assert {(v["good"], v["bad"]) for _, v in bisect.kept(store)} == {(good, bad), (good, mid)}
+        assert kept[good, bad].log == before.log and kept[good, bad].result.culprit == first["v"]["culprit"]
+        assert {(v.good, v.bad) for _, v in bisect.kept(store)} == {(good, bad), (good, mid)}
         said.clear()
-        again = bisect.run(store, prof, settings(hist), good, bad, say=said.append)
+        again = _run(store, prof, settings(hist), good, bad, say=said.append)
         assert said[0].startswith(f"resuming the bisection of minikernel {good[:12]}..{bad[:12]} in cg_cost, kept "
                                   "beside the other")
         assert "the bisection is finished: its verdict, from the store (no run measured)" in said
@@ -585,7 +605,7 @@ def test_an_unknown_metric_is_one_line_naming_the_metrics_printed(hist, prof, fi
     path = tmp_path / "r.sqlite"
     path.write_bytes(first["store"].read_bytes())
     with closing(Store(path)) as store, pytest.raises(LayoutbenchError) as e:
-        bisect.run(store, prof, settings(hist, metric="nope"), hist["good"], hist["bad"])
+        _run(store, prof, settings(hist, metric="nope"), hist["good"], hist["bad"])
     assert str(e.value) == ("--metric 'nope': target cachegrind (cachegrind) of minikernel prints no such metric; "
                             "it prints cg_cost, cg_i1_misses, cg_ir; pass --metric cg_cost")
 
@@ -642,20 +662,20 @@ def test_a_bisection_with_only_one_end_marked_says_what_to_mark(hist, prof, tmp_
         bisect.start(store, prof, settings(hist), hist["bad"])  # `bisect start BAD`, GOOD not given yet
         with pytest.raises(LayoutbenchError, match=r"^the bisection needs a good and a bad commit; mark them with "
                                                    r"`layoutbench bisect good REV`"):
-            bisect.run(store, prof, settings(hist))
+            _run(store, prof, settings(hist))
         assert store.runs() == []  # refused before anything was built or measured
 
 
 def test_the_verdict_text_says_the_runs_per_layout_chosen(first):
     v = {**first["v"], "runs_per_layout": {"text": "runs per layout: 3 = sqrt(...)"}}
-    assert "runs:    runs per layout: 3 = sqrt(...)" in bisect.text(v).splitlines()
-    assert not any(ln.startswith("runs:") for ln in bisect.text({**first["v"], "runs_per_layout": None}).splitlines())
+    assert "runs:    runs per layout: 3 = sqrt(...)" in _text(v).splitlines()
+    assert not any(ln.startswith("runs:") for ln in _text({**first["v"], "runs_per_layout": None}).splitlines())
     # --runs given: no choice; the verdict still says where the costs of a layout and a run came from
     v = first["v"]
     assert v["runs_per_layout"] is None and (v["costs"]["layout_from"], v["costs"]["run_from"]) == ("measured",) * 2
-    said = [ln for ln in bisect.text(v).splitlines() if ln.startswith("costs:")]
+    said = [ln for ln in _text(v).splitlines() if ln.startswith("costs:")]
     assert said == [f"costs:   a layout and a run, {v['costs']['text']}"] and " runs " in said[0], said
-    assert not any(ln.startswith("costs:") for ln in bisect.text({**v, "runs_per_layout": {"text": "x"}}).splitlines())
+    assert not any(ln.startswith("costs:") for ln in _text({**v, "runs_per_layout": {"text": "x"}}).splitlines())
 
 
 def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, first, tmp_path):
@@ -719,7 +739,7 @@ def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(f
     probes = [m for m in first["said"] if m.startswith("probe ")]
     assert len(probes) == 1, first["said"]
     got = re.fullmatch(rf"probe {sha(hist, 1)[:12]} \(1 commit\(s\) left to test; (\d+) runs spent\); (\d+)/(\d+) runs "
-                       r"spent/planned \(the plan's likely cost\); about \w+ left at [0-9.e+-]+ s a run \(estimated\)",
+                       r"spent/planned \(the plan's likely cost\); about [\w.]+ left at [0-9.e+-]+ s a run \(estimated\)",
                        probes[0])
     assert got is not None, probes[0]
     assert got[1] == got[2] and int(got[3]) == likely
@@ -784,7 +804,7 @@ def test_runs_per_layout_from_stated_costs_and_the_two_run_look_charged_to_the_b
     before = _nruns(path)
     said: list[str] = []
     with closing(Store(path)) as store:
-        v = bisect.run(store, _costed(prof, layout_cost=30, run_cost=1), settings(hist, runs=1, runs_auto=True,
+        v = _run(store, _costed(prof, layout_cost=30, run_cost=1), settings(hist, runs=1, runs_auto=True,
                        budget=40), hist["good"], hist["bad"], say=said.append, plan_only=True)
         kept = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
         s = bisect.normalize(prof, settings(hist))
@@ -830,7 +850,7 @@ def test_runs_per_layout_from_measured_costs_split_the_noise_only_where_a_layout
         with closing(Store(path)) as store:
             nl = len(store.link_seconds("minikernel", "hosted"))
             nr = len(store.run_seconds("minikernel", "cachegrind", "rerun", ARGS))
-            v = bisect.run(store, prof, settings(hist, runs=1, runs_auto=True), hist["good"], hist["bad"],
+            v = _run(store, prof, settings(hist, runs=1, runs_auto=True), hist["good"], hist["bad"],
                            say=said.append, plan_only=True)
         ch = v["runs_per_layout"]
         where = f"measured: median of {nl} link(s) {link:g} s, {nr} runs {dur:g} s"
@@ -858,12 +878,12 @@ def test_an_uncertain_culprit_is_what_the_single_layout_bisection_is_compared_wi
     path = _copy_without_state(first, hist, tmp_path)
     before = _nruns(path)
     with closing(Store(path)) as store:
-        v = bisect.run(store, prof, settings(hist, min_effect=(ends + fresh) / 2 - 1, max_layouts=4), hist["good"],
+        v = _run(store, prof, settings(hist, min_effect=(ends + fresh) / 2 - 1, max_layouts=4), hist["good"],
                        hist["bad"])
     assert (v["status"], v["candidate"], v.get("culprit")) == ("uncertain", hist["bad"], None), v["message"]
     sl = v["single_layout"]
     assert sl["culprit"] == hist["bad"] and sl["agrees"] is True and _nruns(path) == before
-    assert bisect.text(v).splitlines()[-1].startswith("single-layout bisection (default link, 1 run per probe, as "
+    assert _text(v).splitlines()[-1].startswith("single-layout bisection (default link, 1 run per probe, as "
                                                       "asv find) agrees: it blames ")
 
 
@@ -901,7 +921,7 @@ def test_the_plan_states_the_layout_noise_in_percent_and_the_step_in_noise_units
     s = bisect.Settings(kernel="k", layouts=4, runs=1)
     b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user", "good": "G", "bad": "B"}])
     said: list[str] = []
-    v = bisect.budget._plan_only(decide.Tracked(Known()), b, s, s.plan(), ["G", "x", "B"], said.append)
+    v = bisect.budget.first_look_plan(decide.Tracked(Known()), b, s, s.plan(), ["G", "x", "B"], said.append).to_dict()
     y = np.array([-0.03, 0.01, 0.05, -0.03])
     noise = math.sqrt(2 * float(np.sum((y - y.mean()) ** 2)) / 6)  # pooled over both ends: 6 df
     assert v["noise"] == pytest.approx(noise) and v["ratio"] == pytest.approx(math.exp(0.1))
@@ -928,7 +948,8 @@ def test_the_plan_warns_where_a_step_of_twice_the_minimum_effect_is_likely_misse
 
     s = bisect.Settings(kernel="k", layouts=4, runs=1)
     b = bisect.Bisection(None, s, [{"verb": "start", "commit": "", "note": "", "by": "user", "good": "G", "bad": "B"}])
-    v = bisect.budget._plan_only(decide.Tracked(Known(1.0)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    v = bisect.budget.first_look_plan(decide.Tracked(Known(1.0)), b, s, s.plan(), ["G", "x", "B"],
+                                 lambda m: None).to_dict()
     m = v["missed_step"]
     assert m == forecast.missed_step(v["noise"], s.plan())
     assert m["likely_missed"] and m["step"] == 0.01 and m["power"] < 0.8 and m["needed"] > m["layouts"], m
@@ -942,7 +963,8 @@ def test_the_plan_warns_where_a_step_of_twice_the_minimum_effect_is_likely_misse
     assert lines[at + 1] == (f"         what would fix it: --min-effect {100 * m['larger_min_effect']:g} (a step of "
                              f"{200 * m['larger_min_effect']:.2f}% is then named with probability "
                              f"{m['larger_min_effect_power']:.2f})")
-    quiet = bisect.budget._plan_only(decide.Tracked(Known(0.025)), b, s, s.plan(), ["G", "x", "B"], lambda m: None)
+    quiet = bisect.budget.first_look_plan(decide.Tracked(Known(0.025)), b, s, s.plan(), ["G", "x", "B"],
+                                     lambda m: None).to_dict()
     assert not quiet["missed_step"]["likely_missed"] and quiet["missed_step"]["power"] >= 0.8
     assert "warning:" not in quiet["message"]
 
@@ -967,7 +989,7 @@ def test_a_bisection_in_a_new_store_chooses_runs_from_the_costs_its_first_look_m
     layouts a side) is what measures a link and a run; the choice says so."""
     path = tmp_path / "new.sqlite"
     with closing(Store(path)) as store:
-        v = bisect.run(store, prof, settings(hist, runs=1, layouts=2, runs_auto=True), hist["good"], hist["bad"],
+        v = _run(store, prof, settings(hist, runs=1, layouts=2, runs_auto=True), hist["good"], hist["bad"],
                        plan_only=True)
     ch = v["runs_per_layout"]
     assert ch is not None and ch["costs"]["layout_from"] == ch["costs"]["run_from"] == "measured", v
@@ -981,7 +1003,7 @@ def test_a_farm_measures_its_first_look_on_the_first_machine_and_names_the_other
     before = _nruns(path)
     said: list[str] = []
     with closing(Store(path)) as store:
-        v = bisect.run(store, prof, settings(hist, target="cachegrind,local"), hist["good"], hist["bad"],
+        v = _run(store, prof, settings(hist, target="cachegrind,local"), hist["good"], hist["bad"],
                        say=said.append, plan_only=True)
         assert store.runs(target="local") == []
     assert v["status"] == "plan" and _nruns(path) == before
@@ -999,7 +1021,7 @@ def test_a_range_without_a_commit_or_a_judge_without_ends_is_one_line(hist, prof
         with pytest.raises(bisect.Abort):
             bisect.judge(store, prof, settings(hist), sha(hist, 1), None, None)
         with pytest.raises(LayoutbenchError) as e:  # BAD before GOOD: nothing in GOOD..BAD
-            bisect.run(store, prof, settings(hist), hist["bad"], hist["good"])
+            _run(store, prof, settings(hist), hist["bad"], hist["good"])
         assert str(e.value) == f"{hist['bad'][:12]}..{hist['good'][:12]} holds no commit; is GOOD an ancestor of BAD?"
         assert store.runs() == []
     # `git bisect run` skips a commit on 125 and marks it bad on 1..127 otherwise: an uncertain probe is skipped
@@ -1020,19 +1042,19 @@ def test_a_budget_spent_before_the_endpoints_decide_says_how_many_more_runs(hist
         ledger.spent = 8
         clock = bisect.Clock(p, s, ledger)
         sec, _ = clock.per_run()
-        v = bisect.budget._budget_at_endpoints(decide.Tracked(SimpleNamespace(higher_is_better=False)), b, s,
-                                        b.commits(prof), clock, prof, p)
+        v = bisect.budget.budget_at_endpoints(decide.Tracked(SimpleNamespace(higher_is_better=False)), b, s,
+                                        b.commits(prof), clock, prof, p).to_dict()
         kept = bisect.Bisection.load(store, b.key)
     assert sec is not None and v["status"] == "budget" and v["more_runs"] == 16  # 4 layouts x 2 runs x 2 ends
     assert v["message"] == (f"not decided at this budget (8 of 10 runs spent): the endpoints have not shown a change "
                             f"yet; about 16 more runs would be needed (about {costs.duration_text(16 * sec)} "
                             f"at {sec:.3g} s a run)")
-    assert kept.result["message"] == v["message"] and v["budget"]["spent"] == 8
+    assert kept.result.message == v["message"] and v["budget"]["spent"] == 8
     with closing(Store(path)) as store:  # kept apart: another bisection started in its place does not lose it
         bisect.start(store, prof, s, sha(hist, 1), hist["good"])
-        assert [k["message"] for _, k in bisect.state.kept(store)] == [v["message"]]
+        assert [k.message for _, k in bisect.state.kept(store)] == [v["message"]]
     assert v["commits"] == len(b.commits(prof)) - 1 == 2  # the commits after GOOD, as a finished verdict counts them
-    assert bisect.text(v).splitlines()[2] == f"verdict: {v['message']}"
+    assert _text(v).splitlines()[2] == f"verdict: {v['message']}"
 
 
 def test_a_resumed_choice_reads_its_look_again_and_measures_nothing(hist, prof, first, tmp_path):
@@ -1053,9 +1075,9 @@ def test_a_resumed_choice_reads_its_look_again_and_measures_nothing(hist, prof, 
 
 def test_an_interval_prints_its_open_end_also_when_read_back_as_null():
     """A one-sided interval's open end is infinite in memory and null in the stored JSON: ∞ or 0."""
-    assert bisect.interval(0.99123, 1.01314) == "0.9912…1.0131"
-    assert bisect.interval(1.0051, math.inf) == bisect.interval(1.0051, None) == "1.0051…∞"
-    assert bisect.interval(None, 0.995) == "0…0.9950"
+    assert vtext.interval(0.99123, 1.01314) == "0.9912…1.0131"
+    assert vtext.interval(1.0051, math.inf) == vtext.interval(1.0051, None) == "1.0051…∞"
+    assert vtext.interval(None, 0.995) == "0…0.9950"
 
 
 def test_the_choice_of_runs_per_layout_is_kept_before_the_endpoints_are_tested(hist, prof, first, tmp_path):
@@ -1072,7 +1094,7 @@ def test_the_choice_of_runs_per_layout_is_kept_before_the_endpoints_are_tested(h
 
     with closing(Store(path)) as store:
         with pytest.raises(Stop):
-            bisect.run(store, prof, settings(hist, runs=3, runs_auto=True), hist["good"], hist["bad"], say=say)
+            _run(store, prof, settings(hist, runs=3, runs_auto=True), hist["good"], hist["bad"], say=say)
         s = settings(hist)
         bisect.normalize(prof, s)
         b = bisect.Bisection.load(store, bisect.state_key(s.kernel, s.repo, s.subdir))
@@ -1085,7 +1107,7 @@ def test_an_endpoints_test_that_shows_no_change_states_the_step_it_could_have_mi
     ``endpoints.shows``)."""
     path = _copy_without_state(first, hist, tmp_path)
     with closing(Store(path)) as store:
-        v = bisect.run(store, prof, settings(hist, layouts=4, max_layouts=4), hist["good"], sha(hist, 1))
+        v = _run(store, prof, settings(hist, layouts=4, max_layouts=4), hist["good"], sha(hist, 1))
     assert v["status"] == "not-shown" and v["culprit"] is None, v["message"]
     assert (v["probes"], v["rounds"]) == (0, 0)  # no probe was measured
     shows = v["endpoints"]["shows"]
@@ -1095,8 +1117,8 @@ def test_an_endpoints_test_that_shows_no_change_states_the_step_it_could_have_mi
 def test_the_subject_of_a_commit_that_cannot_be_read_is_empty(hist, prof):
     s = settings(hist)
     bisect.normalize(prof, s)
-    assert bisect.state._subject(prof, s, "0" * 40) == ""
-    assert bisect.state._subject(prof, s, hist["bad"]) == source.describe(
+    assert bisect.state.subject_of(prof, s, "0" * 40) == ""
+    assert bisect.state.subject_of(prof, s, hist["bad"]) == source.describe(
         source.resolve(prof, hist["bad"], s.repo, s.subdir))["subject"] != ""
 
 
@@ -1110,10 +1132,10 @@ def test_the_likely_cost_is_made_only_from_a_measured_noise():
     commits = ["g", "c", "b"]
     def eng(s2):
         return SimpleNamespace(pool=SimpleNamespace(y=y, var=lambda: (s2, 4)))
-    assert bisect.budget._likely_runs(eng(1e-4), b, decide.Plan(), commits) > 0
-    assert bisect.budget._likely_runs(eng(0.0), b, decide.Plan(), commits) is None
-    assert bisect.budget._likely_runs(eng(math.nan), b, decide.Plan(), commits) is None
-    assert bisect.budget._likely_runs(SimpleNamespace(pool=SimpleNamespace(y={"g": y["g"]}, var=lambda: (1e-4, 4))),
+    assert bisect.budget.likely_runs(eng(1e-4), b, decide.Plan(), commits) > 0
+    assert bisect.budget.likely_runs(eng(0.0), b, decide.Plan(), commits) is None
+    assert bisect.budget.likely_runs(eng(math.nan), b, decide.Plan(), commits) is None
+    assert bisect.budget.likely_runs(SimpleNamespace(pool=SimpleNamespace(y={"g": y["g"]}, var=lambda: (1e-4, 4))),
                                       b, decide.Plan(), commits) is None
 
 
@@ -1141,7 +1163,7 @@ def test_the_engine_passes_the_metrics_direction_to_the_decision():
 
 
 def test_an_interval_is_labelled_with_its_level_only_at_the_confidence_asked():
-    ci = bisect.render.ci_label
+    ci = _ci_label
     assert ci(0.9, {"settings": {"confidence": 0.9}}) == "90% CI"  # --confidence 0.9
     assert ci(0.95, {"settings": {"confidence": 0.9}}) == "CI"
     assert ci(0.95, {}) == ci(0.95, {"settings": None}) == "95% CI"  # the default
@@ -1244,7 +1266,7 @@ def test_a_bisection_stopped_before_its_verdict_counts_the_probes_it_measured_be
         assert any(e.get("by") == "measured" and e["verb"] in ("good", "bad") for e in b.log)
         b.result = None
         b.save()
-        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"])
+        v = _run(store, prof, settings(hist), hist["good"], hist["bad"])
     assert v["culprit"] == first["v"]["culprit"] and v["cost"]["ran_now"] == 0 and not v.get("reprinted")
     assert {k: v["cost"][k] for k in ("builds", "images", "runs")} == \
         {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
@@ -1255,13 +1277,13 @@ def test_first_only_says_how_much_of_the_change_it_left_unexplained(first):
     text warns that 77% is unexplained, and the JSON's not_shown says so; at 98% it says nothing."""
     v = first["v"]
     part = {**v, "share": 0.23, "settings": {**v["settings"], "first_only": True}}
-    t = bisect.text(part)
+    t = _text(part)
     assert "warning: --first-only: the step found explains 23.00% of the endpoints' change; 77.00% is unexplained" in t
     assert any("--first-only searched one step" in x for x in verdict.Verdict.of_bisection(part).not_shown)
     whole = {**part, "share": 0.98}
-    assert "--first-only:" not in bisect.text(whole).replace("(--first-only: stopped", "")
+    assert "--first-only:" not in _text(whole).replace("(--first-only: stopped", "")
     assert not any("first-only" in x for x in verdict.Verdict.of_bisection(whole).not_shown)
-    assert "warning: --first-only" not in bisect.text({**part, "settings": v["settings"]})
+    assert "warning: --first-only" not in _text({**part, "settings": v["settings"]})
 
 
 def test_the_log_replays_the_marks_of_a_second_step_and_names_every_culprit(hist, prof, first, tmp_path):
@@ -1299,9 +1321,9 @@ def test_the_run_after_a_plan_says_it_starts_from_the_plan(hist, prof, first, tm
     path = _copy_without_state(first, hist, tmp_path)
     said: list[str] = []
     with closing(Store(path)) as store:
-        bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append, plan_only=True)
+        _run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append, plan_only=True)
         said.clear()
-        v = bisect.run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
+        v = _run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
     assert said[0] == (f"starting the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} from its plan "
                        "(what --plan measured is in the store and is not measured again)")
     assert not any("(0 log entries)" in m or "(0 entries)" in m for m in said)

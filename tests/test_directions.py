@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from layoutbench import stats, verdict
-from layoutbench.bisect import render
+from layoutbench.verdict import record
+from layoutbench.verdict import text as vtext
 
 NOISE = stats.noise_split({f"random:{i}": [100.0 + i * 0.3, 100.1 + i * 0.3] for i in range(4)})
 ME = 0.005
@@ -92,14 +93,14 @@ def test_a_comparison_of_any_direction_and_shape_is_described_with_words_that_ag
     line = c.describe()
     _words_agree(c, line)
     _words_agree(c, c.claim())
-    assert "nan" not in render.interval(c.ci_low, c.ci_high)
+    assert "nan" not in vtext.interval(c.ci_low, c.ci_high)
     if c.sided > 0 and c.verdict != "n/a":
-        assert render.interval(c.ci_low, c.ci_high).endswith("…∞")
+        assert vtext.interval(c.ci_low, c.ci_high).endswith("…∞")
     if c.sided < 0 and c.verdict != "n/a":
-        assert render.interval(c.ci_low, c.ci_high).startswith("0…")
+        assert vtext.interval(c.ci_low, c.ci_high).startswith("0…")
     if c.verdict != "n/a":  # the test the p and the interval belong to, said
         assert ("pooled over" in line) != c.paired and ("one-sided" in line) == bool(c.sided), line
-    rec = render._cmp(c)
+    rec = record.Effect.of(c).to_dict()
     json.dumps(rec, allow_nan=True)  # a record of plain values
     assert rec["claim"] == c.claim()
     assert rec["shown"] == ("beyond" if c.verdict in ("slower", "faster") else "change" if _shown(c) else "none")
@@ -113,12 +114,12 @@ C1, C2 = "c" * 40, "d" * 40
 
 def _record(status: str, n_culprits: int, ends: stats.Comparison, eff: stats.Comparison, single: bool) -> dict:
     """A bisection's record (bisect.run's) of ``status`` with ``n_culprits`` named steps."""
-    e = render._cmp(eff)
+    e = record.Effect.of(eff).to_dict()
     culprits = [C1, C2][:n_culprits]
     rec = {"kernel": "k", "repo": "/r", "metric": "m", "unit": "", "target": "cachegrind", "targets": ["cachegrind"],
            "rounds": 3, "probes": 3, "args": [], "good": G, "bad": B, "commits": 8,
            "settings": {"confidence": 0.95, "min_effect": ME, "thorough": False, "first_only": False},
-           "endpoints": {**render._cmp(ends), "status": "differs", "look_level": 0.05},
+           "endpoints": {**record.Effect.of(ends).to_dict(), "status": "differs", "look_level": 0.05},
            "cost": {"builds": 5, "failed_builds": 0, "images": 20, "runs": 40, "compiled_now": 5, "ran_now": 40},
            "budget": {}, "runs_per_layout": None, "costs": {}, "status": status, "range": [], "skipped": [],
            "several": n_culprits > 1, "share": 0.6 if n_culprits > 1 else 1.0, "residual": [], "sides": [],
@@ -143,7 +144,7 @@ def _record(status: str, n_culprits: int, ends: stats.Comparison, eff: stats.Com
         rec.update(budget_note="not decided at this budget", candidates=[{"commit": C1, "probability": 0.7}])
     if single:
         rec["single_layout"] = {"culprit": C2, "agrees": False, "builds": 4, "runs": 4, "note": ""}
-    rec["message"] = render.summary_line(rec)
+    rec["message"] = vtext.summary_line(record.read(rec))
     return rec
 
 
@@ -154,7 +155,7 @@ def test_a_verdict_of_any_status_direction_and_culprits_renders_four_ways_that_a
     if status in ("found", "uncertain") and n == 0:  # each names a commit (confirmed, or not)
         n = 1
     rec = _record(status, n, ends, eff, single)
-    v = verdict.Verdict.of_bisection(rec)
+    v = verdict.Verdict.of_bisection(record.read(rec))
     text = v.text()
     head = v.headline()
     data = json.loads(json.dumps(v.to_json(), default=str))
@@ -172,7 +173,7 @@ def test_a_verdict_of_any_status_direction_and_culprits_renders_four_ways_that_a
     elif status == "budget":
         assert code == verdict.BUDGET
     if "effect" in rec:  # the effect line's words are its comparison's
-        assert render._claim(rec["effect"]) in text
+        assert (rec["effect"]["claim"] or rec["effect"]["verdict"]) in text
         if eff.verdict in ("slower", "faster"):
             assert eff.verdict in rec["message"]
         elif eff.shown and status == "uncertain":

@@ -38,8 +38,8 @@ likely missed at the noise measured (:func:`forecast.missed_step`).
 
 The rooms: :mod:`.settings` (the settings and their keys), :mod:`.prober` (building and measuring
 commits), :mod:`.state` (the state, its log and the git-shaped verbs), :mod:`.runner` (``bisect
-run``), :mod:`.budget` (the runs per layout, the clock, ``--plan``), :mod:`.render` (the verdict as
-text) and :mod:`.judge_script` (``bisect judge``).  The names below are this package's interface.
+run``), :mod:`.budget` (the runs per layout, the clock, ``--plan``), :mod:`.render` (the plan's
+warning; the verdict's text is :mod:`layoutbench.verdict.text`) and :mod:`.judge_script` (``bisect judge``).  The names below are this package's interface.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from . import budget, judge_script, prober, render, runner, settings, state  # n
 from .budget import PHASES, Clock, choose_runs, target_costs
 from .judge_script import JUDGE_EXIT, Abort, judge
 from .prober import Engine, Judgement, Prober, ThreadStore, endpoints, farm_cost, judge_probe
-from .render import ci_label, interval, missed_lines, summary_line, text
+from .render import missed_lines
 from .runner import code_evidence, run, single_layout
 from .settings import CURRENT, Settings, exclusive, option_value, state_key
 from .state import (
@@ -104,11 +104,7 @@ __all__ = [
     "PHASES",
     "choose_runs",
     "target_costs",
-    "ci_label",
-    "interval",
     "missed_lines",
-    "summary_line",
-    "text",
     "Abort",
     "JUDGE_EXIT",
     "judge",

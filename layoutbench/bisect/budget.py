@@ -9,6 +9,7 @@ from .. import costs, decide, forecast
 from ..decide import Skip
 from ..errors import LayoutbenchError
 from ..profile import Profile
+from ..verdict.record import BisectionRecord, BudgetSpent, Cost, PlanRecord
 from .prober import Prober
 from .render import missed_lines
 from .settings import Settings
@@ -218,8 +219,8 @@ def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     return max(1, 2 * c["endpoint_layouts"] * s.runs - have)
 
 
-def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: Clock, profile: Profile,
-                         p: Prober) -> dict:
+def budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: Clock, profile: Profile,
+                         p: Prober) -> BisectionRecord:
     """The verdict when the budget ends before the endpoints decide: not decided, and about how
     many more runs would be needed."""
     more = _ends_unspent(eng, b, s, s.plan(), commits)
@@ -227,13 +228,14 @@ def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock:
     when = f" (about {costs.duration_text(more * sec)} at {sec:.3g} s a run)" if sec is not None else ""
     note = (f"not decided at this budget ({clock.ledger.spent} of {clock.ledger.budget} runs spent): the endpoints "
             f"have not shown a change yet; about {more} more runs would be needed{when}")
-    verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit,
-               "target": s.target or p.target.spec.name, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
-               "settings": s.to_dict(), "endpoints": None, "status": "budget", "culprit": None, "range": [],
-               "budget_note": note, "more_runs": more, "message": note, "candidates": [],
-               "runs_spent": clock.ledger.spent,
-               "cost": {**p.cost("layouts"), "compiled_now": p.compiled_now, "ran_now": p.ran_now},
-               "budget": clock.summary(), "runs_per_layout": s.runs_choice}
+    verdict = BisectionRecord(
+        kernel=profile.name, repo=s.repo, metric=s.metric, unit=p.unit, target=s.target or p.target.spec.name,
+        targets=[p.name], args=s.args, good=b.good, bad=b.bad, commits=len(commits) - 1, settings=s.to_dict(),
+        endpoints=None, status="budget", culprit=None, range=[], budget_note=note, more_runs=more, message=note,
+        candidates=[], runs_spent=clock.ledger.spent,
+        cost=Cost(**p.cost("layouts"), compiled_now=p.compiled_now, ran_now=p.ran_now),
+        budget=BudgetSpent.from_dict(clock.summary()), runs_per_layout=s.runs_choice,
+        costs=None if s.runs_choice else target_costs(p, s).to_dict())
     b.result = verdict
     b.save()
     keep(b.store, b)
@@ -244,7 +246,7 @@ def _budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock:
 PHASES = ("endpoints: ", "probe ", "confirmation ", "side test ")
 
 
-def _likely_runs(eng, b, plan, commits: list) -> int | None:
+def likely_runs(eng, b, plan, commits: list) -> int | None:
     """The plan's likely cost in runs (forecast.expected_cost) at the noise and change the endpoints'
     first look measured (None before both ends have two layouts)."""
     y = eng.pool.y
@@ -255,7 +257,7 @@ def _likely_runs(eng, b, plan, commits: list) -> int | None:
                                 math.sqrt(s2), plan)["runs"]
 
 
-def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> dict:
+def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> PlanRecord:
     """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
     noise and the change it measured (forecast.expected_cost), and a warning when a step of twice
     the minimum effect is likely missed at that noise (forecast.missed_step, :func:`missed_lines`)."""
@@ -294,23 +296,30 @@ def _plan_only(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | No
         lines.extend(missed_lines(missed, s.runs))
     if s.runs_choice:
         lines.append(s.runs_choice["text"])
-    out = {"kernel": b.s.kernel, "good": b.good, "bad": b.bad, "commits": len(commits) - 1, "status": "plan",
-           "plan": cost, "ratio": math.exp(d), "noise": noise, "settings": s.to_dict(),
-           "runs_per_layout": s.runs_choice, "missed_step": missed, "near_steps": near}
+    costs_now = budget = None
     if clock is not None:
         # one cost figure: the one the runs per layout were chosen from, else (R given) the target's now
-        out["costs"] = None if s.runs_choice else target_costs(clock.p, s).to_dict()
-        if out["costs"] and out["costs"]["text"]:
-            lines.append(f"costs: {out['costs']['text']}")
-        clock.likely = cost["runs"]
-        sec, why = clock.per_run()
-        if sec is not None:
-            lines.append(f"time: about {costs.duration_text(cost['runs'] * sec)} at {sec:.3g} s a run ({why})")
-        if clock.s.budget_time is not None or clock.s.budget is not None:
-            lines.append(clock.assumes() + (" -- the likely cost fits" if clock.ledger.budget is not None
-                                            and cost["runs"] <= clock.ledger.budget else
-                                            " -- the likely cost does not fit: the verdict may be 'not decided at "
-                                            "this budget'" if clock.ledger.budget is not None else ""))
-        out["budget"] = clock.summary()
-    out["message"] = "\n".join(lines)
-    return out
+        costs_now = None if s.runs_choice else target_costs(clock.p, s).to_dict()
+        lines.extend(_plan_time_lines(clock, s, cost, costs_now))
+        budget = clock.summary()
+    extra = {} if clock is None else {"costs": costs_now, "budget": budget}
+    return PlanRecord(kernel=b.s.kernel, good=b.good, bad=b.bad, commits=len(commits) - 1, plan=cost,
+                      ratio=math.exp(d), noise=noise, settings=s.to_dict(), runs_per_layout=s.runs_choice,
+                      missed_step=missed, near_steps=near, message="\n".join(lines), extra=extra)
+
+
+def _plan_time_lines(clock: "Clock", s: Settings, cost: dict, costs_now: dict | None) -> list[str]:
+    """The plan's lines on where the costs came from, the time it likely takes and the budget."""
+    lines = []
+    if costs_now and costs_now["text"]:
+        lines.append(f"costs: {costs_now['text']}")
+    clock.likely = cost["runs"]
+    sec, why = clock.per_run()
+    if sec is not None:
+        lines.append(f"time: about {costs.duration_text(cost['runs'] * sec)} at {sec:.3g} s a run ({why})")
+    if clock.s.budget_time is not None or clock.s.budget is not None:
+        lines.append(clock.assumes() + (" -- the likely cost fits" if clock.ledger.budget is not None
+                                        and cost["runs"] <= clock.ledger.budget else
+                                        " -- the likely cost does not fit: the verdict may be 'not decided at "
+                                        "this budget'" if clock.ledger.budget is not None else ""))
+    return lines

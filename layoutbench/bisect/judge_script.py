@@ -10,7 +10,8 @@ from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
 from .prober import Judgement, Prober, endpoints, judge_probe
-from .render import _cmp, interval
+from ..verdict.record import Effect
+from ..verdict.text import interval
 from .settings import Settings, state_key
 from .state import Bisection, normalize
 
@@ -58,6 +59,6 @@ def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setti
                     "there is nothing to bisect")
     probe = p.checkout(rev)
     j = judge_probe(p, probe, good_co, bad_co)
-    details = {"commit": probe.commit, "verdict": j.verdict, "judgement": asdict(j), "endpoints": _cmp(ends.comparison),
+    details = {"commit": probe.commit, "verdict": j.verdict, "judgement": asdict(j), "endpoints": Effect.of(ends.comparison).to_dict(),
                "cost": p.cost("layouts"), "exit": JUDGE_EXIT[j.verdict]}
     return JUDGE_EXIT[j.verdict], j, details

@@ -16,12 +16,14 @@ from ..decide import Skip
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
-from .budget import (PHASES, Clock, _budget_at_endpoints, _likely_runs, _plan_only, choose_runs, refuse_unpaid,
+from .budget import (PHASES, Clock, budget_at_endpoints, likely_runs, first_look_plan, choose_runs, refuse_unpaid,
                      refuse_unpaid_time, target_costs)
 from .prober import Engine, Prober, ThreadStore, farm_cost
-from .render import _cmp, ci_label, interval, summary_line
+from ..verdict import text as vtext
+from ..verdict.record import (BisectionRecord, BudgetSpent, Candidate, CodeEvidence, Confirmation, Cost, Effect,
+                              Endpoints, PlanRecord, Residual, Shadow, Side, Step)
 from .settings import Settings, exclusive, option_value, state_key
-from .state import Bisection, Journal, _subject, keep, normalize, range_key, start, take_back
+from .state import Bisection, Journal, subject_of, keep, normalize, range_key, start, take_back
 
 # -- the automatic bisection ----------------------------------------------------------------------
 
@@ -84,10 +86,11 @@ def _decision_flags(b, s: Settings, say) -> Settings:
            if (k.replace("_time", "") in given) and (k.startswith("budget") or getattr(s, k) is not None)}
     changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
     if changed and all(k.startswith("budget") for k in changed) and b.result is not None \
-            and b.result.get("status") not in ("budget", None) and b.result.get("settings") == b.s.to_dict():
+            and b.result.status not in ("budget", "") and b.result.settings == b.s.to_dict():
         # a budget limits runs not yet measured: a finished verdict is kept, whatever budget is given now
-        say(f"the bisection is finished ({b.result['status']}): a --budget limits the runs still to measure and it "
-            f"needs none, so its verdict stands (runs spent: {b.result.get('runs_spent', '?')})")
+        spent = b.result.runs_spent if b.result.runs_spent is not None else "?"
+        say(f"the bisection is finished ({b.result.status}): a --budget limits the runs still to measure and it "
+            f"needs none, so its verdict stands (runs spent: {spent})")
         return b.s
     if changed:
         merged = dataclasses.replace(b.s, **changed)
@@ -105,8 +108,8 @@ def _decision_flags(b, s: Settings, say) -> Settings:
 
 
 def run(store: Store, profile: Profile, s: Settings, good: str | None = None, bad: str | None = None,
-        say=lambda m: None, plan_only: bool = False, timeout: float | None = None) -> dict:
-    """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict.  With
+        say=lambda m: None, plan_only: bool = False, timeout: float | None = None) -> BisectionRecord | PlanRecord:
+    """Bisect GOOD..BAD (or continue the bisection in progress); return the verdict's record.  With
     ``plan_only``: measure the endpoints' first look only and return what the bisection will
     likely cost and whether a step of twice the minimum effect is likely missed (status ``plan``).  ``timeout``: seconds before a run is killed (None: the
     target's); a commit whose runs all fail (time out) is skipped."""
@@ -128,7 +131,81 @@ def _taken_back(store: Store, s: Settings, good: str, bad: str) -> Bisection | N
 
 
 def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings,
-         ends: tuple[str | None, str | None], say, plan_only: bool = False, timeout: float | None = None) -> dict:
+         ends: tuple[str | None, str | None], say, plan_only: bool = False,
+         timeout: float | None = None) -> BisectionRecord | PlanRecord:
+    b, s = _resume(store, profile, s, ends, say)
+    if b.result is not None and not plan_only and b.result.settings == b.s.to_dict():
+        # finished, and nothing asked of it since: its verdict as it was, nothing measured again
+        say("the bisection is finished: its verdict, from the store (no run measured)")
+        sl = b.result.single_layout
+        return dataclasses.replace(b.result, cost=dataclasses.replace(b.result.cost, compiled_now=0, ran_now=0),
+                                   reprinted=True, single_layout=sl and dataclasses.replace(sl, compiled_now=0,
+                                                                                            ran_now=0))
+    p, probers, places = _probers(stack, store, profile, s, b, say, timeout)
+    commits = b.commits(profile)
+    if len(commits) < 2:
+        raise LayoutbenchError(f"{b.good[:12]}..{b.bad[:12]} holds no commit; is GOOD an ancestor of BAD?")
+    cos, plan, eng, engines, clock = _measuring(b, s, p, probers, places, commits, say, plan_only)
+    retrying = places.retrying if places is not None else (lambda what, fn: fn())
+    if s.budget is not None or s.budget_time is not None:
+        say(clock.assumes())
+    if plan_only:
+        return first_look_plan(eng, b, s, plan, commits, say, clock)
+
+    clock.replan = lambda: likely_runs(eng, b, plan, commits)
+
+    def progress(m: str) -> None:  # a phase's line also says the runs spent / planned and the time left
+        if clock.likely is None and m.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
+            clock.likely = likely_runs(eng, b, plan, commits)
+        say(m + clock.progress() if m.startswith(PHASES) else m)
+
+    try:
+        ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan, say=lambda m: progress(f"endpoints: {m}")))
+        if places is not None:
+            places.release_all()
+    except Skip as e:
+        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
+    except decide.OutOfBudget:
+        return budget_at_endpoints(eng, b, s, commits, clock, profile, p)
+    k, r = ends.layouts, ends.runs
+    if b.entry("endpoints") is None:
+        b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
+            "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
+        b.save()
+    head = dict(kernel=profile.name, repo=s.repo, metric=s.metric, unit=p.unit, target=s.target or p.target.spec.name,
+                targets=[q.name for q in probers], args=s.args, good=b.good, bad=b.bad, commits=len(commits) - 1,
+                settings=s.to_dict())
+    if ends.status == "differs":
+        journal = Journal(b, profile, places)
+        out = retrying("the bisection", lambda: decide.bisect_range(
+            places.engines(engines) if places is not None else engines, commits, plan,
+            journal, None, progress, ends=ends))
+        if places is not None:
+            places.release_all()
+        rec = BisectionRecord(**head, **_searched(out, ends, b, profile, s, commits, say))
+    else:
+        rec = _undecided(BisectionRecord(**head), ends, plan)
+    _read_stored_probes(b, probers, p, cos, s)  # the cost counts the probes an interrupted run made
+    rec = dataclasses.replace(rec, cost=_cost(probers), budget=BudgetSpent.from_dict(clock.summary()),
+                              runs_per_layout=s.runs_choice,
+                              # one cost figure: the one R was chosen from, else (R given) the target's now
+                              costs=None if s.runs_choice else target_costs(p, s).to_dict())
+    if s.shadow:
+        rec = dataclasses.replace(rec, single_layout=_shadow(rec, p, commits, places, retrying, profile, s))
+    if places is not None:
+        rec = dataclasses.replace(rec, targets=list(s.targets), places=places.summary(
+            [e for e in b.log if e["verb"] in ("good", "bad", "skip")]))
+    rec = dataclasses.replace(rec, message=rec.message or vtext.summary_line(rec))
+    b.result = rec
+    b.save()
+    keep(b.store, b)
+    return rec
+
+
+def _resume(store: Store, profile: Profile, s: Settings, ends: tuple[str | None, str | None], say
+            ) -> tuple[Bisection, Settings]:
+    """The bisection asked for: the one in progress resumed (its measurement settings kept, the
+    decision flags given now applied), one of GOOD..BAD kept beside it taken back, or a new one."""
     good, bad = ends
     s = normalize(profile, s, check_metric=good is not None and bad is not None)  # continued: the prober checks
     key = state_key(s.kernel, s.repo, s.subdir)
@@ -171,14 +248,13 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
-    if b.result is not None and not plan_only and b.result.get("settings") == b.s.to_dict():
-        # finished, and nothing asked of it since: its verdict as it was, nothing measured again
-        say("the bisection is finished: its verdict, from the store (no run measured)")
-        now = {"compiled_now": 0, "ran_now": 0}
-        again = {**b.result, "cost": {**(b.result.get("cost") or {}), **now}, "reprinted": True}
-        if again.get("single_layout"):
-            again["single_layout"] = {**again["single_layout"], **now}
-        return again
+    return b, s
+
+
+def _probers(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, b: Bisection, say,
+             timeout: float | None) -> tuple[Prober, list[Prober], "farmmod.Farm | None"]:
+    """The machines that measure: one prober per target (or per labgrid place), open until the
+    bisection ends; the first is the one the endpoints and the shadow use."""
     names = s.targets
     if farmmod.pool(profile, names):  # a labgrid-places target: one slot per usable place
         with contextlib.closing(targets.make(profile, names[0])) as pool:
@@ -190,9 +266,14 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     places = farmmod.Farm(probers, b, say) if farmmod.pool(profile, s.targets) else None
     for q in probers:
         stack.enter_context(q)
-    commits = b.commits(profile)
-    if len(commits) < 2:
-        raise LayoutbenchError(f"{b.good[:12]}..{b.bad[:12]} holds no commit; is GOOD an ancestor of BAD?")
+    return p, probers, places
+
+
+def _measuring(b: Bisection, s: Settings, p: Prober, probers: list[Prober], places, commits: list[str], say,
+               plan_only: bool):
+    """What the bisection measures with, said in a line or two: the checkouts, the runs per layout
+    (chosen from the costs, once), the plan, the engines the decisions probe through (one a machine)
+    and the clock of the budget."""
     for q in probers[1:] if places is None else []:
         say(f"also target {q.target.describe()}: {len(probers)} probes per round, one per machine")
     if places is not None:
@@ -218,94 +299,64 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     refuse_unpaid_time(b, s, p)  # the time a run takes, now measured by the runs that chose R
     eng.prober.after = clock.update
     engines = [eng] + [decide.Tracked(Engine(q, dict(cos), after=clock.update), ledger) for q in probers[1:]]
-    retrying = places.retrying if places is not None else (lambda what, fn: fn())
-    if s.budget is not None or s.budget_time is not None:
-        say(clock.assumes())
-    if plan_only:
-        return _plan_only(eng, b, s, plan, commits, say, clock)
+    return cos, plan, eng, engines, clock
 
-    clock.replan = lambda: _likely_runs(eng, b, plan, commits)
 
-    def progress(m: str) -> None:  # a phase's line also says the runs spent / planned and the time left
-        if clock.likely is None and m.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
-            clock.likely = _likely_runs(eng, b, plan, commits)
-        say(m + clock.progress() if m.startswith(PHASES) else m)
-
-    try:
-        ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan, say=lambda m: progress(f"endpoints: {m}")))
-        if places is not None:
-            places.release_all()
-    except Skip as e:
-        raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
-    except decide.OutOfBudget:
-        return _budget_at_endpoints(eng, b, s, commits, clock, profile, p)
-    k, r = ends.layouts, ends.runs
-    if b.entry("endpoints") is None:
-        b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
-            "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
-        b.save()
-    verdict = {"kernel": profile.name, "repo": s.repo, "metric": s.metric, "unit": p.unit, "target": s.target
-               or p.target.spec.name, "targets": [q.name for q in probers], "rounds": 0, "probes": 0,
-               "args": s.args, "good": b.good, "bad": b.bad, "commits": len(commits) - 1,
-               "settings": s.to_dict(), "endpoints": {**_cmp(ends.comparison), "status": ends.status,
-                                                       "look_level": ends.level}}
+def _undecided(rec: BisectionRecord, ends, plan) -> BisectionRecord:
+    """The verdict when the endpoints show no change: within layout noise (an equivalence test
+    passed) or not shown; no commit is blamed."""
+    e, k, r = ends.comparison, ends.layouts, ends.runs
+    fields = dict(status=ends.status, look_level=ends.level)
     if ends.status == "noise":
-        e = ends.comparison
-        verdict.update(status="noise", culprit=None, range=[], message=(
+        return dataclasses.replace(rec, endpoints=Endpoints.of(e, **fields), status="noise", message=(
             f"within layout noise (a change of {fmt.pct(plan.min_effect)} or more is ruled out): BAD/GOOD = "
-            f"{e.ratio:.4f} ({100 * e.confidence:.3g}% CI {interval(e.ci_low, e.ci_high)}, the equivalence test's) over {k} layouts "
-            f"x {r} run(s), {e.noise_text()}; no commit is blamed"))
-    elif ends.status != "differs":
-        e = ends.comparison
-        verdict["endpoints"]["more_layouts"] = ends.more_layouts
-        verdict["endpoints"]["shows"] = math.expm1(ends.shows) if math.isfinite(ends.shows) else None
-        verdict.update(status="not-shown", culprit=None, range=[], message=(
-            f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({ci_label(e.confidence, verdict)} {interval(e.ci_low, e.ci_high)}), "
-            f"{e.noise_text()}; no commit is blamed, and no equivalence is claimed (--prove-null tests it)"))
-    else:
-        journal = Journal(b, profile, places)
-        out = retrying("the bisection", lambda: decide.bisect_range(
-            places.engines(engines) if places is not None else engines, commits, plan,
-            journal, None, progress, ends=ends))
-        if places is not None:
-            places.release_all()
-        verdict["rounds"], verdict["probes"] = out.rounds, out.probes
-        verdict["runs_spent"] = out.runs
-        if not out.steps:  # the budget ended before any step was searched out
-            out.steps.append(decide.Step("range", b.good, None, commits[1:]))
-        first = out.first_step
-        verdict["skipped"] = first.skipped
-        verdict["several"] = out.several
-        verdict["share"] = first.share
-        verdict["residual"] = out.residual
-        verdict["sides"] = out.sides
-        verdict["bound"] = out.bound()
-        verdict["steps"] = [{"status": st.status, "last_good": st.last_good, "culprit": st.culprit,
-                             "subject": _subject(profile, s, st.culprit) if st.culprit else "",
-                             "share": st.share, "range": st.range, "shown": st.shown, "bounded": st.bounded,
-                             "forecast": st.forecast,
-                             "effect": _cmp(st.confirmation) if st.confirmation else None} for st in out.steps]
-        if first.status == "range":
-            verdict.update(status="range", culprit=None, range=first.range)
-        else:
-            verdict.update(status=first.status, culprit=first.culprit if first.status == "found" else None,
-                           candidate=first.culprit, culprit_subject=_subject(profile, s, first.culprit), range=[])
-            verdict["last_good"] = first.last_good
-            if first.confirmation is not None:
-                verdict["effect"] = {**_cmp(first.confirmation), "fresh_layouts": first.confirm_layouts,
-                                     "shown": first.shown, "bounded": first.bounded,
-                                     "step_ratio": math.exp(first.effect) if math.isfinite(first.effect) else None}
-            i = commits.index(first.culprit)
-            verdict["code"] = code_evidence(profile, s, commits[i - 1], first.culprit, say)
-        if out.status == "budget":
-            verdict.update(status="budget", budget_note=out.note,
-                           candidates=[{"commit": c, "probability": q} for c, q in out.candidates])
-    # 4. the cost, including the probes an interrupted run of this bisection made: all from the store
+            f"{e.ratio:.4f} ({100 * e.confidence:.3g}% CI {vtext.interval(e.ci_low, e.ci_high)}, the equivalence "
+            f"test's) over {k} layouts x {r} run(s), {e.noise_text()}; no commit is blamed"))
+    fields.update(more_layouts=ends.more_layouts, shows=math.expm1(ends.shows) if math.isfinite(ends.shows) else None)
+    return dataclasses.replace(rec, endpoints=Endpoints.of(e, **fields), status="not-shown", message=(
+        f"{ends.note}: BAD/GOOD = {e.ratio:.4f} ({vtext.ci_label(e.confidence, rec)} "
+        f"{vtext.interval(e.ci_low, e.ci_high)}), {e.noise_text()}; no commit is blamed, and no equivalence is "
+        "claimed (--prove-null tests it)"))
+
+
+def _searched(out, ends, b: Bisection, profile: Profile, s: Settings, commits: list[str], say) -> dict:
+    """The record's fields from the search of the range (decide.bisect_range): the first step and
+    every other one with its own effect, the ranges beside them, the code evidence of the culprit."""
+    if not out.steps:  # the budget ended before any step was searched out
+        out.steps.append(decide.Step("range", b.good, None, commits[1:]))
+    first = out.first_step
+    steps = [Step(status=st.status, last_good=st.last_good, culprit=st.culprit,
+                  subject=subject_of(profile, s, st.culprit) if st.culprit else "", share=st.share,
+                  range=st.range, shown=st.shown, bounded=st.bounded, forecast=st.forecast,
+                  effect=Effect.of(st.confirmation) if st.confirmation else None) for st in out.steps]
+    f = dict(endpoints=Endpoints.of(ends.comparison, status=ends.status, look_level=ends.level),
+             rounds=out.rounds, probes=out.probes, runs_spent=out.runs, skipped=first.skipped,
+             several=out.several, share=first.share, residual=[Residual.from_dict(x) for x in out.residual],
+             sides=[Side.from_dict(x) for x in out.sides], bound=out.bound(), steps=steps,
+             status=first.status, culprit=None, range=first.range if first.status == "range" else [])
+    if first.status != "range":
+        f.update(culprit=first.culprit if first.status == "found" else None, candidate=first.culprit,
+                 culprit_subject=subject_of(profile, s, first.culprit), last_good=first.last_good)
+        if first.confirmation is not None:
+            f["effect"] = Confirmation.of(first.confirmation, fresh_layouts=first.confirm_layouts, shown=first.shown,
+                                          bounded=first.bounded, step_ratio=math.exp(first.effect)
+                                          if math.isfinite(first.effect) else None)
+        i = commits.index(first.culprit)
+        f["code"] = CodeEvidence.from_dict(code_evidence(profile, s, commits[i - 1], first.culprit, say))
+    if out.status == "budget":
+        f.update(status="budget", budget_note=out.note,
+                 candidates=[Candidate(commit=c, probability=q) for c, q in out.candidates])
+    return f
+
+
+def _read_stored_probes(b: Bisection, probers: list[Prober], p: Prober, cos: dict, s: Settings) -> None:
+    """Read the runs of every probe in the log (an interrupted run's too) from the store, on the
+    machine that judged it, so that the cost counts them (nothing runs)."""
     by_name = {q.name: q for q in probers}
     for e in b.log:
         if e.get("by") != "measured" or e["verb"] not in ("good", "bad", "skip"):
             continue
-        q = by_name.get(e.get("slot") or e.get("target"), p)  # on the machine that judged it (stored: nothing runs)
+        q = by_name.get(e.get("slot") or e.get("target"), p)
         if e.get("why") == "build":
             q.failed.add(("layouts", e["commit"]))
         elif ("layouts", e["commit"]) not in q.used:
@@ -318,37 +369,31 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
             except LayoutbenchError:  # a place's stored runs, read without holding it: some are missing
                 if not e.get("place"):
                     raise
-    verdict["cost"] = p.cost("layouts") if len(probers) == 1 else farm_cost(probers)
-    verdict["cost"]["compiled_now"] = sum(q.compiled_now for q in probers)
-    verdict["cost"]["ran_now"] = sum(q.ran_now for q in probers)
-    verdict["budget"] = clock.summary()
-    verdict["runs_per_layout"] = s.runs_choice
-    # one cost figure: the one the runs per layout were chosen from, else (R given) the target's now
-    verdict["costs"] = None if s.runs_choice else target_costs(p, s).to_dict()
-    # 5. what a single-layout bisection would have said
-    if s.shadow:
-        before = (p.compiled_now, p.ran_now)
-        sl = retrying("the single-layout bisection", lambda: single_layout(p, commits))
-        if places is not None:
-            places.release_all()
-        sl["compiled_now"] = p.compiled_now - before[0]
-        sl["ran_now"] = p.ran_now - before[1]
-        ours = verdict.get("culprit")
-        if verdict["status"] in ("uncertain", "budget") and not ours:
-            ours = verdict.get("candidate") or next((c["commit"] for c in sorted(
-                verdict.get("candidates") or [], key=lambda c: -c["probability"])), None)
-        named = [st["culprit"] for st in verdict.get("steps") or [] if st["status"] == "found" and st["culprit"]]
-        sl["agrees"] = (sl["culprit"] == ours or sl["culprit"] in named) if verdict["status"] in (
-            "found", "uncertain", "budget") else (
-            sl["culprit"] is None if verdict["status"] in ("noise", "not-shown") else sl["culprit"] in verdict.get("range", []))
-        if sl["culprit"]:
-            sl["culprit_subject"] = _subject(profile, s, sl["culprit"])
-        verdict["single_layout"] = sl
+
+
+def _cost(probers: list[Prober]) -> Cost:
+    """The bisection's one cost figure: builds, images and runs over every machine, and how many of
+    them this command compiled and ran."""
+    c = probers[0].cost("layouts") if len(probers) == 1 else farm_cost(probers)
+    return Cost(**c, compiled_now=sum(q.compiled_now for q in probers), ran_now=sum(q.ran_now for q in probers))
+
+
+def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retrying, profile: Profile,
+            s: Settings) -> Shadow:
+    """What a single-layout bisection of the same range blames (run now, its cost counted apart), and
+    whether layoutbench blames it too (any of its culprits; the candidate where none is confirmed)."""
+    before = (p.compiled_now, p.ran_now)
+    said = retrying("the single-layout bisection", lambda: single_layout(p, commits))
     if places is not None:
-        verdict["targets"] = s.targets
-        verdict["places"] = places.summary([e for e in b.log if e["verb"] in ("good", "bad", "skip")])
-    verdict["message"] = verdict.get("message") or summary_line(verdict)
-    b.result = verdict
-    b.save()
-    keep(b.store, b)
-    return verdict
+        places.release_all()
+    sl = Shadow.from_dict({**said, "compiled_now": p.compiled_now - before[0], "ran_now": p.ran_now - before[1]})
+    ours = rec.culprit
+    if rec.status in ("uncertain", "budget") and not ours:
+        ours = rec.candidate or next((c.commit for c in sorted(rec.candidates or [], key=lambda c: -c.probability)),
+                                     None)
+    if rec.status in ("found", "uncertain", "budget"):
+        agrees = sl.culprit == ours or sl.culprit in [st.culprit for st in rec.found]
+    else:
+        agrees = sl.culprit is None if rec.status in ("noise", "not-shown") else sl.culprit in rec.range
+    return dataclasses.replace(sl, agrees=agrees,
+                               culprit_subject=subject_of(profile, s, sl.culprit) if sl.culprit else None)

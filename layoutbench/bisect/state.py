@@ -3,6 +3,7 @@ git-shaped verbs (start, mark, replay) and the verdicts kept of finished bisecti
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 
 from .. import costs, measure, source, targets, validate
@@ -11,7 +12,8 @@ from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store, config_hash
 from .prober import Judgement
-from .render import _budget_after
+from ..verdict import text as vtext
+from ..verdict.record import BisectionRecord, read
 from .settings import CURRENT, Settings, state_key
 
 
@@ -29,7 +31,7 @@ class Journal:
         return out
 
     def record(self, segment: str | None, commit: str, j: Judgement, target: str | None = None) -> None:
-        subj = _subject(self.profile, self.b.s, commit)
+        subj = subject_of(self.profile, self.b.s, commit)
         extra = {"segment": segment} if segment else {}
         if target:
             extra["target"] = target  # the machine that judged it (GOOD and BAD measured there too)
@@ -52,10 +54,28 @@ class Bisection:
     """A bisection's settings and marks, kept in the store's ``state`` table."""
 
     def __init__(self, store: Store, settings: Settings, log: list[dict] | None = None,
-                 result: dict | None = None):
+                 result: BisectionRecord | dict | None = None):
         self.store, self.s = store, settings
         self.log: list[dict] = log or []
         self.result = result
+
+    @property
+    def result(self) -> BisectionRecord | None:
+        """The finished verdict (None while it is not finished)."""
+        return self._result
+
+    @result.setter
+    def result(self, rec: BisectionRecord | dict | None) -> None:
+        """A stored verdict (its JSON) is read back typed; one that does not read (written by another
+        version in another shape) is not reused: the bisection decides again from its log and the store."""
+        try:
+            self._result = read(rec) if isinstance(rec, dict) else rec
+        except (TypeError, AttributeError, ValueError):
+            self._result = None
+
+    def stored_result(self) -> dict | None:
+        """The verdict as the store keeps it (its JSON)."""
+        return self.result.to_dict() if self.result is not None else None
 
     @property
     def key(self) -> str:
@@ -69,7 +89,8 @@ class Bisection:
         return cls(store, Settings.from_dict(d["settings"]), d.get("log", []), d.get("result"))
 
     def save(self) -> None:
-        self.store.set_state(self.key, {"settings": self.s.to_dict(), "log": self.log, "result": self.result})
+        self.store.set_state(self.key, {"settings": self.s.to_dict(), "log": self.log,
+                                        "result": self.stored_result()})
         self.store.set_state(CURRENT, self.key)
 
     def reset(self) -> None:
@@ -88,7 +109,7 @@ class Bisection:
         (:func:`take_back`)."""
         if self.good and self.bad:
             self.store.set_state(self.range_key, {"settings": self.s.to_dict(), "log": self.log,
-                                                  "result": self.result})
+                                                  "result": self.stored_result()})
         self.reset()
 
     # marks
@@ -172,26 +193,8 @@ class Bisection:
                 if v == "skip" and e.get("why"):
                     words += ["--why", e["why"]]
                 lines.append(shlex.join(words))
-        if self.result:
-            r = self.result
-            if r["status"] == "found":
-                lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')}")
-                for st in r.get("steps") or []:  # every other change point found
-                    if st.get("status") == "found" and st.get("culprit") and st["culprit"] != r["culprit"]:
-                        lines.append(f"# first bad commit of another step: [{st['culprit']}] {st.get('subject', '')}")
-            elif r["status"] == "uncertain":
-                lines.append(f"# uncertain: points at [{r.get('candidate')}], not confirmed on fresh layouts")
-            elif r["status"] == "range":
-                lines.append("# only skipped commits left to test; the first bad commit is one of: "
-                             + " ".join(c[:12] for c in r["range"]))
-            elif r["status"] == "noise":
-                lines.append("# GOOD and BAD do not differ beyond layout noise: nothing to bisect")
-            elif r["status"] == "not-shown":
-                lines.append("# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)")
-            elif r["status"] == "budget" and r.get("culprit"):
-                lines.append(f"# first bad commit: [{r['culprit']}] {r.get('culprit_subject', '')} ({_budget_after(r)})")
-            elif r["status"] == "budget":
-                lines.append(f"# {r.get('budget_note') or 'not decided at this budget'}")
+        if self.result is not None:
+            lines.extend(vtext.log_lines(self.result))
         return "\n".join(lines) + "\n"
 
 
@@ -232,20 +235,26 @@ def keep(store: Store, b: "Bisection") -> None:
     """Keep the finished verdict apart from the bisection's state, so that starting another
     bisection of the kernel (another range or metric) does not lose it: the report shows every one."""
     if b.result is not None:
-        store.set_state(kept_key(b), {"settings": b.s.to_dict(), "result": b.result, "key": b.key})
+        store.set_state(kept_key(b), {"settings": b.s.to_dict(), "result": b.stored_result(), "key": b.key})
 
 
-def kept(store: Store) -> list[tuple[str, dict]]:
+def kept(store: Store) -> list[tuple[str, BisectionRecord]]:
     """(key, verdict) of every finished bisection kept in the store, the latest first; the verdict
     of a bisection's state that holds one not kept apart (no ``bisect-verdict:`` key) too."""
     out, seen = [], set()
     for key, d in store.states(KEPT):
         if isinstance(d, dict) and isinstance(d.get("result"), dict):
-            out.append((key, d["result"]))
+            try:
+                rec = read(d["result"])
+            except (TypeError, AttributeError, ValueError):  # another version's shape: not shown as a verdict
+                continue
+            if isinstance(rec, BisectionRecord):
+                out.append((key, rec if rec.settings else dataclasses.replace(rec, settings=d.get("settings") or {})))
             seen.add(key)
     for b in stored(store):
         if b.result and b.good and b.bad and kept_key(b) not in seen:  # its range and settings beside it
-            out.append((kept_key(b), {"settings": b.s.to_dict(), "good": b.good, "bad": b.bad, **b.result}))
+            out.append((kept_key(b), dataclasses.replace(b.result, settings=b.result.settings or b.s.to_dict(),
+                                                         good=b.result.good or b.good, bad=b.result.bad or b.bad)))
     return out
 
 
@@ -414,7 +423,8 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
     return b
 
 
-def _subject(profile: Profile, s: Settings, sha: str) -> str:
+def subject_of(profile: Profile, s: Settings, sha: str) -> str:
+    """A commit's subject line ("" when it cannot be read)."""
     try:
         return source.describe(source.resolve(profile, sha, s.repo, s.subdir)).get("subject", "")
     except LayoutbenchError:

@@ -171,7 +171,7 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
     if o["as_json"]:
         out.print_json(_json(v.to_json(exits=o["exit_code"])))
     else:
-        out.print(v.text(), markup=False)
+        out.print(compare.commits_text_of(v.data), markup=False)
     if not rep.metrics:
         raise LayoutbenchError(f"no run of {prof.name} produced metrics on both commits; see the logs above")
     if o["exit_code"]:

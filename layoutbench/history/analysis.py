@@ -12,6 +12,7 @@ from .. import bisect, fmt, layout, quirks, stats
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
+from ..verdict.text import interval
 from .evidence import KINDS, Change, judge_steps
 from .sweeping import DEFAULT_MIN_EFFECT, Series
 
@@ -218,14 +219,13 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
     pos = {c: i for i, c in enumerate(series.commits)}
     out = []
     for key, res in bisect.kept(store):
-        s = res.get("settings") or {}
-        if res.get("kernel", s.get("kernel")) != series.kernel or (
-                res.get("repo") and series.repo and Path(res["repo"]).resolve() != Path(series.repo).resolve()):
+        if (res.kernel or res.settings.get("kernel")) != series.kernel or (
+                res.repo and series.repo and Path(res.repo).resolve() != Path(series.repo).resolve()):
             continue
         v = Verdict.of_bisection(res)
-        span = f"{(res.get('good') or '')[:12]}..{(res.get('bad') or '')[:12]}"
+        span = f"{(res.good or '')[:12]}..{(res.bad or '')[:12]}"
         head = f"layoutbench bisect {span}: {v.headline()}"
-        base = {"key": key, "range": span, "metric": res.get("metric") or s.get("metric") or "",
+        base = {"key": key, "range": span, "metric": res.metric or res.settings.get("metric") or "",
                 "status": v.status, "headline": v.headline(), "unseen": []}
         unseen = [not_ruled_out_line(u) for u in v.unseen]
         named = [(x, c) for x, c in ((x, _find(x, pos)) for x in v.culprits) if c]
@@ -233,23 +233,14 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
         for i, (x, c) in enumerate(named):
             out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "unseen": unseen if i == 0 else [],
                         **_culprit_text(span, v, res, x, i, len(v.culprits))})
-        if not v.culprits and _find(res.get("good"), pos) and _find(res.get("bad"), pos):  # a range of this history
-            maybe = [v.candidate] if v.candidate else (res.get("range") or [])
+        if not v.culprits and _find(res.good, pos) and _find(res.bad, pos):  # a range of this history
+            maybe = [v.candidate] if v.candidate else res.range
             hits = [c for c in (_find(x, pos) for x in maybe) if c]
             out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head, "unseen": unseen})
             for c in hits:
                 out.append({**base, "commit": c, "index": pos[c], "kind": "candidate", "label": "layoutbench: not ruled out",
                             "text": f"layoutbench bisect {span}: not ruled out ({v.status})"})
-        sh = v.shadow or {}
-        c = _find(sh.get("culprit"), pos)
-        if c:
-            # layoutbench's own verdict is the culprits, every one: the naive choice agrees when it is one of them
-            too = c in blamed or (not named and sh.get("agrees"))
-            out.append({**base, "commit": c, "index": pos[c], "kind": "shadow", "agrees": too,
-                        "label": "naive bisection would blame" + (" (so does layoutbench)" if too else ""),
-                        "text": f"a naive single-layout bisection of {span} would blame this"
-                                + (" (layoutbench blames it too)" if c in blamed else " (layoutbench agrees)" if too
-                                   else " (layoutbench does not)")})
+        out.extend(_shadow_marker(base, res, pos, blamed, bool(named), span))
     for b in bisect.stored(store):
         if b.s.kernel != series.kernel:
             continue
@@ -262,15 +253,31 @@ def bisect_verdicts(store: Store, series: Series) -> list[dict]:
     return out
 
 
-def _culprit_text(span: str, v, res: dict, culprit: str, i: int, n: int) -> dict:
+def _shadow_marker(base: dict, res, pos: dict, blamed: set, named: bool, span: str) -> list[dict]:
+    """The marker of what the single-layout bisection run beside a verdict would blame (none when it
+    blames nothing of this history)."""
+    sh = res.single_layout
+    c = _find(sh.culprit if sh is not None else None, pos)
+    if not c:
+        return []
+    # layoutbench's own verdict is the culprits, every one: the naive choice agrees when it is one of them
+    too = c in blamed or (not named and bool(sh.agrees))
+    return [{**base, "commit": c, "index": pos[c], "kind": "shadow", "agrees": too,
+             "label": "naive bisection would blame" + (" (so does layoutbench)" if too else ""),
+             "text": f"a naive single-layout bisection of {span} would blame this"
+                     + (" (layoutbench blames it too)" if c in blamed else " (layoutbench agrees)" if too
+                        else " (layoutbench does not)")}]
+
+
+def _culprit_text(span: str, v, res, culprit: str, i: int, n: int) -> dict:
     """The text and plot label of one culprit of a verdict: with several, each its own change point
     and its own effect (the confirmation's ratio and interval), never the first one's."""
-    metric = res.get("metric") or (res.get("settings") or {}).get("metric") or ""
-    step = next((s for s in res.get("steps") or [] if s.get("culprit") == culprit and s.get("status") == "found"), {})
-    e = step.get("effect") or (res.get("effect") if i == 0 else None) or {}
-    ratio, lo, hi = e.get("ratio"), e.get("ci_low"), e.get("ci_high")
+    metric = res.metric or res.settings.get("metric") or ""
+    step = next((s for s in res.found if s.culprit == culprit), None)
+    e = (step.effect if step is not None else None) or (res.effect if i == 0 else None)
+    ratio, lo, hi = (e.ratio, e.ci_low, e.ci_high) if e is not None else (None, None, None)
     size = f"x{ratio:.4f}" if isinstance(ratio, (int, float)) else ""
-    ci = (f", CI {bisect.interval(lo, hi)}" if isinstance(lo, (int, float)) or isinstance(hi, (int, float)) else "")
+    ci = (f", CI {interval(lo, hi)}" if isinstance(lo, (int, float)) or isinstance(hi, (int, float)) else "")
     effect = {"ratio": ratio, "ci_low": lo, "ci_high": hi}
     if n == 1:
         return {"text": f"layoutbench bisect {span}: {v.headline()}", "effect": effect,

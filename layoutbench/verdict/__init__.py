@@ -17,6 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
+
+from . import record, text  # noqa: F401
+from .record import BisectionRecord, NotRuledOut, PlanRecord, not_ruled_out
+from .text import not_ruled_out_line  # noqa: F401  (the report and history print it)
 
 OK = 0  #: no change shown (or within layout noise); compare --commits: B not shown slower
 CHANGE = 1  #: a change shown: a first bad commit; compare --commits: B slower by the minimum effect
@@ -71,43 +76,44 @@ class Verdict:
     cost: dict | None = None
     not_shown: list[str] = field(default_factory=list)  #: what the runs did not show, in words
     shadow: dict | None = None  #: the single-layout answer, labelled as such
-    data: dict = field(default_factory=dict)
+    data: Any = field(default_factory=dict)  #: bisect: its BisectionRecord (or PlanRecord); else the dict
     #: bisect: what its tests could not see at this noise (:func:`not_ruled_out`), one entry a test
-    unseen: list[dict] = field(default_factory=list)
+    unseen: list[NotRuledOut] = field(default_factory=list)
 
     # -- made from ------------------------------------------------------------------------------
 
     @classmethod
-    def of_bisection(cls, v: dict) -> "Verdict":
-        """The verdict of ``bisect.run``'s record (also a stored one)."""
-        st = v.get("status", "")
-        culprits = [s["culprit"] for s in v.get("steps") or [] if s.get("status") == "found" and s.get("culprit")]
-        if v.get("culprit") and v["culprit"] not in culprits:
-            culprits.insert(0, v["culprit"])
-        if st == "found" and (v.get("several") or len(culprits) > 1):
+    def of_bisection(cls, v: BisectionRecord | PlanRecord | dict) -> "Verdict":
+        """The verdict of ``bisect.run``'s record (or of its JSON, stored or printed: read typed)."""
+        if isinstance(v, dict):
+            v = record.read(v)
+        if isinstance(v, PlanRecord):
+            return cls("bisect", "plan", data=v)
+        st = v.status
+        culprits = v.culprits
+        if st == "found" and (v.several or len(culprits) > 1):
             st = "several"
-        cand = v.get("candidate") if st in ("uncertain", "budget") else None
-        if st == "budget" and not cand and v.get("candidates"):
-            cand = max(v["candidates"], key=lambda c: c.get("probability", 0))["commit"]
+        cand = v.candidate if st in ("uncertain", "budget") else None
+        if st == "budget" and not cand and v.candidates:
+            cand = max(v.candidates, key=lambda c: c.probability).commit
         not_shown = []
         if st == "not-shown":
             not_shown.append("a change of the minimum effect between GOOD and BAD (none ruled out either)")
-        for sd in v.get("sides") or []:
-            if sd.get("status") == "not-shown":
-                not_shown.append(f"another change in {sd['good'][:12]}..{sd['bad'][:12]}")
+        for sd in v.sides or []:
+            if sd.status == "not-shown":
+                not_shown.append(f"another change in {sd.good[:12]}..{sd.bad[:12]}")
         if st == "budget" and not culprits:
             not_shown.append("a confirmed first bad commit: the budget ended first")
-        from .bisect.render import unexplained
-        rest = unexplained(v)
+        rest = v.unexplained()
         if rest is not None:
             not_shown.append(f"the rest of the endpoints' change ({100 * rest:.3g}%): --first-only searched one step")
-        sl = v.get("single_layout")
+        sl = v.single_layout
         shadow = None
-        if sl:
-            shadow = {"label": SHADOW_LABEL, "culprit": sl.get("culprit"), "agrees": bool(sl.get("agrees")),
-                      "runs": sl.get("runs"), "builds": sl.get("builds")}
-        return cls("bisect", st, culprits, cand, v.get("effect"), v.get("cost"), not_shown, shadow, v,
-                   not_ruled_out(v))
+        if sl is not None:
+            shadow = {"label": SHADOW_LABEL, "culprit": sl.culprit, "agrees": bool(sl.agrees),
+                      "runs": sl.runs, "builds": sl.builds}
+        return cls("bisect", st, culprits, cand, v.effect.to_dict() if v.effect is not None else None,
+                   v.cost.to_dict(), not_shown, shadow, v, not_ruled_out(v))
 
     @classmethod
     def of_compare(cls, rep: dict, fail_metrics: list[str] | None = None) -> "Verdict":
@@ -157,7 +163,6 @@ class Verdict:
     def headline(self) -> str:
         """One line: what layoutbench decided (the report's and the history's verdict line)."""
         v = self.data
-        metric = v.get("metric") or ""
         if self.command == "judge":
             return f"{v['name']}: {self.status}"
         if self.command == "compare":
@@ -165,11 +170,15 @@ class Verdict:
                 "B slower" if self.status == "slower" else "B faster" if self.status == "faster" else
                 "no change shown" if self.status == "not-shown" else
                 "within the minimum effect (a change of it ruled out)" if self.status == "within" else "not compared")
-        e = self.effect or {}
-        size = f", x{e['ratio']:.4f}" if isinstance(e.get("ratio"), (int, float)) and math.isfinite(e["ratio"]) else ""
-        if self.status in ("found", "several") and len(self.culprits) > 1:
+        if self.status == "plan":
+            return self.status
+        metric = v.metric
+        ratio = v.effect.ratio if v.effect is not None else None
+        size = f", x{ratio:.4f}" if isinstance(ratio, (int, float)) and math.isfinite(ratio) else ""
+        if self.status in ("found", "several", "budget") and len(self.culprits) > 1:
             return f"{len(self.culprits)} change points ({metric}): " + ", ".join(
-                f"first bad commit {c[:12]}{self.step_size(c)}" for c in self.culprits)
+                f"first bad commit {c[:12]}{self.step_size(c)}" for c in self.culprits) + (
+                "; the budget ended before the rest" if self.status == "budget" else "")
         if self.status in ("found", "several"):
             more = "; several changes or a drift" if self.status == "several" else ""
             return f"first bad commit {self.culprits[0][:12]} ({metric}{size}){more}"
@@ -183,7 +192,7 @@ class Verdict:
             return f"uncertain: points at {self.candidate[:12]} ({metric}), not confirmed on fresh layouts{later}"
         if self.status == "range":
             later = "".join(f"; a later step confirmed at {c[:12]}" for c in self.culprits)
-            return f"the first bad commit is one of {len(v.get('range') or [])} ({metric}; the others skipped){later}"
+            return f"the first bad commit is one of {len(v.range)} ({metric}; the others skipped){later}"
         if self.status == "noise":
             return f"within layout noise ({metric}): no commit is blamed"
         if self.status == "not-shown":
@@ -192,67 +201,28 @@ class Verdict:
 
     def text(self) -> str:
         """The terminal text."""
-        if self.command == "compare":
-            from .compare import commits_text_of
-            return commits_text_of(self.data)
+        if self.command == "compare":  # its table is compare.commits_text_of's
+            return self.headline()
         if self.command == "judge":
             return f"{self.data['name']}: {self.data['describe']}"
         if self.status == "plan":
-            return self.data["message"]
-        from .bisect import text
-        return text(self.data)
+            return self.data.message
+        return text.text(self.data)
 
     def step_size(self, culprit: str) -> str:
         """" x1.0316" for a named step: its own confirmation's ratio (or the verdict's effect)."""
-        e = next((st.get("effect") for st in self.data.get("steps") or [] if st.get("culprit") == culprit
-                  and st.get("effect")), None) or (self.effect if culprit == (self.culprits or [None])[0] else None)
-        r = (e or {}).get("ratio")
+        e = self.data.step_effect(culprit)
+        r = e.ratio if e is not None else None
         return f" x{r:.4f}" if isinstance(r, (int, float)) and math.isfinite(r) else ""
 
     def to_json(self, exits: bool = True) -> dict:
         """The ``--json`` record: the full data, the verdict's own fields, the code of the exit-code
         table (``verdict_exit_code``) and the code the process exits with (``exit_code``: that one
         with ``exits`` -- the command's --exit-code --, else 0)."""
-        out = {**self.data, "verdict_status": self.status, "culprits": self.culprits,
+        data = self.data.to_dict() if self.command == "bisect" else self.data
+        out = {**data, "verdict_status": self.status, "culprits": self.culprits,
                "headline": self.headline(), "not_shown": self.not_shown, "shadow": self.shadow,
                "verdict_exit_code": self.exit_code(), "exit_code": self.exit_code() if exits else OK}
         if self.command == "bisect":
-            out["not_ruled_out"] = self.unseen
+            out["not_ruled_out"] = [u.to_dict() for u in self.unseen]
         return out
-
-
-def not_ruled_out(v: dict) -> list[dict]:
-    """What a bisection's record says its tests could not see at this noise: for the endpoints of a
-    "no change shown" verdict and for each test beside a found step that did not show a change, the
-    step below which a change there may have been missed (``below``, relative): the smallest step
-    that test, as it stopped (``layouts`` a side at its last look, its own level), shows with
-    probability ``power`` at the layout noise pooled over every commit measured (``shows`` of
-    decide.endpoints).  A record without ``shows`` gives none."""
-    from .decide import NOISE_POWER
-
-    tests = []
-    ends = v.get("endpoints") or {}
-    if v.get("status") == "not-shown" and ends.get("status", "not-shown") == "not-shown":
-        tests.append(("endpoints", v.get("good") or "", v.get("bad") or "", ends))
-    tests += [("side", sd["good"], sd["bad"], sd) for sd in v.get("sides") or [] if sd.get("status") == "not-shown"]
-    out = []
-    for test, good, bad, t in tests:
-        below = t.get("shows")
-        if not isinstance(below, (int, float)) or not math.isfinite(below) or below <= 0:
-            continue
-        what = "the endpoints' test" if test == "endpoints" else "the side test"
-        out.append({"test": test, "good": good, "bad": bad, "below": below, "layouts": t.get("layouts"),
-                    "power": NOISE_POWER,
-                    "meaning": (f"a change smaller than {100 * below:.3g}% between {good[:12]} and {bad[:12]} may "
-                                f"have been missed: {what} stopped at {t.get('layouts')} layouts a side without "
-                                f"showing one, and a change of {100 * below:.3g}% or more it shows with probability "
-                                f"{NOISE_POWER:g} at the layout noise measured")})
-    return out
-
-
-def not_ruled_out_line(u: dict) -> str:
-    """One entry of :func:`not_ruled_out` as the terminal text and the report print it."""
-    what = "this test" if u["test"] == "endpoints" else "this side test"
-    return (f"not ruled out: a {'change' if u['test'] == 'endpoints' else 'step'} below {100 * u['below']:.2f}% in "
-            f"{u['good'][:12]}..{u['bad'][:12]} (the smallest {what}, stopped at {u['layouts']} layouts a side, "
-            f"shows {round(10 * u['power']):g} times in 10 at this noise)")

@@ -1,0 +1,305 @@
+"""A bisection's verdict as people read it (the terminal text, its summary line, the closing lines of
+``bisect log``), rendered from the typed record (:class:`.record.BisectionRecord`)."""
+
+from __future__ import annotations
+
+import math
+
+from .. import costs, fmt
+from ..decide.plan import FUTILITY_POWER
+from ..stats.comparison import ratio_interval
+from .record import BisectionRecord as Rec
+from .record import Effect, NotRuledOut, not_ruled_out
+
+
+def interval(lo, hi) -> str:
+    """A ratio's interval as printed: ``0.9912…1.0131``; a one-sided one's open end (0 or infinite,
+    or null in JSON read back from the store) as ``0`` below or ``∞`` above."""
+    return ratio_interval(lo, hi)
+
+
+def ci_label(conf, v: Rec) -> str:
+    """"95% CI" when the interval is at the level asked (--confidence), else "CI": a test's
+    interval at the level it spends of the bisection's overall error budget (said once, in
+    words, by :func:`levels`), never a level like 96.9604%."""
+    asked = v.confidence
+    if isinstance(conf, (int, float)) and abs(conf - asked) < 1e-9:
+        return f"{100 * asked:g}% CI"
+    return "CI"
+
+
+def confirmation_said(v: Rec, what: str = "the change") -> str:
+    """What an unconfirmed candidate's confirmation showed: no change, or a change in a direction not
+    shown to exceed the minimum effect."""
+    if v.effect is not None and v.effect.shown == "change":
+        return f"showed a change but not one beyond the {fmt.pct(v.min_effect)} minimum effect"
+    return f"did not show {what}"
+
+
+def budget_after(v: Rec) -> str:
+    """What the budget left undone after a confirmed first bad commit."""
+    others = [c for c in v.candidates or [] if c.commit != v.culprit]
+    if others:
+        return ("the budget ended while another step was searched: among " + ", ".join(
+            f"{c.commit[:12]} ({100 * c.probability:.0f}%)" for c in others))
+    return "the budget ended before the ranges beside it were searched out"
+
+
+def effect_words(e: Effect, v: Rec) -> str:
+    """``x1.0316 (95% CI 1.02…1.04, slower by at least 0.50%, fresh layouts), <noise>``."""
+    return (f"{v.metric} x{e.ratio:.4f} ({ci_label(e.confidence, v)} {interval(e.ci_low, e.ci_high)}, {e.words}, "
+            f"fresh layouts), {e.noise}")
+
+
+def summary_line(v: Rec) -> str:
+    """The verdict in one line (the JSON's ``message``)."""
+    if v.status in ("noise", "not-shown"):
+        return v.message
+    more = "; several changes or a drift" if v.several else ""
+    if v.status == "budget" and not v.culprit:
+        return v.budget_note or "not decided at this budget"
+    if v.status == "budget":
+        more += f"; {budget_after(v)}"
+    eff = f": {effect_words(v.effect, v)}" if v.effect is not None else ""
+    subject = v.culprit_subject or ""
+    if v.status in ("found", "budget") and v.culprit:
+        return f"first bad commit {v.culprit[:12]} {subject}{eff}{more}"
+    if v.status == "uncertain":
+        return (f"uncertain: the bisection points at {(v.candidate or '')[:12]} {subject} but the "
+                f"confirmation on fresh layouts {confirmation_said(v)}{eff}{more}")
+    return (f"the first bad commit is one of {len(v.range)}: " + " ".join(c[:12] for c in v.range)
+            + f" (skipped: {len(v.skipped or [])}){eff}")
+
+
+def several_lines(v: Rec) -> list[str]:
+    """The lines that say the found step is not the whole story."""
+    if not v.several:
+        return []
+    found = v.found
+    together = sum(st.share for st in found if isinstance(st.share, (int, float)) and math.isfinite(st.share))
+    out = [f"several changes or a drift: the step found explains {fmt.pct(v.share)} of the endpoints' change"
+           if len(found) < 2 else f"several changes: the {len(found)} steps found explain {fmt.pct(together)} "
+                                  "of the endpoints' change together"]
+    for st in v.steps or []:
+        if st.culprit:
+            ratio = st.effect.ratio if st.effect is not None else math.nan
+            out.append(f"  step at {st.culprit[:12]} {st.subject} ({st.status}; "
+                       f"x{ratio:.4f}, share {fmt.pct(st.share)})")
+    for rs in v.residual or []:  # a range beside a step shown to differ, where no step was then located
+        if rs.unlocated is None or rs.unlocated:
+            out.append(f"  another change between {rs.good[:12]} and {rs.bad[:12]} (x{rs.ratio:.4f}), "
+                       "not located")
+    if v.first_only:
+        out.append("  (--first-only: stopped after one; without it every change point is searched)")
+    return out
+
+
+def first_only_lines(v: Rec) -> list[str]:
+    rest = v.unexplained()
+    if rest is None or v.several:
+        return []
+    return [f"warning: --first-only: the step found explains {fmt.pct(v.share)} of the endpoints' change; "
+            f"{fmt.pct(rest)} is unexplained and the ranges beside it were not searched (without --first-only every "
+            "change point is searched)"]
+
+
+def side_lines(v: Rec) -> list[str]:
+    """What the tests of the ranges beside each found step showed where they did not show a change:
+    an estimate, not a proof that the range is flat."""
+    out = []
+    quiet = False
+    for sd in v.sides or []:
+        if sd.status not in ("not-shown", "noise"):
+            continue
+        said = ("no other change shown there, none ruled out" if sd.status == "not-shown" else
+                "within layout noise there (an equivalence test passed: a change of the minimum effect is ruled out)")
+        if sd.futile and sd.reach:  # stopped: its cap could no longer show the step it looks for
+            said = (f"no other change shown there; stopped because at this noise even {sd.cap} layouts a side "
+                    f"would show only a step of {fmt.pct(sd.reach)} or more ({100 * FUTILITY_POWER:g}% power)")
+        quiet = quiet or sd.status == "not-shown"
+        out.append(f"beside:  {sd.good[:12]}..{sd.bad[:12]} x{sd.ratio:.4f} "
+                   f"({ci_label(sd.conf, v)} {interval(sd.ci_low, sd.ci_high)}, {sd.layouts} "
+                   f"layouts a side): {said}")
+    if quiet and not v.thorough:
+        out.append("         (beside a larger step, a second step of twice the minimum effect was missed in 7-8% of "
+                   "simulated ranges at this search's price; docs/how-it-decides.md, Figure 2)")
+    return out
+
+
+def levels_lines(v: Rec) -> list[str]:
+    """The one line that says what the intervals labelled "CI" are."""
+    asked = v.confidence
+    used = [x.confidence for x in (v.endpoints, v.effect) if x is not None]
+    used += [sd.conf for sd in v.sides or [] if sd.status in ("not-shown", "noise") and sd.conf]
+    if all(not isinstance(c, (int, float)) or abs(c - asked) < 1e-9 for c in used):
+        return []
+    return [f"levels:  each CI above is the one its test decided on, at the level that test spends of the "
+            f"bisection's overall {100 * asked:g}% (the error budget shared over its tests and looks)"]
+
+
+def code_lines(v: Rec) -> list[str]:
+    """What symdiff said the culprit changed (the code evidence), or why it could not say."""
+    code = v.code
+    if code is None:
+        return []
+    if code.error is not None:
+        return [f"code:    symdiff could not compare the parent and the culprit: {code.error}"]
+    if code.changed_functions:
+        top = ", ".join(f"{t['name']} ({t['status']}, {t['old_size']}→{t['new_size']} bytes)" for t in code.top or [])
+        return [f"code:    {code.changed_functions} function(s) changed code between the parent and the "
+                f"culprit (symdiff, layout {code.layout}): {top}"]
+    return [f"code:    no function's code changed between the parent and the culprit (symdiff, layout "
+            f"{code.layout}; {code.moved_functions} moved): the commit only moved code, its effect "
+            "is a layout effect (e.g. a different text size), not a code change"]
+
+
+def shadow_lines(v: Rec) -> list[str]:
+    """What the single-layout bisection run beside it would blame, and whether it agrees."""
+    sl = v.single_layout
+    if sl is None:
+        return []
+    said = f"{sl.culprit[:12]} {sl.culprit_subject or ''}" if sl.culprit else "no culprit (" + (sl.note or "") + ")"
+    named = [st.culprit for st in v.found]
+    if sl.agrees and len(named) > 1:
+        head = f"agrees on one of the {len(named)} steps"
+    elif sl.agrees:
+        head = "agrees"
+    elif v.status in ("noise", "not-shown", "range") or (v.status == "budget" and not v.culprit):
+        head = "would blame what this bisection does not"
+    else:
+        head = "DIFFERS"
+    return [f"single-layout bisection (default link, 1 run per probe, as asv find) {head}: it blames {said}"
+            f"; it took {sl.builds} builds, {sl.runs} runs"]
+
+
+def verdict_lines(v: Rec) -> list[str]:
+    """The ``verdict:`` lines: what was decided, in words."""
+    subject = f"         {v.culprit_subject or ''}"
+    if v.status == "noise":
+        return ["verdict: within layout noise (an equivalence test passed); no commit is blamed", f"         {v.message}"]
+    if v.status == "not-shown":
+        return ["verdict: no change shown; no commit is blamed (and none is cleared)", f"         {v.message}"]
+    if v.status == "budget" and not v.culprit:
+        lines = [f"verdict: {v.budget_note or 'not decided at this budget'}"]
+        if v.candidate:
+            lines.append(f"         no commit is blamed: {v.candidate[:12]} {v.culprit_subject or ''} was not "
+                         "confirmed on fresh layouts")
+        return lines
+    if v.status in ("found", "budget") and v.culprit:
+        lines = [f"verdict: first bad commit {v.culprit}", subject]
+        if v.status == "budget":
+            lines.append(f"         (confirmed; {budget_after(v)})")
+        return lines
+    if v.status == "uncertain":
+        return [f"verdict: uncertain: the bisection points at {v.candidate}", subject,
+                f"         but its confirmation (last good vs it, fresh layouts) {confirmation_said(v, 'a change')}"]
+    lines = [f"verdict: the first bad commit is one of these {len(v.range)} (the others could not be judged):"]
+    for c in v.range:
+        why = next((s for s in v.skipped or [] if s["commit"] == c), None)
+        lines.append(f"         {c[:12]}" + (f"  skipped ({why['why']}): {why['note'][:100]}" if why else ""))
+    return lines
+
+
+def effect_lines(v: Rec) -> list[str]:
+    """The first step's own effect, its size over every layout and the layout noise there."""
+    e = v.effect
+    if e is None:
+        return []
+    lines = [f"effect:  {v.metric} x{e.ratio:.4f} vs {(v.last_good or '')[:12]} "
+             f"({ci_label(e.confidence, v)} {interval(e.ci_low, e.ci_high)}, {e.words}, "
+             f"{e.test_words} fresh layouts); share of the endpoints' change {fmt.pct(v.share)}"]
+    if e.step_ratio:
+        lines.append(f"size:    x{e.step_ratio:.4f} over every layout measured on the pair (an estimate; the "
+                     f"minimum effect {fmt.pct(v.min_effect)} is tested by the interval above, on fresh layouts only)")
+    lines.append(f"layout noise there: {e.noise}; a single layout would confuse this effect with a "
+                 f"relink with probability {e.explained_by_layout:.2f}")
+    return lines
+
+
+def cost_lines(v: Rec) -> list[str]:
+    """The budget, the cost, where the costs came from, the farm and the places."""
+    lines = []
+    bd = v.budget
+    if bd is not None and bd.runs is not None:
+        given = f"{bd.duration_text} = {bd.runs} runs" if bd.duration_text else f"{bd.runs} runs"
+        per = (f"; {bd.seconds_per_run:.3g} s a run ({bd.seconds_per_run_from}): about "
+               f"{costs.duration_text(bd.time_spent_estimate)} spent" if bd.seconds_per_run else "")
+        lines.append(f"budget:  {given}; {bd.spent} spent{per}")
+    c = v.cost
+    lines.append(f"cost:    {c.builds} builds ({c.failed_builds} failed), {c.images} images, {c.runs} runs "
+                 f"({c.compiled_now} compiled and {c.ran_now} run by this command)")
+    chose = (v.runs_per_layout or {}).get("text")
+    if not chose and (v.costs or {}).get("text"):
+        lines.append(f"costs:   a layout and a run, {v.costs['text']}")  # R given: where the costs came from
+    lines.extend(place_lines(v))
+    if len(v.targets) > 1:
+        lines.append(f"farm:    {v.probes} probes in {v.rounds} rounds over {len(v.targets)} "
+                     f"machines ({', '.join(v.targets)}); each probe judged against GOOD and BAD on its own machine")
+    return lines
+
+
+def place_lines(v: Rec) -> list[str]:
+    """The verdict's lines about labgrid places."""
+    pl = v.places
+    if not pl:
+        return []
+    per = ", ".join(f"{p} {d['probes']} probe(s)" for p, d in sorted(pl["per_place"].items())) or "none"
+    out = [f"places:  {v.probes} probes in {v.rounds} rounds over labgrid places ({per}); "
+           f"each probe judged against GOOD and BAD on its own place"]
+    for p, why in sorted(pl["lost"].items()):
+        out.append(f"         lost {p}: {why}")
+    return out
+
+
+def not_ruled_out_line(u: NotRuledOut) -> str:
+    """One entry of what a test could not see at this noise, as the terminal text and the report print it."""
+    what = "this test" if u.test == "endpoints" else "this side test"
+    return (f"not ruled out: a {'change' if u.test == 'endpoints' else 'step'} below {100 * u.below:.2f}% in "
+            f"{u.good[:12]}..{u.bad[:12]} (the smallest {what}, stopped at {u.layouts} layouts a side, "
+            f"shows {round(10 * u.power):g} times in 10 at this noise)")
+
+
+def text(v: Rec) -> str:
+    """The verdict for a person."""
+    ends = v.endpoints
+    lines = [f"bisect {v.kernel} {v.good[:12]}..{v.bad[:12]} ({v.commits} commits), metric {v.metric} on {v.target}"]
+    if ends is not None:
+        lines.append(f"endpoints: BAD/GOOD = {ends.ratio:.4f} ({ci_label(ends.confidence, v)} "
+                     f"{interval(ends.ci_low, ends.ci_high)}, {ends.layouts} layouts), {ends.noise}")
+    else:
+        lines.append("endpoints: not decided (the budget ended during their test)")
+    if (v.runs_per_layout or {}).get("text"):
+        lines.append(f"runs:    {v.runs_per_layout['text']}")
+    lines += verdict_lines(v) + effect_lines(v) + several_lines(v) + first_only_lines(v) + side_lines(v)
+    lines += [not_ruled_out_line(u) for u in not_ruled_out(v)] + code_lines(v)
+    if v.bound:
+        lines.append(f"bound:   {v.bound}")
+    lines += levels_lines(v) + cost_lines(v) + shadow_lines(v)
+    return "\n".join(lines)
+
+
+def log_lines(v: Rec) -> list[str]:
+    """The closing comments of ``bisect log``: what the bisection decided, then every other change
+    point confirmed (a later step may be confirmed when the first is uncertain, or the budget ended)."""
+    others = [f"# first bad commit of another step: [{st.culprit}] {st.subject}" for st in v.found
+              if st.culprit != v.culprit]
+    return log_status_lines(v) + others
+
+
+def log_status_lines(v: Rec) -> list[str]:
+    """The line of ``bisect log`` that says the status."""
+    if v.status == "found":
+        return [f"# first bad commit: [{v.culprit}] {v.culprit_subject or ''}"]
+    if v.status == "uncertain":
+        return [f"# uncertain: points at [{v.candidate}], not confirmed on fresh layouts"]
+    if v.status == "range":
+        return ["# only skipped commits left to test; the first bad commit is one of: " + " ".join(c[:12] for c in v.range)]
+    if v.status == "noise":
+        return ["# GOOD and BAD do not differ beyond layout noise: nothing to bisect"]
+    if v.status == "not-shown":
+        return ["# no change shown between GOOD and BAD: no commit is blamed (and none is cleared)"]
+    if v.status == "budget" and v.culprit:
+        return [f"# first bad commit: [{v.culprit}] {v.culprit_subject or ''} ({budget_after(v)})"]
+    if v.status == "budget":
+        return [f"# {v.budget_note or 'not decided at this budget'}"]
+    return []
