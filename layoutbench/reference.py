@@ -64,8 +64,11 @@ SETTING_TEXT = {
     "layout_cost": "seconds a new layout costs (link, install, reboot); plans a bisection's runs per layout "
                    "and `--budget 8h` (default: measured)",
     "run_cost": "seconds a rerun on the same layout costs (default: measured)",
-    "args": "list of words after the image (`local`, `cachegrind`, ssh's remote image)",
-    "command": "the full command as a list of words, with `{image}`, instead of the image and `args`",
+    "args": "list of words after the image (`local`, `cachegrind`, ssh's remote image); a word that is the "
+            "absolute path of a file here (a benchmark script, an input) puts that file's content in the run "
+            "configuration: edited, its old runs are not reused",
+    "command": "the full command as a list of words, with `{image}`, instead of the image and `args` (files "
+               "named by absolute path count as in `args`)",
     "append": "the kernel command line (`--args` adds to it)",
     "memory": "guest memory (`128M`)",
     "machine": "QEMU machine (`q35`)",
