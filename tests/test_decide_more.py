@@ -35,25 +35,26 @@ class _Same:
 
 # -- (a) judge_probe's looks -------------------------------------------------------------------------
 
-def test_a_probe_looks_at_3_layouts_then_25_percent_more_each_time_up_to_its_cap():
-    """k -> min(cap, max(k + 1, ceil(1.25 k))) from MIN_LAYOUTS = 3: 3, 4, 5, 7, 9, 12, ... and the
-    last look exactly at the cap (twice the quiet cap of 40 here; max_layouts when smaller).  The
-    endpoints are measured to the same layouts before each look of the probe."""
+def test_a_probe_looks_at_3_layouts_then_one_more_each_time_up_to_its_cap():
+    """k -> min(cap, k + 1) from MIN_LAYOUTS = 3: the probe's tests (Wald's SPRT, the two mixture
+    SPRTs) are valid whenever they are read, so each layout added is a look, and the last look is
+    exactly the cap (twice the quiet cap of 40 here; max_layouts when smaller).  The endpoints are
+    measured to the same layouts before each look of the probe."""
     p = _Same()
     j = decide.judge_probe(p, "p", "g", "b", decide.Plan())
-    looks = [3, 4, 5, 7, 9, 12, 15, 19, 24, 30, 38, 48, 60, 75, 80]
+    looks = list(range(3, 81))
     assert [k for c, k in p.asked if c == "p"] == looks
     assert [k for c, k in p.asked if c == "g"] == [k for c, k in p.asked if c == "b"] == looks
     assert p.asked[:3] == [("g", 3), ("b", 3), ("p", 3)]
     assert (j.verdict, j.note, j.layouts, j.runs) == ("uncertain", "looks spent", 80, 1)
     p = _Same()
     j = decide.judge_probe(p, "p", "g", "b", decide.Plan(max_layouts=20))
-    assert [k for c, k in p.asked if c == "p"] == [3, 4, 5, 7, 9, 12, 15, 19, 20] and j.layouts == 20
+    assert [k for c, k in p.asked if c == "p"] == list(range(3, 21)) and j.layouts == 20
 
 
 def test_a_probe_that_decides_stops_at_that_look():
     """A probe like BAD (a 5 sigma_L step before it) is called bad at its first look; one like GOOD
-    (the step after it) good within a few looks of the same schedule."""
+    (the step after it) good at the first layout at which its SPRT crosses (one layout a look)."""
     sc = sim.Scenario("s", "step", 5.0, commits=8, sigma_r=0.003)
     p = sim.SimProber(sc, np.random.default_rng(4))
     at = p.steps[0]
@@ -70,7 +71,7 @@ def test_a_probe_that_decides_stops_at_that_look():
     asked.clear()
     j = decide.judge_probe(p, p.names[at - 1], good, bad, decide.Plan())
     ks = [k for c, k in asked if c == p.names[at - 1]]
-    assert j.verdict == "good" and ks == [3, 4, 5, 7, 9, 12][:len(ks)] and j.layouts == ks[-1]
+    assert j.verdict == "good" and ks == list(range(3, 3 + len(ks))) and j.layouts == ks[-1] > 3
 
 
 # -- (b) a residual shown to differ where no step was found -------------------------------------------
@@ -391,7 +392,7 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     cap = 2 * decide.noise_cap(plan, s2, decide.plan._top_looks(plan), plan.alpha)
     assert (noisy.verdict, noisy.note) == ("uncertain", "looks spent")
     assert noisy.layouts == looks[-1] == cap == 132 > quiet.layouts
-    assert looks == qlooks[:-1] + [94, 118, 132]  # the quiet looks to 75, then on (k -> ceil(1.25 k))
+    assert looks == qlooks + list(range(81, 133))  # the quiet looks to 80, then on (one layout a look)
     loud, looks, s2 = _spent(0.2, decide.Plan())
     assert 2 * decide.noise_cap(decide.Plan(), s2, decide.plan._top_looks(decide.Plan()), 0.05) == 240
     assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 240, 240)
