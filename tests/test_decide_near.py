@@ -55,41 +55,42 @@ def test_share_layouts_is_the_share_of_the_runs_before_at_least_twice_the_quiet_
 
 
 def test_a_confirmations_last_look_is_the_last_of_its_design_within_the_share_bound():
-    """The design: K, 1.5K, ... to CONFIRM_FAR x the cap (160); the last look taken is the design's
+    """The design: K, 1.5K, ... to the cap (40), then x1.25 a look (CONFIRM_GROWTH) to CONFIRM_FAR x the
+    cap (160); the last look taken is the design's
     last within the share bound of the runs spent before it (its boundary stays the whole design's).
     A share of 60%: 1.5 x the runs before it, at least 80 a side."""
     plan, s2, a = decide.Plan(confirm_share=0.6), 1e-4, decide.family_level(0.05, 1)
-    design = tuple(decide.extended(4, 40, 160))
+    design = (4, 6, 9, 14, 21, 32, 40, 50, 63, 79, 99, 124, 155, 160)
     assert decide.confirm_looks(plan, s2, a, 1) == (design, 160)
-    assert decide.confirm_looks(plan, s2, a, 1, spent=160) == (design, 90)  # bound 120 a side
-    assert decide.confirm_looks(plan, s2, a, 1, spent=200) == (design, 135)  # bound 150
-    assert decide.confirm_looks(plan, s2, a, 1, spent=10) == (design, 60)  # bound 80: at least twice the cap
+    assert decide.confirm_looks(plan, s2, a, 1, spent=160) == (design, 99)  # bound 120 a side
+    assert decide.confirm_looks(plan, s2, a, 1, spent=200) == (design, 124)  # bound 150
+    assert decide.confirm_looks(plan, s2, a, 1, spent=10) == (design, 79)  # bound 80: at least twice the cap
     assert decide.confirm_looks(plan, s2, a, 1, spent=400) == (design, 160)
     assert decide.confirm_looks(decide.Plan(confirm_share=1.0), s2, a, 1, spent=0) == (design, 160)
 
 
 def test_a_step_near_the_minimum_effect_is_said_at_once_and_ends_at_the_bound_showing_a_change():
     """A 0.6% step (1.2x the minimum effect) at a layout sd of 0.7%, 100 runs spent before it, a share
-    of 50% (a bound of 80 fresh layouts a side, the floor: the design's look 60): the candidate is said before
+    of 50% (a bound of 80 fresh layouts a side, the floor: the design's look 79): the candidate is said before
     its confirmation starts (its estimate within 1.5x the minimum effect), with the forecast of the
     confirmation (the runs it will likely take, its bound).  The confirmation stops at the bound
     uncertain: its one-sided interval excludes 1 (a change shown, slower), not the band; the reason
     says exactly that and names --confirm-share.  Without the bound it looks on (mutation: no bound)."""
     st, said, p = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=0.5))
     near = [m for m in said if m.startswith("near the minimum effect")]
-    assert len(near) == 1 and "b against g is x1.0060" in near[0] and "at most 120 runs: --confirm-share 50%" in near[0]
+    assert len(near) == 1 and "b against g is x1.0060" in near[0] and "at most 158 runs: --confirm-share 50%" in near[0]
     assert "will likely take about" in near[0]
     assert said.index(near[0]) < next(i for i, m in enumerate(said) if m.startswith("confirmation "))
     fc = st.forecast
-    assert fc is not None and fc["max_runs"] == 120 and fc["bounded"] and 8 <= fc["runs"] <= 120
+    assert fc is not None and fc["max_runs"] == 158 and fc["bounded"] and 8 <= fc["runs"] <= 158
     assert fc["estimate"] == pytest.approx(math.expm1(0.006))
-    assert (st.status, st.shown, st.bounded, st.confirm_layouts) == ("uncertain", "change", True, 60)
+    assert (st.status, st.shown, st.bounded, st.confirm_layouts) == ("uncertain", "change", True, 79)
     c = st.confirmation
     assert c.verdict == "no difference" and c.sided == 1 and 1.0 < c.ci_low < 1.005 and c.ci_high == math.inf
     assert c.reason.startswith("shown slower but not shown to exceed the 0.5% minimum effect")
-    assert "--confirm-share" in c.reason and p.fresh["b"][-1] == (4, 60)
+    assert "--confirm-share" in c.reason and p.fresh["b"][-1] == (4, 79)
     free, _, _ = _step({"g": 0.0, "b": 0.006}, decide.Plan(confirm_share=1.0))
-    assert free.confirm_layouts > 60 and not free.bounded
+    assert free.confirm_layouts > 79 and not free.bounded
     # a 5% step is not near: no line, no forecast, confirmed at its first look
     big, said, _ = _step({"g": 0.0, "b": 0.05}, decide.Plan(confirm_share=0.5))
     assert big.forecast is None and not any(m.startswith("near the minimum effect") for m in said)
