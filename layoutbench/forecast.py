@@ -126,10 +126,9 @@ def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise
     ``spent`` runs measured so far, and BAD/GOOD = ``ratio`` and the layout noise ``noise`` as that test
     measured them): ``spent`` when it showed no change (the bisection ends there); else ``spent`` plus the
     medians of the phases after the endpoints (probes, confirmation, side tests) of :func:`expected_cost`
-    at that change and noise (``after``).  The endpoints' first look (4 layouts a side) cannot tell a step
-    near the minimum effect from none; their test's decision, tens of layouts a side, can: this is the
-    forecast the run gives once it is known (bench/simulate.py --forecast-only prints both beside the
-    actual runs)."""
+    at that change and noise (``after``).  The endpoints' first look (4 layouts a side, what ``--plan``
+    measures) cannot tell a step near the minimum effect from none; their test's decision, tens of
+    layouts a side, can (bench/simulate.py --forecast-only prints both forecasts beside the actual runs)."""
     if status != "differs":
         return {"runs": int(spent), "endpoints": int(spent), "after": 0, "status": status}
     c = expected_cost(n_commits, ratio, noise, plan)

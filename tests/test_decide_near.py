@@ -1,18 +1,22 @@
 """Steps near the minimum effect: a confirmation's share of the runs is bounded, a candidate near the
 minimum effect is said at once with the confirmation's forecast, and a change shown but not beyond the
-minimum effect is its own state.
+minimum effect is its own state; the forecast once the endpoints' test has decided.
 Synthetic probers with fixed values or fixed seeds (fast)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+from conftest import script
 
 from layoutbench import decide, forecast
 from layoutbench.bisect.settings import Settings, confirm_share_fraction
 from layoutbench.decide.tracked import _measure
 from layoutbench.errors import LayoutbenchError
+
+sim = script("bench/simulate.py")
 
 
 class _Offsets:
@@ -154,3 +158,29 @@ def test_confirm_share_is_a_percent_and_bad_values_name_the_option():
     assert "--confirm-share" not in Settings(kernel="k").start_line("b", "g")
     with pytest.raises(LayoutbenchError, match="--confirm-share"):
         Settings(kernel="k", confirm_share=0.0).check()
+
+
+def test_the_forecast_after_the_endpoints_is_their_runs_when_they_show_nothing_else_the_phases_after_them():
+    """forecast.after_endpoints: a test that showed no change ends the bisection (its runs are the cost);
+    one that differs adds the median runs of the probes, the confirmation and the side tests of
+    expected_cost at the change and noise it measured."""
+    plan = decide.Plan()
+    assert forecast.after_endpoints(17, "not-shown", 80, 1.001, 0.0104, plan)["runs"] == 80
+    assert forecast.after_endpoints(17, "noise", 96, 1.0, 0.0104, plan)["runs"] == 96
+    got = forecast.after_endpoints(17, "differs", 30, 1.02, 0.0104, plan)
+    ph = forecast.expected_cost(17, 1.02, 0.0104, plan)["phase_runs"]
+    assert got["after"] == ph["probes"] + ph["confirmation"] + ph["sides"] > 0
+    assert got["runs"] == 30 + got["after"] and got["endpoints"] == 30
+
+
+def test_the_forecast_after_the_endpoints_meets_the_runs_near_the_minimum_effect():
+    """On simulate.py's histories of a 0.75% step (1.5x the minimum effect, sigma_L 1%: the dearest to
+    name), 10 histories with fixed seeds: the median of actual runs / the forecast once the endpoints'
+    test decided is within 30%, where the first look's forecast (--plan's) is off by more."""
+    plan = decide.Plan()
+    sc = sim.Scenario("s", "step", 0.75, sigma_r=0.003)
+    seeds = range(61_000, 61_010)
+    actual = [sim.one(sc, plan, s)["runs"] for s in seeds]
+    after = [sim.ends_forecast(sc, plan, s) for s in seeds]
+    ratio = float(np.median([a / f for a, f in zip(actual, after)]))
+    assert 0.7 <= ratio <= 1.3, (ratio, actual, after)
