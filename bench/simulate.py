@@ -17,6 +17,7 @@ single-layout bisection measures) is seed 0.
     python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough] [--first-only] [--oracle-every]
     python bench/simulate.py --only-two [--first-only] [--before REV] [--histories 200]
     python bench/simulate.py --min-effect-rows [--before REV] [--histories 1000] [--commits 64] [--forecast-every 10]
+    python bench/simulate.py --min-effect-rows --forecast-only [--histories 1000] [--forecast-every 10]
 
 prints, on the SAME histories (every value is drawn from a generator keyed by the history and
 its place, so the order of asking does not matter):
@@ -384,7 +385,7 @@ def min_effect_rows(commits: int = 16, min_effect: float = decide.DEFAULT_MIN_EF
     layout-only commits that shift the mean by +-0.3% (below the 0.5% minimum effect: naming
     one is a false name), a drift of 0.1% per commit (every commit a step below the minimum
     effect: any name is a false one), and single steps of 1.2 and 1.5 times the minimum effect
-    (just above it: the dearest to confirm; these rows also print the plan's forecast)."""
+    (just above it: the dearest to confirm; the null and every single-step row also print the plan's forecast)."""
     return [Scenario("null", "null", sigma_r=0.003, commits=commits),
             *(Scenario(f"step {s}σL", "step", s, sigma_r=0.003, commits=commits) for s in (1, 2, 5)),
             Scenario("shifts ±0.3% (moved code)", "null", sigma_r=0.003, shift=0.003, commits=commits),
@@ -410,6 +411,47 @@ def plan_forecast(sc: Scenario, plan, seed: int) -> int:
     return forecast.expected_cost(len(p.names), math.exp(d), math.sqrt(s2), plan)["runs"]
 
 
+def forecasts(sc: Scenario) -> bool:
+    """The rows that print the plan's forecast beside the actual runs: a null range and the single steps
+    (not the shifts of moved code nor the drift: the plan's synthetic histories have neither)."""
+    return sc.kind == "step" or (sc.kind == "null" and not sc.shift)
+
+
+def ends_forecast(sc: Scenario, plan, seed: int) -> int:
+    """What the run forecasts once its endpoints' test has decided (forecast.after_endpoints): the
+    endpoints' test of this history (decide.endpoints, as the bisection runs it, on the same values),
+    then the runs it spent plus the phases after it at the change and noise it measured."""
+    p = SimProber(sc, np.random.default_rng(seed))
+    tr = decide.Tracked(p)
+    e = decide.endpoints(tr, p.names[0], p.names[-1], plan)
+    s2, _ = tr.pool.var()
+    d = float(tr.pool.y[p.names[-1]].mean() - tr.pool.y[p.names[0]].mean())
+    return forecast.after_endpoints(len(p.names), e.status, tr.ledger.spent, math.exp(d), math.sqrt(s2), plan)["runs"]
+
+
+def plan_line(sc: Scenario, plan, seeds: list, actual: list) -> str:
+    """The plan's forecast (:func:`plan_forecast`, from the endpoints' first look) and the run's once the
+    endpoints' test has decided (:func:`ends_forecast`) of the histories ``seeds`` beside what they cost
+    (``actual``): the medians, and the median of actual / forecast of each."""
+    fc = [plan_forecast(sc, plan, s) for s in seeds]
+    fe = [ends_forecast(sc, plan, s) for s in seeds]
+    r1 = np.median([a / f for a, f in zip(actual, fc) if f])
+    r2 = np.median([a / f for a, f in zip(actual, fe) if f])
+    return (f"actual {np.median(actual):.0f}; --plan {np.median(fc):.0f} (actual/forecast {r1:.2f}); after the "
+            f"endpoints {np.median(fe):.0f} ({r2:.2f}); medians of {len(seeds)} histories")
+
+
+def forecast_table(commits: int, n: int, min_effect: float, rows: str | None, seed0: int, every: int) -> None:
+    """Only the plan beside the actual runs of the working tree's engine, on every ``every``-th of the
+    histories seed0 .. seed0 + n - 1 of each row that has a forecast (:func:`forecasts`)."""
+    for ri, sc in enumerate(min_effect_rows(commits, min_effect)):
+        if (rows and str(ri) not in rows.split(",")) or not forecasts(sc):
+            continue
+        plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect)
+        seeds = list(range(seed0, seed0 + n, every))
+        print(f"{sc.name:28s} | " + plan_line(sc, plan, seeds, [one(sc, plan, s)["runs"] for s in seeds]), flush=True)
+
+
 def wilson(x: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson's 95% interval of a rate ``x`` (a fraction) over ``n`` trials."""
     c = (x + z * z / (2 * n)) / (1 + z * z / n)
@@ -423,8 +465,8 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
     rows: a commit named; right culprit on the step rows) with its Wilson 95% interval and the
     runs per bisection (mean), for the engine at git revision ``before`` and the working tree's,
     on the same histories (seeds seed0 ..).  ``every``: also a line after every that many
-    histories (both engines on the same ones), so a long row says where it is.  The rows of a step
-    near the minimum effect also give the working tree's plan (:func:`plan_forecast`, every
+    histories (both engines on the same ones), so a long row says where it is.  The null row and
+    the single-step rows (:func:`forecasts`) also give the working tree's plan (:func:`plan_forecast`, every
     ``forecast_every``-th history) beside what those histories cost: the median forecast, the median
     actual, and the median of actual / forecast.  ``share``: the working tree's Plan.confirm_share (else
     its default)."""
@@ -456,16 +498,12 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
                 what = "named" if bad else "right"
                 tag = "" if i + 1 == n else f"  ({i + 1} so far)"
                 print(f"{sc.name + ' (' + what + ')':28s} | " + " | ".join(cells) + tag, flush=True)
-        if "min effect" in sc.name and forecast_every:
+        if forecasts(sc) and forecast_every:
             plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect,
                                **({"confirm_share": share} if share is not None else {}))
             idx = list(range(0, n, forecast_every))
-            fc = [plan_forecast(sc, plan, seed0 + i) for i in idx]
-            act = [got["tree"][i]["runs"] for i in idx]
-            ratio = [a / f for a, f in zip(act, fc) if f]
-            print(f"{'  the plan beside it':28s} | " + (f"{'':36s} | " if before else "")
-                  + f"forecast {np.median(fc):.0f}, actual {np.median(act):.0f} runs (medians of {len(idx)} "
-                  f"histories); actual/forecast median {np.median(ratio):.2f}", flush=True)
+            line = plan_line(sc, plan, [seed0 + i for i in idx], [got["tree"][i]["runs"] for i in idx])
+            print(f"{'  the plan beside it':28s} | " + (f"{'':36s} | " if before else "") + line, flush=True)
     print(f"{commits} commits, {n} histories a row (seeds {seed0}..{seed0 + n - 1}); named: a commit named (every "
           "name false); right: the step named first; runs: values measured per bisection (mean, p90)")
 
@@ -509,6 +547,9 @@ def main() -> None:
     ap.add_argument("--forecast-every", type=int, default=10,
                     help="with --min-effect-rows: the plan's forecast of every Nth history of the rows of a step "
                          "near the minimum effect (0: none)")
+    ap.add_argument("--forecast-only", action="store_true",
+                    help="with --min-effect-rows: only the plan's forecast beside the working tree's actual runs, on "
+                         "every --forecast-every-th history of each row with a forecast (null and single steps)")
     ap.add_argument("--every", type=int, default=0,
                     help="with --min-effect-rows: a line of the rates so far after every N histories")
     ap.add_argument("--before", metavar="REV[,REV...]",
@@ -521,8 +562,11 @@ def main() -> None:
     if a.min_effect_rows:
         print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits; "
               f"95%, min effect {100 * a.min_effect:g}%")
-        min_effect_table(a.commits, a.histories, a.before and a.before.split(",")[0], a.min_effect, a.rows, a.seed0,
-                         a.every, a.forecast_every, a.confirm_share)
+        if a.forecast_only:
+            forecast_table(a.commits, a.histories, a.min_effect, a.rows, a.seed0, max(1, a.forecast_every))
+        else:
+            min_effect_table(a.commits, a.histories, a.before and a.before.split(",")[0], a.min_effect, a.rows,
+                             a.seed0, a.every, a.forecast_every, a.confirm_share)
         print(f"{time.time() - t0:.0f}s")
         return
     revs = a.before.split(",") if a.before else []

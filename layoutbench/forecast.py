@@ -121,6 +121,21 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan)
     return out
 
 
+def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise: float, plan: decide.Plan) -> dict:
+    """What the whole bisection will likely cost once its endpoints' test has decided (``status``, with
+    ``spent`` runs measured so far, and BAD/GOOD = ``ratio`` and the layout noise ``noise`` as that test
+    measured them): ``spent`` when it showed no change (the bisection ends there); else ``spent`` plus the
+    medians of the phases after the endpoints (probes, confirmation, side tests) of :func:`expected_cost`
+    at that change and noise (``after``).  The endpoints' first look (4 layouts a side, what ``--plan``
+    measures) cannot tell a step near the minimum effect from none; their test's decision, tens of
+    layouts a side, can (bench/simulate.py --forecast-only prints both forecasts beside the actual runs)."""
+    if status != "differs":
+        return {"runs": int(spent), "endpoints": int(spent), "after": 0, "status": status}
+    c = expected_cost(n_commits, ratio, noise, plan)
+    after = sum(c["phase_runs"][k] for k in ("probes", "confirmation", "sides"))
+    return {**c, "runs": int(spent) + after, "endpoints": int(spent), "after": after, "status": status}
+
+
 #: the steps near the minimum effect --plan prices, as multiples of it: twice it (the step the tests beside a
 #: found step look for) and just above it (the dearest to confirm)
 NEAR_STEPS = (2.0, 1.2)

@@ -35,25 +35,26 @@ class _Same:
 
 # -- (a) judge_probe's looks -------------------------------------------------------------------------
 
-def test_a_probe_looks_at_3_layouts_then_25_percent_more_each_time_up_to_its_cap():
-    """k -> min(cap, max(k + 1, ceil(1.25 k))) from MIN_LAYOUTS = 3: 3, 4, 5, 7, 9, 12, ... and the
-    last look exactly at the cap (twice the quiet cap of 40 here; max_layouts when smaller).  The
-    endpoints are measured to the same layouts before each look of the probe."""
+def test_a_probe_looks_at_3_layouts_then_one_more_each_time_up_to_its_cap():
+    """k -> min(cap, k + 1) from MIN_LAYOUTS = 3: the probe's tests (Wald's SPRT, the two mixture
+    SPRTs) are valid whenever they are read, so each layout added is a look, and the last look is
+    exactly the cap (twice the quiet cap of 40 here; max_layouts when smaller).  The endpoints are
+    measured to the same layouts before each look of the probe."""
     p = _Same()
     j = decide.judge_probe(p, "p", "g", "b", decide.Plan())
-    looks = [3, 4, 5, 7, 9, 12, 15, 19, 24, 30, 38, 48, 60, 75, 80]
+    looks = list(range(3, 81))
     assert [k for c, k in p.asked if c == "p"] == looks
     assert [k for c, k in p.asked if c == "g"] == [k for c, k in p.asked if c == "b"] == looks
     assert p.asked[:3] == [("g", 3), ("b", 3), ("p", 3)]
     assert (j.verdict, j.note, j.layouts, j.runs) == ("uncertain", "looks spent", 80, 1)
     p = _Same()
     j = decide.judge_probe(p, "p", "g", "b", decide.Plan(max_layouts=20))
-    assert [k for c, k in p.asked if c == "p"] == [3, 4, 5, 7, 9, 12, 15, 19, 20] and j.layouts == 20
+    assert [k for c, k in p.asked if c == "p"] == list(range(3, 21)) and j.layouts == 20
 
 
 def test_a_probe_that_decides_stops_at_that_look():
     """A probe like BAD (a 5 sigma_L step before it) is called bad at its first look; one like GOOD
-    (the step after it) good within a few looks of the same schedule."""
+    (the step after it) good at the first layout at which its SPRT crosses (one layout a look)."""
     sc = sim.Scenario("s", "step", 5.0, commits=8, sigma_r=0.003)
     p = sim.SimProber(sc, np.random.default_rng(4))
     at = p.steps[0]
@@ -70,7 +71,7 @@ def test_a_probe_that_decides_stops_at_that_look():
     asked.clear()
     j = decide.judge_probe(p, p.names[at - 1], good, bad, decide.Plan())
     ks = [k for c, k in asked if c == p.names[at - 1]]
-    assert j.verdict == "good" and ks == [3, 4, 5, 7, 9, 12][:len(ks)] and j.layouts == ks[-1]
+    assert j.verdict == "good" and ks == list(range(3, 3 + len(ks))) and j.layouts == ks[-1] > 3
 
 
 # -- (b) a residual shown to differ where no step was found -------------------------------------------
@@ -299,8 +300,9 @@ def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_mi
     CONFIRM_LATER, 64, for a later one) and stop (futility) once, carried on to the last, they would
     more likely miss a step of twice the minimum effect than show it.  Every layout alike on both
     sides (a layout sd of 0.7%): a 0.75% step (between the minimum effect and twice it) is shown
-    beyond the band only past the cap, the first at 135 fresh layouts a side (of up to 160), the
-    second at 216 (of up to 256); a null step (the third) stops at 96, long before its last look
+    beyond the band only past the cap (the looks there x1.25, CONFIRM_GROWTH), the first at 155 fresh
+    layouts a side (of up to 160), the second at 197 (of up to 256); a null step (the third) stops at
+    80, long before its last look
     (mutation: without the futility stop it goes to 256).  Without the share bound (confirm_share 1):
     tests/test_decide_near.py has the bound."""
     p = _Offsets({"g": 0.0, "b": 0.0075, "g2": 0.0, "b2": 0.0075, "g3": 0.0, "b3": 0.0})
@@ -309,9 +311,10 @@ def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_mi
     st2, _, _ = decide.rounds._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
     st3, _, _ = decide.rounds._k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
     assert (st1.status, st2.status, st3.status) == ("found", "found", "uncertain")
-    assert (st1.confirm_layouts, st2.confirm_layouts) == (135, 216)
-    assert plan.cap < 135 <= decide.CONFIRM_FAR * plan.cap and decide.CONFIRM_LATER < 216 <= 4 * 64
-    assert st3.confirm_layouts == 96 and p.fresh["b3"][-1][1] == 96
+    assert (st1.confirm_layouts, st2.confirm_layouts) == (155, 197)
+    assert plan.cap < 155 <= decide.CONFIRM_FAR * plan.cap and decide.CONFIRM_LATER < 197 <= 4 * 64
+    assert [k for _, k in p.fresh["b"]][7:13] == [50, 63, 79, 99, 124, 155]  # x1.25 a look past the cap of 40
+    assert st3.confirm_layouts == 80 and p.fresh["b3"][-1][1] == 80
 
 
 # -- (f) judge_probe: the note of a bad probe, the cap from the pool's variance -------------------------
@@ -391,7 +394,7 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     cap = 2 * decide.noise_cap(plan, s2, decide.plan._top_looks(plan), plan.alpha)
     assert (noisy.verdict, noisy.note) == ("uncertain", "looks spent")
     assert noisy.layouts == looks[-1] == cap == 132 > quiet.layouts
-    assert looks == qlooks[:-1] + [94, 118, 132]  # the quiet looks to 75, then on (k -> ceil(1.25 k))
+    assert looks == qlooks + list(range(81, 133))  # the quiet looks to 80, then on (one layout a look)
     loud, looks, s2 = _spent(0.2, decide.Plan())
     assert 2 * decide.noise_cap(decide.Plan(), s2, decide.plan._top_looks(decide.Plan()), 0.05) == 240
     assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 240, 240)
@@ -536,19 +539,20 @@ def test_the_side_tests_and_the_confirmation_say_where_they_are_and_the_runs_of_
 
 def test_a_two_sided_confirmation_is_symmetric_and_ends_at_its_last_look_without_a_verdict():
     """Endpoints never measured (the direction unknown): the confirmation is two-sided, so a step up
-    and the same step down stop at the same look (0.3%: futility at 90 layouts a side); a 0.7% step
-    (above the minimum effect, not beyond its band) is looked at up to the last look, 4 x the cap
-    (160), and is then a change shown but not a confirmed step: the step says so (``shown``), and the
+    and the same step down stop at the same look (0.3%: futility at 63 layouts a side); a 0.7% step
+    (above the minimum effect, not beyond its band) is looked at up to the look before the last
+    (155 of 4 x the cap, 160: there the last 5 layouts could no longer show it, futility), and is then
+    a change shown but not a confirmed step: the step says so (``shown``), and the
     reason names the direction (the last, a drop of a time, is faster).  Without the share bound."""
     plan = decide.Plan(confirm_share=1.0)
-    for d, k in ((0.003, 90), (0.007, 160)):
+    for d, k in ((0.003, 63), (0.007, 155)):
         for s in (d, -d):
             st, _, _ = decide.rounds._k_step([decide.Tracked(_Offsets({"g": 0.0, "b": s}))], ["g", "b"], plan,
                                              decide.MemoryJournal(), None, lambda m: None)
             c = st.confirmation
             assert (st.status, st.confirm_layouts, c.verdict) == ("uncertain", k, "no difference"), (s, st)
             assert st.shown == ("change" if d == 0.007 else "none") and not st.bounded
-    assert k == decide.CONFIRM_FAR * plan.cap
+    assert k < decide.CONFIRM_FAR * plan.cap
     assert c.reason == "shown faster but not shown to exceed the 0.5% minimum effect"
 
 

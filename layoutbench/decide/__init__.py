@@ -121,6 +121,7 @@ from .model import (
 from .outcome import MemoryJournal, Outcome, Step
 from .plan import (
     CONFIRM_FAR,
+    CONFIRM_GROWTH,
     CONFIRM_LATER,
     CONFIRM_SHARE,
     DEFAULT_MIN_EFFECT,
@@ -174,6 +175,7 @@ from .tracked import Tracked, groups_after
 
 __all__ = [
     "CONFIRM_FAR",
+    "CONFIRM_GROWTH",
     "CONFIRM_LATER",
     "CONFIRM_SHARE",
     "NEAR",

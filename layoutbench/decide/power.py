@@ -10,6 +10,7 @@ from scipy.special import ndtr, ndtri
 
 from .plan import (
     CONFIRM_FAR,
+    CONFIRM_GROWTH,
     FUTILITY,
     NOISE_POWER,
     SIDE_STEP,
@@ -37,7 +38,7 @@ def step_power(step: float, noise: float, plan: Plan) -> dict:
     if top < plan.noise_top:
         top = max(top, noise_cap(plan, s2, _top_looks(plan), lc, one_sided=True))
     far = min(plan.max_layouts, CONFIRM_FAR * top)
-    c_conf = gs_boundary(tuple(extended(plan.layouts, top, far)), lc, one_sided=True)
+    c_conf = gs_boundary(tuple(extended(plan.layouts, top, far, CONFIRM_GROWTH)), lc, one_sided=True)
     ends_ns = _top_looks(plan)
     c_ends = gs_boundary(ends_ns, plan.alpha)
     ends_n = noise_cap(plan, s2, ends_ns, plan.alpha)

@@ -233,7 +233,8 @@ class Judgement:
 
 
 def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None) -> Judgement:
-    """Like GOOD or like BAD, at ``level``?  At each look (3, 4, 6, 9, ... layouts up to the cap):
+    """Like GOOD or like BAD, at ``level``?  At each look (3, 4, 5, 6, ... layouts: one layout a look,
+    each test valid whenever it is read; up to the cap):
     Wald's SPRT of "the probe's mean is GOOD's" against "BAD's" (the two means and the pooled
     variance plugged in), beside two always-valid tests "differs from GOOD" and "differs from
     BAD".  Differs from GOOD: *bad* (both: *between*); else the SPRT's side, *good* only when
@@ -279,7 +280,7 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
             if k >= cap:
                 jd.note = "looks spent"
                 return jd
-            k = min(cap, max(k + 1, math.ceil(k * 1.25)))
+            k = min(cap, k + 1)
     except Skip as e:
         return Judgement("skip", note=str(e), level=a)
 
