@@ -80,12 +80,12 @@ def parse_budget(value) -> Budget | None:
 
 
 def duration_text(seconds: float | None) -> str:
-    """A duration as ``--budget`` takes it back: 2h30m, 90m -> 1h30m, 45s, 1h0m5s -> 1h5s, 0.02s (under a
-    minute a fraction of a second stays: a positive duration never reads 0s)."""
+    """A duration as ``--budget`` takes it back: 2h30m, 90m -> 1h30m, 45s, 1h0m5s -> 1h5s, 0.02s (under half a
+    second two digits stay: a positive duration never reads 0s)."""
     if seconds is None or not math.isfinite(seconds):
         return "?"
-    if 0 < seconds < 59.5 and seconds != round(seconds):  # under a minute, a fraction is kept: 0.02s, 1.5s
-        return f"{seconds:.3g}s"
+    if 0 < seconds < 0.5:  # under a second a fraction is kept: a positive duration never reads 0s
+        return f"{seconds:.2g}s"
     s = max(0, int(round(seconds)))
     h, rest = divmod(s, 3600)
     m, sec = divmod(rest, 60)

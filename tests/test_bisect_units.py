@@ -732,14 +732,15 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
 
 
 def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(first, hist):
-    """Once the endpoints differ, the likely cost of the whole bisection is known (at the noise and
-    change they measured): each probe's progress line says the runs spent of it and the time left."""
+    """Once the endpoints' test decided they differ, the likely cost of the whole bisection is made again
+    at the noise and change that test measured: each probe's progress line says the runs spent of it
+    and the time left."""
     likely = first["v"]["budget"]["likely_runs"]
     assert isinstance(likely, int) and likely > 0
     probes = [m for m in first["said"] if m.startswith("probe ")]
     assert len(probes) == 1, first["said"]
     got = re.fullmatch(rf"probe {sha(hist, 1)[:12]} \(1 commit\(s\) left to test; (\d+) runs spent\); (\d+)/(\d+) runs "
-                       r"spent/planned \(the plan's likely cost\); about [\w.]+ left at [0-9.e+-]+ s a run \(estimated\)",
+                       r"spent/planned \(the likely cost once the endpoints' test decided\); about [\w.]+ left at [0-9.e+-]+ s a run \(estimated\)",
                        probes[0])
     assert got is not None, probes[0]
     assert got[1] == got[2] and int(got[3]) == likely

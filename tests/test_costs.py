@@ -31,7 +31,7 @@ def test_a_bad_budget_is_one_line_naming_the_option(text):
 
 def test_a_duration_prints_as_the_option_takes_it():
     for s, t in [(9000, "2h30m"), (5400, "1h30m"), (45, "45s"), (3605, "1h5s"), (0, "0s"), (60, "1m"),
-                 (0.02, "0.02s"), (1.5, "1.5s")]:  # a positive duration never reads 0s
+                 (0.02, "0.02s"), (0.25, "0.25s")]:  # a positive duration never reads 0s
         assert costs.duration_text(s) == t
         assert s == 0 or costs.parse_budget(t).seconds == s
 

@@ -40,7 +40,8 @@ class Clock:
         self.likely: int | None = None  #: the plan's likely cost in runs, when known
         #: the likely cost made again at the noise and change measured so far (set by the runner)
         self.replan = None
-        self.replanned = False
+        #: False, True (made again past the plan) or "endpoints" (made again once their test decided)
+        self.replanned: bool | str = False
         self.update()
 
     def per_run(self) -> tuple[float | None, str]:
@@ -86,8 +87,9 @@ class Clock:
         if lg.budget is None and lg.spent > planned:  # beyond even that: no time left to estimate
             return (f"; {lg.spent}/{planned} runs spent/planned (beyond the plan's likely cost, at the noise measured "
                     "so far too: the step may be near the minimum effect; --budget bounds it)")
-        what = "the plan's likely cost, made again at the noise measured so far" if self.replanned else \
-            "the plan's likely cost"
+        what = ("the plan's likely cost, made again at the noise measured so far" if self.replanned is True else
+                "the likely cost once the endpoints' test decided" if self.replanned == "endpoints" else
+                "the plan's likely cost")
         out = "" if lg.budget is not None else f"; {lg.spent}/{planned} runs spent/planned ({what})"
         if sec is not None:
             out += (f"; about {costs.duration_text(max(0, planned - lg.spent) * sec)} left at {sec:.3g} s a run "
@@ -255,6 +257,18 @@ def likely_runs(eng, b, plan, commits: list) -> int | None:
         return None
     return forecast.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
                                 math.sqrt(s2), plan)["runs"]
+
+
+def after_endpoints_runs(eng, b, plan, commits: list, status: str) -> int | None:
+    """The likely cost in runs once the endpoints' test has decided (forecast.after_endpoints: the
+    runs spent so far plus the phases after it at the change and noise that test measured); the
+    first look's forecast cannot tell a step near the minimum effect from none, this one can."""
+    y = eng.pool.y
+    s2, _ = eng.pool.var()
+    if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
+        return None
+    return forecast.after_endpoints(len(commits), status, eng.ledger.spent,
+                                    math.exp(float(y[b.bad].mean() - y[b.good].mean())), math.sqrt(s2), plan)["runs"]
 
 
 def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> PlanRecord:

@@ -16,7 +16,7 @@ from ..decide import Skip
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
-from .budget import (PHASES, Clock, budget_at_endpoints, likely_runs, first_look_plan, choose_runs, refuse_unpaid,
+from .budget import (PHASES, Clock, after_endpoints_runs, budget_at_endpoints, likely_runs, first_look_plan, choose_runs, refuse_unpaid,
                      refuse_unpaid_time, target_costs)
 from .prober import Engine, Prober, ThreadStore, farm_cost
 from ..verdict import text as vtext
@@ -167,6 +167,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
     except decide.OutOfBudget:
         return budget_at_endpoints(eng, b, s, commits, clock, profile, p)
+    again = after_endpoints_runs(eng, b, plan, commits, ends.status)
+    if again is not None and s.budget is None:  # the progress lines count against what is known now
+        clock.likely, clock.replanned = again, "endpoints"
     k, r = ends.layouts, ends.runs
     if b.entry("endpoints") is None:
         b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
