@@ -30,7 +30,9 @@ description).  This script
 7. ``table``: one row per commit: the ground truth (``ic_ir`` of the default link against the
    previous commit's: a commit whose ``ic_ir`` is unchanged must never be named), the default
    link's ``ic_cost`` step (layout-only jumps), the seeded layouts' paired step; then each
-   bisection's culprit checked against the truth, with its cost.
+   bisection's culprit checked against the truth, with its cost;
+8. ``phases --since T0 --until T1``: where the minutes of a command that ran then went (compiles,
+   links, boots+runs, the rest), from what it left in the work folder.
 
 Every probed commit that changes a build input is a Linux build; the others link a built
 neighbour's objects (layoutbench's object reuse, ``[build] untracked_inputs`` in the linux
@@ -414,9 +416,42 @@ def table(history: dict, verdicts: dict[str, dict], commits: list[str]) -> tuple
     return rows, lines
 
 
+def phases(lbdir: Path, since: float, until: float) -> dict:
+    """Where the minutes of a command that ran from SINCE to UNTIL (epoch seconds) went, from what it
+    left in LBDIR: the compiles (each build.json written then: its ``seconds``; a reused neighbour's
+    objects cost nothing), the links (each image.elf written then: its variant.json's
+    ``link_seconds``) and the runs (the store's runs started then: their ``duration``)."""
+    import sqlite3
+
+    def within(f: Path) -> bool:
+        return since <= f.stat().st_mtime <= until
+
+    builds = [json.loads(f.read_text()) for f in (lbdir / "objects" / "linux").glob("*/build.json") if within(f)]
+    compiled = [b for b in builds if not b.get("reused_from")]
+    links = [json.loads((f.parent / "variant.json").read_text()).get("link_seconds") or 0.0
+             for f in (lbdir / "images" / "linux").glob("*/vmlinux/*/image.elf") if within(f)]
+    with sqlite3.connect(lbdir / "results.sqlite") as db:
+        runs = db.execute("SELECT count(*), coalesce(sum(duration), 0) FROM runs WHERE started BETWEEN ? AND ?",
+                          (since, until)).fetchone()
+    out = {"wall": until - since, "compiled": len(compiled), "compile_seconds": sum(b["seconds"] for b in compiled),
+           "reused": len(builds) - len(compiled), "links": len(links), "link_seconds": sum(links),
+           "runs": runs[0], "run_seconds": runs[1]}
+    out["other_seconds"] = out["wall"] - out["compile_seconds"] - out["link_seconds"] - out["run_seconds"]
+    return out
+
+
+def phases_text(p: dict) -> str:
+    m = 60.0
+    return (f"wall {p['wall'] / m:.1f} min: compile {p['compile_seconds'] / m:.1f} min ({p['compiled']} compiled, "
+            f"{p['reused']} reused a neighbour's objects), link {p['link_seconds'] / m:.1f} min ({p['links']} links), "
+            f"boot+run {p['run_seconds'] / m:.1f} min ({p['runs']} runs), the rest (export, decide; negative: "
+            f"links beside runs) {p['other_seconds'] / m:+.1f} min")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "plant", "sweep", "bisect", "table"])
+    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "plant", "sweep", "bisect", "table",
+                                                 "phases"])
     ap.add_argument("--workdir", required=True, type=Path)
     ap.add_argument("--version", help="the linux source package version (default: the newest served)")
     ap.add_argument("--objdir", type=Path, help="touching: a Linux build's object folder (with .*.cmd files)")
@@ -434,6 +469,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900, help="sweep: seconds per boot (a loaded machine is slow)")
     ap.add_argument("--lbdir", type=Path, help="LAYOUTBENCH_DIR of the sweep and bisection (default: WORKDIR/lb)")
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--since", help="phases: when the command started (UTC, 2026-12-02T01:44:21)")
+    ap.add_argument("--until", help="phases: when it ended (UTC)")
     o = ap.parse_args()
     o.workdir.mkdir(parents=True, exist_ok=True)
     version, src = fetch(o.workdir, o.version)
@@ -487,6 +524,14 @@ def main() -> None:
         rows, lines = table(out["history"], {k: v for k, v in verdicts.items() if v}, commits)
         out["table"] = rows
         print("\n".join(lines))
+    if "phases" in o.steps:
+        from datetime import datetime, timezone
+
+        if not (o.since and o.until):
+            sys.exit("error: phases needs --since and --until (UTC times, e.g. 2026-12-02T01:44:21)")
+        when = [datetime.fromisoformat(t).replace(tzinfo=timezone.utc).timestamp() for t in (o.since, o.until)]
+        out["phases"] = phases(o.lbdir or o.workdir / "lb", *when)
+        print(phases_text(out["phases"]))
     if o.json:
         o.json.write_text(json.dumps(out, indent=1))
 
