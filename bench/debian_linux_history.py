@@ -18,9 +18,11 @@ description).  This script
    dependency files ``.*.cmd`` of one build of the tree, e.g. the Linux test tier's), i.e. the
    only commits whose vmlinux can differ from their parent's; every other commit is, by
    construction, equal in instruction count to its parent (ground truth "same");
-4. ``plant``: a branch ``layoutbench/planted``: one planted change the /init benchmark sees
-   (getppid() made slower, kernel/sys.c) after ``--plant-after``, the commits up to
-   ``--plant-until`` replayed on top (used when a range holds no change the benchmark sees);
+4. ``plant``: a branch ``layoutbench/planted-N``: one planted change the /init benchmark sees
+   (getppid() made slower by N turns of a loop, kernel/sys.c) after ``--plant-after``, the
+   commits up to ``--plant-until`` replayed on top (used when a range holds no change the
+   benchmark sees); ``--plant-after A,B --loops N1,N2``: two planted steps, branch
+   ``layoutbench/planted-N1-N2``;
 5. ``sweep``: ``layoutbench history linux --repo REPO RANGE --every-commit --target qemu-icache``
    (the cache-model metrics, the default link and seeded layouts);
 6. ``bisect``: ``layoutbench bisect run`` of the range with ``ic_cost`` over K seeded layouts,
@@ -28,7 +30,9 @@ description).  This script
 7. ``table``: one row per commit: the ground truth (``ic_ir`` of the default link against the
    previous commit's: a commit whose ``ic_ir`` is unchanged must never be named), the default
    link's ``ic_cost`` step (layout-only jumps), the seeded layouts' paired step; then each
-   bisection's culprit checked against the truth, with its cost.
+   bisection's culprit checked against the truth, with its cost;
+8. ``phases --since T0 --until T1``: where the minutes of a command that ran then went (compiles,
+   links, boots+runs, the rest), from what it left in the work folder.
 
 Every probed commit that changes a build input is a Linux build; the others link a built
 neighbour's objects (layoutbench's object reuse, ``[build] untracked_inputs`` in the linux
@@ -264,48 +268,84 @@ PLANTED_TEMPLATE = """\trcu_read_lock();
 """
 
 
-def plant(repo: Path, after: str, until: str, loops: int = PLANT_LOOPS) -> str:
+def branch_name(loops: list[int]) -> str:
+    """``layoutbench/planted-50``; two steps (50 turns, then 50 more): ``layoutbench/planted-50-50``."""
+    return "layoutbench/planted-" + "-".join(str(n) for n in loops)
+
+
+def plant(repo: Path, after: str | list[str], until: str, loops: int | list[int] = PLANT_LOOPS) -> str:
     """A branch ``layoutbench/planted-LOOPS``: commit AFTER, then one planted commit (getppid() made slower
     in kernel/sys.c, the syscall the /init benchmark calls most), then the commits AFTER..UNTIL
-    replayed on top with their messages and authors (none of them touches kernel/sys.c).  Made
-    with git plumbing (the work tree is not touched), fixed dates: the same hashes everywhere.
+    replayed on top with their messages and authors (none of them touches kernel/sys.c).  With
+    several places (AFTER and LOOPS lists, in history order), a planted commit follows each: the
+    second adds its turns to the first's, so each is a step of its own size.  Made with git
+    plumbing (the work tree is not touched), fixed dates: the same hashes everywhere.
     Returns the branch's last commit; run again, it returns the branch as it is."""
-    branch = f"layoutbench/planted-{loops}"
-    planted = PLANTED_TEMPLATE % (loops, loops)
+    afters = [after] if isinstance(after, str) else list(after)
+    steps = [loops] if isinstance(loops, int) else list(loops)
+    if len(afters) != len(steps):
+        sys.exit(f"error: {len(afters)} --plant-after place(s) but {len(steps)} --loops value(s): give one each")
+    branch = branch_name(steps)
     have = git(repo, "rev-parse", "-q", "--verify", f"refs/heads/{branch}", check=False)
     if have:
         return have
-    base, replay = git(repo, "rev-parse", after), git(repo, "rev-list", "--reverse", f"{after}..{until}").split()
+    bases = [git(repo, "rev-parse", a) for a in afters]
+    replay = git(repo, "rev-list", "--reverse", f"{bases[0]}..{until}").split()
+    for b in bases[1:]:
+        if b not in replay:
+            sys.exit(f"error: --plant-after {b[:12]} is not between {bases[0][:12]} and {until}: give the places in order")
     for c in replay:
         if "kernel/sys.c" in git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r", c).splitlines():
             sys.exit(f"error: {c[:12]} changes kernel/sys.c: the planted change cannot be replayed under it")
-    text = git(repo, "show", f"{base}:kernel/sys.c") + "\n"
+    text = git(repo, "show", f"{bases[0]}:kernel/sys.c") + "\n"
     if text.count(GETPPID) != 1:
         sys.exit("error: getppid() in kernel/sys.c is not as expected: cannot plant the change")
-    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input=text.replace(GETPPID, planted),
-                          capture_output=True, text=True, check=True).stdout.strip()
-    index = repo / ".git" / "layoutbench-plant.index"
-    fixed = {"GIT_COMMITTER_DATE": DATE, "GIT_COMMITTER_NAME": "layoutbench",
-             "GIT_COMMITTER_EMAIL": "layoutbench@localhost", "GIT_INDEX_FILE": str(index)}
-
-    def commit(tree_of: str, parent: str, msg: str, author: tuple[str, str, str]) -> str:
-        git(repo, "read-tree", tree_of, env=fixed)
-        git(repo, "update-index", "--cacheinfo", f"100644,{blob},kernel/sys.c", env=fixed)
-        tree = git(repo, "write-tree", env=fixed)
-        env = {**fixed, "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
-        return subprocess.run(["git", "commit-tree", tree, "-p", parent, "-F", "-"], cwd=repo, input=msg, text=True,
-                              capture_output=True, check=True, env={**os.environ, **env}).stdout.strip()
-
-    head = commit(base, base, f"getppid: planted regression ({loops} turns of a 2-instruction loop)\n\n"
-                  "Not a Debian patch: layoutbench plants it (bench/debian_linux_history.py plant) so that the\n"
-                  "history holds one change the /init benchmark measures beyond layout noise.\n",
-                  ("layoutbench", "layoutbench@localhost", DATE))
-    for c in replay:
-        name, email, date = git(repo, "log", "-1", "--format=%an%x00%ae%x00%aI", c).split("\0")
-        head = commit(c, head, git(repo, "log", "-1", "--format=%B", c) + "\n", (name, email, date))
-    index.unlink(missing_ok=True)
+    writer = _PlantWriter(repo, text)
+    head, total = bases[0], 0
+    for c in [bases[0], *replay]:
+        if c != bases[0]:
+            head = writer.commit(c, head, git(repo, "log", "-1", "--format=%B", c) + "\n",
+                                 tuple(git(repo, "log", "-1", "--format=%an%x00%ae%x00%aI", c).split("\0")))
+        if c in bases:
+            n = steps[bases.index(c)]
+            total += n
+            more = f"{n} more turns of a 2-instruction loop, {total} in all" if total != n else \
+                f"{n} turns of a 2-instruction loop"
+            head = writer.commit(c, head, f"getppid: planted regression ({more})\n\n"
+                                 "Not a Debian patch: layoutbench plants it (bench/debian_linux_history.py plant) so that the\n"
+                                 f"history holds {'one change' if len(steps) == 1 else 'changes'} the /init benchmark "
+                                 "measures beyond layout noise.\n",
+                                 ("layoutbench", "layoutbench@localhost", DATE), loops=total)
+    writer.close()
     git(repo, "branch", branch, head)
     return head
+
+
+class _PlantWriter:
+    """Commits with git plumbing (a private index, fixed committer): a tree with kernel/sys.c's
+    getppid() carrying the loop count planted so far."""
+
+    def __init__(self, repo: Path, sys_c: str):
+        self.repo, self.sys_c, self.loops, self.blob = repo, sys_c, 0, None
+        self.index = repo / ".git" / "layoutbench-plant.index"
+        self.env = {"GIT_COMMITTER_DATE": DATE, "GIT_COMMITTER_NAME": "layoutbench",
+                    "GIT_COMMITTER_EMAIL": "layoutbench@localhost", "GIT_INDEX_FILE": str(self.index)}
+
+    def commit(self, tree_of: str, parent: str, msg: str, author: tuple, loops: int | None = None) -> str:
+        if loops is not None:
+            self.loops = loops
+            self.blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=self.repo, capture_output=True,
+                                       input=self.sys_c.replace(GETPPID, PLANTED_TEMPLATE % (loops, loops)),
+                                       text=True, check=True).stdout.strip()
+        git(self.repo, "read-tree", tree_of, env=self.env)
+        git(self.repo, "update-index", "--cacheinfo", f"100644,{self.blob},kernel/sys.c", env=self.env)
+        tree = git(self.repo, "write-tree", env=self.env)
+        env = {**self.env, "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
+        return subprocess.run(["git", "commit-tree", tree, "-p", parent, "-F", "-"], cwd=self.repo, input=msg,
+                              text=True, capture_output=True, check=True, env={**os.environ, **env}).stdout.strip()
+
+    def close(self) -> None:
+        self.index.unlink(missing_ok=True)
 
 
 # -- 4./5. sweep and bisect ----------------------------------------------------------------------
@@ -376,17 +416,52 @@ def table(history: dict, verdicts: dict[str, dict], commits: list[str]) -> tuple
     return rows, lines
 
 
+def phases(lbdir: Path, since: float, until: float) -> dict:
+    """Where the minutes of a command that ran from SINCE to UNTIL (epoch seconds) went, from what it
+    left in LBDIR: the compiles (each build.json written then: its ``seconds``; a reused neighbour's
+    objects cost nothing), the links (each image.elf written then: its variant.json's
+    ``link_seconds``) and the runs (the store's runs started then: their ``duration``)."""
+    import sqlite3
+
+    def within(f: Path) -> bool:
+        return since <= f.stat().st_mtime <= until
+
+    builds = [json.loads(f.read_text()) for f in (lbdir / "objects" / "linux").glob("*/build.json") if within(f)]
+    compiled = [b for b in builds if not b.get("reused_from")]
+    links = [json.loads((f.parent / "variant.json").read_text()).get("link_seconds") or 0.0
+             for f in (lbdir / "images" / "linux").glob("*/vmlinux/*/image.elf") if within(f)]
+    with sqlite3.connect(lbdir / "results.sqlite") as db:
+        runs = db.execute("SELECT count(*), coalesce(sum(duration), 0) FROM runs WHERE started BETWEEN ? AND ?",
+                          (since, until)).fetchone()
+    out = {"wall": until - since, "compiled": len(compiled), "compile_seconds": sum(b["seconds"] for b in compiled),
+           "reused": len(builds) - len(compiled), "links": len(links), "link_seconds": sum(links),
+           "runs": runs[0], "run_seconds": runs[1]}
+    out["other_seconds"] = out["wall"] - out["compile_seconds"] - out["link_seconds"] - out["run_seconds"]
+    return out
+
+
+def phases_text(p: dict) -> str:
+    m = 60.0
+    return (f"wall {p['wall'] / m:.1f} min: compile {p['compile_seconds'] / m:.1f} min ({p['compiled']} compiled, "
+            f"{p['reused']} reused a neighbour's objects), link {p['link_seconds'] / m:.1f} min ({p['links']} links), "
+            f"boot+run {p['run_seconds'] / m:.1f} min ({p['runs']} runs), the rest (export, decide; negative: "
+            f"links beside runs) {p['other_seconds'] / m:+.1f} min")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "plant", "sweep", "bisect", "table"])
+    ap.add_argument("steps", nargs="+", choices=["fetch", "repo", "touching", "plant", "sweep", "bisect", "table",
+                                                 "phases"])
     ap.add_argument("--workdir", required=True, type=Path)
     ap.add_argument("--version", help="the linux source package version (default: the newest served)")
     ap.add_argument("--objdir", type=Path, help="touching: a Linux build's object folder (with .*.cmd files)")
     ap.add_argument("--tree", type=Path, help="touching: the source tree that build compiled (default: OBJDIR/../src/*)")
     ap.add_argument("--range", default=None, help="a range of the repository (default: the whole series)")
-    ap.add_argument("--plant-after", help="plant: the commit the planted change follows")
+    ap.add_argument("--plant-after", help="plant: the commit the planted change follows; A,B: two planted "
+                    "changes, after A and after B (in history order), with --loops N1,N2")
     ap.add_argument("--plant-until", help="plant: the last commit replayed on top of it")
-    ap.add_argument("--loops", type=int, default=PLANT_LOOPS, help="plant: turns of the 2-instruction loop per getppid()")
+    ap.add_argument("--loops", default=str(PLANT_LOOPS),
+                    help="plant: turns of the 2-instruction loop per getppid(); N1,N2: the turns each of two places adds")
     ap.add_argument("--layouts", default="default,random:4", help="sweep: the layouts of every commit")
     ap.add_argument("--k", type=int, default=4, help="bisect: seeded layouts per probe")
     ap.add_argument("--max-layouts", type=int, default=8, help="bisect: the most layouts a look may grow to")
@@ -394,6 +469,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900, help="sweep: seconds per boot (a loaded machine is slow)")
     ap.add_argument("--lbdir", type=Path, help="LAYOUTBENCH_DIR of the sweep and bisection (default: WORKDIR/lb)")
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--since", help="phases: when the command started (UTC, 2026-12-02T01:44:21)")
+    ap.add_argument("--until", help="phases: when it ended (UTC)")
     o = ap.parse_args()
     o.workdir.mkdir(parents=True, exist_ok=True)
     version, src = fetch(o.workdir, o.version)
@@ -405,10 +482,10 @@ def main() -> None:
     if "plant" in o.steps:
         if not (o.plant_after and o.plant_until):
             sys.exit("error: plant needs --plant-after REV and --plant-until REV")
-        out["planted"] = {"after": git(repo, "rev-parse", o.plant_after), "loops": o.loops,
-                          "tip": plant(repo, o.plant_after, o.plant_until, o.loops),
-                          "branch": f"layoutbench/planted-{o.loops}"}
-        print(f"planted: layoutbench/planted-{o.loops} = {out['planted']['tip'][:12]} (after {o.plant_after})")
+        afters, loops = o.plant_after.split(","), [int(n) for n in o.loops.split(",")]
+        out["planted"] = {"after": [git(repo, "rev-parse", a) for a in afters], "loops": loops,
+                          "tip": plant(repo, afters, o.plant_until, loops), "branch": branch_name(loops)}
+        print(f"planted: {branch_name(loops)} = {out['planted']['tip'][:12]} (after {o.plant_after})")
     if "touching" in o.steps:
         if not o.objdir:
             sys.exit("error: touching needs --objdir (a Linux build's object folder, e.g. from the Linux test tier)")
@@ -447,6 +524,14 @@ def main() -> None:
         rows, lines = table(out["history"], {k: v for k, v in verdicts.items() if v}, commits)
         out["table"] = rows
         print("\n".join(lines))
+    if "phases" in o.steps:
+        from datetime import datetime, timezone
+
+        if not (o.since and o.until):
+            sys.exit("error: phases needs --since and --until (UTC times, e.g. 2026-12-02T01:44:21)")
+        when = [datetime.fromisoformat(t).replace(tzinfo=timezone.utc).timestamp() for t in (o.since, o.until)]
+        out["phases"] = phases(o.lbdir or o.workdir / "lb", *when)
+        print(phases_text(out["phases"]))
     if o.json:
         o.json.write_text(json.dumps(out, indent=1))
 

@@ -23,6 +23,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from . import elfinfo, layout, linkscript, placement, procs, quirks, source
 from .errors import BuildFailed, LayoutbenchError
@@ -137,6 +138,7 @@ class Step:
     jobs: int = 1
     error: type[LayoutbenchError] = BuildFailed  #: raised when it fails
     more: dict = field(default_factory=dict)  #: more placeholders
+    tick: Callable[[float], None] | None = None  #: called every PROGRESS_EVERY s while it runs, with the seconds so far
 
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(\w+)\}")
@@ -172,7 +174,7 @@ def _shell(profile: Profile, step: Step, lock_fd: int | None = None) -> None:
                         stdin=subprocess.DEVNULL, pass_fds=(lock_fd,) if lock_fd is not None else ())
         if lock_fd is not None:
             _write_owner(lock_fd, p.pid)
-        if procs.finish(p, timeout):
+        if procs.finish(p, timeout, step.tick, PROGRESS_EVERY):
             raise error(f"{what} of {profile.name} timed out after {timeout:.0f}s; log: {log}") from None
     if p.returncode != 0:
         lines = log.read_text(errors="replace").splitlines()
@@ -262,6 +264,30 @@ def _written_since(objdir: Path, t: float) -> int:
     return n
 
 
+PROGRESS_EVERY = 60.0  #: seconds between two progress lines of a long build
+
+
+def _objects_in(objdir: Path) -> int:
+    """The object files (``*.o``) under ``objdir``."""
+    return sum(f.endswith(".o") for _root, _dirs, files in os.walk(objdir) for f in files)
+
+
+def _compile_ticker(profile: Profile, short: str, objdir: Path, say) -> Callable[[float], None]:
+    """A compile's progress, said every PROGRESS_EVERY seconds: how long so far, the objects written, and against the
+    last compile of this profile here (``objects_written`` of its build.json) the time left at this rate."""
+    from .costs import duration_text
+
+    done = sorted((workdir() / "objects" / profile.name).glob("*/build.json"), key=lambda f: f.stat().st_mtime)
+    last = next((n for f in reversed(done) if (n := json.loads(f.read_text()).get("objects_written"))), None)
+
+    def tick(seconds: float) -> None:
+        n = _objects_in(objdir)
+        left = f", about {duration_text(seconds * (last - n) / n)} left at this rate" if last and 0 < n < last else ""
+        say(f"compiling {profile.name} at {short}: {duration_text(seconds)} so far, {n} objects written"
+            + (f" of about {last} (the last compile here)" if last else "") + left)
+    return tick
+
+
 def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | None = None,
                     say=lambda msg: None) -> ObjectSet:
     """Compile the objects of ``checkout`` once; later calls return the cached objects.
@@ -308,7 +334,8 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         say(f"building {profile.name} at {checkout.short} (its build system rebuilds what changed)" if worktree
             else f"compiling {profile.name} at {checkout.short}")
         t0, started = time.monotonic(), time.time()
-        _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs), lock_fd)
+        _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs,
+                             tick=_compile_ticker(profile, checkout.short, objdir, say)), lock_fd)
         if worktree:
             n = _written_since(objdir, started)
             say(f"{profile.name} at {checkout.short}: " + (f"{n} file(s) of its objects written" if n
@@ -324,6 +351,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
             "env": env_extra,
             "src": str(src),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "objects_written": _objects_in(objdir),  #: what the next compile's progress counts against
         }
         record.write_text(json.dumps(info, indent=1))
         return ObjectSet(profile, checkout, objdir, info, True)

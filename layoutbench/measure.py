@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 import re
 import time
 from pathlib import Path
@@ -192,6 +193,32 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
     return variants
 
 
+class LinkAhead:
+    """The variants the jobs need, linked in their order one at a time by a thread of its own while
+    the runs of the ones linked before go on (``[key]`` waits for that variant and registers it in
+    the store, in the caller's thread).  Only for a target whose metrics are counts it makes itself
+    (a cache model): a link beside a run changes nothing those measure, and on two cores the next
+    image links while the current one boots.  ``close()`` cancels the links not started."""
+
+    def __init__(self, objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]):
+        self.keys = list(dict.fromkeys((j.layout, j.seed) for j in jobs))
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="layoutbench-link")
+        self.futures = {k: self.pool.submit(buildmod.link_variant, objs, image, *k) for k in self.keys}
+        self.store, self.info, self.got = store, objs.info, {}
+
+    def __getitem__(self, key: tuple[str, int]) -> tuple[buildmod.Variant, int]:
+        if key not in self.got:
+            v = self.futures[key].result()
+            self.got[key] = (v, self.store.build_id(v, self.info))
+        return self.got[key]
+
+    def build_ids(self) -> dict:
+        return {k: self[k][1] for k in self.keys}
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _check_printed(request: MeasureRequest, target: targets.Target, result) -> None:
     """After the first ok run: every metric the request needs is among the ones it printed."""
     printed = {x.metric for x in result.samples}
@@ -215,11 +242,29 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
     jobs = request.jobs_planned()
     key = RunKey(target.spec.name, target.host, request.mode, request.arg_text,
                  store.config_id(target_config(target, objs)))
-    variants = linked if linked is not None else link_all(objs, target.spec.image, store, jobs)
-    m = Measurement(request, objs, jobs, key, {k: b for k, (_, b) in variants.items()})
+    if linked is None and target.prints() is not None:  # counts of a model: link the next beside a run
+        ahead = LinkAhead(objs, target.spec.image, store, jobs)
+        try:
+            m = Measurement(request, objs, jobs, key, {})
+            checked = _run_jobs(m, request, store, target, ahead, progress, say)
+            m.build_ids = ahead.build_ids()
+        finally:
+            ahead.close()
+    else:
+        variants = linked if linked is not None else link_all(objs, target.spec.image, store, jobs)
+        m = Measurement(request, objs, jobs, key, {k: b for k, (_, b) in variants.items()})
+        checked = _run_jobs(m, request, store, target, variants, progress, say)
+    return _stored(m, store, target, say, checked)
+
+
+def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: targets.Target, variants,
+              progress, say) -> bool:
+    """Run every job of ``m`` that the store does not hold yet; ``variants[(layout, seed)]``: (variant, build id).
+    True: the machine was checked before the first of them."""
+    key, objs = m.key, m.objs
     tick = progress or (lambda: None)
     checked = printed_checked = False
-    for job in jobs:
+    for job in m.jobs:
         v, build_id = variants[(job.layout, job.seed)]
         status = store.done(build_id, key).get(job.rep)
         if status is not None and not (request.retry_failed and status != "ok"):
@@ -256,6 +301,12 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
             printed_checked = True
             _check_printed(request, target, result)
         tick()
+    return checked
+
+
+def _stored(m: Measurement, store: Store, target: targets.Target, say, checked: bool) -> Measurement:
+    """``m`` with every stored run and sample of its builds under its key (and what else it can tell)."""
+    key = m.key
     ids = sorted(set(m.build_ids.values()))
     where = dict(build_id=ids, target=key.target, host=key.host, mode=key.mode, args=key.args, config=key.config)
     m.runs = store.runs(**where)

@@ -218,14 +218,13 @@ def start(cmd, **kw) -> subprocess.Popen:
     return p
 
 
-def finish(p: subprocess.Popen, timeout: float | None) -> bool:
+def finish(p: subprocess.Popen, timeout: float | None, tick=None, every: float = 60.0) -> bool:
     """Wait for ``p`` up to ``timeout`` seconds; kill its whole group when the time is up, and in
-    any case what is left of the group once it ended (background children).  True: timed out."""
+    any case what is left of the group once it ended (background children).  True: timed out.
+    ``tick(seconds)``: called every ``every`` seconds while it runs (a long build's progress)."""
     timed_out = False
     try:
-        p.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        timed_out = _wait(p, timeout, tick, every)
     finally:  # also on Ctrl-C / SIGTERM while waiting
         killpg(p.pid)
         with _lock:
@@ -235,6 +234,20 @@ def finish(p: subprocess.Popen, timeout: float | None) -> bool:
         p.wait()
     wait_gone(p.pid)  # a lock held around the run is free only once nothing of it runs
     return timed_out
+
+
+def _wait(p: subprocess.Popen, timeout: float | None, tick, every: float) -> bool:
+    """Wait for ``p`` (True: ``timeout`` seconds passed first), calling ``tick`` every ``every`` seconds."""
+    t0 = time.monotonic()
+    while True:
+        left = None if timeout is None else timeout - (time.monotonic() - t0)
+        try:
+            p.wait(timeout=left if tick is None else (every if left is None else max(0.0, min(every, left))))
+            return False
+        except subprocess.TimeoutExpired:
+            if tick is None or (left is not None and left <= every):
+                return True
+            tick(time.monotonic() - t0)
 
 
 def group_alive(pgid: int) -> bool:

@@ -332,3 +332,28 @@ def test_a_commit_changing_no_build_input_reuses_its_neighbours_objects(tmp_path
     prof = profile.load(str(toml))
     cfg = first["build"]["config"]
     assert reuse.reusable(prof, source.resolve(prof, shas["makefile"], str(repo)), cfg) is None
+
+
+def test_a_long_compile_says_how_far_it_is_and_counts_against_the_last_one(tmp_path, fresh_workdir, monkeypatch):
+    """A compile says its progress while it runs (every PROGRESS_EVERY seconds: the time so far and
+    the objects written); its build record keeps the objects it wrote, and the next commit's
+    compile counts against them."""
+    repo = mini_repo(tmp_path / "repo")
+    slow = tmp_path / "cc-slow"
+    slow.write_text('#!/bin/sh\nsleep 0.3\nexec clang-19 "$@"\n')
+    slow.chmod(slow.stat().st_mode | stat.S_IEXEC)
+    prof = profile.load(str(_profile_copy(tmp_path, cc=str(slow))))
+    monkeypatch.setattr(build, "PROGRESS_EVERY", 0.4)
+    said: list[str] = []
+    first = build.compile_objects(prof, source.resolve(prof, "HEAD", str(repo)), 1, said.append)
+    ticks = [m for m in said if " so far, " in m]
+    assert ticks and all(m.startswith("compiling ") and "objects written" in m for m in ticks), said
+    assert "of about" not in ticks[0]  # nothing compiled here before: no total to count against
+    n = first.info["objects_written"]
+    assert n == len(list(first.objdir.rglob("*.o"))) > 0
+    src = next(p for p in repo.rglob("*.c"))
+    src.write_text(src.read_text() + "\nint layoutbench_progress_test;\n")
+    git(repo, "commit", "-qam", "one more symbol")
+    said.clear()
+    build.compile_objects(prof, source.resolve(prof, "HEAD", str(repo)), 1, said.append)
+    assert any(f"of about {n} (the last compile here)" in m for m in said), said

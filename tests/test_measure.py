@@ -128,3 +128,19 @@ def test_store_filters(tmp_path):
     assert st.samples(config="other") == [] and st.samples(args="") == []
     assert [b["layout"] for b in st.builds(build_id=ids[1:])] == ["random", "random"]
 
+
+
+def test_a_count_target_links_the_next_image_while_one_runs_and_a_timing_target_never(tmp_path):
+    """Under a cache model (counts, not timings) the images after the first are linked while the
+    first runs, so two cores link and run at once; on a target that times the benchmark every
+    image is linked before the first run starts (a link beside a run would be in its timing)."""
+    repo = mini_repo(tmp_path / "mini")
+    for target, beside in (("cachegrind", True), ("local", False)):
+        db = tmp_path / f"{target}.sqlite"
+        lb("--workdir", str(tmp_path / target), "compare", "minikernel", "--repo", str(repo), "--commit", "HEAD",
+           "--target", target, "--layouts", "default,random:3", "--runs", "1", "--args", "iterations=300",
+           "--store", str(db))
+        first_run = count(db, "SELECT min(started) FROM runs")[0][0]
+        linked = [Path(p).stat().st_mtime for (p,) in count(db, "SELECT elf_path FROM builds")]
+        assert len(linked) == 4 and count(db, "SELECT count(*) FROM runs WHERE status='ok'")[0][0] == 4
+        assert (max(linked) > first_run) is beside, (target, max(linked) - first_run)
