@@ -14,6 +14,7 @@ APT_PACKAGES=(
   linux-source-6.1 xz-utils flex bison bc libelf-dev libssl-dev cpio kmod   # the real-Linux tier
   gcc libc6-dev                                                # the QEMU cache-model plugin (native/qemu-icache)
   ccache                                                       # kernels/linux/build.sh: neighbouring commits compile only what changed
+  autoconf automake                                            # bench/autotools_build.sh: real programs from Debian source packages
 )
 # the native symdiff helper (native/symdiff: Rust, std only, no crates) is built with the machine's
 # cargo; Debian's when there is none
