@@ -194,3 +194,12 @@ def test_a_stored_verdict_that_does_not_read_is_not_reused_nor_shown(tmp_path):
         store.set_state(bisect.kept_key(b), {"settings": b.s.to_dict(), "result": bad, "key": b.key})
         assert bisect.Bisection.load(store, b.key).result is None
         assert bisect.kept(store) == []
+
+
+def test_a_side_test_stored_with_its_level_only_prints_its_interval_at_one_minus_that_level():
+    """A side test's record may carry the level its test spent and no confidence: its interval is then
+    the one at 1 - level (what the 'beside' line and the levels line print)."""
+    side = R.Side.from_dict({"good": "g" * 40, "bad": "b" * 40, "status": "not-shown", "ratio": 1.001,
+                             "ci_low": 0.99, "ci_high": 1.01, "layouts": 4, "level": 0.0125})
+    assert side.confidence is None and side.conf == 0.9875
+    assert R.Side.from_dict({**side.to_dict(), "confidence": 0.9}).conf == 0.9  # a stated confidence wins
