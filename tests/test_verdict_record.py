@@ -203,3 +203,22 @@ def test_a_side_test_stored_with_its_level_only_prints_its_interval_at_one_minus
                              "ci_low": 0.99, "ci_high": 1.01, "layouts": 4, "level": 0.0125})
     assert side.confidence is None and side.conf == 0.9875
     assert R.Side.from_dict({**side.to_dict(), "confidence": 0.9}).conf == 0.9  # a stated confidence wins
+
+
+def test_the_lines_a_budget_a_residual_and_a_shadow_without_culprit_print():
+    """What is left when the budget ends (every other candidate with its probability), a change beside
+    a step that was not located (both ends by their 12-digit names) and a single-layout bisection that
+    names nothing (its note in parentheses): each line is whole."""
+    from layoutbench.verdict import text
+
+    a, b, c, d = ("a" * 40, "b" * 40, "c" * 40, "d" * 40)
+    v = R.BisectionRecord(status="budget", culprit=a, candidates=[R.Candidate(commit=a, probability=0.9),
+                                                                  R.Candidate(commit=b, probability=0.6),
+                                                                  R.Candidate(commit=c, probability=0.4)])
+    assert text.budget_after(v) == (f"the budget ended while another step was searched: among {b[:12]} (60%), "
+                                    f"{c[:12]} (40%)")
+    r = R.BisectionRecord(status="found", culprit=a, several=True,
+                          residual=[R.Residual(good=c, bad=d, ratio=1.02, unlocated=True)])
+    assert f"  another change between {c[:12]} and {d[:12]} (x1.0200), not located" in text.several_lines(r)
+    s = R.BisectionRecord(status="found", culprit=a, single_layout=R.Shadow(note="the endpoints do not differ"))
+    assert any("no culprit (the endpoints do not differ)" in ln for ln in text.shadow_lines(s)), text.shadow_lines(s)
