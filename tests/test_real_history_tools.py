@@ -48,7 +48,7 @@ def test_the_bisection_is_checked_against_the_truth_and_names_the_regression(che
     assert res["results"]["bisect"] == {"named": 1, "changed_truth": 1, "truth_equal": 0, "candidates": 1}
     assert res["results"]["history"]["truth_equal"] == 0  # never a commit whose cg_ir is unchanged
     assert b["runs"] > b["single_runs"] > 0
-    assert "1 windows, 1 of them hold a commit that changes cg_ir by >= 1%" in out
+    assert "1 windows, 1 of them hold a commit that changes cg_ir by >= 0.5%" in out
 
 
 def test_the_table_reads_the_json_and_the_store(checked):
