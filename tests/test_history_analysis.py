@@ -523,7 +523,7 @@ def test_a_stored_bisection_marks_its_candidates_and_every_probe_on_the_history(
                          {"status": "found", "culprit": c[3]}).save()  # another kernel's: not on this history
         got = history.bisect_verdicts(store, _bare_series(c))
     span = f"layoutbench bisect {c[0][:12]}..{c[4][:12]}"
-    assert [(g["commit"], g["index"], g["kind"], g["text"]) for g in got] == [
+    assert [(g.commit, g.index, g.kind, g.text) for g in got] == [
         (None, None, "verdict", f"{span}: the first bad commit is one of 2 (m; the others skipped)"),
         (c[2], 2, "candidate", f"{span}: not ruled out (range)"), (c[3], 3, "candidate", f"{span}: not ruled out (range)"),
         (c[1], 1, "probe", "bisect: good"), (c[2], 2, "probe", "bisect: skip"), (c[4], 4, "probe", "bisect: bad")]

@@ -104,7 +104,7 @@ def markers(rec: R.BisectionRecord) -> list[dict]:
                              [{"verb": "start", "commit": "", "good": G, "bad": B}], rec)
         bisect.keep(store, b)
         series = Series("k", "", "", G, B, COMMITS, "cachegrind", "h", "img", "run", "", [], 1)
-        return history.bisect_verdicts(store, series)
+        return [m.to_dict() for m in history.bisect_verdicts(store, series)]
 
 
 def log_end(rec: R.BisectionRecord) -> list[str]:

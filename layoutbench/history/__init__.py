@@ -20,19 +20,19 @@ The rooms: :mod:`.sweeping` (choosing commits, the series, sweeping and refining
 
 from __future__ import annotations
 
-from . import analysis, evidence, sweeping  # noqa: F401
+from . import analysis, evidence, markers, sweeping  # noqa: F401
 from .analysis import (
     Change,
     History,
     Point,
     analyse,
-    bisect_verdicts,
     changes_lines,
     detect,
     judge_steps,
     quirk_markers,
     summary_text,
 )
+from .markers import Marker, MarkerEffect, bisect_verdicts
 from .sweeping import (
     DEFAULT_LAYOUTS,
     DEFAULT_MIN_EFFECT,
@@ -71,6 +71,8 @@ __all__ = [
     "History",
     "Point",
     "analyse",
+    "Marker",
+    "MarkerEffect",
     "bisect_verdicts",
     "changes_lines",
     "detect",

@@ -4,16 +4,15 @@ of evidence (:mod:`.evidence`), the quirks and bisection verdicts beside them, a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import git
 
-from .. import bisect, fmt, layout, quirks, stats
+from .. import fmt, layout, quirks, stats
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
-from ..verdict.text import interval
 from .evidence import KINDS, Change, judge_steps
+from .markers import Marker, bisect_verdicts
 from .sweeping import DEFAULT_MIN_EFFECT, Series
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -53,7 +52,7 @@ class History:
     metrics: dict[str, dict]  #: name → {unit, higher_is_better}
     changes: list[Change]  #: the steps listed (Change.listed): a change seen, or a single layout moved
     quirks: list[dict]  #: quirk dict + first/last point index where it applies
-    verdicts: list[dict]  #: bisection verdicts: {commit, index, text, key}
+    verdicts: list[Marker]  #: the bisections beside it (markers.bisect_verdicts)
     confidence: float
     min_effect: float
     steps: list[Change] = field(default_factory=list)  #: every step tested, listed or not
@@ -84,7 +83,7 @@ class History:
             "steps": {k: sum(1 for c in self.steps if c.kind == k) for k in KINDS},
             "family": self.steps[0].family if self.steps else 0,
             "quirks": self.quirks,
-            "verdicts": self.verdicts,
+            "verdicts": [v.to_dict() for v in self.verdicts],
             "confidence": self.confidence,
             "min_effect": self.min_effect,
         }
@@ -199,101 +198,6 @@ def quirk_markers(series: Series, profile: Profile | None) -> list[dict]:
     return out
 
 
-def bisect_verdicts(store: Store, series: Series) -> list[dict]:
-    """Every finished bisection of this kernel kept in the store (one per range and metric,
-    bisect.kept) and the marks of the bisections in progress, as markers of this range:
-
-    - ``kind`` ``verdict``: layoutbench's own verdict on each commit it blames (verdict.Verdict.headline
-      with one culprit; with several, each its own change point with its own effect, ``effect``); a
-      verdict that blames no commit ("no change shown") has ``commit`` None; the first
-      entry of a verdict has ``unseen``: the lines saying what its tests could not see at this
-      noise (verdict.not_ruled_out_line), every other one none;
-    - ``kind`` ``candidate``: a commit the verdict could not rule out (uncertain, skipped, budget);
-    - ``kind`` ``shadow``: what the single-layout bisection run beside it would blame, labelled as
-      what a naive bisection would blame, never as the verdict (``agrees``: layoutbench blames that
-      commit too, as any of its culprits);
-    - ``kind`` ``probe`` (and ``probe``: True): a good/bad/skip mark.
-    """
-    from ..verdict import Verdict, not_ruled_out_line
-
-    pos = {c: i for i, c in enumerate(series.commits)}
-    out = []
-    for key, res in bisect.kept(store):
-        if (res.kernel or res.settings.get("kernel")) != series.kernel or (
-                res.repo and series.repo and Path(res.repo).resolve() != Path(series.repo).resolve()):
-            continue
-        v = Verdict.of_bisection(res)
-        span = f"{(res.good or '')[:12]}..{(res.bad or '')[:12]}"
-        head = f"layoutbench bisect {span}: {v.headline()}"
-        base = {"key": key, "range": span, "metric": res.metric or res.settings.get("metric") or "",
-                "status": v.status, "headline": v.headline(), "unseen": []}
-        unseen = [not_ruled_out_line(u) for u in v.unseen]
-        named = [(x, c) for x, c in ((x, _find(x, pos)) for x in v.culprits) if c]
-        blamed = {c for _, c in named}
-        for i, (x, c) in enumerate(named):
-            out.append({**base, "commit": c, "index": pos[c], "kind": "verdict", "unseen": unseen if i == 0 else [],
-                        **_culprit_text(span, v, res, x, i, len(v.culprits))})
-        if not v.culprits and _find(res.good, pos) and _find(res.bad, pos):  # a range of this history
-            maybe = [v.candidate] if v.candidate else res.range
-            hits = [c for c in (_find(x, pos) for x in maybe) if c]
-            out.append({**base, "commit": None, "index": None, "kind": "verdict", "text": head, "unseen": unseen})
-            for c in hits:
-                out.append({**base, "commit": c, "index": pos[c], "kind": "candidate", "label": "layoutbench: not ruled out",
-                            "text": f"layoutbench bisect {span}: not ruled out ({v.status})"})
-        out.extend(_shadow_marker(base, res, pos, blamed, bool(named), span))
-    for b in bisect.stored(store):
-        if b.s.kernel != series.kernel:
-            continue
-        for e in b.log:
-            if isinstance(e, dict) and e.get("verb") in ("good", "bad", "skip"):
-                c = _find(e.get("commit"), pos)
-                if c:
-                    out.append({"commit": c, "index": pos[c], "text": f"bisect: {e['verb']}", "key": b.key,
-                                "kind": "probe", "probe": True})
-    return out
-
-
-def _shadow_marker(base: dict, res, pos: dict, blamed: set, named: bool, span: str) -> list[dict]:
-    """The marker of what the single-layout bisection run beside a verdict would blame (none when it
-    blames nothing of this history)."""
-    sh = res.single_layout
-    c = _find(sh.culprit if sh is not None else None, pos)
-    if not c:
-        return []
-    # layoutbench's own verdict is the culprits, every one: the naive choice agrees when it is one of them
-    too = c in blamed or (not named and bool(sh.agrees))
-    return [{**base, "commit": c, "index": pos[c], "kind": "shadow", "agrees": too,
-             "label": "naive bisection would blame" + (" (so does layoutbench)" if too else ""),
-             "text": f"a naive single-layout bisection of {span} would blame this"
-                     + (" (layoutbench blames it too)" if c in blamed else " (layoutbench agrees)" if too
-                        else " (layoutbench does not)")}]
-
-
-def _culprit_text(span: str, v, res, culprit: str, i: int, n: int) -> dict:
-    """The text and plot label of one culprit of a verdict: with several, each its own change point
-    and its own effect (the confirmation's ratio and interval), never the first one's."""
-    metric = res.metric or res.settings.get("metric") or ""
-    step = next((s for s in res.found if s.culprit == culprit), None)
-    e = (step.effect if step is not None else None) or (res.effect if i == 0 else None)
-    ratio, lo, hi = (e.ratio, e.ci_low, e.ci_high) if e is not None else (None, None, None)
-    size = f"x{ratio:.4f}" if isinstance(ratio, (int, float)) else ""
-    ci = (f", CI {interval(lo, hi)}" if isinstance(lo, (int, float)) or isinstance(hi, (int, float)) else "")
-    effect = {"ratio": ratio, "ci_low": lo, "ci_high": hi}
-    if n == 1:
-        return {"text": f"layoutbench bisect {span}: {v.headline()}", "effect": effect,
-                "label": "layoutbench: first bad" + (f", {size}" if size else "")}
-    which = "first bad commit" if i == 0 else "next change point"
-    return {"text": f"layoutbench bisect {span}: change point {i + 1} of {n}, {which} {culprit[:12]} ({metric}"
-                    f"{', ' + size if size else ''}{ci})",
-            "label": f"layoutbench: change {i + 1} of {n}" + (f", {size}" if size else ""), "effect": effect}
-
-
-def _find(v, pos: dict) -> str | None:
-    if not isinstance(v, str) or len(v) < 7:
-        return None
-    return next((c for c in pos if c.startswith(v)), None)
-
-
 # -- text ----------------------------------------------------------------------------------------
 
 def changes_lines(h: History, metrics: list[str]) -> list[str]:
@@ -368,13 +272,13 @@ def summary_text(h: History, metric: str | None = None) -> str:
         lines.append("")
         lines.append("bisections (layoutbench's verdicts; 'naive': what a single-layout bisection would blame):")
         for v in h.verdicts:
-            if v.get("kind") == "verdict" and v["commit"] is None:
-                lines.append(f"  {'':12}  {v['text']}")
-            elif v.get("kind") in ("verdict", "candidate"):
-                lines.append(f"  {v['commit'][:12]}  {v['text']}")
-            elif v.get("kind") == "shadow":
-                lines.append(f"  {v['commit'][:12]}  naive: {v['text']}")
-            lines.extend(f"  {'':12}    {u}" for u in v.get("unseen") or [])
+            if v.kind == "verdict" and v.commit is None:
+                lines.append(f"  {'':12}  {v.text}")
+            elif v.kind in ("verdict", "candidate"):
+                lines.append(f"  {v.commit[:12]}  {v.text}")
+            elif v.kind == "shadow":
+                lines.append(f"  {v.commit[:12]}  naive: {v.text}")
+            lines.extend(f"  {'':12}    {u}" for u in v.unseen)
     failed = [p for p in h.points if p.status != "ok"]
     if failed:
         lines.append("")

@@ -85,8 +85,8 @@ def _write_site(store: Store, h: history.History, series, profile, out: Path) ->
         plots.append({"name": m, "unit": info["unit"], "hib": info["higher_is_better"], "svg": svg_index, "file": f})
 
     pages = {p.commit for p in h.points}
-    verdicts = [{**v, "href": f"commits/{v['commit'][:12]}.html" if v["commit"] in pages else None}
-                for v in h.verdicts if not v.get("probe")]
+    verdicts = [{**v.to_dict(), "href": f"commits/{v.commit[:12]}.html" if v.commit in pages else None}
+                for v in h.verdicts if not v.probe]
 
     def center(p, m):
         c = p.center(m)

@@ -120,18 +120,18 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         e.append(f'<rect class="quirk-span" x="{min(x0, x1) - 3:.1f}" y="{MT}" width="{abs(x1 - x0) + 6:.1f}" '
                  f'height="{ph}" fill="#b8860b" fill-opacity=".07"/>')
         labels.append((x0, f"quirk {q['name']}", ("quirk", q)))
-    mine = [v for v in h.verdicts if v.get("commit") and v.get("kind") in ("verdict", "candidate", "shadow")
-            and v.get("metric", metric) == metric]
+    mine = [v for v in h.verdicts if v.commit and v.kind in ("verdict", "candidate", "shadow")
+            and v.metric == metric]
     # one marker per commit and kind: several bisections kept on one commit share it (their texts joined)
     marks: dict[tuple, dict] = {}
     for v in mine:
-        m = marks.setdefault((v["commit"], v["kind"]), {**v, "texts": [], "labels": []})
-        if v["text"] not in m["texts"]:
-            m["texts"].append(v["text"])
-        if v["kind"] != "shadow" and v.get("label") and v["label"] not in m["labels"]:
-            m["labels"].append(v["label"])
-        if v["kind"] == "shadow" and not v.get("agrees"):
-            m["agrees"], m["label"] = False, v.get("label", m.get("label"))
+        m = marks.setdefault((v.commit, v.kind), {**v.to_dict(), "texts": [], "labels": []})
+        if v.text not in m["texts"]:
+            m["texts"].append(v.text)
+        if v.kind != "shadow" and v.label and v.label not in m["labels"]:
+            m["labels"].append(v.label)
+        if v.kind == "shadow" and not v.agrees:
+            m["agrees"], m["label"] = False, v.label or m.get("label")
     for m in marks.values():
         default = {"shadow": "naive bisection would blame", "verdict": "layoutbench: first bad"}.get(
             m["kind"], "layoutbench: not ruled out")
@@ -264,11 +264,11 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         ly += 18
         e.append(f'<line class="quirk-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
                  f'<text x="{lx + 24}" y="{ly + 4}">quirk starts</text>')
-    if any(v["kind"] != "shadow" for v in mine):
+    if any(v.kind != "shadow" for v in mine):
         ly += 18
         e.append(f'<line class="bisect-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
                  f'<text x="{lx + 24}" y="{ly + 4}">layoutbench verdict</text>')
-    if any(v["kind"] == "shadow" for v in mine):
+    if any(v.kind == "shadow" for v in mine):
         ly += 18
         e.append(f'<line class="bisect-shadow-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
                  f'<text x="{lx + 24}" y="{ly + 4}">naive 1-layout bisection</text>')
