@@ -358,7 +358,7 @@ def _read_object(elf: Elf, name: str) -> ObjectInfo:
     if tab is not None:
         raw, strtab = tab
         raw = raw[1:]
-        data_globals = _data_globals(raw, strtab, keep[sh["flags"][keep] & SHF_EXECINSTR == 0])
+        data_globals = read_data_globals(raw, strtab, data_sections(elf))
         t = raw["info"] & 0xF
         want = np.flatnonzero(np.isin(raw["shndx"], keep) & (raw["name"] != 0) & (t <= 2))  # NOTYPE, OBJECT, FUNC
         raw = raw[want]
@@ -371,14 +371,29 @@ def _read_object(elf: Elf, name: str) -> ObjectInfo:
     return ObjectInfo(name, [secs[i] for i in sorted(secs)], data_globals)
 
 
-def _data_globals(raw: np.ndarray, strtab: bytes, data_secs: np.ndarray) -> list[tuple[str, bool]]:
-    """(name, tentative) of the data globals of a symbol table (see :attr:`ObjectInfo.data_globals`)."""
+def data_sections(elf: Elf) -> np.ndarray:
+    """Which of an object's sections are allocatable and not code (PROGBITS and NOBITS): a
+    boolean per section index."""
+    sh = elf.sh
+    return (sh["flags"] & SHF_ALLOC != 0) & (sh["flags"] & SHF_EXECINSTR == 0) \
+        & ((sh["type"] == SHT_PROGBITS) | (sh["type"] == SHT_NOBITS))
+
+
+def read_data_globals(raw: np.ndarray, strtab: bytes, data_secs: np.ndarray) -> list[tuple[str, bool]]:
+    """(name, tentative) of the data globals in the symbols ``raw`` of an object (without its null
+    symbol), defined in a section ``data_secs`` says is data, or common (see
+    :attr:`ObjectInfo.data_globals`).  Comparisons only (``np.isin`` costs more than a kernel
+    object's whole symbol table at this size)."""
     t, b = raw["info"] & 0xF, raw["info"] >> 4
-    want = np.flatnonzero(np.isin(t, (STT_OBJECT, STT_COMMON, STT_TLS)) & np.isin(b, (STB_GLOBAL, STB_WEAK))
-                          & (np.isin(raw["shndx"], data_secs) | (raw["shndx"] == SHN_COMMON)) & (raw["name"] != 0))
-    raw = raw[want]
+    raw = raw[((t == STT_OBJECT) | (t == STT_COMMON) | (t == STT_TLS)) & ((b == STB_GLOBAL) | (b == STB_WEAK))
+              & (raw["name"] != 0)]
+    if not len(raw):
+        return []
+    idx, n = raw["shndx"], len(data_secs)
+    common = idx == SHN_COMMON
+    raw = raw[common | ((idx < n) & data_secs[np.minimum(idx, n - 1)])]
     tentative = ((raw["info"] >> 4 == STB_WEAK) | (raw["shndx"] == SHN_COMMON)).tolist()
-    return [(n, w) for n, w in zip(strings(strtab, raw["name"].tolist()), tentative) if n]
+    return [(name, w) for name, w in zip(strings(strtab, raw["name"].tolist()), tentative) if name]
 
 
 def read_object_reference(path: Path, name: str) -> ObjectInfo:
