@@ -149,7 +149,7 @@ def _placed(img: Image, starts: dict[tuple[str, str], int], by_sec: dict[int, li
 
 
 def _owned(img: Image, owners: dict[str, str]) -> None:
-    """A global whose name the plan's objects define as data belongs to the object that defines it."""
+    """A global whose name a linked object defines as data belongs to that object (``owners``)."""
     for s in img.syms:
         if s.bind != "local" and not s.placed and s.name in owners:
             s.obj = owners[s.name]

@@ -375,7 +375,8 @@ fn image_objects(toml: &str, image: &str) -> Option<String> {
     None
 }
 
-/// find_objects: the objects an image in a layoutbench work dir was linked from (None: not found).
+/// find_objects: the objects an image in a layoutbench work dir was linked from, all of them (the
+/// plan's first: their data globals too), None when not found.
 pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Result<Option<Objects>, HandBack> {
     let real = match std::fs::canonicalize(elf) {
         Ok(r) => r,
