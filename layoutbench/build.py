@@ -423,7 +423,7 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
             and script.read_text() == text:
         old = json.loads(meta.read_text())
         if old.get("sha256") == sha256_file(elf):
-            if not (out / placement.UNITS).is_file():  # linked before units were recorded
+            if not placement.has_globals(elf):  # linked before units (and data globals) were recorded
                 _record_units(elf, plan, {o.path: o for o in objects})
             return Variant(**{**old, "elf": Path(old["elf"]), "plan_path": Path(old["plan_path"]),
                               "script": Path(old["script"]), "linked_now": False, "commit": objs.checkout.commit,
@@ -453,9 +453,10 @@ def _link_variant(objs: ObjectSet, image: str, layout_name: str, seed: int = 0) 
     else:
         linkscript.link(profile.build.ld, script, [o.path for o in objects], objs.objdir, tmp, img.ldflags)
     info = elfinfo.read_image(tmp)
-    where = placement.check(plan, {o.path: o for o in objects}, info)
+    by_path = {o.path: o for o in objects}
+    where = placement.check(plan, by_path, info)
     tmp.replace(elf)
-    placement.record(elf, plan, where, info)
+    placement.record(elf, plan, where, info, by_path)
     for extra in img.extra_files:
         shutil.copyfile(objs.objdir / extra, out / Path(extra).name)
     v = Variant(profile.name, objs.commit, image, layout_name, seed, elf, plan_path, script,
@@ -471,7 +472,7 @@ def _record_units(elf: Path, plan, objects: dict) -> None:
     info = elfinfo.read_image(elf)
     where = placement.replay(plan, objects, info)
     if not where.problems:
-        placement.record(elf, plan, where, info)
+        placement.record(elf, plan, where, info, objects)
 
 
 def build_variants(profile: Profile, checkout: source.Checkout, specs: list[tuple[str, int]],

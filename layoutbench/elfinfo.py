@@ -30,8 +30,9 @@ from .errors import LayoutbenchError
 SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE = 0x2, 0x4, 0x10
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_NOBITS = 0, 1, 2, 3, 8
 MASK64 = (1 << 64) - 1
-SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFFF
-STT_SECTION, STT_FILE = 3, 4
+SHN_UNDEF, SHN_LORESERVE, SHN_ABS, SHN_COMMON, SHN_XINDEX = 0, 0xFF00, 0xFFF1, 0xFFF2, 0xFFFF
+STT_OBJECT, STT_SECTION, STT_FILE, STT_COMMON, STT_TLS = 1, 3, 4, 5, 6
+STB_GLOBAL, STB_WEAK = 1, 2
 NATIVE_LITTLE = sys.byteorder == "little"
 #: symbol type and binding names as pyelftools gives them (without STT_/STB_, lower case)
 STT_NAMES = {0: "notype", 1: "object", 2: "func", 3: "section", 4: "file", 5: "common", 6: "tls", 7: "num",
@@ -66,10 +67,13 @@ class InputSection:
 
 @dataclass
 class ObjectInfo:
-    """One object file: its allocatable sections in file order."""
+    """One object file: its allocatable sections in file order, and the data globals it defines."""
 
     path: str  #: as given on the linker command line
     sections: list[InputSection]
+    #: (name, tentative) of each defined non-local data symbol (STT_OBJECT, STT_TLS, STT_COMMON) in a
+    #: section that is not code, or common; tentative: weak or common (another definition may win)
+    data_globals: list[tuple[str, bool]] = field(default_factory=list)
 
 
 def open_file(path: Path):
@@ -350,9 +354,11 @@ def _read_object(elf: Elf, name: str) -> ObjectInfo:
     for i, fl, al in zip(keep.tolist(), sh["flags"][keep].tolist(), sh["align"][keep].tolist()):
         secs[i] = InputSection(elf.names[i], size[i], max(1, al), fl)
     tab = elf.symtab()
+    data_globals: list[tuple[str, bool]] = []
     if tab is not None:
         raw, strtab = tab
         raw = raw[1:]
+        data_globals = read_data_globals(raw, strtab, data_sections(elf))
         t = raw["info"] & 0xF
         want = np.flatnonzero(np.isin(raw["shndx"], keep) & (raw["name"] != 0) & (t <= 2))  # NOTYPE, OBJECT, FUNC
         raw = raw[want]
@@ -362,7 +368,32 @@ def _read_object(elf: Elf, name: str) -> ObjectInfo:
                 sec = secs[idx]
                 sec.symbols.append(Symbol(sname, val, sz, STT_NAMES[inf & 0xF], STB_NAMES.get(inf >> 4, "global"),
                                           sec.name))
-    return ObjectInfo(name, [secs[i] for i in sorted(secs)])
+    return ObjectInfo(name, [secs[i] for i in sorted(secs)], data_globals)
+
+
+def data_sections(elf: Elf) -> np.ndarray:
+    """Which of an object's sections are allocatable and not code (PROGBITS and NOBITS): a
+    boolean per section index."""
+    sh = elf.sh
+    return (sh["flags"] & SHF_ALLOC != 0) & (sh["flags"] & SHF_EXECINSTR == 0) \
+        & ((sh["type"] == SHT_PROGBITS) | (sh["type"] == SHT_NOBITS))
+
+
+def read_data_globals(raw: np.ndarray, strtab: bytes, data_secs: np.ndarray) -> list[tuple[str, bool]]:
+    """(name, tentative) of the data globals in the symbols ``raw`` of an object (without its null
+    symbol), defined in a section ``data_secs`` says is data, or common (see
+    :attr:`ObjectInfo.data_globals`).  Comparisons only (``np.isin`` costs more than a kernel
+    object's whole symbol table at this size)."""
+    t, b = raw["info"] & 0xF, raw["info"] >> 4
+    raw = raw[((t == STT_OBJECT) | (t == STT_COMMON) | (t == STT_TLS)) & ((b == STB_GLOBAL) | (b == STB_WEAK))
+              & (raw["name"] != 0)]
+    if not len(raw):
+        return []
+    idx, n = raw["shndx"], len(data_secs)
+    common = idx == SHN_COMMON
+    raw = raw[common | ((idx < n) & data_secs[np.minimum(idx, n - 1)])]
+    tentative = ((raw["info"] >> 4 == STB_WEAK) | (raw["shndx"] == SHN_COMMON)).tolist()
+    return [(name, w) for name, w in zip(strings(strtab, raw["name"].tolist()), tentative) if name]
 
 
 def read_object_reference(path: Path, name: str) -> ObjectInfo:
@@ -378,13 +409,19 @@ def read_object_reference(path: Path, name: str) -> ObjectInfo:
                 secs[i] = InputSection(s.name, s["sh_size"], max(1, s["sh_addralign"]), s["sh_flags"])
                 order.append(i)
         symtab = elf.get_section_by_name(".symtab")
+        data: list[tuple[str, bool]] = []
         if symtab is not None:
             for s in symtab.iter_symbols():
                 idx = s["st_shndx"]
                 if isinstance(idx, int) and idx in secs and s.name and \
                         s["st_info"]["type"] in ("STT_FUNC", "STT_OBJECT", "STT_NOTYPE"):
                     secs[idx].symbols.append(_sym(s, secs[idx].name))
-        return ObjectInfo(name, [secs[i] for i in order])
+                common = idx == "SHN_COMMON"
+                if s.name and s["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK") and \
+                        s["st_info"]["type"] in ("STT_OBJECT", "STT_COMMON", "STT_TLS") and \
+                        (common or idx in secs and not secs[idx].flags & SHF_EXECINSTR):
+                    data.append((s.name, s["st_info"]["bind"] == "STB_WEAK" or common))
+        return ObjectInfo(name, [secs[i] for i in order], data)
     except ELFError as e:
         raise LayoutbenchError(f"{path}: corrupt ELF object ({e})") from None
     finally:

@@ -9,8 +9,9 @@ sorted, code on page boundaries, functions on 64 bytes) is checked from the imag
 alone, so that a wrong plan is caught too.
 
 Once an image has passed the check, where each unit landed is recorded beside it
-(:func:`record`, ``units.json``), so that symdiff can name every symbol's object without
-reading the objects again and replaying the plan (:func:`recorded`).
+(:func:`record`, ``units.json``), with the object that defines each data global of the linked
+objects (:func:`data_owners`: the units of most layouts hold code only), so that symdiff can name
+every symbol's object without reading the objects again and replaying the plan (:func:`read_record`).
 """
 
 from __future__ import annotations
@@ -106,14 +107,37 @@ def markers(plan: LayoutPlan, image: ImageInfo) -> dict[str, int]:
     return {n: image.symbol(n).value for n in names}
 
 
-def record(elf: Path, plan: LayoutPlan, placement: Placement, image: ImageInfo) -> Path:
+def data_owners(objects: dict[str, ObjectInfo]) -> dict[str, str]:
+    """Data global name → the one linked object that defines it (``ObjectInfo.data_globals``): the
+    object of its only definition, else (weak or common ones) of its only tentative one; a name
+    defined by several objects alike is left out (which one the linker kept is not known here).
+    Every linked object counts, not the plan's only: the answer is the same in every layout."""
+    strong: dict[str, list[str]] = {}
+    tentative: dict[str, list[str]] = {}
+    for name, obj in objects.items():
+        for sym, weak in obj.data_globals:
+            (tentative if weak else strong).setdefault(sym, []).append(name)
+    out = {sym: objs[0] for sym, objs in strong.items() if len(objs) == 1}
+    out.update((sym, objs[0]) for sym, objs in tentative.items() if sym not in strong and len(set(objs)) == 1)
+    return out
+
+
+def record(elf: Path, plan: LayoutPlan, placement: Placement, image: ImageInfo,
+           objects: dict[str, ObjectInfo] | None = None) -> Path:
     """Write ``units.json`` beside a checked image: (kind, object, start) of every unit in the
     replay's order, with what ties the record to this image (the plan id, the markers' addresses,
-    the file's size).  Written to a temporary file and renamed, so it is whole or absent."""
+    the file's size), and the data globals of each of the linked ``objects`` (``globals``: object
+    → names, see :func:`data_owners`; without ``objects``, not recorded).  Written to a temporary
+    file and renamed, so it is whole or absent."""
     assert not placement.problems
     out = Path(elf).parent / UNITS
     data = {"format": UNITS_FORMAT, "plan_id": f"0x{plan.plan_id:07x}", "image_size": os.path.getsize(elf),
             "markers": markers(plan, image), "starts": [[k, o, a] for (k, o), a in placement.starts.items()]}
+    if objects is not None:
+        by_object: dict[str, list[str]] = {}
+        for sym, obj in sorted(data_owners(objects).items()):
+            by_object.setdefault(obj, []).append(sym)
+        data["globals"] = by_object
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     tmp.replace(out)
@@ -126,9 +150,26 @@ def _is_int(v, want=None) -> bool:
 
 
 def recorded(elf: Path, plan_id: str, marker_at: dict[str, int]) -> dict[tuple[str, str], int] | None:
+    """The unit starts recorded beside ``elf`` when they belong to it (see :func:`read_record`)."""
+    rec = read_record(elf, plan_id, marker_at)
+    return None if rec is None else rec[0]
+
+
+def has_globals(elf: Path) -> bool:
+    """Whether the record beside ``elf`` names the objects of its data globals (a layoutbench
+    that recorded units before it did wrote none: such a record is written again)."""
+    try:
+        return "globals" in json.loads((Path(elf).parent / UNITS).read_text())
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def read_record(elf: Path, plan_id: str, marker_at: dict[str, int]) \
+        -> tuple[dict[tuple[str, str], int], dict[str, str] | None] | None:
     """The unit starts recorded beside ``elf`` when they belong to it: same format, same plan id,
     same size, every recorded marker at the same address (``marker_at``: name → address in the
-    image).  None otherwise (no record, a stale or unreadable one): replay the plan instead."""
+    image), and the data globals' objects (name → object; None when the record has none).  None
+    otherwise (no record, a stale or unreadable one): replay the plan instead."""
     path = Path(elf).parent / UNITS
     if not path.is_file():  # none, or a FIFO (whose read would wait for a writer forever)
         return None
@@ -145,6 +186,22 @@ def recorded(elf: Path, plan_id: str, marker_at: dict[str, int]) -> dict[tuple[s
                     or (k, o) in starts:
                 return None
             starts[(k, o)] = a
-        return starts
+        return starts, _owners(data.get("globals"))
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
+
+
+def _owners(by_object) -> dict[str, str] | None:
+    """``globals`` of a record (object → names) as name → object; a name under two objects, or
+    anything but lists of names, is a broken record (ValueError)."""
+    if by_object is None:
+        return None
+    if not isinstance(by_object, dict):
+        raise ValueError("globals")
+    out: dict[str, str] = {}
+    for obj, names in by_object.items():
+        if not isinstance(names, list) or not all(isinstance(n, str) and n not in out for n in names) \
+                or len(set(names)) != len(names):
+            raise ValueError("globals")
+        out.update((n, obj) for n in names)
+    return out

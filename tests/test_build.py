@@ -96,6 +96,11 @@ def test_placement_holds_for_every_layout(mini, name):
         assert rec is not None and list(rec.items()) == list(replayed.items()) and len(rec) > 5
         assert placement.recorded(var.elf, "0x0000000", where) is None
         assert placement.recorded(var.elf, f"0x{plan.plan_id:07x}", {n: a + 1 for n, a in where.items()}) is None
+        # and the object of each data global of every linked object: a global of that name in the image
+        _, owners = placement.read_record(var.elf, f"0x{plan.plan_id:07x}", where)
+        assert owners == placement.data_owners({o.path: o for o in objs.objects(image)}) and owners
+        in_image = {s.name for s in info.symbols if s.bind != "local" and s.kind in ("object", "tls")}
+        assert set(owners) <= in_image, set(owners) - in_image
 
 
 def test_layout_promises_seen_in_the_image(mini):

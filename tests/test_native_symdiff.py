@@ -9,6 +9,7 @@ with LAYOUTBENCH_NATIVE=0 (Python).  What the helper does not handle it hands ba
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -94,6 +95,9 @@ def test_minikernel_units_record_that_is_not_of_the_image(repo, tmp_path):  # no
     # an image linked before units were recorded gets them when its build is asked for again
     rec.unlink()
     assert image(repo, "base", "random", 3) == b and rec.read_text() == good
+    # and so does one whose record names no data global's object
+    rec.write_text(json.dumps({k: v for k, v in json.loads(good).items() if k != "globals"}))
+    assert image(repo, "base", "random", 3) == b and rec.read_text() == good
     with without_units(a, b):
         want = both(a, b)
     # a record that would change the answer if used: two text units' objects swapped
@@ -106,7 +110,9 @@ def test_minikernel_units_record_that_is_not_of_the_image(repo, tmp_path):  # no
         for bad in ({**data, "plan_id": "0x0000000"}, {**data, "image_size": data["image_size"] + 1},
                     {**data, "format": 2}, {**data, "format": 1.0}, {**data, "markers": {"__lb_text_units": 1}},
                     {**data, "markers": {**data["markers"], "__lb_nonesuch_units": 4096}},
-                    {**data, "starts": [[k, o, str(a)] for k, o, a in starts]}, [data], "{"):
+                    {**data, "starts": [[k, o, str(a)] for k, o, a in starts]}, [data], "{",
+                    {**data, "globals": ["x"]}, {**data, "globals": {"a.o": "x"}}, {**data, "globals": {"a.o": [1]}},
+                    {**data, "globals": {"a.o": ["x"], "b.o": ["x"]}}, {**data, "globals": {"a.o": ["x", "x"]}}):
             rec.write_text(bad if isinstance(bad, str) else json.dumps(bad))
             assert both(a, b) == want, bad
         # used when it belongs to the image (trusted, not checked: the record is written only
@@ -358,3 +364,41 @@ def test_a_plan_that_does_not_match_its_image(repo):  # noqa: F811
     d = both(b, fake / "image.elf")
     assert any("does not match its plan" in n and "should be at" in n for n in d["notes"]), d["notes"]
     assert d["new"]["mapping"] == "file" and d["old"]["mapping"] == "plan"
+
+
+#: names.c (the one more object of test_symdiff_cache's program): code and a data global of each
+#: kind, that lld places among other objects' data where no local of names.c surrounds them
+MATCH_C = r"""
+int match_calls;                                    /* .bss */
+int match_seen[4] = {1, 2, 3, 4};                   /* .data */
+const int match_limit[2] = {7, 9};                  /* .rodata */
+__thread int match_depth;                           /* .tbss */
+int match(int x) { match_calls++; match_depth++; return x * match_limit[x & 1] + match_seen[x & 3]; }
+"""
+MATCH_DATA = ("match_calls", "match_seen", "match_limit", "match_depth")
+
+
+@pytest.fixture(scope="module")
+def matcher(tmp_path_factory, workdir):
+    """test_symdiff_cache's static program with match.c, and with its hot function grown."""
+    root = tmp_path_factory.mktemp("matcher")
+    return _program(root, False, ("sorted",), MATCH_C), _program(root, True, ("sorted",), MATCH_C)
+
+
+def test_data_globals_are_on_the_object_that_defines_them(matcher):
+    """Each data global of names.o (.bss, .data, .rodata, TLS), which the plan's units (code) do not
+    place, is on names.o's row in --json and in the text, on both paths: with the record beside
+    the images (units.json) and with the objects read instead.  (Its .bss and .data move with
+    the grown code before them; its .rodata and TLS stay.)"""
+    for ctx in (contextlib.nullcontext, lambda: without_units(*matcher)):
+        with ctx():
+            d = both(*matcher)
+            objs = {s["name"]: s["object"] for s in d["symbols"]}
+            assert {objs[n] for n in MATCH_DATA} == {"names.o"}, objs
+            row = {o["object"]: o["total"] for o in d["objects"]}
+            assert row["names.o"] == 1 + len(MATCH_DATA)  # match() and its data
+            text = lb("symdiff", str(matcher[0]), str(matcher[1]), env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+            assert NATIVE_SAYS in text.stderr  # (and the Python path's text is the same: both())
+            assert "names.o 5 3 2 +192" in " ".join(text.stdout.split())
+            rows = lb("symdiff", str(matcher[0]), str(matcher[1]), "--symbols", check=False).stdout.splitlines()
+            assert any(r.split()[:3] == ["moved", "match_calls", "names.o"] for r in rows), rows

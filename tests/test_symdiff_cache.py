@@ -110,8 +110,9 @@ def test_relinked_static_program_keeps_every_symbol_on_its_object(relinked):
     """Layouts of the same objects: nothing added, removed or changed between them, and every
     symbol on the same object row in each image, whatever the layout's units (function-aligned
     has no unit of names.o, which holds data only) or the order it places them in.  names.o's
-    statics are on one row of their own (its file's: no unit places code of it), never on a
-    libc member or a crt file; libc's on their members."""
+    globals are on its row (the data globals recorded beside each image name their object) and
+    so are its statics (its file's row is its object's), never on a libc member or a crt file;
+    libc's on their members."""
     for lay in RELINKED[1:]:
         d = json.loads(lb("symdiff", str(relinked["default"]), str(relinked[lay]), "--json", check=False).stdout)
         assert d["mapping"] == "plan" and not d["notes"], (lay, d["notes"])
@@ -122,13 +123,14 @@ def test_relinked_static_program_keeps_every_symbol_on_its_object(relinked):
         d = json.loads(lb("symdiff", str(elf), str(elf), "--json", check=False).stdout)
         rows[lay] = sorted((s["name"], s["object"]) for s in d["symbols"])
         by = dict(rows[lay])
-        assert by["names_tab"] == by["names_hits"] == "names.c", lay
-        # the user's static lock stays on its file (function-aligned places no unit of names.o, so
-        # there only the symbol table's order tells); glibc's of the same name (several members
-        # define one) go to libc members, none to a user's file
+        assert by["names_ptr"] == by["names_count"] == by["names_rand"] == "names.o", lay
+        assert by["names_tab"] == by["names_hits"] == "names.o", lay
+        # the user's static lock stays on its object (no unit places code of names.o: the symbol
+        # table's order tells); glibc's of the same name (several members define one) go to libc
+        # members, none to a user's object
         locks = [o for n, o in rows[lay] if n == "lock"]
-        assert locks.count("names.c") == 1 and len(locks) > 1, (lay, locks)
-        assert all(o == "names.c" or o.startswith("libc.a(") for o in locks), (lay, locks)
+        assert locks.count("names.o") == 1 and len(locks) > 1, (lay, locks)
+        assert all(o == "names.o" or o.startswith("libc.a(") for o in locks), (lay, locks)
         assert by["strcmp"] == "libc.a(strcmp.o)" and by["hot_step"] == by["buf"] == "stage_d.o", lay
         assert "stage_d.c" not in {o["object"] for o in d["objects"]}, lay
     assert rows["default"] == rows["function-aligned"] == rows["random"] == rows["sorted"]

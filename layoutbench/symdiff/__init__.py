@@ -20,10 +20,12 @@ per image:
 * **Which object a symbol came from.**  With a layout plan (``plan.json`` beside the
   image, or the build spec's variant), where each object's units start is read from the
   record the build wrote beside the image after its placement check
-  (``units.json``, :func:`layoutbench.placement.recorded`: used only when its plan id,
+  (``units.json``, :func:`layoutbench.placement.read_record`: used only when its plan id,
   markers and the image's size are this image's), else found by replaying the plan over
   the objects it was linked from (:func:`layoutbench.placement.replay`); a symbol belongs
-  to the unit whose range holds its address.  Without one,
+  to the unit whose range holds its address, and a data global outside the units to the
+  object that defines it (recorded there too: :func:`layoutbench.placement.data_owners`).
+  Without one,
   local symbols belong to the ``STT_FILE`` symbol before them (a source file name,
   ``ring.c``); a global belongs to a file only when the nearest local symbols on both
   sides of it (by address, same section) come from that file, else it is shown as

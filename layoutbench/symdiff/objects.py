@@ -28,7 +28,7 @@ def load_side(side: str | Path, image: str | None = None, repo: str | None = Non
         return specs.symdiff_side(str(side), image, repo, say)
     img = read_image(p)
     plan_path = p.parent / "plan.json"
-    starts = None
+    rec = None
     if plan_path.is_file():
         try:
             d = json.loads(plan_path.read_text())
@@ -37,10 +37,10 @@ def load_side(side: str | Path, image: str | None = None, repo: str | None = Non
         except (ValueError, TypeError, KeyError, AttributeError) as e:
             img.notes.append(f"{plan_path}: unreadable plan ({e}); objects from STT_FILE symbols")
         if img.plan is not None:
-            starts = placement.recorded(p, img.plan_id, {n: a for n, (a, _) in img.markers.items()})
-            if starts is None:
+            rec = placement.read_record(p, img.plan_id, {n: a for n, (a, _) in img.markers.items()})
+            if rec is None:
                 img.objects = find_objects(p, img.plan)
-    map_objects(img, starts)
+    map_objects(img, *(rec or (None, None)))
     return img
 
 
@@ -72,7 +72,8 @@ def find_objects(elf: Path, plan: LayoutPlan) -> dict | None:
     """The objects an image in a layoutbench work dir was linked from.
 
     ``WORK/images/K/<commit>-<config>/I/L-S/image.elf`` was linked from
-    ``WORK/objects/K/<commit>-<config>/obj``, listed in the profile's object list."""
+    ``WORK/objects/K/<commit>-<config>/obj``, listed in the profile's object list (all of them
+    are read: the plan's units may place some only)."""
     from .. import build, profile
 
     try:
@@ -83,16 +84,21 @@ def find_objects(elf: Path, plan: LayoutPlan) -> dict | None:
         entries = dict(build.object_entries(listing))
     except (IndexError, LayoutbenchError, OSError):
         return None
-    names = list(dict.fromkeys(u.object for units in plan.groups.values() for u in units))
+    # the plan's objects, then the others linked (their data globals: placement.data_owners)
+    names = list(dict.fromkeys([*(u.object for units in plan.groups.values() for u in units), *entries]))
     try:
         return read_objects(objdir, [(n, entries.get(n, n)) for n in names])
     except (LayoutbenchError, ValueError, IndexError, OSError):
         return None
 
 
-def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None) -> None:
+def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None,
+                owners: dict[str, str] | None = None) -> None:
     """Set ``obj`` of every symbol: from the plan's unit starts (as recorded beside the image,
-    ``starts``, else replayed from the plan and its objects), else from STT_FILE symbols."""
+    ``starts``, else replayed from the plan and its objects), else from STT_FILE symbols.  With
+    the plan's units, a data global (which most layouts' units, code only, do not hold) belongs
+    to the object that defines it (``owners``, recorded beside the image with the starts, else
+    read from the objects: :func:`layoutbench.placement.data_owners`)."""
     by_sec: dict[int, list[Sym]] = defaultdict(list)
     for s in img.syms:
         by_sec[s.sec.index].append(s)
@@ -112,8 +118,10 @@ def map_objects(img: Image, starts: dict[tuple[str, str], int] | None = None) ->
                 pending.append(s)
     if starts is None:
         starts = _replayed(img)
+        owners = None if starts is None else placement.data_owners(img.objects)
     if starts is not None:
         _placed(img, starts, by_sec)
+        _owned(img, owners or {})
     archives.attribute(img)
     one_row_per_object(img)
 
@@ -138,6 +146,14 @@ def _placed(img: Image, starts: dict[tuple[str, str], int], by_sec: dict[int, li
                 s.obj = lst[i][2]
                 s.placed = True
     img.mapping = "plan"
+
+
+def _owned(img: Image, owners: dict[str, str]) -> None:
+    """A global whose name a linked object defines as data belongs to that object (``owners``)."""
+    for s in img.syms:
+        if s.bind != "local" and not s.placed and s.name in owners:
+            s.obj = owners[s.name]
+            s.placed = True
 
 
 def _stem(name: str) -> str:

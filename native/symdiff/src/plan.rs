@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::elf::{self, SHF_ALLOC, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
+use crate::elf::{self, SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
 use crate::image::{leak, Image, Keys, Map, Sym};
 use crate::json::{self, Value};
 use crate::HandBack;
@@ -199,14 +199,32 @@ pub struct InSec {
     pub symbols: Vec<(&'static str, u64, bool)>, //: name, value, weak
 }
 
-pub type Objects = Map<String, Arc<Vec<InSec>>>;
+/// An object's allocatable sections (the Vec it derefs to) and its data globals: (name,
+/// tentative) of each defined non-local STT_OBJECT/TLS/COMMON symbol outside code, or common
+/// (elfinfo.ObjectInfo.data_globals; tentative: weak or common).
+pub struct Obj {
+    pub secs: Vec<InSec>,
+    pub data: Vec<(&'static str, bool)>,
+}
+
+impl std::ops::Deref for Obj {
+    type Target = Vec<InSec>;
+    fn deref(&self) -> &Vec<InSec> {
+        &self.secs
+    }
+}
+
+pub type Objects = Map<String, Arc<Obj>>;
+
+/// Data global name → the object that defines it (placement.data_owners / units.json "globals").
+pub type Owners = Map<&'static str, &'static str>;
 
 /// Objects read so far, by path: both sides of a diff are usually linked from the same objects,
 /// and are read at once on two threads (one from each end of the list).
-static OBJECTS: Mutex<Option<Map<PathBuf, Arc<Vec<InSec>>>>> = Mutex::new(None);
+static OBJECTS: Mutex<Option<Map<PathBuf, Arc<Obj>>>> = Mutex::new(None);
 
 /// Read an object (elfinfo.read_object): Err(None) is an error Python reports as "not found".
-fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
+fn read_object(path: &Path) -> Result<Obj, Option<HandBack>> {
     let p = path.to_str().ok_or(None)?;
     let e = match elf::read(p, false) {
         Ok(e) => e,
@@ -221,9 +239,19 @@ fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
             secs.push((i, InSec { kind: None, name: e.names[i], size: s.size, align: s.align.max(1), flags: s.flags, symbols: Vec::new() }));
         }
     }
+    let mut data = Vec::new();
     if let Some((raw, strtab)) = e.symtab().map_err(|_| None)? {
         for r in raw.iter().skip(1) {
             let t = r.info & 0xF;
+            let (bind, common) = (r.info >> 4, r.shndx == SHN_COMMON);
+            if matches!(t, 1 | 5 | 6) && matches!(bind, 1 | 2) && r.name != 0
+                && (common || pos.get(&(r.shndx as usize)).is_some_and(|&k| secs[k].1.flags & SHF_EXECINSTR == 0))
+            {
+                let n = elf::str_at(strtab, r.name as usize);
+                if !n.is_empty() {
+                    data.push((n, bind == 2 || common));
+                }
+            }
             if t > 2 || r.name == 0 {
                 continue;
             }
@@ -238,7 +266,38 @@ fn read_object(path: &Path) -> Result<Vec<InSec>, Option<HandBack>> {
     for (_, s) in secs.iter_mut() {
         s.kind = section_kind(s);
     }
-    Ok(secs.into_iter().map(|(_, s)| s).collect())
+    Ok(Obj { secs: secs.into_iter().map(|(_, s)| s).collect(), data })
+}
+
+const SHN_COMMON: u16 = 0xFFF2;
+
+/// placement.data_owners: data global name → the one linked object that defines it (its only
+/// definition, else its only tentative one); a name several objects define alike is left out.
+fn data_owners(objects: &Objects) -> Owners {
+    let mut strong: Map<&'static str, Vec<&str>> = Map::default();
+    let mut tentative: Map<&'static str, Vec<&str>> = Map::default();
+    for (name, obj) in objects {
+        for &(sym, weak) in &obj.data {
+            let m = if weak { &mut tentative } else { &mut strong };
+            let e = m.entry(sym).or_default();
+            if !e.contains(&name.as_str()) || !weak {
+                e.push(name.as_str());
+            }
+        }
+    }
+    let owned: Map<&str, &'static str> = objects.keys().map(|n| (n.as_str(), leak(n.clone()))).collect();
+    let mut out: Owners = Map::default();
+    for (sym, objs) in &strong {
+        if objs.len() == 1 {
+            out.insert(sym, owned[objs[0]]);
+        }
+    }
+    for (sym, objs) in &tentative {
+        if objs.len() == 1 && !strong.contains_key(sym) {
+            out.insert(sym, owned[objs[0]]);
+        }
+    }
+    out
 }
 
 fn is_file(p: &Path) -> bool {
@@ -316,7 +375,8 @@ fn image_objects(toml: &str, image: &str) -> Option<String> {
     None
 }
 
-/// find_objects: the objects an image in a layoutbench work dir was linked from (None: not found).
+/// find_objects: the objects an image in a layoutbench work dir was linked from, all of them (the
+/// plan's first: their data globals too), None when not found.
 pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Result<Option<Objects>, HandBack> {
     let real = match std::fs::canonicalize(elf) {
         Ok(r) => r,
@@ -363,6 +423,12 @@ pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Res
             if seen.insert(&u.object, ()).is_none() {
                 names.push(&u.object);
             }
+        }
+    }
+    // the plan's objects, then the others linked (their data globals: data_owners)
+    for n in entries.keys() {
+        if seen.insert(n, ()).is_none() {
+            names.push(n);
         }
     }
     if backwards {
@@ -525,7 +591,7 @@ pub type Starts = Vec<((String, String), i128)>;
 
 /// placement.recorded: the unit starts recorded beside the image (units.json) when they belong
 /// to it (format, plan id, size, every recorded marker where the image has it); None otherwise.
-pub fn recorded(elf: &Path, plan_id: &str, markers: &[(String, u64, usize)]) -> Option<Starts> {
+pub fn recorded(elf: &Path, plan_id: &str, markers: &[(String, u64, usize)]) -> Option<(Starts, Option<Owners>)> {
     let path = elf.parent().unwrap_or(Path::new("")).join("units.json");
     if !path.is_file() {
         return None; // none, or a FIFO (whose read would wait for a writer forever)
@@ -578,12 +644,40 @@ pub fn recorded(elf: &Path, plan_id: &str, markers: &[(String, u64, usize)]) -> 
         }
         _ => return None,
     }
-    Some(starts)
+    Some((starts, owners(v.get("globals"))?))
+}
+
+/// placement._owners: "globals" of a record (object → names) as name → object: Some(None) when
+/// absent (or null), None (a broken record) unless lists of names, each under one object.
+fn owners(v: Option<&Value>) -> Option<Option<Owners>> {
+    let kv = match v {
+        None | Some(Value::Null) => return Some(None),
+        Some(Value::Obj(kv)) => kv,
+        _ => return None,
+    };
+    let mut out: Owners = Map::default();
+    for (i, (obj, names)) in kv.iter().enumerate() {
+        if kv[i + 1..].iter().any(|(k, _)| k == obj) {
+            continue; // an object twice: Python's dict keeps the last value
+        }
+        match names {
+            Value::List(l) => {
+                for n in l {
+                    match n {
+                        Value::Str(n) if out.insert(n, obj).is_none() => {}
+                        _ => return None,
+                    }
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(Some(out))
 }
 
 /// map_objects: every symbol's object, from the plan's unit starts (recorded beside the image,
 /// else replayed from the plan and its objects), else from STT_FILE symbols.
-pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<Starts>) {
+pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<(Starts, Option<Owners>)>) {
     let mut by_sec: Map<usize, Vec<usize>> = Map::default();
     let mut order: Vec<usize> = Vec::new();
     for (i, s) in img.syms.iter().enumerate() {
@@ -615,13 +709,22 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
             }
         }
     }
-    let starts = match recorded {
-        Some(s) => Some(s),
-        None => replayed(img, objects),
+    let found = match recorded {
+        Some(r) => Some(r),
+        None => replayed(img, objects).map(|s| (s, objects.map(data_owners))),
     };
     let mut placed = vec![false; img.syms.len()];
-    if let Some(starts) = starts {
+    if let Some((starts, owners)) = found {
         place_units(img, starts, &by_sec, &mut placed);
+        for (i, s) in img.syms.iter_mut().enumerate() {
+            // objects._owned: a data global belongs to the object that defines it
+            if let Some(&o) = owners.as_ref().and_then(|m| m.get(s.name)) {
+                if s.bind != "local" && !placed[i] {
+                    s.obj = o;
+                    placed[i] = true;
+                }
+            }
+        }
     }
     crate::archives::attribute(img, &placed);
     if img.mapping == "plan" {
