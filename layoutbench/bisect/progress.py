@@ -42,13 +42,13 @@ class ProgressLog:
         """Start writing to ``path`` (appended to): a header line, then the lines held so far."""
         with self.lock:
             self.path = path
-            path.parent.mkdir(parents=True, exist_ok=True)
             now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             self._write([(now, f"-- {header}")] + self.held)
             self.held = []
 
     def _write(self, lines: list[tuple[str, str]]) -> None:
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as f:
                 f.writelines(f"{t} {m}\n" for t, m in lines)
         except OSError as e:  # a full disk loses the log, never the bisection

@@ -220,7 +220,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                               # one cost figure: the one R was chosen from, else (R given) the target's now
                               costs=None if s.runs_choice else target_costs(p, s).to_dict())
     if s.shadow:
-        rec = dataclasses.replace(rec, single_layout=_shadow(rec, p, commits, places, retrying, profile, s,
+        rec = dataclasses.replace(rec, single_layout=_shadow(rec, p, commits, places, retrying, s,
                                                              lambda m: (phase.saw(m), say(m)), clock))
     if places is not None:
         rec = dataclasses.replace(rec, targets=list(s.targets), places=places.summary(
@@ -430,8 +430,8 @@ def _cost(probers: list[Prober]) -> Cost:
     return Cost(**c, compiled_now=sum(q.compiled_now for q in probers), ran_now=sum(q.ran_now for q in probers))
 
 
-def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retrying, profile: Profile,
-            s: Settings, say=lambda m: None, clock: Clock | None = None) -> Shadow:
+def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retrying, s: Settings,
+            say=lambda m: None, clock: Clock | None = None) -> Shadow:
     """What a single-layout bisection of the same range blames (run now, its cost counted apart), and
     whether layoutbench blames it too (any of its culprits; the candidate where none is confirmed)."""
     before = (p.compiled_now, p.ran_now)
@@ -449,4 +449,4 @@ def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retryin
     else:
         agrees = sl.culprit is None if rec.status in ("noise", "not-shown") else sl.culprit in rec.range
     return dataclasses.replace(sl, agrees=agrees,
-                               culprit_subject=subject_of(profile, s, sl.culprit) if sl.culprit else None)
+                               culprit_subject=subject_of(p.profile, s, sl.culprit) if sl.culprit else None)
