@@ -106,10 +106,18 @@ def test_the_naive_bisection_says_it_starts_and_each_probe_with_the_runs_spent(h
     assert not any(m.startswith("naive ") for m in lines[:i])  # nothing naive before it starts
 
 
-def _left(m: str) -> re.Match | None:
-    return re.search(r"about (\S+) left: (\d+) runs at 1 s \+ (\d+) links at 3 s \((?:(\d+) of the (\d+) new images "
-                     r"this command measured were linked|this command has measured no new image yet)\)"
-                     r"(?:; the naive bisection's (\d+) runs included)? \(estimated; compiles not counted\)", m)
+def _left(m: str) -> dict | None:
+    """The time left of a progress line: its text, runs, links, linked images of new ones (None
+    before any) and the naive bisection's runs in it; one run or link is said without a plural."""
+    got = re.search(r"about (\S+) left: (\d+) (runs?) at 1 s \+ (\d+) (links?) at 3 s \((?:(\d+) of the (\d+) new "
+                    r"images this command measured were linked|this command has measured no new image yet)\)"
+                    r"(?:; the naive bisection's (\d+) (runs?) included)? \(estimated; compiles not counted\)", m)
+    if got is None:
+        return None
+    for n, word in ((got[2], got[3]), (got[4], got[5]), (got[8], got[9])):
+        assert n is None or (int(n) == 1) == (word in ("run", "link")), m
+    return {"text": got[1], "runs": int(got[2]), "links": int(got[4]), "made": got[6] and int(got[6]),
+            "new": got[7] and int(got[7]), "naive": int(got[8] or 0)}
 
 
 def test_the_time_left_costs_a_link_only_for_the_images_still_to_link(hist, runs):
@@ -123,20 +131,19 @@ def test_the_time_left_costs_a_link_only_for_the_images_still_to_link(hist, runs
     for m in lines:
         got = _left(m)
         assert got is not None, m
-        runs_left, links, made, new = int(got[2]), int(got[3]), got[4], got[5]
-        naive = int(got[6] or 0)
+        runs_left, links, made, new, naive = (got[k] for k in ("runs", "links", "made", "new", "naive"))
         images = naive + math.ceil((runs_left - naive) / max(1, runs["v"]["settings"]["runs"]))
-        assert links == (round(images * int(made) / int(new)) if new else images), m
-        assert got[1] == costs.duration_text(runs_left + 3 * links), m
+        assert links == (round(images * made / new) if new else images), m
+        assert got["text"] == costs.duration_text(runs_left + 3 * links), m
         if new:
-            shares.append(int(made) / int(new))
+            shares.append(made / new)
         if (s := re.search(r"(\d+)/(\d+) runs spent/planned", m)) and not m.startswith("naive"):
             spent.append(int(s[1]))
             assert runs_left == int(s[2]) - int(s[1]) + naive, m
     assert spent == sorted(spent) and spent, spent
     # the first new images (a probe compiled now) were all linked; a reused neighbour's images cost no link
     assert shares[0] == 1.0 and min(shares) < 1.0, shares
-    assert any(int(_left(m)[6] or 0) > 0 for m in lines if not m.startswith("naive"))
+    assert any(_left(m)["naive"] > 0 for m in lines if not m.startswith("naive"))
 
 
 def test_a_compile_says_what_it_is_for_and_the_builds_before_it(hist, runs):

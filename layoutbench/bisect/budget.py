@@ -112,9 +112,10 @@ class Clock:
         sec = (runs + naive) * c.run + links * (c.layout or 0.0)
         share = (f"{made} of the {new} new images this command measured were linked" if new
                  else "this command has measured no new image yet")
-        return sec, (f"about {costs.duration_text(sec)} left: {runs + naive} runs at {c.run:.3g} s"
-                     + (f" + {links} links at {c.layout:.3g} s ({share})" if c.layout else "")
-                     + (f"; the naive bisection's {naive} runs included" if naive else "")
+        n = runs + naive
+        return sec, (f"about {costs.duration_text(sec)} left: {n} run{'s' * (n != 1)} at {c.run:.3g} s"
+                     + (f" + {links} link{'s' * (links != 1)} at {c.layout:.3g} s ({share})" if c.layout else "")
+                     + (f"; the naive bisection's {naive} run{'s' * (naive != 1)} included" if naive else "")
                      + " (estimated; compiles not counted)")
 
     def summary(self) -> dict:
