@@ -289,8 +289,9 @@ def _compile_ticker(profile: Profile, short: str, objdir: Path, say) -> Callable
 
 
 def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | None = None,
-                    say=lambda msg: None) -> ObjectSet:
-    """Compile the objects of ``checkout`` once; later calls return the cached objects.
+                    say=lambda msg: None, why: str = "") -> ObjectSet:
+    """Compile the objects of ``checkout`` once; later calls return the cached objects.  ``why``:
+    what the build is for, said after ``compiling X`` (a bisection's phase and builds).
 
     A working-tree build (no commit) always runs the build command in its own object
     folder, so an incremental build system rebuilds only what changed.
@@ -332,7 +333,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         env_extra = quirks.prepare(applied, src, log, profile.build.timeout)
         worktree = checkout.commit == source.WORKTREE
         say(f"building {profile.name} at {checkout.short} (its build system rebuilds what changed)" if worktree
-            else f"compiling {profile.name} at {checkout.short}")
+            else f"compiling {profile.name} at {checkout.short}" + (f" {why}" if why else ""))
         t0, started = time.monotonic(), time.time()
         _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs,
                              tick=_compile_ticker(profile, checkout.short, objdir, say)), lock_fd)

@@ -157,6 +157,7 @@ class Measurement:
     key: RunKey  #: target, host, mode, args and configuration hash of every run below
     build_ids: dict  #: (layout, seed) → build id in the store
     ran: int = 0
+    linked: int = 0  #: images linked now (the others were linked before, or are a neighbour's objects')
     skipped: int = 0
     failed: int = 0
     accelerators: set[str] = field(default_factory=set)
@@ -248,11 +249,13 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
             m = Measurement(request, objs, jobs, key, {})
             checked = _run_jobs(m, request, store, target, ahead, progress, say)
             m.build_ids = ahead.build_ids()
+            m.linked = sum(ahead.futures[k].result().linked_now for k in ahead.keys)
         finally:
             ahead.close()
     else:
         variants = linked if linked is not None else link_all(objs, target.spec.image, store, jobs)
-        m = Measurement(request, objs, jobs, key, {k: b for k, (_, b) in variants.items()})
+        m = Measurement(request, objs, jobs, key, {k: b for k, (_, b) in variants.items()},
+                        linked=sum(v.linked_now for v, _ in variants.values()))
         checked = _run_jobs(m, request, store, target, variants, progress, say)
     return _stored(m, store, target, say, checked)
 

@@ -507,8 +507,9 @@ def test_the_same_bisection_again_resumes_from_the_store_and_runs_nothing(hist, 
         v = _run(store, prof, settings(hist), hist["good"], hist["bad"], say=said.append)
         b = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
     n = len([e for e in b.log])
+    marks = sum(1 for e in b.log if e["verb"] in ("good", "bad", "skip"))
     assert before > 1 and said[0] == (f"resuming the bisection of minikernel {hist['good'][:12]}..{hist['bad'][:12]} "
-                                      f"({before - 1} log entries)")  # the marks after the start line
+                                      f"({before - 1} log entries: {marks} mark(s) and the endpoints' test)")
     assert v["culprit"] == first["v"]["culprit"] and v["cost"]["ran_now"] == 0 and v["cost"]["compiled_now"] == 0
     assert {k: v["cost"][k] for k in ("builds", "images", "runs")} == \
         {k: first["v"]["cost"][k] for k in ("builds", "images", "runs")}
@@ -680,8 +681,9 @@ def test_the_verdict_text_says_the_runs_per_layout_chosen(first):
 
 def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, first, tmp_path):
     """Without a budget: spent/planned (the plan's likely cost) and the time left at the costs
-    measured in the store (a run's median duration + a link's median / R); with one: the time
-    left only (the engine's line says the rest); nothing before a likely cost is known."""
+    measured in the store (each run's median duration, and a link's median for each new image
+    at the share of new images this command had to link so far: all of them before any); with
+    one: the time left only (the engine's line says the rest); nothing before a likely cost is known."""
     path = tmp_path / "r.sqlite"
     path.write_bytes(first["store"].read_bytes())
     with closing(Store(path)) as store:
@@ -696,10 +698,20 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
             "minikernel", "cachegrind", "rerun", " ".join(s.args.split()))
         assert links and runs
         assert sec == pytest.approx(float(np.median([r["duration"] for r in runs])) + float(np.median(links)) / 2)
+        run, link = float(np.median([r["duration"] for r in runs])), float(np.median(links))
+
+        def left(n: int, linked: int) -> str:
+            return (f"about {costs.duration_text(n * run + linked * link)} left: {n} runs at {run:.3g} s + {linked} "
+                    f"links at {link:.3g} s")
+
         ledger.spent, clock.likely = 10, 50
-        left = costs.duration_text(40 * sec)
-        assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); about {left} left at "
-                                    f"{sec:.3g} s a run (estimated)")
+        assert clock.progress() == (f"; 10/50 runs spent/planned (the plan's likely cost); {left(40, 20)} (this command "
+                                    "has measured no new image yet) (estimated; compiles not counted)")
+        p.images_new, p.links_now = 8, 2  # a quarter of the new images needed a link: a quarter of the 20 to come
+        assert clock.progress().endswith(f"; {left(40, 5)} (2 of the 8 new images this command measured were "
+                                         "linked) (estimated; compiles not counted)"), clock.progress()
+        assert clock.left(40)[0] == pytest.approx(40 * run + 5 * link)
+        p.images_new, p.links_now = 0, 0
         ledger.spent = 60  # beyond the plan, with no plan made again: said so, and no time left is guessed
         assert clock.progress() == ("; 60/50 runs spent/planned (beyond the plan's likely cost, at the noise measured "
                                     "so far too: the step may be near the minimum effect; --budget bounds it)")
@@ -707,14 +719,14 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         assert clock.progress().startswith("; 60/50 runs spent/planned (beyond the plan's likely cost")
         clock.replan = lambda: 80  # made again at the noise measured now: the new plan and the time left
         assert clock.progress() == (f"; 60/80 runs spent/planned (the plan's likely cost, made again at the noise "
-                                    f"measured so far); about {costs.duration_text(20 * sec)} left at {sec:.3g} s a "
-                                    "run (estimated)")
+                                    f"measured so far); {left(20, 10)} (this command has measured no new image yet) "
+                                    "(estimated; compiles not counted)")
         assert clock.likely == 80
         clock.replan, clock.likely, clock.replanned = None, 50, False
         ledger.spent = 10
         ledger.budget = 30
-        assert clock.progress() == (f"; about {costs.duration_text(20 * sec)} left at {sec:.3g} s a run "
-                                    "(estimated)")
+        assert clock.progress() == (f"; {left(20, 10)} (this command has measured no new image yet) (estimated; "
+                                    "compiles not counted)")
         got = clock.summary()  # the verdict's JSON: the same numbers
         assert {k: got[k] for k in ("runs", "spent", "likely_runs", "duration", "duration_text")} == \
             {"runs": 30, "spent": 10, "likely_runs": 50, "duration": None, "duration_text": None}
@@ -740,7 +752,9 @@ def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(f
     probes = [m for m in first["said"] if m.startswith("probe ")]
     assert len(probes) == 1, first["said"]
     got = re.fullmatch(rf"probe {sha(hist, 1)[:12]} \(1 commit\(s\) left to test; (\d+) runs spent\); (\d+)/(\d+) runs "
-                       r"spent/planned \(the likely cost once the endpoints' test decided\); about [\w.]+ left at [0-9.e+-]+ s a run \(estimated\)",
+                       r"spent/planned \(the likely cost once the endpoints' test decided\); about [\w.]+ left: \d+ runs at [0-9.e+-]+ s "
+                       r"\+ \d+ links at [0-9.e+-]+ s \(\d+ of the \d+ new images this command measured were linked\); "
+                       r"the naive bisection's \d+ runs included \(estimated; compiles not counted\)",
                        probes[0])
     assert got is not None, probes[0]
     assert got[1] == got[2] and int(got[3]) == likely

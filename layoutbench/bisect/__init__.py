@@ -38,7 +38,8 @@ likely missed at the noise measured (:func:`forecast.missed_step`).
 
 The rooms: :mod:`.settings` (the settings and their keys), :mod:`.prober` (building and measuring
 commits), :mod:`.state` (the state, its log and the git-shaped verbs), :mod:`.runner` (``bisect
-run``), :mod:`.budget` (the runs per layout, the clock, ``--plan``), :mod:`.render` (the plan's
+run``), :mod:`.budget` (the runs per layout, the clock, ``--plan``), :mod:`.progress` (the progress log,
+what a compile is for, the naive bisection's plan), :mod:`.render` (the plan's
 warning; the verdict's text is :mod:`layoutbench.verdict.text`) and :mod:`.judge_script` (``bisect judge``).  The names below are this package's interface.
 """
 

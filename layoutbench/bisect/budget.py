@@ -42,6 +42,8 @@ class Clock:
         self.replan = None
         #: False, True (made again past the plan) or "endpoints" (made again once their test decided)
         self.replanned: bool | str = False
+        #: the runs of the naive single-layout bisection still to come after this one's (the time left)
+        self.naive = 0
         self.update()
 
     def per_run(self) -> tuple[float | None, str]:
@@ -92,9 +94,29 @@ class Clock:
                 "the plan's likely cost")
         out = "" if lg.budget is not None else f"; {lg.spent}/{planned} runs spent/planned ({what})"
         if sec is not None:
-            out += (f"; about {costs.duration_text(max(0, planned - lg.spent) * sec)} left at {sec:.3g} s a run "
-                    "(estimated)")
+            out += "; " + self.left(max(0, planned - lg.spent))[1]
         return out
+
+    def left(self, runs: int, naive: int | None = None) -> tuple[float | None, str]:
+        """The time ``runs`` more runs likely take (and ``naive`` runs of the single-layout bisection
+        after them, one image each; default: ``self.naive``), and the words for it: each run's cost,
+        and a link's for the share of their new images that this command had to link so far (a
+        layout linked before, or the images of a neighbour's objects, need none); compiles not counted."""
+        c = target_costs(self.p, self.s)
+        if c.run is None:
+            return None, ""
+        naive = self.naive if naive is None else naive
+        images = math.ceil(runs / max(1, self.s.runs)) + naive if c.layout else 0
+        made, new = self.p.links_now, self.p.images_new
+        links = round(images * made / new) if new else images
+        sec = (runs + naive) * c.run + links * (c.layout or 0.0)
+        share = (f"{made} of the {new} new images this command measured were linked" if new
+                 else "this command has measured no new image yet")
+        n = runs + naive
+        return sec, (f"about {costs.duration_text(sec)} left: {n} run{'s' * (n != 1)} at {c.run:.3g} s"
+                     + (f" + {links} link{'s' * (links != 1)} at {c.layout:.3g} s ({share})" if c.layout else "")
+                     + (f"; the naive bisection's {naive} run{'s' * (naive != 1)} included" if naive else "")
+                     + " (estimated; compiles not counted)")
 
     def summary(self) -> dict:
         """The budget, spent and the time estimate, for the verdict's JSON."""
@@ -104,7 +126,7 @@ class Clock:
                 "duration_text": None if self.s.budget_time is None else costs.duration_text(self.s.budget_time),
                 "spent": lg.spent, "likely_runs": self.likely, "seconds_per_run": sec, "seconds_per_run_from": why,
                 "time_spent_estimate": None if sec is None else lg.spent * sec,
-                "time_left_estimate": None if sec is None or lg.budget is None else max(0, lg.budget - lg.spent) * sec}
+                "time_left_estimate": None if sec is None or lg.budget is None else self.left(max(0, lg.budget - lg.spent))[0]}
 
 
 def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict | None:

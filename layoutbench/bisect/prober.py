@@ -47,6 +47,12 @@ class Prober:
         self.compiled_now = 0
         self.ran_now = 0
         self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
+        #: what a build's line says it is for (the runner's phase; bisect.progress.build_context)
+        self.why = lambda: ""
+        #: the images new to this bisection that this command measured, and how many of them it linked
+        #: (a layout already linked, or a neighbour's objects' images, needs no link): the time left
+        self.images_new = 0
+        self.links_now = 0
 
     def __enter__(self) -> "Prober":
         self.target.__enter__()
@@ -62,7 +68,7 @@ class Prober:
         got = self._objs.get(co.commit)
         if got is None:
             try:
-                got = buildmod.compile_objects(self.profile, co, None, self.say)
+                got = buildmod.compile_objects(self.profile, co, None, self.say, why=self.why())
                 self.built.add(co.commit)
                 self.compiled_now += int(got.compiled_now)
             except BuildFailed as e:
@@ -91,6 +97,9 @@ class Prober:
         m = measure.measure_commit(request, self.store, self.target, objs=objs, linked=linked, say=self.say)
         self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
+        if purpose == "layouts" and (m.ran or m.linked):  # (a probe read back from the store made nothing)
+            self.images_new += len(set(specs) - {(lay, sd) for lay, sd, _ in used})
+            self.links_now += m.linked
         used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
         samples = [x for x in m.samples if x["rep"] < runs and x["status"] == "ok"]
         mine = [x for x in samples if x["metric"] == self.s.metric]

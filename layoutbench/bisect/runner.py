@@ -18,6 +18,7 @@ from ..profile import Profile
 from ..store import Store
 from .budget import (PHASES, Clock, after_endpoints_runs, budget_at_endpoints, likely_runs, first_look_plan, choose_runs, refuse_unpaid,
                      refuse_unpaid_time, target_costs)
+from .progress import Phase, ProgressLog, build_context, log_path, naive_planned
 from .prober import Engine, Prober, ThreadStore, farm_cost
 from ..verdict import text as vtext
 from ..verdict.record import (BisectionRecord, BudgetSpent, Candidate, CodeEvidence, Confirmation, Cost, Effect,
@@ -28,13 +29,28 @@ from .state import Bisection, Journal, subject_of, keep, normalize, range_key, s
 # -- the automatic bisection ----------------------------------------------------------------------
 
 
-def single_layout(p: Prober, commits: list[str], threshold: float | None = None) -> dict:
+def single_layout(p: Prober, commits: list[str], threshold: float | None = None, say=lambda m: None,
+                  left=lambda runs: "") -> dict:
     """The bisection a single-layout tool does: default link, one run per probe, each probe
     called good or bad by which bracketing value it is nearer to (as asv find does; it never
-    says "no change" unless given an endpoint ``threshold``).  See decide.single_layout."""
+    says "no change" unless given an endpoint ``threshold``).  See decide.single_layout.  ``say``
+    hears that it starts, each probe with the runs spent before it and ``left(runs still planned)``,
+    and what it blames."""
     cos = {c: p.checkout(c) for c in commits}
-    out = decide.single_layout(lambda c: p.single(cos[c]), commits, threshold)
+    planned, spent = naive_planned(commits), [0]
+    say(f"naive single-layout bisection: the default link, one run a probe, over {len(commits) - 1} commit(s); "
+        f"about {planned} runs (GOOD and BAD, then one a halving)")
+
+    def one(c: str) -> float:
+        say(f"naive probe {spent[0] + 1}: {c[:12]} ({spent[0]}/{planned} runs spent/planned)"
+            + (f"; {tail}" if (tail := left(max(1, planned - spent[0]))) else ""))
+        spent[0] += 1
+        return p.single(cos[c])
+
+    out = decide.single_layout(one, commits, threshold)
     out.pop("values", None)
+    say("naive single-layout bisection: " + (f"blames {out['culprit'][:12]}" if out.get("culprit")
+                                              else out.get("note", "blames no commit")) + f" ({spent[0]} runs spent)")
     return {**out, **p.cost("single")}
 
 
@@ -114,7 +130,7 @@ def run(store: Store, profile: Profile, s: Settings, good: str | None = None, ba
     likely cost and whether a step of twice the minimum effect is likely missed (status ``plan``).  ``timeout``: seconds before a run is killed (None: the
     target's); a commit whose runs all fail (time out) is skipped."""
     with contextlib.ExitStack() as stack:  # closes the prober's target however the bisection ends
-        return _run(stack, store, profile, s, (good, bad), say, plan_only, timeout)
+        return _run(stack, store, profile, s, (good, bad), ProgressLog(say), plan_only, timeout)
 
 
 def _taken_back(store: Store, s: Settings, good: str, bad: str) -> Bisection | None:
@@ -133,7 +149,9 @@ def _taken_back(store: Store, s: Settings, good: str, bad: str) -> Bisection | N
 def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings,
          ends: tuple[str | None, str | None], say, plan_only: bool = False,
          timeout: float | None = None) -> BisectionRecord | PlanRecord:
-    b, s = _resume(store, profile, s, ends, say)
+    b, s = _resume(store, profile, s, ends, say, plan_only)
+    path = log_path(profile.name, b.good, b.bad, b.s.metric, store.location)
+    say.open(path, f"layoutbench bisect run {profile.name} {b.good[:12]}..{b.bad[:12]}" + (" --plan" if plan_only else ""))
     if b.result is not None and not plan_only and b.result.settings == b.s.to_dict():
         # finished, and nothing asked of it since: its verdict as it was, nothing measured again
         say("the bisection is finished: its verdict, from the store (no run measured)")
@@ -141,7 +159,11 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         return dataclasses.replace(b.result, cost=dataclasses.replace(b.result.cost, compiled_now=0, ran_now=0),
                                    reprinted=True, single_layout=sl and dataclasses.replace(sl, compiled_now=0,
                                                                                             ran_now=0))
+    say(f"progress log: {path}")
     p, probers, places = _probers(stack, store, profile, s, b, say, timeout)
+    phase = Phase()
+    for q in probers:  # a build's line says what it is for and the builds before it
+        q.why = lambda: build_context(phase, probers)
     commits = b.commits(profile)
     if len(commits) < 2:
         raise LayoutbenchError(f"{b.good[:12]}..{b.bad[:12]} holds no commit; is GOOD an ancestor of BAD?")
@@ -149,12 +171,16 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     retrying = places.retrying if places is not None else (lambda what, fn: fn())
     if s.budget is not None or s.budget_time is not None:
         say(clock.assumes())
+    clock.naive = naive_planned(commits) if s.shadow and not plan_only else 0
     if plan_only:
-        return first_look_plan(eng, b, s, plan, commits, say, clock)
+        rec = first_look_plan(eng, b, s, plan, commits, say, clock)
+        _mark_planned(store, b)
+        return rec
 
     clock.replan = lambda: likely_runs(eng, b, plan, commits)
 
     def progress(m: str) -> None:  # a phase's line also says the runs spent / planned and the time left
+        phase.saw(m)
         if clock.likely is None and m.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
             clock.likely = likely_runs(eng, b, plan, commits)
         say(m + clock.progress() if m.startswith(PHASES) else m)
@@ -194,7 +220,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
                               # one cost figure: the one R was chosen from, else (R given) the target's now
                               costs=None if s.runs_choice else target_costs(p, s).to_dict())
     if s.shadow:
-        rec = dataclasses.replace(rec, single_layout=_shadow(rec, p, commits, places, retrying, profile, s))
+        rec = dataclasses.replace(rec, single_layout=_shadow(rec, p, commits, places, retrying, s,
+                                                             lambda m: (phase.saw(m), say(m)), clock))
     if places is not None:
         rec = dataclasses.replace(rec, targets=list(s.targets), places=places.summary(
             [e for e in b.log if e["verb"] in ("good", "bad", "skip")]))
@@ -205,8 +232,33 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     return rec
 
 
-def _resume(store: Store, profile: Profile, s: Settings, ends: tuple[str | None, str | None], say
-            ) -> tuple[Bisection, Settings]:
+def _mark_planned(store: Store, b: Bisection) -> None:
+    """Note on the bisection's start entry that --plan measured its first look (the next run says it
+    starts from its plan); the settings --plan chose are not kept (the run chooses them again)."""
+    d = store.get_state(b.key)
+    if isinstance(d, dict) and d.get("log") and d["log"][0].get("verb") == "start":
+        d["log"][0]["planned"] = True
+        store.set_state(b.key, d)
+
+
+def _first_line(profile: Profile, b: Bisection, g: str, bd: str, plan_only: bool) -> str:
+    """What the bisection of GOOD..BAD, found in progress, does now: resume from its log's entries,
+    start from its plan, plan again, or start with nothing in its log."""
+    n = len(b.log) - 1
+    span = f"{profile.name} {g[:12]}..{bd[:12]}"
+    if n:
+        marks = sum(1 for e in b.log if e["verb"] in ("good", "bad", "skip"))
+        ends = " and the endpoints' test" if b.entry("endpoints") is not None else ""
+        return f"resuming the bisection of {span} ({n} log entries: {marks} mark(s){ends})"
+    if b.log and b.log[0].get("planned"):
+        return ((f"planning the bisection of {span} again" if plan_only else f"starting the bisection of {span} "
+                 "from its plan") + " (what --plan measured is in the store and is not measured again)")
+    return (f"{'planning' if plan_only else 'starting'} the bisection of {span} (its log holds no mark yet; runs "
+            "of its commits already in the store are not measured again)")
+
+
+def _resume(store: Store, profile: Profile, s: Settings, ends: tuple[str | None, str | None], say,
+            plan_only: bool = False) -> tuple[Bisection, Settings]:
     """The bisection asked for: the one in progress resumed (its measurement settings kept, the
     decision flags given now applied), one of GOOD..BAD kept beside it taken back, or a new one."""
     good, bad = ends
@@ -219,10 +271,7 @@ def _resume(store: Store, profile: Profile, s: Settings, ends: tuple[str | None,
         if b is not None and (b.good, b.bad) == (g, bd) and b.s.metric == s.metric and b.s.target == s.target \
                 and b.s.args == s.args and b.s.target_config == s.target_config and b.s.layout == s.layout \
                 and not b.s.conflicts(s):
-            n = len(b.log) - 1
-            say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} ({n} log entries)" if n else
-                f"starting the bisection of {profile.name} {g[:12]}..{bd[:12]} from its plan (what --plan measured "
-                "is in the store and is not measured again)")
+            say(_first_line(profile, b, g, bd, plan_only))
             s = _decision_flags(b, s, say)
             refuse_unpaid(b, s)
         elif (kept := _taken_back(store, s, g, bd)) is not None:
@@ -381,12 +430,13 @@ def _cost(probers: list[Prober]) -> Cost:
     return Cost(**c, compiled_now=sum(q.compiled_now for q in probers), ran_now=sum(q.ran_now for q in probers))
 
 
-def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retrying, profile: Profile,
-            s: Settings) -> Shadow:
+def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retrying, s: Settings,
+            say=lambda m: None, clock: Clock | None = None) -> Shadow:
     """What a single-layout bisection of the same range blames (run now, its cost counted apart), and
     whether layoutbench blames it too (any of its culprits; the candidate where none is confirmed)."""
     before = (p.compiled_now, p.ran_now)
-    said = retrying("the single-layout bisection", lambda: single_layout(p, commits))
+    left = (lambda runs: clock.left(0, runs)[1]) if clock is not None else (lambda runs: "")
+    said = retrying("the single-layout bisection", lambda: single_layout(p, commits, say=say, left=left))
     if places is not None:
         places.release_all()
     sl = Shadow.from_dict({**said, "compiled_now": p.compiled_now - before[0], "ran_now": p.ran_now - before[1]})
@@ -399,4 +449,4 @@ def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retryin
     else:
         agrees = sl.culprit is None if rec.status in ("noise", "not-shown") else sl.culprit in rec.range
     return dataclasses.replace(sl, agrees=agrees,
-                               culprit_subject=subject_of(profile, s, sl.culprit) if sl.culprit else None)
+                               culprit_subject=subject_of(p.profile, s, sl.culprit) if sl.culprit else None)

@@ -1,0 +1,186 @@
+"""What a person watching `bisect run` reads: real minikernel bisections through the command line
+(real builds, real cachegrind runs), their progress lines on stderr and in the bisection's progress
+log.  One history serves every test: the import, three commits that only add unused code, the 3%
+step, then three commits that change only README.md, which the profile names unread: a probe of one
+links the objects of BAD (the images of those objects, linked for BAD's layouts, need no link)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import MINI_TOML, ROOT, git, lb, script
+from layoutbench import costs
+
+ARGS = "iterations=300"
+make_history = script("kernels/minikernel/make_history.py").make_history
+
+
+@pytest.fixture(scope="module")
+def hist(tmp_path_factory, workdir):
+    d = tmp_path_factory.mktemp("progress")
+    m = make_history(d / "repo", 4, seed=21, regression_at=4, regression_pct=3.0, layout_only=[1, 2, 3])
+    repo = Path(m["repo"])
+    for i in range(3):
+        (repo / "README.md").write_text(f"minikernel, edition {i}\n")
+        git(repo, "add", "README.md")
+        git(repo, "commit", "-qm", f"readme {i}")
+    m["bad"] = git(repo, "rev-parse", "HEAD")
+    m["range"] = git(repo, "rev-list", "--reverse", f"{m['good']}..{m['bad']}").split()
+    # the minikernel profile, README.md unread by its build, the cachegrind target's costs stated (a
+    # layout 3 s, a run 1 s: the time left is exact arithmetic)
+    text = MINI_TOML.read_text().replace('repo = "../.."', f'repo = "{ROOT}"')
+    text = text.replace("timeout = 600\n", 'timeout = 600\nunread_files = ["README.md"]\n', 1)
+    text = text.replace("miss_weight = 20\n\n[targets.qemu-icache]",
+                        "miss_weight = 20\nlayout_cost = 3\nrun_cost = 1\n\n[targets.qemu-icache]")
+    assert text.count("unread_files") == 1 and text.count("layout_cost = 3") == 1
+    (d / "profiles" / "minikernel").mkdir(parents=True)
+    (d / "profiles" / "minikernel" / "kernel.toml").write_text(text)
+    m["env"] = {"LAYOUTBENCH_PROFILES": str(d / "profiles"), "LAYOUTBENCH_QUIRKS": "/nonexistent/quirks.toml"}
+    return m
+
+
+def said(stderr: str) -> list[str]:
+    return [ln[2:] for ln in stderr.splitlines() if ln.startswith("· ")]
+
+
+@pytest.fixture(scope="module")
+def runs(hist, tmp_path_factory):
+    """`bisect start`, `bisect run --plan` twice, the bisection itself (with its naive shadow), then
+    a mark by hand and the same command again: each command's stderr and the verdict."""
+    store = str(tmp_path_factory.mktemp("store") / "r.sqlite")
+    span = f"{hist['good']}..{hist['bad']}"
+    where = ["--repo", hist["repo"], "--target", "cachegrind", "--args", ARGS, "--store", store]
+    out = {"store": store}
+    lb("bisect", "start", "minikernel", hist["bad"], hist["good"], *where, env=hist["env"])
+    for name in ("plan", "plan again"):
+        out[name] = lb("bisect", "run", "minikernel", span, *where, "--plan", env=hist["env"]).stderr
+    p = lb("bisect", "run", "minikernel", span, *where, "--json", env=hist["env"])
+    out["run"], out["v"] = p.stderr, json.loads(p.stdout)
+    lb("bisect", "good", hist["range"][0], "--kernel", "minikernel", "--repo", hist["repo"], "--store", store,
+       env=hist["env"])
+    out["resumed"] = lb("bisect", "run", "minikernel", span, *where, "--no-shadow", env=hist["env"]).stderr
+    return out
+
+
+def test_the_first_line_says_what_the_bisection_starts_or_resumes_from(hist, runs):
+    """A log with no mark is never "resuming": a bisection started by `bisect start` plans, a second
+    --plan plans again from what the first measured, the run after them starts from its plan, and a
+    bisection with entries in its log says how many it resumes from."""
+    span = f"minikernel {hist['good'][:12]}..{hist['bad'][:12]}"
+    assert said(runs["plan"])[0] == (f"planning the bisection of {span} (its log holds no mark yet; runs of its "
+                                     "commits already in the store are not measured again)"), runs["plan"]
+    assert said(runs["plan again"])[0] == (f"planning the bisection of {span} again (what --plan measured is in the "
+                                           "store and is not measured again)")
+    assert said(runs["run"])[0] == (f"starting the bisection of {span} from its plan (what --plan measured is in the "
+                                    "store and is not measured again)")
+    first = said(runs["resumed"])[0]
+    got = re.fullmatch(rf"resuming the bisection of {span} \((\d+) log entries: (\d+) mark\(s\) and the endpoints' "
+                       r"test\)", first)
+    assert got is not None, first
+    n_marks = int(got[2])
+    assert int(got[1]) == n_marks + 1 and n_marks >= 2  # the run's marks, the one by hand, the endpoints' entry
+    assert not any("resuming" in m for r in ("plan", "plan again", "run") for m in said(runs[r]))
+
+
+def test_the_naive_bisection_says_it_starts_and_each_probe_with_the_runs_spent(hist, runs):
+    lines = said(runs["run"])
+    sl = runs["v"]["single_layout"]
+    i = next(i for i, m in enumerate(lines) if m.startswith("naive single-layout bisection: the default link"))
+    planned = 2 + math.ceil(math.log2(len(hist["range"])))
+    assert lines[i] == (f"naive single-layout bisection: the default link, one run a probe, over {len(hist['range'])} "
+                        f"commit(s); about {planned} runs (GOOD and BAD, then one a halving)")
+    probes = [m for m in lines[i + 1:] if m.startswith("naive probe ")]
+    assert len(probes) == sl["runs"] >= 3
+    for n, m in enumerate(probes):
+        got = re.match(rf"naive probe {n + 1}: ([0-9a-f]{{12}}) \({n}/{planned} runs spent/planned\); about ", m)
+        assert got is not None, m
+        assert got[1] in [c[:12] for c in [hist["good"], *hist["range"]]]
+    assert probes[0].startswith(f"naive probe 1: {hist['good'][:12]} ") and \
+        probes[1].startswith(f"naive probe 2: {hist['bad'][:12]} ")
+    assert lines[-1] == f"naive single-layout bisection: blames {sl['culprit'][:12]} ({sl['runs']} runs spent)"
+    assert not any(m.startswith("naive ") for m in lines[:i])  # nothing naive before it starts
+
+
+def _left(m: str) -> dict | None:
+    """The time left of a progress line: its text, runs, links, linked images of new ones (None
+    before any) and the naive bisection's runs in it; one run or link is said without a plural."""
+    got = re.search(r"about (\S+) left: (\d+) (runs?) at 1 s \+ (\d+) (links?) at 3 s \((?:(\d+) of the (\d+) new "
+                    r"images this command measured were linked|this command has measured no new image yet)\)"
+                    r"(?:; the naive bisection's (\d+) (runs?) included)? \(estimated; compiles not counted\)", m)
+    if got is None:
+        return None
+    for n, word in ((got[2], got[3]), (got[4], got[5]), (got[8], got[9])):
+        assert n is None or (int(n) == 1) == (word in ("run", "link")), m
+    return {"text": got[1], "runs": int(got[2]), "links": int(got[4]), "made": got[6] and int(got[6]),
+            "new": got[7] and int(got[7]), "naive": int(got[8] or 0)}
+
+
+def test_the_time_left_costs_a_link_only_for_the_images_still_to_link(hist, runs):
+    """Every time left is the runs still planned at 1 s and the links at 3 s for the share of new
+    images this command had to link so far (the README commits' images were linked for their
+    parent: the share falls below one); the runs spent never decrease; the naive bisection's runs
+    are counted until it has spent them."""
+    lines = [m for m in said(runs["run"]) if "left: " in m]
+    assert len(lines) >= 6
+    spent, shares = [], []
+    for m in lines:
+        got = _left(m)
+        assert got is not None, m
+        runs_left, links, made, new, naive = (got[k] for k in ("runs", "links", "made", "new", "naive"))
+        images = naive + math.ceil((runs_left - naive) / max(1, runs["v"]["settings"]["runs"]))
+        assert links == (round(images * made / new) if new else images), m
+        assert got["text"] == costs.duration_text(runs_left + 3 * links), m
+        if new:
+            shares.append(made / new)
+        if (s := re.search(r"(\d+)/(\d+) runs spent/planned", m)) and not m.startswith("naive"):
+            spent.append(int(s[1]))
+            assert runs_left == int(s[2]) - int(s[1]) + naive, m
+    assert spent == sorted(spent) and spent, spent
+    # the first new images (a probe compiled now) were all linked; a reused neighbour's images cost no link
+    assert shares[0] == 1.0 and min(shares) < 1.0, shares
+    assert any(_left(m)["naive"] > 0 for m in lines if not m.startswith("naive"))
+
+
+def test_a_compile_says_what_it_is_for_and_the_builds_before_it(hist, runs):
+    """The line that starts a compile names the phase it is for (the endpoints, probe N after that
+    probe's own line), this command's compile count and that nothing is queued."""
+    lines = said(runs["plan"]) + said(runs["run"])
+    compiles = [m for m in lines if m.startswith("compiling minikernel at ")]
+    assert compiles
+    n = 0
+    for m in said(runs["run"]):
+        if m.startswith("probe "):
+            n += 1
+            probe = m.split()[1]
+        got = re.fullmatch(r"compiling minikernel at ([0-9a-f]{12}) for (the endpoints|probe (\d+)|the naive probe "
+                           r"\d+) \(this command's compile (\d+); the objects of (\d+) commit\(s\) ready before it; "
+                           r"none running beside it or queued: a commit is compiled when its probe needs it\)", m)
+        if m.startswith("compiling "):
+            assert got is not None, m
+            if got[3]:
+                assert int(got[3]) == n and got[1] == probe, (m, n, probe)
+    counts = [int(re.search(r"compile (\d+);", m)[1]) for m in said(runs["plan"]) if m.startswith("compiling ")]
+    assert counts == list(range(1, len(counts) + 1)) == [1, 2]  # the two endpoints, one after the other
+    assert any(" for probe " in m for m in said(runs["run"]) if m.startswith("compiling ")), said(runs["run"])
+
+
+def test_every_progress_line_is_also_in_the_progress_log(hist, runs):
+    """The progress log (named on stderr) holds each command's lines in order, after a header line
+    per command, each with its UTC time."""
+    paths = {m.split(": ", 1)[1] for r in ("plan", "plan again", "run", "resumed") for m in said(runs[r])
+             if m.startswith("progress log: ")}
+    assert len(paths) == 1, paths
+    text = Path(paths.pop()).read_text().splitlines()
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
+    assert all(re.match(stamp, ln) for ln in text), text[:3]
+    body = [re.sub("^" + stamp, "", ln) for ln in text]
+    heads = [i for i, ln in enumerate(body) if ln.startswith("-- layoutbench bisect run minikernel ")]
+    assert len(heads) == 4 and heads[0] == 0
+    for k, r in enumerate(("plan", "plan again", "run", "resumed")):
+        end = heads[k + 1] if k + 1 < len(heads) else len(body)
+        assert body[heads[k] + 1:end] == said(runs[r]), r
