@@ -118,6 +118,9 @@ class Plan:
     budget: int | None = None  #: runs the whole bisection may spend (None: no cap)
     thorough: bool = False  #: the residual tests look further for a second, smaller step (THOROUGH_A)
     confirm_share: float = CONFIRM_SHARE  #: a confirmation's runs at most this share of the bisection's (1: no bound)
+    #: the endpoints and the confirmation read a paired test (per-seed differences) beside the pooled one,
+    #: each at half the level (Bonferroni): a change or an equivalence when either shows it
+    paired: bool = True
 
     @property
     def side_a(self) -> float:
