@@ -91,6 +91,7 @@ def test_pairing_shows_a_step_the_pooled_test_cannot_at_the_same_layouts():
     c = decide.confirm(_prober(10_100, 0.99, 0.01, 0.001), "c0", "c1", on, used=4, sign=1)
     c0 = decide.confirm(_prober(10_100, 0.99, 0.01, 0.001), "c0", "c1", off, used=4, sign=1)
     assert c[0].verdict == "slower" and c[0].paired and c[1] <= 8, (c[0].verdict, c[1])
+    assert c[0].test_text() == f"one-sided group-sequential test, paired over {c[1]} layouts"
     assert c0[1] > 8 or c0[0].verdict == "no difference", c0[1]
 
 
