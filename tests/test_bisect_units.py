@@ -322,13 +322,15 @@ def test_the_verdict_as_text(hist, first):
                        "cachegrind"
     assert lines[2:4] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}"]
     assert lines[4].startswith(f"effect:  cg_cost x{e['ratio']:.4f} vs {sha(hist, 1)[:12]} (")
-    # the confirmation's own test: one-sided, pooled over the fresh layouts of each side (not paired)
-    assert f"one-sided, pooled over {e['layouts']} vs {e['layouts_b']} fresh layouts); share of the endpoints' " \
-           "change" in lines[4]
+    # the confirmation's own test, the one that showed the step: one-sided, paired over the fresh seeds or
+    # pooled over the fresh layouts of each side
+    test = (f"one-sided, paired over {e['layouts']}" if e["paired"] else
+            f"one-sided, pooled over {e['layouts']} vs {e['layouts_b']}")
+    assert f"{test} fresh layouts); share of the endpoints' change" in lines[4]
     # the confirmation's interval is at the level its test spends (96.96%), never printed as such: "CI", and
     # one line saying what it is; an interval at the level asked is "95% CI"
     assert e["confidence"] != 0.95
-    assert f"(CI {vtext.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, one-sided, pooled" in lines[4]
+    assert f"(CI {vtext.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, {test}" in lines[4]
     assert not any(re.search(r"\d\.\d{3,}% CI", ln) for ln in lines), lines
     # the size over every layout is an estimate: the minimum effect is tested by the fresh-layout interval
     assert lines[5] == (f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (an estimate; the "
