@@ -12,6 +12,8 @@ import math
 import numpy as np
 import pytest
 from conftest import script
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from layoutbench import decide
 
@@ -101,3 +103,24 @@ def test_without_correlation_the_pooled_test_decides_as_before():
     e = decide.endpoints(_prober(11_000, 0.0, 0.02), "c0", "c1", decide.Plan())
     assert e.status == "differs" and not e.comparison.paired
     assert "pooled over" in e.comparison.test_text()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(-0.2, 0.2), st.floats(-0.2, 0.2)), min_size=2, max_size=12),
+       st.integers(0, 5))
+def test_pairing_estimates_what_the_pooled_test_does(values, extra):
+    """Over the same seeds the paired estimate is the pooled one (the difference of the means), and
+    its interval excludes 0 exactly when it crosses its boundary, whatever the values; seeds one
+    side has alone do not enter it."""
+    ya = [a for a, _ in values]
+    yb = [b for _, b in values] + [0.5] * extra
+    pool = decide.Pool()
+    pool.add("a", {f"random:{s}": [math.exp(v)] for s, v in enumerate(ya, 1)})
+    pool.add("b", {f"random:{s}": [math.exp(v)] for s, v in enumerate(yb, 1)})
+    t = decide.paired(pool, "a", "b")
+    assert t.na == len(values) and t.df == len(values) - 1
+    assert t.est == pytest.approx(float(np.mean(np.log(np.exp(yb[:len(ya)]))) - np.mean(np.log(np.exp(ya)))),
+                                  abs=1e-12)
+    if t.df >= 2 and t.se > 0:
+        lo, hi = t.interval((3, 4), 0.05)
+        assert (lo > 0 or hi < 0) == t.crosses((3, 4), 0.05)
