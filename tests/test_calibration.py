@@ -278,20 +278,25 @@ def _ends_at(shift: float, sigma_l: float, seed: int, plan) -> decide.Ends:
     return decide.endpoints(decide.Tracked(p), "c0", "c1", plan)
 
 
-def test_the_equivalence_holds_its_level_and_is_shown_sooner_at_low_layout_noise():
-    """The endpoints' "within layout noise" (status noise) is two one-sided tests at 5%,
+@pytest.mark.parametrize("paired,shown_at_least,layouts_at_most", [(False, 293, 23.5), (True, 289, 26.0)])
+def test_the_equivalence_holds_its_level_and_is_shown_sooner_at_low_layout_noise(paired, shown_at_least,
+                                                                                 layouts_at_most):
+    """The endpoints' "within layout noise" (status noise) is two one-sided tests at the level,
     group-sequential over the looks (the one-sided boundary of the design, as a t quantile):
     300 fixed-seed pairs a row, layout noise 0.45% (the real builds' of bench/bisect_accuracy.py),
-    minimum effect 0.5%.  A true shift of exactly 0.5% is called noise in 6 of 300 (2%; the
-    level is 5%); no shift is called noise in 296 of 300 at 22.2 layouts a side on average (the
-    always-valid mixture interval in its place: 270 of 300 at 31.2; the two-sided boundary: 291 at 25.9)."""
-    plan = decide.Plan()
+    minimum effect 0.5%.  The pooled test alone (--pooled-only): a true shift of exactly 0.5% is
+    called noise in 6 of 300 (2%; the level is 5%); no shift is called noise in 296 of 300 at 22.2
+    layouts a side on average (the always-valid mixture interval in its place: 270 of 300 at 31.2;
+    the two-sided boundary: 291 at 25.9).  The default, the pooled and the paired test at 2.5% each
+    (BAD's layouts drawn again: the paired test gains nothing here): 3 of 300 at 0.5%, and no shift
+    called noise in 292 of 300 at 25.0 layouts a side."""
+    plan = decide.Plan(paired=paired)
     at_m = [_ends_at(0.005, 0.0045, 70_000 + i, plan) for i in range(300)]
     assert sum(e.status == "noise" for e in at_m) <= 15  # 5% of 300
     null = [_ends_at(0.0, 0.0045, 70_000 + i, plan) for i in range(300)]
     shown = sum(e.status == "noise" for e in null)
-    assert shown >= 293, shown
-    assert float(np.mean([e.layouts for e in null])) <= 23.5
+    assert shown >= shown_at_least, shown
+    assert float(np.mean([e.layouts for e in null])) <= layouts_at_most
 
 
 def test_the_residual_tests_stop_soon_beside_a_single_large_step():
