@@ -90,7 +90,7 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
     text = "\n".join([
         "# a comment",
         f"git bisect start minikernel {b1} {g} --repo {hist['repo']} --target cachegrind --runs 3 --layouts 5 "
-        "--seed 7 --confidence 0.9 --min-effect 0.02 --no-shadow --prove-null --thorough --pooled-only --budget 99",
+        "--seed 7 --confidence 0.9 --min-effect 0.02 --no-shadow --prove-null --thorough --paired --budget 99",
         "",
         f"layoutbench bisect skip {c1} --kernel minikernel --why 'by hand, twice'",
     ])
@@ -100,11 +100,11 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
         assert (s.runs, s.layouts, s.seed, s.confidence, s.min_effect, s.budget) == (3, 5, 7, 0.9, 0.02, 99)
         assert (s.shadow, s.first_only, s.prove_null, s.thorough, s.repo) == (False, False, True, True, hist["repo"])
         assert s.plan().thorough is True and bisect.Settings(kernel="k").plan().thorough is False
-        assert s.plan().paired is False and bisect.Settings(kernel="k").plan().paired is True
+        assert s.plan().paired is True and bisect.Settings(kernel="k").plan().paired is False
         assert [(e["verb"], e["commit"], e.get("why")) for e in r.log[1:]] == [("skip", c1, "by hand, twice")]
         assert r.marks()[c1]["note"] == "by hand, twice"
         line = s.start_line(b1, g)
-        assert line.endswith("--min-effect 2% --no-shadow --prove-null --thorough --pooled-only --budget 99")
+        assert line.endswith("--min-effect 2% --no-shadow --prove-null --thorough --paired --budget 99")
         assert f"--layouts 5 --max-layouts {s.max_layouts} --runs 3 --max-runs 3 --seed 7 --confidence 0.9" in line
         for bad, msg in [
             ("start minikernel --runs x", "replay line 1: --runs 'x' is not a number"),

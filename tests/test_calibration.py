@@ -121,8 +121,8 @@ def test_a_probe_that_differs_from_good_is_never_called_good():
 @pytest.mark.parametrize("paired", [True, False])
 def test_whole_bisection_false_blame_on_null_histories(paired):
     """>= 400 simulated histories without a code change (layout-only commits redraw the layout
-    effects; half of them also shift the mean by 0.1%), default plan and --pooled-only: blame <= 5%.
-    The pooled test alone says "not shown", never "within layout noise": at 16 layouts a side of 1%
+    effects; half of them also shift the mean by 0.1%), default plan and --paired: blame <= 5%.
+    The pooled test alone (the default) says "not shown", never "within layout noise": at 16 layouts a side of 1%
     layout noise its equivalence interval cannot fit inside +-0.5%.  The paired test's can (6 of 400
     histories, 5 of them without a layout-only commit between the ends and without run noise: the
     same values on every seed), and it is true there: no history changes by a step."""
@@ -284,10 +284,10 @@ def test_the_equivalence_holds_its_level_and_is_shown_sooner_at_low_layout_noise
     """The endpoints' "within layout noise" (status noise) is two one-sided tests at the level,
     group-sequential over the looks (the one-sided boundary of the design, as a t quantile):
     300 fixed-seed pairs a row, layout noise 0.45% (the real builds' of bench/bisect_accuracy.py),
-    minimum effect 0.5%.  The pooled test alone (--pooled-only): a true shift of exactly 0.5% is
+    minimum effect 0.5%.  The pooled test alone (the default): a true shift of exactly 0.5% is
     called noise in 6 of 300 (2%; the level is 5%); no shift is called noise in 296 of 300 at 22.2
     layouts a side on average (the always-valid mixture interval in its place: 270 of 300 at 31.2;
-    the two-sided boundary: 291 at 25.9).  The default, the pooled and the paired test at 2.5% each
+    the two-sided boundary: 291 at 25.9).  With --paired, the pooled and the paired test at 2.5% each
     (BAD's layouts drawn again: the paired test gains nothing here): 3 of 300 at 0.5%, and no shift
     called noise in 292 of 300 at 25.0 layouts a side."""
     plan = decide.Plan(paired=paired)

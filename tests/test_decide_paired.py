@@ -58,7 +58,7 @@ def test_null_pairs_differ_at_most_alpha_with_the_paired_test_beside_the_pooled(
     level in all (each test at 2.5%), and the paired test decides at most its 2.5%."""
     differs = paired = 0
     for i in range(400):
-        e = decide.endpoints(_prober(8_000 + i, rho), "c0", "c1", decide.Plan(min_effect=0.0))
+        e = decide.endpoints(_prober(8_000 + i, rho), "c0", "c1", decide.Plan(min_effect=0.0, paired=True))
         differs += e.status == "differs"
         paired += e.status == "differs" and e.comparison.paired
     assert differs / 400 <= 0.075, differs / 400  # 5% + 2.3 sd of 400 draws
@@ -69,7 +69,7 @@ def test_a_shift_of_the_minimum_effect_is_confirmed_at_most_alpha_at_high_correl
     """A commit that moved code and shifted the mean by exactly the minimum effect (0.5%) is the band
     null of the confirmation: at a layout correlation of 0.99, where the paired test sees the shift
     sharply, it is confirmed in at most 5% of 300 pairs."""
-    plan = decide.Plan()
+    plan = decide.Plan(paired=True)
     hits = 0
     for i in range(300):
         c = decide.confirm(_prober(9_000 + i, 0.99, math.log1p(0.005)), "c0", "c1", plan, used=4, sign=1)
@@ -82,7 +82,7 @@ def test_pairing_shows_a_step_the_pooled_test_cannot_at_the_same_layouts():
     the commit: with the paired test the endpoints differ at their first look (4 layouts a side) in
     nearly every pair, the pooled test alone on the same values in few; a confirmation shows the step
     beyond the 0.5% minimum effect on 8 fresh layouts a side or fewer, the pooled test alone does not."""
-    on, off = decide.Plan(), decide.Plan(paired=False)
+    on, off = decide.Plan(paired=True), decide.Plan()
     with_paired = pooled = 0
     for i in range(20):
         e = decide.endpoints(_prober(10_000 + i, 0.99, 0.01, 0.001), "c0", "c1", on, cap=4)
@@ -100,7 +100,7 @@ def test_pairing_shows_a_step_the_pooled_test_cannot_at_the_same_layouts():
 def test_without_correlation_the_pooled_test_decides_as_before():
     """At a layout correlation of 0 the per-seed differences carry both layouts' noise: a 2σL step's
     endpoints are shown by the pooled test (printed "pooled over N vs N")."""
-    e = decide.endpoints(_prober(11_000, 0.0, 0.02), "c0", "c1", decide.Plan())
+    e = decide.endpoints(_prober(11_000, 0.0, 0.02), "c0", "c1", decide.Plan(paired=True))
     assert e.status == "differs" and not e.comparison.paired
     assert "pooled over" in e.comparison.test_text()
 

@@ -381,7 +381,7 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             w = rest[i]
             if w == "--no-shadow":
                 opts["shadow"] = False
-            elif w in ("--all-changes", "--first-only", "--prove-null", "--thorough", "--pooled-only"):
+            elif w in ("--all-changes", "--first-only", "--prove-null", "--thorough", "--paired"):
                 opts[w[2:].replace("-", "_")] = True
             elif w.startswith("--"):
                 if i + 1 >= len(rest):
@@ -408,7 +408,7 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
                     elif k in ("confidence", "min_effect"):  # a log printed with the fraction: read as one
                         kw[k] = float(v)
                     elif k in Settings.OPTIONS or k in ("shadow", "all_changes", "first_only", "prove_null", "thorough",
-                                                         "pooled_only"):
+                                                         "paired"):
                         kw[k] = v
                 except ValueError:
                     raise LayoutbenchError(f"replay line {n}: --{k.replace('_', '-')} {v!r} is not a number") from None
