@@ -69,6 +69,9 @@ class Scenario:
     #: normal jitter of sd 0.436 sigma_L: two clusters, as when a hot loop straddles a cache line
     #: or not); t3 (Student's t with 3 degrees of freedom, scaled: a heavy tail of rare bad layouts)
     layout_effect: str = "normal"
+    #: RHO: a new layout epoch's effect at a seed is RHO x the previous epoch's at that seed + sqrt(1 - RHO^2)
+    #: x a fresh draw (same sd): how much of a seed's layout survives a commit (0: a new layout, independent)
+    layout_corr: float = 0.0
 
 
 class SimProber:
@@ -116,6 +119,14 @@ class SimProber:
     # Each block of draws comes from its own generator keyed by (history, what, where, block):
     # the history is the same whatever order the engines ask for values in.
     def _L(self, e: int, seed: int) -> float:
+        """The layout effect of epoch ``e`` at ``seed``: the fresh draw of (e, seed), or with
+        ``layout_corr`` RHO, RHO x epoch e-1's effect + sqrt(1 - RHO^2) x that draw."""
+        rho = self.sc.layout_corr
+        if not rho or e == 0:
+            return self._draw(e, seed)
+        return rho * self._L(e - 1, seed) + math.sqrt(1.0 - rho * rho) * self._draw(e, seed)
+
+    def _draw(self, e: int, seed: int) -> float:
         b = seed // BLOCK
         if (e, b) not in self._layout:
             g, sl = np.random.default_rng((self.key, 0, e, b)), self.sc.sigma_l
@@ -460,7 +471,8 @@ def wilson(x: float, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def min_effect_table(commits: int, n: int, before: str | None, min_effect: float, rows: str | None,
-                     seed0: int = 0, every: int = 0, forecast_every: int = 10, share: float | None = None) -> None:
+                     seed0: int = 0, every: int = 0, forecast_every: int = 10, share: float | None = None,
+                     corr: float = 0.0, paired: bool | None = None) -> None:
     """For each row of :func:`min_effect_rows`: the rate (false name on the null, shift and drift
     rows: a commit named; right culprit on the step rows) with its Wilson 95% interval and the
     runs per bisection (mean), for the engine at git revision ``before`` and the working tree's,
@@ -469,7 +481,8 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
     the single-step rows (:func:`forecasts`) also give the working tree's plan (:func:`plan_forecast`, every
     ``forecast_every``-th history) beside what those histories cost: the median forecast, the median
     actual, and the median of actual / forecast.  ``share``: the working tree's Plan.confirm_share (else
-    its default)."""
+    its default); ``paired``: its Plan.paired (else its default); ``corr``: the histories' layout_corr."""
+    tree_kw = ({"confirm_share": share} if share is not None else {}) | ({"paired": paired} if paired is not None else {})
     head = f"{'':28s} | " + (f"{before[:10]:^36s} | " if before else "") + f"{'working tree':^36s}"
     print(head)
     print(f"{'row':28s} | " + (f"{'rate [95% CI]':>22s} {'runs':>6s} {'p90':>5s} | " if before else "")
@@ -477,13 +490,14 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
     for ri, sc in enumerate(min_effect_rows(commits, min_effect)):
         if rows and str(ri) not in rows.split(","):
             continue
+        sc = replace(sc, layout_corr=corr)
         bad = sc.kind in ("null", "drift")
         engines = ([before] if before else []) + ["tree"]
         got: dict = {w: [] for w in engines}
         for i in range(n):
             for which in engines:
                 eng = _engine(which)
-                kw = {"confirm_share": share} if share is not None and which == "tree" else {}
+                kw = tree_kw if which == "tree" else {}
                 got[which].append(one(sc, eng.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect, **kw),
                                       seed0 + i, which))
             if (every and (i + 1) % every == 0) or i + 1 == n:
@@ -499,8 +513,7 @@ def min_effect_table(commits: int, n: int, before: str | None, min_effect: float
                 tag = "" if i + 1 == n else f"  ({i + 1} so far)"
                 print(f"{sc.name + ' (' + what + ')':28s} | " + " | ".join(cells) + tag, flush=True)
         if forecasts(sc) and forecast_every:
-            plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect,
-                               **({"confirm_share": share} if share is not None else {}))
+            plan = decide.Plan(runs=sc.runs, max_runs=sc.runs, min_effect=min_effect, **tree_kw)
             idx = list(range(0, n, forecast_every))
             line = plan_line(sc, plan, [seed0 + i for i in idx], [got["tree"][i]["runs"] for i in idx])
             print(f"{'  the plan beside it':28s} | " + (f"{'':36s} | " if before else "") + line, flush=True)
@@ -532,6 +545,12 @@ def main() -> None:
                          "for a second step costs the floor of this design (single-step and null rows)")
     ap.add_argument("--layout-effect", choices=("normal", "bimodal", "t3"), default="normal",
                     help="the layout effects' law (sd sigma_L each; default normal)")
+    ap.add_argument("--layout-corr", type=float, default=0.0, metavar="RHO",
+                    help="with --min-effect-rows: the correlation of a seed's layout effect from one layout epoch to "
+                         "the next (0: every layout-only or code commit draws new independent effects)")
+    ap.add_argument("--paired", choices=("on", "off"),
+                    help="with --min-effect-rows: the working tree's Plan.paired (the paired test beside the pooled "
+                         "one at the endpoints and the confirmation; default: the engine's)")
     ap.add_argument("--rows", help="only these rows of the table(s), e.g. 2,3 (0-based; to run rows side by side)")
     ap.add_argument("--min-effect-rows", action="store_true",
                     help="only the minimum-effect table: null, 1/2/5σL steps, ±0.3%% shifts of moved code, a drift "
@@ -560,13 +579,15 @@ def main() -> None:
     CACHE["path"] = a.cache
     t0 = time.time()
     if a.min_effect_rows:
-        print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits; "
+        print(f"simulated bisections, {time.strftime('%Y-%m-%d')}: σL 1%, σR 0.3% R=1, ~40% layout-only commits, "
+              f"layout correlation {a.layout_corr:g} from one layout epoch to the next; "
               f"95%, min effect {100 * a.min_effect:g}%")
         if a.forecast_only:
             forecast_table(a.commits, a.histories, a.min_effect, a.rows, a.seed0, max(1, a.forecast_every))
         else:
             min_effect_table(a.commits, a.histories, a.before and a.before.split(",")[0], a.min_effect, a.rows,
-                             a.seed0, a.every, a.forecast_every, a.confirm_share)
+                             a.seed0, a.every, a.forecast_every, a.confirm_share, a.layout_corr,
+                             None if a.paired is None else a.paired == "on")
         print(f"{time.time() - t0:.0f}s")
         return
     revs = a.before.split(",") if a.before else []

@@ -90,7 +90,7 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
     text = "\n".join([
         "# a comment",
         f"git bisect start minikernel {b1} {g} --repo {hist['repo']} --target cachegrind --runs 3 --layouts 5 "
-        "--seed 7 --confidence 0.9 --min-effect 0.02 --no-shadow --prove-null --thorough --budget 99",
+        "--seed 7 --confidence 0.9 --min-effect 0.02 --no-shadow --prove-null --thorough --paired --budget 99",
         "",
         f"layoutbench bisect skip {c1} --kernel minikernel --why 'by hand, twice'",
     ])
@@ -100,10 +100,11 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
         assert (s.runs, s.layouts, s.seed, s.confidence, s.min_effect, s.budget) == (3, 5, 7, 0.9, 0.02, 99)
         assert (s.shadow, s.first_only, s.prove_null, s.thorough, s.repo) == (False, False, True, True, hist["repo"])
         assert s.plan().thorough is True and bisect.Settings(kernel="k").plan().thorough is False
+        assert s.plan().paired is True and bisect.Settings(kernel="k").plan().paired is False
         assert [(e["verb"], e["commit"], e.get("why")) for e in r.log[1:]] == [("skip", c1, "by hand, twice")]
         assert r.marks()[c1]["note"] == "by hand, twice"
         line = s.start_line(b1, g)
-        assert line.endswith("--min-effect 2% --no-shadow --prove-null --thorough --budget 99")
+        assert line.endswith("--min-effect 2% --no-shadow --prove-null --thorough --paired --budget 99")
         assert f"--layouts 5 --max-layouts {s.max_layouts} --runs 3 --max-runs 3 --seed 7 --confidence 0.9" in line
         for bad, msg in [
             ("start minikernel --runs x", "replay line 1: --runs 'x' is not a number"),
@@ -321,13 +322,15 @@ def test_the_verdict_as_text(hist, first):
                        "cachegrind"
     assert lines[2:4] == [f"verdict: first bad commit {v['culprit']}", f"         {v['culprit_subject']}"]
     assert lines[4].startswith(f"effect:  cg_cost x{e['ratio']:.4f} vs {sha(hist, 1)[:12]} (")
-    # the confirmation's own test: one-sided, pooled over the fresh layouts of each side (not paired)
-    assert f"one-sided, pooled over {e['layouts']} vs {e['layouts_b']} fresh layouts); share of the endpoints' " \
-           "change" in lines[4]
+    # the confirmation's own test, the one that showed the step: one-sided, paired over the fresh seeds or
+    # pooled over the fresh layouts of each side
+    test = (f"one-sided, paired over {e['layouts']}" if e["paired"] else
+            f"one-sided, pooled over {e['layouts']} vs {e['layouts_b']}")
+    assert f"{test} fresh layouts); share of the endpoints' change" in lines[4]
     # the confirmation's interval is at the level its test spends (96.96%), never printed as such: "CI", and
     # one line saying what it is; an interval at the level asked is "95% CI"
     assert e["confidence"] != 0.95
-    assert f"(CI {vtext.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, one-sided, pooled" in lines[4]
+    assert f"(CI {vtext.interval(e['ci_low'], e['ci_high'])}, {e['verdict']}, {test}" in lines[4]
     assert not any(re.search(r"\d\.\d{3,}% CI", ln) for ln in lines), lines
     # the size over every layout is an estimate: the minimum effect is tested by the fresh-layout interval
     assert lines[5] == (f"size:    x{e['step_ratio']:.4f} over every layout measured on the pair (an estimate; the "

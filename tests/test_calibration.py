@@ -118,20 +118,24 @@ def test_a_probe_that_differs_from_good_is_never_called_good():
     assert j.verdict in ("bad", "between"), j
 
 
-def test_whole_bisection_false_blame_on_null_histories():
+@pytest.mark.parametrize("paired", [True, False])
+def test_whole_bisection_false_blame_on_null_histories(paired):
     """>= 400 simulated histories without a code change (layout-only commits redraw the layout
-    effects; half of them also shift the mean by 0.1%), default plan: blame <= 5%; and the
-    verdict says "not shown", never "within layout noise" (no equivalence was tested)."""
+    effects; half of them also shift the mean by 0.1%), default plan and --paired: blame <= 5%.
+    The pooled test alone (the default) says "not shown", never "within layout noise": at 16 layouts a side of 1%
+    layout noise its equivalence interval cannot fit inside +-0.5%.  The paired test's can (6 of 400
+    histories, 5 of them without a layout-only commit between the ends and without run noise: the
+    same values on every seed), and it is true there: no history changes by a step."""
     blamed = noise = 0
     n = 400
     for i in range(n):
         sc = sim.Scenario("null", "null", commits=8, shift=0.001 if i % 2 else 0.0)
         p = sim.SimProber(sc, np.random.default_rng(10_000 + i))
-        out = decide.bisect_range(p, p.names, decide.Plan(test_layouts=16), decide.MemoryJournal())
+        out = decide.bisect_range(p, p.names, decide.Plan(test_layouts=16, paired=paired), decide.MemoryJournal())
         blamed += out.culprit is not None
         noise += out.status == "noise"
     assert blamed / n <= 0.05, blamed / n
-    assert noise == 0
+    assert noise == 0 or paired
 
 
 def test_a_spent_budget_says_not_shown_and_what_would_rule_it_out():
@@ -274,20 +278,25 @@ def _ends_at(shift: float, sigma_l: float, seed: int, plan) -> decide.Ends:
     return decide.endpoints(decide.Tracked(p), "c0", "c1", plan)
 
 
-def test_the_equivalence_holds_its_level_and_is_shown_sooner_at_low_layout_noise():
-    """The endpoints' "within layout noise" (status noise) is two one-sided tests at 5%,
+@pytest.mark.parametrize("paired,shown_at_least,layouts_at_most", [(False, 293, 23.5), (True, 289, 26.0)])
+def test_the_equivalence_holds_its_level_and_is_shown_sooner_at_low_layout_noise(paired, shown_at_least,
+                                                                                 layouts_at_most):
+    """The endpoints' "within layout noise" (status noise) is two one-sided tests at the level,
     group-sequential over the looks (the one-sided boundary of the design, as a t quantile):
     300 fixed-seed pairs a row, layout noise 0.45% (the real builds' of bench/bisect_accuracy.py),
-    minimum effect 0.5%.  A true shift of exactly 0.5% is called noise in 6 of 300 (2%; the
-    level is 5%); no shift is called noise in 296 of 300 at 22.2 layouts a side on average (the
-    always-valid mixture interval in its place: 270 of 300 at 31.2; the two-sided boundary: 291 at 25.9)."""
-    plan = decide.Plan()
+    minimum effect 0.5%.  The pooled test alone (the default): a true shift of exactly 0.5% is
+    called noise in 6 of 300 (2%; the level is 5%); no shift is called noise in 296 of 300 at 22.2
+    layouts a side on average (the always-valid mixture interval in its place: 270 of 300 at 31.2;
+    the two-sided boundary: 291 at 25.9).  With --paired, the pooled and the paired test at 2.5% each
+    (BAD's layouts drawn again: the paired test gains nothing here): 3 of 300 at 0.5%, and no shift
+    called noise in 292 of 300 at 25.0 layouts a side."""
+    plan = decide.Plan(paired=paired)
     at_m = [_ends_at(0.005, 0.0045, 70_000 + i, plan) for i in range(300)]
     assert sum(e.status == "noise" for e in at_m) <= 15  # 5% of 300
     null = [_ends_at(0.0, 0.0045, 70_000 + i, plan) for i in range(300)]
     shown = sum(e.status == "noise" for e in null)
-    assert shown >= 293, shown
-    assert float(np.mean([e.layouts for e in null])) <= 23.5
+    assert shown >= shown_at_least, shown
+    assert float(np.mean([e.layouts for e in null])) <= layouts_at_most
 
 
 def test_the_residual_tests_stop_soon_beside_a_single_large_step():

@@ -42,6 +42,8 @@ class Settings:
     first_only: bool = False  #: stop after the first confirmed change point
     prove_null: bool = False  #: prove "no change of min_effect" at the endpoints when none is shown (expensive)
     thorough: bool = False  #: the sub-ranges beside a found step are searched further for a smaller second step
+    #: the endpoints and the confirmation also read a seed-paired test beside the pooled one (decide.Plan.paired)
+    paired: bool = False
     budget: int | None = None  #: runs the bisection may spend (None: no cap)
     #: the most of the bisection's runs a confirmation may take (a fraction; 1: no bound): its fresh layouts
     #: stop at share / (1 - share) x the runs spent before it, at least 40 a side (decide.share_layouts)
@@ -65,7 +67,8 @@ class Settings:
     MEASURED = ("metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs", "max_runs", "seed",
                 "confidence", "min_effect")
     #: what a continued bisection takes from the command line (the marks made stay valid)
-    DECISIONS = ("first_only", "prove_null", "thorough", "budget", "budget_time", "shadow", "confirm_share")
+    DECISIONS = ("first_only", "prove_null", "thorough", "budget", "budget_time", "shadow", "confirm_share",
+                 "paired")
 
     OPTIONS = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
                "max_runs", "seed", "confidence", "min_effect")
@@ -75,7 +78,8 @@ class Settings:
                            max_runs=self.max_runs, confidence=self.confidence,
                            min_effect=decide.DEFAULT_MIN_EFFECT if self.min_effect is None else self.min_effect,
                            first_only=self.first_only, prove_null=self.prove_null, thorough=self.thorough,
-                           budget=None if self.budget is None else int(self.budget), confirm_share=self.confirm_share)
+                           budget=None if self.budget is None else int(self.budget), confirm_share=self.confirm_share,
+                           paired=self.paired)
 
     def check(self) -> None:
         exclusive(self)
@@ -142,7 +146,7 @@ class Settings:
             words += [f"--{name.replace('_', '-')}", str(option_value(name, v))]
         if not self.shadow:
             words.append("--no-shadow")
-        for flag in ("first_only", "prove_null", "thorough"):
+        for flag in ("first_only", "prove_null", "thorough", "paired"):
             if getattr(self, flag):
                 words.append("--" + flag.replace("_", "-"))
         if self.confirm_share != decide.CONFIRM_SHARE:

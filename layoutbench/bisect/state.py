@@ -381,7 +381,7 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             w = rest[i]
             if w == "--no-shadow":
                 opts["shadow"] = False
-            elif w in ("--all-changes", "--first-only", "--prove-null", "--thorough"):
+            elif w in ("--all-changes", "--first-only", "--prove-null", "--thorough", "--paired"):
                 opts[w[2:].replace("-", "_")] = True
             elif w.startswith("--"):
                 if i + 1 >= len(rest):
@@ -407,7 +407,8 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
                         kw[k] = validate.min_effect_percent(v, positive=True) / 100
                     elif k in ("confidence", "min_effect"):  # a log printed with the fraction: read as one
                         kw[k] = float(v)
-                    elif k in Settings.OPTIONS or k in ("shadow", "all_changes", "first_only", "prove_null", "thorough"):
+                    elif k in Settings.OPTIONS or k in ("shadow", "all_changes", "first_only", "prove_null", "thorough",
+                                                         "paired"):
                         kw[k] = v
                 except ValueError:
                     raise LayoutbenchError(f"replay line {n}: --{k.replace('_', '-')} {v!r} is not a number") from None

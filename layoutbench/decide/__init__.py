@@ -21,8 +21,18 @@ noise (plus run noise / R); it is a property of the benchmark and the build, so 
 **pooled over every commit measured** (:class:`Pool`: sum of (n_c - 1) s_c^2 over
 commits, as many degrees of freedom as layouts measured minus commits) instead of being
 estimated afresh from K-1 degrees of freedom in each test.  A difference of two commits'
-means has variance s^2 (1/n_a + 1/n_b) (the unpaired form: with the same seeds on both
-sides the layouts are positively correlated or independent, so this is conservative).
+means has variance s^2 (1/n_a + 1/n_b) (the pooled test, :func:`ztest`: the unpaired form,
+conservative while the same seeds make the sides positively correlated or independent).
+With ``plan.paired`` (``--paired``; off by default) the endpoints and the
+confirmation also read the **paired** test over the seeds both commits have (:func:`paired`:
+the mean of the per-seed differences, se = their sd / sqrt(n), n - 1 degrees of freedom): the
+same seed gives neighbouring commits nearly the same layout, so the differences cancel the
+layout effect the two share.  Each test runs at half the level (Bonferroni: valid whatever
+the correlation); a change, a confirmation or an equivalence is shown when either shows it,
+and what is printed is the test that showed it (both: the paired one; neither: the pooled
+one).  Futility stops only when both tests would more likely miss the step than show it.
+Pairing changes the variance only, never what is estimated: the mean of the differences is
+the difference of the layout-averaged means.
 
 Error control: tests built for optional stopping
 ------------------------------------------------
@@ -111,9 +121,11 @@ from .model import (
     ZTest,
     band_verdict,
     clipped,
+    dvalues,
     layout_scale,
     layout_values,
     layouts_to_rule_out,
+    paired,
     run_scale,
     ztest,
     zvalues,
@@ -220,9 +232,11 @@ __all__ = [
     "ZTest",
     "band_verdict",
     "clipped",
+    "dvalues",
     "layout_scale",
     "layout_values",
     "layouts_to_rule_out",
+    "paired",
     "run_scale",
     "ztest",
     "zvalues",

@@ -83,19 +83,25 @@ class Pool:
     ``seq[c]``: the values of seeds 1..n of commit c (seed order); ``fresh[(c, first)]``: the
     values of the seeds after the first ``first`` that a confirmation measured (fresh seeds,
     :meth:`Tracked.groups_after`); ``y[c]``: every layout of c once (seq, then the fresh
-    layouts beyond it): what the tests and estimates use."""
+    layouts beyond it): what the tests and estimates use; ``seeds[c]``: the seed of each value
+    of ``y[c]`` (what :func:`paired` pairs two commits' values by)."""
 
     def __init__(self):
         self.seq: dict = {}
         self.fresh: dict = {}
         self.y: dict = {}
+        self.seeds: dict = {}
 
     def _join(self, commit) -> None:
         seq = self.seq.get(commit, np.empty(0))
-        parts = [seq] + [v[max(0, seq.size - first):] for (c, first), v in sorted(self.fresh.items(),
-                                                                                  key=lambda kv: kv[0][1])
-                         if c == commit]
+        parts, seeds = [seq], [np.arange(1, seq.size + 1)]
+        for (c, first), v in sorted(self.fresh.items(), key=lambda kv: kv[0][1]):
+            if c == commit:
+                skip = max(0, seq.size - first)
+                parts.append(v[skip:])
+                seeds.append(np.arange(first + skip + 1, first + v.size + 1))
         self.y[commit] = np.concatenate(parts) if len(parts) > 1 else seq
+        self.seeds[commit] = np.concatenate(seeds)
 
     def add(self, commit, groups: dict) -> np.ndarray:
         y = layout_values(groups)
@@ -138,6 +144,9 @@ class ZTest:
     df: int
     na: int
     nb: int
+    #: the paired test (:func:`paired`): est = mean of the per-seed differences, se their sd / sqrt(n),
+    #: df n - 1, na = nb = n
+    paired: bool = False
 
     @property
     def z(self) -> float:
@@ -233,6 +242,25 @@ def zvalues(pool: Pool, ya: np.ndarray, yb: np.ndarray) -> ZTest:
         return ZTest(0.0, math.nan, 0, max(1, ya.size), max(1, yb.size))
     return ZTest(float(yb.mean() - ya.mean()), math.sqrt(s2 * (1.0 / ya.size + 1.0 / yb.size)), df,
                  ya.size, yb.size)
+
+
+def paired(pool: Pool, a, b) -> ZTest:
+    """B against A over the seeds both have (:attr:`Pool.seeds`): the same seed gives two neighbouring
+    commits nearly the same object order, so the per-seed difference d = y_B - y_A cancels the part
+    of the layout effect they share.  Its mean estimates what the pooled test's does (the difference
+    of the layout-averaged means); only its variance is the differences' own, with n - 1 degrees of
+    freedom."""
+    _, ia, ib = np.intersect1d(pool.seeds.get(a, np.empty(0)), pool.seeds.get(b, np.empty(0)),
+                               return_indices=True)
+    return dvalues(pool.y[b][ib] - pool.y[a][ia]) if ia.size else dvalues(np.empty(0))
+
+
+def dvalues(d: np.ndarray) -> ZTest:
+    """The paired test of the per-seed differences ``d`` (log scale)."""
+    n = d.size
+    if n < 2:
+        return ZTest(0.0, math.nan, 0, max(1, n), max(1, n), paired=True)
+    return ZTest(float(d.mean()), float(d.std(ddof=1)) / math.sqrt(n), n - 1, n, n, paired=True)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,19 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .. import stats
-from .model import CLIP_LAYOUT, Looks, Pool, ZTest, band_verdict, layout_scale, layouts_to_rule_out, ztest, zvalues
+from .model import (
+    CLIP_LAYOUT,
+    Looks,
+    Pool,
+    ZTest,
+    band_verdict,
+    dvalues,
+    layout_scale,
+    layouts_to_rule_out,
+    paired,
+    ztest,
+    zvalues,
+)
 from .plan import (
     FUTILITY,
     FUTILITY_POWER,
@@ -54,9 +66,10 @@ def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, test: Look
     p = t.gs_p(ns, sign, math.log1p(min_effect) if band else 0.0)  # the decision's own test, its own null
     return dataclasses.replace(c, ratio=math.exp(t.est), ci_low=math.exp(lo), ci_high=math.exp(hi),
                                p_value=p, p_raw=p, verdict=verdict, reason=reason, confidence=1.0 - level,
-                               log_ratio=t.est, se=t.se, df=float(t.df), sided=int(sign), paired=False,
-                               n_layouts_a=t.na, n_layouts_b=t.nb, n_pairs=0, dropped=0,
-                               method=f"pooled-variance group-sequential test ({t.df} df), {t.na} vs {t.nb} layouts"
+                               log_ratio=t.est, se=t.se, df=float(t.df), sided=int(sign), paired=t.paired,
+                               n_layouts_a=t.na, n_layouts_b=t.nb, n_pairs=t.na if t.paired else 0, dropped=0,
+                               method=(f"paired group-sequential test ({t.df} df) over {t.na} seeds" if t.paired else
+                                       f"pooled-variance group-sequential test ({t.df} df), {t.na} vs {t.nb} layouts")
                                       + (f", null |effect| <= {100 * min_effect:g}%" if band else ""))
 
 
@@ -110,9 +123,11 @@ def conditional_power(t: ZTest, pool: Pool, ns: tuple, level: float, step: float
     s2, _ = pool.var()
     if t.df < 2 or not (s2 > 0 and math.isfinite(s2)):
         return 1.0
+    if not t.se > 0:
+        return 1.0
     n = ns[-1]
-    i_now = t.neff / s2
-    i_cap = 1.0 / (1.0 / max(t.na, n) + 1.0 / max(t.nb, n)) / s2
+    i_now = 1.0 / (t.se * t.se)  # the information: the pooled test's n_eff / s^2, the paired test's n / s_d^2
+    i_cap = i_now / (1.0 / max(t.na, n) + 1.0 / max(t.nb, n)) / t.neff
     rest = i_cap - i_now
     if rest <= 0:
         return 0.0
@@ -128,6 +143,30 @@ class SideStop:
     size (log) in that direction would be shown by the last look with probability below FUTILITY."""
     go_on: Callable[[int], bool] | None = None
     futility: tuple | None = None
+
+
+def _ends_shown(tr, pair: tuple, at: tuple, tests: tuple, test: Looks, plan: Plan, c_eq: float) -> Ends | None:
+    """At a look (``at``: layouts, runs, look): "differs" when a test of ``tests`` (the paired one first,
+    when given) crosses its boundary with an estimate of at least the minimum effect, else "noise" when
+    one's equivalence interval (est +- its ``c_eq`` boundary) lies within +-min_effect; the comparison
+    printed is that test's.  None: neither shown."""
+    m, a, ns = math.log1p(plan.min_effect), test.level, test.ns
+    for t in tests:
+        if t.crosses(ns, a) and abs(t.est) >= m:
+            return Ends("differs", _display(tr, pair, at[0], at[1], t, test, plan.min_effect), *at, a)
+    for t in tests:
+        h = t.tost_half(c_eq)
+        if abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
+            shown = dataclasses.replace(_display(tr, pair, at[0], at[1], t, test, plan.min_effect),
+                                        ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
+                                        confidence=1.0 - 2.0 * a, verdict="no difference", sided=0,
+                                        # the equivalence test's p: its nearer one-sided null, |effect| >= m
+                                        p_value=dataclasses.replace(t, est=m - abs(t.est)).gs_p(ns, 1),
+                                        reason=f"within ±{100 * plan.min_effect:g}% (equivalence test)")
+            return Ends("noise", shown, *at, a,
+                        f"its {100 * (1 - 2 * a):.3g}% interval (two one-sided {100 * a:.3g}% tests over the looks) lies "
+                        f"within ±{100 * plan.min_effect:g}%: a change of {100 * plan.min_effect:g}% or more is ruled out")
+    return None
 
 
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
@@ -147,6 +186,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     tr, pool = _pool_of(prober)
     go_on, futility = stop.go_on, stop.futility
     a = plan.alpha if level is None else level
+    a = a / 2 if plan.paired else a  # each test's level: the paired and the pooled one (Bonferroni)
     m = math.log1p(plan.min_effect)
     looks = plan.looks()
     noisy = cap is None and not plan.prove_null and plan.noise_top > plan.cap
@@ -183,20 +223,12 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
             last = noise_cap(plan, pool.var()[0], ns, a)
             if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
                 last = k  # beyond the quiet cap only while a change of min_effect is still likely
-        if at_look and t.crosses(ns, a) and abs(t.est) >= m:
-            return Ends("differs", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a)
-        h = t.tost_half(c_eq)
-        if at_look and abs(t.est) + h < m:  # an equivalence shown on the way: say it (cheap at low noise)
-            shown = dataclasses.replace(_display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect),
-                                        ci_low=math.exp(t.est - h), ci_high=math.exp(t.est + h),
-                                        confidence=1.0 - 2.0 * a, verdict="no difference", sided=0,
-                                        # the equivalence test's p: its nearer one-sided null, |effect| >= m
-                                        p_value=dataclasses.replace(t, est=m - abs(t.est)).gs_p(ns, 1),
-                                        reason=f"within ±{100 * plan.min_effect:g}% (equivalence test)")
-            return Ends("noise", shown, k, r, j, a,
-                        f"its {100 * (1 - 2 * a):.3g}% interval (two one-sided {100 * a:.3g}% tests over the looks) lies "
-                        f"within ±{100 * plan.min_effect:g}%: a change of {100 * plan.min_effect:g}% or more is ruled out")
-        futile = futility is not None and k < last and conditional_power(t, pool, ns, a, *futility) < FUTILITY
+        tests = (paired(pool, good, bad), t) if plan.paired else (t,)
+        shown = _ends_shown(tr, (good, bad), (k, r, j), tests, Looks(a, ns), plan, c_eq) if at_look else None
+        if shown is not None:
+            return shown
+        futile = futility is not None and k < last and all(conditional_power(u, pool, ns, a, *futility) < FUTILITY
+                                                           for u in tests)
         if futile or k >= last or (go_on is not None and not go_on(k)):
             if say is not None and not at_look:  # stopped between two looks: its last layouts get a line too
                 say(line)
@@ -326,6 +358,20 @@ def search_estimate(pool: Pool, last_good, culprit, sign: int) -> float:
     return d * sign if sign else abs(d)
 
 
+def _beyond(t: ZTest, ns: tuple, level: float, sign: int, min_effect: float) -> bool:
+    """The test's interval lies beyond the band +-min_effect (a confirmation's step shown)."""
+    lo, hi = t.interval(ns, level, sign)
+    return band_verdict(lo, hi, t.est, min_effect, False)[0] != "no difference"
+
+
+def fresh_pairs(ga: dict, gb: dict, ya: np.ndarray, yb: np.ndarray) -> ZTest:
+    """The paired test of a confirmation's fresh layouts (``ya``, ``yb``: the values of the groups ``ga``,
+    ``gb``), when both sides hold the same layouts each with a run (else one without data, never
+    rejecting)."""
+    same = list(ga) == list(gb) and all(len(v) for v in ga.values()) and all(len(v) for v in gb.values())
+    return dvalues(yb - ya) if same and ya.size == yb.size else dvalues(np.empty(0))
+
+
 def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | None = None,
             sign: int = 0, cap: int | None = None) -> Confirmed:
     """Is the step last good -> culprit at least the minimum effect?  On *fresh* layouts only (the
@@ -350,6 +396,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     tr, pool = _pool_of(prober)
     say = tr.say
     a = plan.alpha if level is None else level
+    a = a / 2 if plan.paired else a  # each test's level: the paired and the pooled one (Bonferroni)
     m = math.log1p(plan.min_effect)
     shown, k, size = None, 0, math.nan
     r = plan.runs
@@ -367,15 +414,18 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             clip = CLIP_LAYOUT * layout_scale(pool)  # (the robust scale with these layouts in it)
             ya, yb = pool.add_fresh(last_good, used, ga, clip), pool.add_fresh(culprit, used, gb, clip)
             t = zvalues(pool, ya, yb)
+            tests = (fresh_pairs(ga, gb, ya, yb), t) if plan.paired else (t,)
+            t = next((u for u in tests if _beyond(u, ns, a, sign, plan.min_effect)), t)  # the one that shows it
             size = t.est
             if say is not None:
                 say(f"confirmation {last_good[:12]}..{culprit[:12]}: {k} fresh layouts a side, x{math.exp(size):.4f}")
             lo, hi = t.interval(ns, a, sign)
-            ok = band_verdict(lo, hi, size, plan.min_effect, False)[0] != "no difference"
+            ok = _beyond(t, ns, a, sign, plan.min_effect)
             # futility (stopping without rejecting keeps the level): carried on to the last look,
-            # would the test show a step of SIDE_STEP x the minimum effect beyond the band?
+            # would either test show a step of SIDE_STEP x the minimum effect beyond the band?
             toward = sign or (1 if size >= 0 else -1)
-            futile = k < ns[-1] and conditional_power(t, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
+            futile = k < ns[-1] and all(conditional_power(u, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
+                                        for u in tests)
             if ok or k >= last or futile:
                 shown = _display(tr, (last_good, culprit), k, r, t, Looks(a, ns, sign, band=True), plan.min_effect,
                                  used)

@@ -160,6 +160,8 @@ class Comparison(_ToDict):
         sided = "one-sided" if self.sided else "two-sided"
         if self.method.startswith("pooled"):
             return (f"{sided} group-sequential test, pooled over {self.n_layouts_a} vs {self.n_layouts_b} layouts")
+        if self.method.startswith("paired group"):
+            return f"{sided} group-sequential test, paired over {self.n_pairs} layouts"
         if self.paired:
             return f"{sided} t, paired over {self.n_pairs} layouts" + (
                 f", {self.dropped} unpaired dropped" if self.dropped else "")

@@ -115,8 +115,8 @@ class Effect(Record):
     @property
     def test_words(self) -> str:
         """Which test its interval is from ("paired over 6", "one-sided, pooled over 6 vs 6")."""
-        if self.paired:
-            return f"paired over {self.layouts}"
+        if self.paired:  # (a one-sided paired test: a confirmation's, decide.paired)
+            return ("one-sided, " if self.sided else "") + f"paired over {self.layouts}"
         other = self.layouts_b if self.layouts_b is not None else self.layouts
         return f"{'one' if self.sided else 'two'}-sided, pooled over {self.layouts} vs {other}"
 

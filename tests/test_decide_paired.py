@@ -1,0 +1,126 @@
+"""The seed-paired test beside the pooled one (Plan.paired): its error rate on pairs without a change,
+whatever the layouts' correlation, and the steps it shows where the pooled test cannot.
+
+Fixed RNG seeds; the synthetic prober of bench/simulate.py (``layout_corr``: how much of a seed's
+layout effect survives a commit) drives the real decision code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import script
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from layoutbench import decide
+
+sim = script("bench/simulate.py")
+
+
+def _prober(seed: int, rho: float, step: float = 0.0, sigma_r: float = 0.003):
+    """GOOD (c0) and BAD (c1) with a layout-only or code commit between them: BAD's layout effects are
+    a new epoch, correlated ``rho`` with GOOD's seed by seed; BAD's mean is GOOD's + ``step`` (log)."""
+    sc = sim.Scenario("p", "null", commits=1, sigma_r=sigma_r, layout_corr=rho)
+    p = sim.SimProber(sc, np.random.default_rng(seed))
+    p.code[1], p.epoch[1] = step, 1
+    return p
+
+
+def test_the_paired_test_is_its_per_seed_differences():
+    pool = decide.Pool()
+    pool.add("a", {f"random:{s}": [math.exp(v)] for s, v in enumerate([0.01, -0.02, 0.03, 0.0], 1)})
+    pool.add("b", {f"random:{s}": [math.exp(v)] for s, v in enumerate([0.02, -0.01, 0.05, 0.01, 0.4], 1)})
+    t = decide.paired(pool, "a", "b")
+    d = np.array([0.01, 0.01, 0.02, 0.01])  # the fifth seed of b has no partner
+    assert t.paired and t.df == 3 and t.na == t.nb == 4
+    assert t.est == pytest.approx(d.mean())
+    assert t.se == pytest.approx(d.std(ddof=1) / 2.0)
+
+
+def test_fresh_layouts_pair_by_their_seeds():
+    """A confirmation's fresh seeds beyond the first ones pair with the same seeds of the other commit."""
+    pool = decide.Pool()
+    pool.add("a", {f"random:{s}": [1.0 + s / 100] for s in (1, 2, 3)})
+    pool.add("b", {f"random:{s}": [1.0 + s / 100] for s in (1, 2, 3, 4)})
+    pool.add_fresh("a", 5, {f"random:{s}": [1.0 + s / 50] for s in (6, 7, 8)})
+    assert list(pool.seeds["a"]) == [1, 2, 3, 6, 7, 8]
+    assert list(pool.seeds["b"]) == [1, 2, 3, 4]
+    assert decide.paired(pool, "a", "b").na == 3
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.99])
+def test_null_pairs_differ_at_most_alpha_with_the_paired_test_beside_the_pooled(rho):
+    """400 pairs without a change, a layout-only commit between them (BAD's layouts a new epoch,
+    correlated ``rho`` with GOOD's), minimum effect 0: the endpoints say "differs" at most their 5%
+    level in all (each test at 2.5%), and the paired test decides at most its 2.5%."""
+    differs = paired = 0
+    for i in range(400):
+        e = decide.endpoints(_prober(8_000 + i, rho), "c0", "c1", decide.Plan(min_effect=0.0, paired=True))
+        differs += e.status == "differs"
+        paired += e.status == "differs" and e.comparison.paired
+    assert differs / 400 <= 0.075, differs / 400  # 5% + 2.3 sd of 400 draws
+    assert paired / 400 <= 0.043, paired / 400  # 2.5% + 2.3 sd
+
+
+def test_a_shift_of_the_minimum_effect_is_confirmed_at_most_alpha_at_high_correlation():
+    """A commit that moved code and shifted the mean by exactly the minimum effect (0.5%) is the band
+    null of the confirmation: at a layout correlation of 0.99, where the paired test sees the shift
+    sharply, it is confirmed in at most 5% of 300 pairs."""
+    plan = decide.Plan(paired=True)
+    hits = 0
+    for i in range(300):
+        c = decide.confirm(_prober(9_000 + i, 0.99, math.log1p(0.005)), "c0", "c1", plan, used=4, sign=1)
+        hits += c[0] is not None and c[0].verdict != "no difference"
+    assert hits / 300 <= 0.078, hits / 300  # 5% + 2.3 sd of 300 draws
+
+
+def test_pairing_shows_a_step_the_pooled_test_cannot_at_the_same_layouts():
+    """A 1% step at a layout noise of 1% (run noise 0.1%), the seeds' layouts correlated 0.99 across
+    the commit: with the paired test the endpoints differ at their first look (4 layouts a side) in
+    nearly every pair, the pooled test alone on the same values in few; a confirmation shows the step
+    beyond the 0.5% minimum effect on 8 fresh layouts a side or fewer, the pooled test alone does not."""
+    on, off = decide.Plan(paired=True), decide.Plan()
+    with_paired = pooled = 0
+    for i in range(20):
+        e = decide.endpoints(_prober(10_000 + i, 0.99, 0.01, 0.001), "c0", "c1", on, cap=4)
+        e0 = decide.endpoints(_prober(10_000 + i, 0.99, 0.01, 0.001), "c0", "c1", off, cap=4)
+        with_paired += e.status == "differs" and e.comparison.paired
+        pooled += e0.status == "differs"
+    assert with_paired >= 18 and pooled <= 8, (with_paired, pooled)
+    c = decide.confirm(_prober(10_100, 0.99, 0.01, 0.001), "c0", "c1", on, used=4, sign=1)
+    c0 = decide.confirm(_prober(10_100, 0.99, 0.01, 0.001), "c0", "c1", off, used=4, sign=1)
+    assert c[0].verdict == "slower" and c[0].paired and c[1] <= 8, (c[0].verdict, c[1])
+    assert c[0].test_text() == f"one-sided group-sequential test, paired over {c[1]} layouts"
+    assert c0[1] > 8 or c0[0].verdict == "no difference", c0[1]
+
+
+def test_without_correlation_the_pooled_test_decides_as_before():
+    """At a layout correlation of 0 the per-seed differences carry both layouts' noise: a 2σL step's
+    endpoints are shown by the pooled test (printed "pooled over N vs N")."""
+    e = decide.endpoints(_prober(11_000, 0.0, 0.02), "c0", "c1", decide.Plan(paired=True))
+    assert e.status == "differs" and not e.comparison.paired
+    assert "pooled over" in e.comparison.test_text()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(-0.2, 0.2), st.floats(-0.2, 0.2)), min_size=2, max_size=12),
+       st.integers(0, 5))
+def test_pairing_estimates_what_the_pooled_test_does(values, extra):
+    """Over the same seeds the paired estimate is the pooled one (the difference of the means), and
+    its interval excludes 0 exactly when it crosses its boundary, whatever the values; seeds one
+    side has alone do not enter it."""
+    ya = [a for a, _ in values]
+    yb = [b for _, b in values] + [0.5] * extra
+    pool = decide.Pool()
+    pool.add("a", {f"random:{s}": [math.exp(v)] for s, v in enumerate(ya, 1)})
+    pool.add("b", {f"random:{s}": [math.exp(v)] for s, v in enumerate(yb, 1)})
+    t = decide.paired(pool, "a", "b")
+    assert t.na == len(values) and t.df == len(values) - 1
+    assert t.est == pytest.approx(float(np.mean(np.log(np.exp(yb[:len(ya)]))) - np.mean(np.log(np.exp(ya)))),
+                                  abs=1e-12)
+    if t.df >= 2 and t.se > 0:
+        lo, hi = t.interval((3, 4), 0.05)
+        assert (lo > 0 or hi < 0) == t.crosses((3, 4), 0.05)
