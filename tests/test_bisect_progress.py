@@ -184,3 +184,18 @@ def test_every_progress_line_is_also_in_the_progress_log(hist, runs):
     for k, r in enumerate(("plan", "plan again", "run", "resumed")):
         end = heads[k + 1] if k + 1 < len(heads) else len(body)
         assert body[heads[k] + 1:end] == said(runs[r]), r
+
+
+def test_plan_says_when_the_same_seeds_agree_and_paired_does_not_need_saying(hist, tmp_path):
+    """From the 3% step to BAD only README.md changes: every seed links the same objects on both ends,
+    so the seed-paired standard error (0) is far under the pooled one, and --plan says --paired would
+    need fewer layouts; with --paired it has nothing to say."""
+    store = str(tmp_path / "p.sqlite")
+    span = f"{hist['range'][3]}..{hist['bad']}"
+    where = ["--repo", hist["repo"], "--target", "cachegrind", "--args", ARGS, "--store", store]
+    plain = lb("bisect", "run", "minikernel", span, *where, "--plan", env=hist["env"]).stdout
+    note = [ln for ln in plain.splitlines() if ln.startswith("note: the same seeds agree")]
+    assert len(note) == 1 and "--paired reads that" in note[0], plain
+    assert re.search(r"seed-paired se 0% against the pooled [0-9.]+%", note[0]), note
+    paired = lb("bisect", "run", "minikernel", span, *where, "--plan", "--paired", env=hist["env"]).stdout
+    assert "--paired reads that" not in paired, paired

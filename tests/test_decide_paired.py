@@ -97,6 +97,21 @@ def test_pairing_shows_a_step_the_pooled_test_cannot_at_the_same_layouts():
     assert c0[1] > 8 or c0[0].verdict == "no difference", c0[1]
 
 
+def test_without_paired_the_endpoints_say_when_the_seeds_agree_and_only_then():
+    """No change, layout noise 1%, run noise 0.05%: at a correlation of 0.99 the pooled endpoints stop "not shown" and say
+    (once in the progress, and in their message) that --paired would need fewer layouts; at 0 they
+    say nothing of it; with --paired there is nothing to suggest."""
+    said: list[str] = []
+    e = decide.endpoints(_prober(12_000, 0.99, 0.0, 0.0005), "c0", "c1", decide.Plan(), cap=6, say=said.append)
+    assert e.status == "not-shown" and "--paired reads that" in e.note, e.note
+    assert sum("--paired reads that" in x for x in said) == 1, said
+    quiet: list[str] = []
+    e0 = decide.endpoints(_prober(12_000, 0.0, 0.0, 0.0005), "c0", "c1", decide.Plan(), cap=6, say=quiet.append)
+    assert e0.status == "not-shown" and "--paired" not in e0.note and not any("--paired" in x for x in quiet)
+    on = decide.endpoints(_prober(12_000, 0.99, 0.0, 0.0005), "c0", "c1", decide.Plan(paired=True), cap=6)
+    assert "--paired" not in on.note
+
+
 def test_without_correlation_the_pooled_test_decides_as_before():
     """At a layout correlation of 0 the per-seed differences carry both layouts' noise: a 2σL step's
     endpoints are shown by the pooled test (printed "pooled over N vs N")."""

@@ -330,6 +330,9 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
     missed = forecast.missed_step(noise, plan)
     if missed is not None and missed["likely_missed"]:
         lines.extend(missed_lines(missed, s.runs))
+    hint = "" if plan.paired else decide.pairing_hint(eng.pool, b.good, b.bad, decide.ztest(eng.pool, b.good, b.bad))
+    if hint:
+        lines.append(f"note: {hint}")
     if s.runs_choice:
         lines.append(s.runs_choice["text"])
     costs_now = budget = None

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr, ndtri
+from scipy.stats import chi2
 
 from .. import stats
 from .model import (
@@ -169,6 +170,19 @@ def _ends_shown(tr, pair: tuple, at: tuple, tests: tuple, test: Looks, plan: Pla
     return None
 
 
+def pairing_hint(pool: Pool, good, bad, t: ZTest) -> str:
+    """A line for a run without ``--paired`` when the same seeds agree across the two commits: the
+    seed-paired test's standard error, at its one-sided 95% upper bound (chi-square, its n - 1 degrees
+    of freedom: a few pairs' sd often comes out small by chance), under half the pooled one's (``t``),
+    so --paired would need fewer layouts here (the pooled test's result stands either way; empty when
+    not so)."""
+    p = paired(pool, good, bad)
+    if p.df < 2 or not t.se > 0 or not p.se * math.sqrt(p.df / chi2.ppf(0.05, p.df)) < 0.5 * t.se:
+        return ""
+    return (f"the same seeds agree across {bad[:12]} and {good[:12]} (seed-paired se {100 * p.se:.3g}% "
+            f"against the pooled {100 * t.se:.3g}%): --paired reads that and would need fewer layouts")
+
+
 def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: int | None = None,
               stop: SideStop = SideStop(), say=None) -> Ends:
     """Do GOOD and BAD differ by a change of at least min_effect?  A group-sequential test at
@@ -206,7 +220,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     if go_on is not None:  # one layout a side at a time between the looks, for go_on
         steps = [(k, plan.runs, k in ns) for k in range(ns[0], ns[-1] + 1)]
     j = -1
-    futile = False
+    futile, hint = False, ""
     judged = (ns[0], ns[0])  # the layouts a side at the last look judged ("differs" is judged at the looks only)
     for k, r, at_look in steps:
         j += at_look
@@ -219,6 +233,8 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
         line = f"{k} layouts a side, {bad[:12]}/{good[:12]} x{math.exp(t.est):.4f}"
         if say is not None and at_look:
             say(line)
+            if not hint and not plan.paired and (hint := pairing_hint(pool, good, bad, t)):
+                say(hint)
         if noisy:  # the boundary is the whole design's: stopping before its last look keeps the level
             last = noise_cap(plan, pool.var()[0], ns, a)
             if k >= plan.cap and abs(t.est) + float(ndtri(NOISE_POWER)) * t.se < m:
@@ -236,6 +252,8 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     more = layouts_to_rule_out(t, m, c_eq)
     need = (f"about {more - k} more layouts a side would rule it out" if more is not None else
             "at this estimate more layouts would not rule it out")
+    hint = "" if plan.paired else pairing_hint(pool, good, bad, t)
+    need += f"; {hint}" if hint else ""
     return Ends("not-shown", _display(tr, (good, bad), k, r, t, Looks(a, ns), plan.min_effect), k, r, j, a,
                 f"no change of at least {100 * plan.min_effect:g}% shown after {k} layouts x {r} run(s); {need}",
                 more_layouts=None if more is None else more - k, futile=futile,
