@@ -155,10 +155,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     if b.result is not None and not plan_only and b.result.settings == b.s.to_dict():
         # finished, and nothing asked of it since: its verdict as it was, nothing measured again
         say("the bisection is finished: its verdict, from the store (no run measured)")
-        sl = b.result.single_layout
-        return dataclasses.replace(b.result, cost=dataclasses.replace(b.result.cost, compiled_now=0, ran_now=0),
-                                   reprinted=True, single_layout=sl and dataclasses.replace(sl, compiled_now=0,
-                                                                                            ran_now=0))
+        return _reprinted(b.result)
     say(f"progress log: {path}")
     p, probers, places = _probers(stack, store, profile, s, b, say, timeout)
     phase = Phase()
@@ -196,11 +193,7 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     again = after_endpoints_runs(eng, b, plan, commits, ends.status)
     if again is not None and s.budget is None:  # the progress lines count against what is known now
         clock.likely, clock.replanned = again, "endpoints"
-    k, r = ends.layouts, ends.runs
-    if b.entry("endpoints") is None:
-        b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
-            "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": k, "runs": r})
-        b.save()
+    _log_endpoints(b, ends)
     head = dict(kernel=profile.name, repo=s.repo, metric=s.metric, unit=p.unit, target=s.target or p.target.spec.name,
                 targets=[q.name for q in probers], args=s.args, good=b.good, bad=b.bad, commits=len(commits) - 1,
                 settings=s.to_dict())
@@ -230,6 +223,22 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     b.save()
     keep(b.store, b)
     return rec
+
+
+def _reprinted(rec: BisectionRecord) -> BisectionRecord:
+    """A finished bisection's verdict as it was, marked reprinted: nothing compiled or run by this command."""
+    sl = rec.single_layout
+    return dataclasses.replace(rec, cost=dataclasses.replace(rec.cost, compiled_now=0, ran_now=0), reprinted=True,
+                               single_layout=sl and dataclasses.replace(sl, compiled_now=0, ran_now=0))
+
+
+def _log_endpoints(b: Bisection, ends) -> None:
+    """The endpoints' test in the bisection's log, once (its comparison in GOOD/BAD words)."""
+    if b.entry("endpoints") is None:
+        b.log.append({"verb": "endpoints", "commit": "", "by": "measured", "note": ends.comparison.describe().replace(
+            "B ", "BAD ", 1).replace(" A (", " GOOD (", 1).replace(" A;", " GOOD;"), "layouts": ends.layouts,
+            "runs": ends.runs})
+        b.save()
 
 
 def _mark_planned(store: Store, b: Bisection) -> None:
