@@ -40,7 +40,10 @@ def hist(tmp_path_factory, workdir):
     assert text.count("unread_files") == 1 and text.count("layout_cost = 3") == 1
     (d / "profiles" / "minikernel").mkdir(parents=True)
     (d / "profiles" / "minikernel" / "kernel.toml").write_text(text)
-    m["env"] = {"LAYOUTBENCH_PROFILES": str(d / "profiles"), "LAYOUTBENCH_QUIRKS": "/nonexistent/quirks.toml"}
+    # a work folder of its own: objects compiled and images linked by earlier tests of the session
+    # (the same minikernel sources) would be reused, and the compiles and links counted here not made
+    m["env"] = {"LAYOUTBENCH_PROFILES": str(d / "profiles"), "LAYOUTBENCH_QUIRKS": "/nonexistent/quirks.toml",
+                "LAYOUTBENCH_DIR": str(d / "work")}
     return m
 
 
