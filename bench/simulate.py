@@ -408,10 +408,11 @@ def min_effect_rows(commits: int = 16, min_effect: float = decide.DEFAULT_MIN_EF
 NEAR_ROWS = (1.2, 1.5)  #: the minimum-effect table's steps near the minimum effect, as multiples of it
 
 
-def plan_forecast(sc: Scenario, plan, seed: int) -> int:
+def plan_forecast(sc: Scenario, plan, seed: int, corr: bool = True) -> int:
     """What ``bisect run --plan`` would forecast for this history: GOOD and BAD measured at the endpoints'
     first look (K layouts, R runs) on the history's own values, the layout noise and the change from
-    them (the pooled model), then forecast.expected_cost of the range at those (its median runs)."""
+    them (the pooled model; with plan.paired, the seed correlation too: decide.seed_corr, unless not
+    ``corr``), then forecast.expected_cost of the range at those (its median runs)."""
     p = SimProber(sc, np.random.default_rng(seed))
     pool = decide.Pool()
     k = max(decide.MIN_LAYOUTS, plan.layouts)
@@ -419,7 +420,9 @@ def plan_forecast(sc: Scenario, plan, seed: int) -> int:
         pool.add(c, p.groups(c, k, plan.runs))
     s2, _ = pool.var()
     d = float(pool.y[p.names[-1]].mean() - pool.y[p.names[0]].mean())
-    return forecast.expected_cost(len(p.names), math.exp(d), math.sqrt(s2), plan)["runs"]
+    rho = decide.seed_corr(pool, p.names[0], p.names[-1]) if plan.paired and corr else 0.0
+    return forecast.expected_cost(len(p.names), math.exp(d), math.sqrt(s2), plan,
+                                  rho if math.isfinite(rho) else 0.0)["runs"]
 
 
 def forecasts(sc: Scenario) -> bool:
@@ -437,7 +440,9 @@ def ends_forecast(sc: Scenario, plan, seed: int) -> int:
     e = decide.endpoints(tr, p.names[0], p.names[-1], plan)
     s2, _ = tr.pool.var()
     d = float(tr.pool.y[p.names[-1]].mean() - tr.pool.y[p.names[0]].mean())
-    return forecast.after_endpoints(len(p.names), e.status, tr.ledger.spent, math.exp(d), math.sqrt(s2), plan)["runs"]
+    rho = decide.seed_corr(tr.pool, p.names[0], p.names[-1]) if plan.paired else 0.0
+    return forecast.after_endpoints(len(p.names), e.status, tr.ledger.spent, math.exp(d), math.sqrt(s2), plan,
+                                    rho if math.isfinite(rho) else 0.0)["runs"]
 
 
 def plan_line(sc: Scenario, plan, seeds: list, actual: list) -> str:
@@ -448,8 +453,13 @@ def plan_line(sc: Scenario, plan, seeds: list, actual: list) -> str:
     fe = [ends_forecast(sc, plan, s) for s in seeds]
     r1 = np.median([a / f for a, f in zip(actual, fc) if f])
     r2 = np.median([a / f for a, f in zip(actual, fe) if f])
+    blind = ""
+    if plan.paired:  # the same plan blind to the seed correlation, side by side
+        f0 = [plan_forecast(sc, plan, s, corr=False) for s in seeds]
+        blind = (f"; --plan blind to the seed correlation {np.median(f0):.0f} "
+                 f"({np.median([a / f for a, f in zip(actual, f0) if f]):.2f})")
     return (f"actual {np.median(actual):.0f}; --plan {np.median(fc):.0f} (actual/forecast {r1:.2f}); after the "
-            f"endpoints {np.median(fe):.0f} ({r2:.2f}); medians of {len(seeds)} histories")
+            f"endpoints {np.median(fe):.0f} ({r2:.2f}){blind}; medians of {len(seeds)} histories")
 
 
 def forecast_table(commits: int, n: int, min_effect: float, rows: str | None, seed0: int, every: int) -> None:

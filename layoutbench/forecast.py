@@ -8,7 +8,11 @@ history (:class:`Synthetic`) has one code step of that change, at a place spread
 range from history to history; a share ``LAYOUT_ONLY`` of the other commits only move code,
 and every such commit and the step draw the layout effects again (a layout's value is the
 commit's level plus a layout effect of sd ``noise``; its runs agree: ``noise`` is the spread of
-a layout's value, run noise included).  The draws are seeded: the same inputs give the same plan.
+a layout's value, run noise included).  With a seed correlation ``corr`` (a ``--paired`` plan: how much
+of a seed's layout effect the endpoints share, :func:`decide.seed_corr`), a seed's effect is
+sqrt(corr) x a part it keeps at every commit plus sqrt(1 - corr) x its epoch's own draw: any two
+epochs share ``corr`` (the endpoints measured it; neighbours likely share more, so the plan errs high).
+The draws are seeded: the same inputs give the same plan.
 """
 
 from __future__ import annotations
@@ -33,23 +37,30 @@ class Synthetic:
 
     higher_is_better = False
 
-    def __init__(self, n_commits: int, step: float, at: int, noise: float, seed: int):
+    def __init__(self, n_commits: int, step: float, at: int, noise: float, seed: int, corr: float = 0.0):
         rng = np.random.default_rng(seed)
         self.names = [f"c{i}" for i in range(n_commits)]
         self.level = np.where(np.arange(n_commits) >= at, step, 0.0)
         moved = (rng.random(n_commits) < LAYOUT_ONLY) | (np.arange(n_commits) == at)
         moved[0] = False
         self.epoch = np.cumsum(moved)
-        self.noise, self.seed = noise, seed
+        self.noise, self.seed, self.corr = noise, seed, corr
         self._effects: dict = {}
 
-    def _effect(self, epoch: int, upto: int) -> np.ndarray:
-        x = self._effects.get(epoch)
+    def _draws(self, key: tuple, upto: int) -> np.ndarray:
+        x = self._effects.get(key)
         if x is None or x.size < upto:
             size = max(upto, 256, 0 if x is None else 2 * x.size)
-            x = np.random.default_rng((self.seed, int(epoch))).normal(0.0, self.noise, size)
-            self._effects[epoch] = x
+            x = np.random.default_rng((self.seed, *key)).normal(0.0, self.noise, size)
+            self._effects[key] = x
         return x
+
+    def _effect(self, epoch: int, upto: int) -> np.ndarray:
+        own = self._draws((int(epoch),), upto)
+        if not self.corr:
+            return own
+        kept = self._draws((0, 0), upto)[:own.size]  # the part a seed keeps at every commit
+        return math.sqrt(self.corr) * kept + math.sqrt(1.0 - self.corr) * own
 
     def groups_after(self, commit: str, first: int, k: int, r: int) -> dict:
         i = int(commit[1:])
@@ -60,9 +71,9 @@ class Synthetic:
         return self.groups_after(commit, 0, k, r)
 
 
-def one(n_commits: int, step: float, noise: float, plan: decide.Plan, at: int, seed: int) -> dict:
+def one(n_commits: int, step: float, noise: float, plan: decide.Plan, at: int, seed: int, corr: float = 0.0) -> dict:
     """The runs one simulated bisection spent, in all and per phase."""
-    p = Synthetic(n_commits, step, at, noise, seed)
+    p = Synthetic(n_commits, step, at, noise, seed, corr)
     tr = decide.Tracked(p)
     spent = dict.fromkeys([name for _, name in PHASES], 0)
     state = {"phase": "endpoints", "at": 0}
@@ -81,9 +92,10 @@ def one(n_commits: int, step: float, noise: float, plan: decide.Plan, at: int, s
 
 
 @functools.lru_cache(maxsize=256)
-def _cost(n_commits: int, step: float, noise: float, plan: decide.Plan) -> dict:
+def _cost(n_commits: int, step: float, noise: float, plan: decide.Plan, corr: float) -> dict:
     n = max(2, n_commits)
-    rows = [one(n, step, noise, plan, at=1 + (h * (n - 1)) // HISTORIES if n > 2 else 1, seed=20_261_127 + h)
+    rows = [one(n, step, noise, plan, at=1 + (h * (n - 1)) // HISTORIES if n > 2 else 1, seed=20_261_127 + h,
+                corr=corr)
             for h in range(HISTORIES)]
 
     def med(xs) -> int:
@@ -99,7 +111,7 @@ def _cost(n_commits: int, step: float, noise: float, plan: decide.Plan) -> dict:
             "named": sum(bool(r["named"]) for r in rows)}
 
 
-def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan) -> dict:
+def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan, corr: float = 0.0) -> dict:
     """What a bisection of ``n_commits`` (GOOD and BAD included) will likely cost when BAD/GOOD =
     ``ratio`` and a layout's value has relative sd ``noise`` (as the endpoints' first look measured
     them): the median over HISTORIES simulated bisections (see the module) of the runs in all
@@ -107,7 +119,8 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan)
     a side the endpoints' test stopped at, the probes, the runs a probe took (``probe_layouts``, in
     layouts at ``plan.runs``), the confirmation's fresh layouts a side, the side tests' runs (in
     layouts), the step in units of the noise, and in how many of the HISTORIES the step was named
-    (``named``)."""
+    (``named``).  ``corr``: a seed's layout correlation across commits (:func:`decide.seed_corr`), read only
+    by a ``plan.paired`` plan (the pooled test does not see it), and said back as ``seed_corr``."""
     step = math.log(ratio) if ratio > 0 and math.isfinite(ratio) else 0.0
     d = abs(step) / noise if noise > 0 else math.inf
     if not (noise > 0 and math.isfinite(noise)):
@@ -115,13 +128,16 @@ def expected_cost(n_commits: int, ratio: float, noise: float, plan: decide.Plan)
     # (rounded: a cache key; the plan does not change at the fifth significant digit)
     # (a budget would cap the simulated runs: the plan says what the bisection needs, then whether it fits)
     plan = dataclasses.replace(plan, budget=None)
-    out = dict(_cost(int(n_commits), float(f"{step:.5g}"), float(f"{noise:.5g}"), plan))
+    corr = min(decide.SEED_CORR_MAX, max(0.0, float(f"{corr:.3g}"))) if plan.paired and math.isfinite(corr) else 0.0
+    out = dict(_cost(int(n_commits), float(f"{step:.5g}"), float(f"{noise:.5g}"), plan, corr))
     out["phase_runs"] = dict(out["phase_runs"])
     out["step_in_noise_units"] = d
+    out["seed_corr"] = corr
     return out
 
 
-def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise: float, plan: decide.Plan) -> dict:
+def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise: float, plan: decide.Plan,
+                    corr: float = 0.0) -> dict:
     """What the whole bisection will likely cost once its endpoints' test has decided (``status``, with
     ``spent`` runs measured so far, and BAD/GOOD = ``ratio`` and the layout noise ``noise`` as that test
     measured them): ``spent`` when it showed no change (the bisection ends there); else ``spent`` plus the
@@ -131,7 +147,7 @@ def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise
     layouts a side, can (bench/simulate.py --forecast-only prints both forecasts beside the actual runs)."""
     if status != "differs":
         return {"runs": int(spent), "endpoints": int(spent), "after": 0, "status": status}
-    c = expected_cost(n_commits, ratio, noise, plan)
+    c = expected_cost(n_commits, ratio, noise, plan, corr)
     after = sum(c["phase_runs"][k] for k in ("probes", "confirmation", "sides"))
     return {**c, "runs": int(spent) + after, "endpoints": int(spent), "after": after, "status": status}
 
@@ -141,7 +157,7 @@ def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise
 NEAR_STEPS = (2.0, 1.2)
 
 
-def near_steps(n_commits: int, noise: float, plan: decide.Plan, sign: int = 1) -> list[dict]:
+def near_steps(n_commits: int, noise: float, plan: decide.Plan, sign: int = 1, corr: float = 0.0) -> list[dict]:
     """What a step of each of NEAR_STEPS x the minimum effect (in the direction ``sign``) would likely
     cost at layout noise ``noise``: :func:`expected_cost` of it, with ``times`` and the relative
     ``step``.  Empty without a measured noise."""
@@ -151,7 +167,7 @@ def near_steps(n_commits: int, noise: float, plan: decide.Plan, sign: int = 1) -
     for f in NEAR_STEPS:
         step = f * plan.min_effect
         ratio = (1.0 + step) if sign >= 0 else 1.0 / (1.0 + step)
-        out.append({"times": f, "step": step, **expected_cost(n_commits, ratio, noise, plan)})
+        out.append({"times": f, "step": step, **expected_cost(n_commits, ratio, noise, plan, corr)})
     return out
 
 

@@ -202,3 +202,12 @@ def test_plan_says_when_the_same_seeds_agree_and_paired_does_not_need_saying(his
     assert re.search(r"seed-paired se 0% against the pooled [0-9.]+%", note[0]), note
     paired = lb("bisect", "run", "minikernel", span, *where, "--plan", "--paired", env=hist["env"]).stdout
     assert "--paired reads that" not in paired, paired
+    # the paired plan's forecast reads the seeds' agreement (decide.seed_corr: 0.999 at the most) and
+    # expects fewer runs than the pooled plan's, which cannot use it
+    assert "the same seeds sharing 99.9% of it across the two commits" in paired, paired
+    assert "sharing" not in plain, plain
+
+    def likely(text: str) -> int:
+        return int(re.search(r"about (\d+) runs \(", text).group(1))
+
+    assert likely(paired) < likely(plain), (plain, paired)

@@ -139,3 +139,38 @@ def test_pairing_estimates_what_the_pooled_test_does(values, extra):
     if t.df >= 2 and t.se > 0:
         lo, hi = t.interval((3, 4), 0.05)
         assert (lo > 0 or hi < 0) == t.crosses((3, 4), 0.05)
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5, 0.9])
+def test_the_seed_correlation_is_read_from_the_stored_values(rho):
+    """decide.seed_corr over 400 seeds of a pair (a layout-only commit between, correlation ``rho``,
+    run noise 0.3% of a 1% layout noise) is rho within 0.1; it is 0 for a negative estimate, at most
+    SEED_CORR_MAX when the seeds agree exactly, and NaN with one seed in common."""
+    p = _prober(7, rho)
+    pool = decide.Pool()
+    for c in ("c0", "c1"):
+        pool.add(c, p.groups(c, 400, 1))
+    assert decide.seed_corr(pool, "c0", "c1") == pytest.approx(rho, abs=0.1)
+    same = decide.Pool()
+    for c, shift in (("a", 1.0), ("b", 1.05)):
+        same.add(c, {f"random:{s}": [shift * (1 + s / 100)] for s in (1, 2, 3, 4)})
+    assert decide.seed_corr(same, "a", "b") == decide.SEED_CORR_MAX
+    apart = decide.Pool()
+    apart.add("a", {f"random:{s}": [1 + s / 100] for s in (1, 2, 3, 4)})
+    apart.add("b", {f"random:{s}": [1 + (5 - s) / 100] for s in (1, 2, 3, 4)})  # opposite orders: rho -1
+    assert decide.seed_corr(apart, "a", "b") == 0.0
+    one = decide.Pool()
+    one.add("a", {"random:1": [1.0], "random:2": [1.1]})
+    one.add("b", {"random:1": [1.0]})
+    assert math.isnan(decide.seed_corr(one, "a", "b"))
+
+
+def test_a_paired_plan_forecasts_fewer_runs_where_the_seeds_agree():
+    """forecast.expected_cost of a 1.5 sigma_L step (16 commits): a --paired plan's runs fall as the
+    seed correlation rises (0, 0.8, 0.99); a pooled plan's do not move with it (it cannot read it)."""
+    from layoutbench import forecast
+    paired = decide.Plan(paired=True)
+    runs = [forecast.expected_cost(16, math.exp(0.015), 0.01, paired, rho)["runs"] for rho in (0.0, 0.8, 0.99)]
+    assert runs[0] > runs[1] > runs[2], runs
+    pooled = [forecast.expected_cost(16, math.exp(0.015), 0.01, decide.Plan(), rho) for rho in (0.0, 0.99)]
+    assert pooled[0]["runs"] == pooled[1]["runs"] and pooled[1]["seed_corr"] == 0.0

@@ -239,7 +239,7 @@ def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
         return max(1, 2 * max(decide.MIN_LAYOUTS, s.layouts) * s.runs - have)
     d = float(y[b.bad].mean() - y[b.good].mean())
-    c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan)
+    c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan, _corr(eng, b, plan))
     return max(1, 2 * c["endpoint_layouts"] * s.runs - have)
 
 
@@ -266,6 +266,13 @@ def budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: 
     return verdict
 
 
+def _corr(eng, b, plan) -> float:
+    """The seed correlation a ``--paired`` plan's forecast reads (decide.seed_corr of the endpoints' stored
+    values; 0 without --paired or without two seeds in common)."""
+    rho = decide.seed_corr(eng.pool, b.good, b.bad) if plan.paired else 0.0
+    return rho if math.isfinite(rho) else 0.0
+
+
 #: the lines of decide.bisect_range that start a phase or a look in one (progress: runs spent / planned)
 PHASES = ("endpoints: ", "probe ", "confirmation ", "side test ")
 
@@ -278,7 +285,7 @@ def likely_runs(eng, b, plan, commits: list) -> int | None:
     if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
         return None
     return forecast.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
-                                math.sqrt(s2), plan)["runs"]
+                                math.sqrt(s2), plan, _corr(eng, b, plan))["runs"]
 
 
 def after_endpoints_runs(eng, b, plan, commits: list, status: str) -> int | None:
@@ -290,7 +297,8 @@ def after_endpoints_runs(eng, b, plan, commits: list, status: str) -> int | None
     if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
         return None
     return forecast.after_endpoints(len(commits), status, eng.ledger.spent,
-                                    math.exp(float(y[b.bad].mean() - y[b.good].mean())), math.sqrt(s2), plan)["runs"]
+                                    math.exp(float(y[b.bad].mean() - y[b.good].mean())), math.sqrt(s2), plan,
+                                    _corr(eng, b, plan))["runs"]
 
 
 def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> PlanRecord:
@@ -310,17 +318,20 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
     s2, _ = eng.pool.var()
     d = float(eng.pool.y[b.bad].mean() - eng.pool.y[b.good].mean())
     noise = math.sqrt(s2) if math.isfinite(s2) else math.nan
-    cost = forecast.expected_cost(len(commits), math.exp(d), noise, plan)
+    rho = _corr(eng, b, plan)
+    cost = forecast.expected_cost(len(commits), math.exp(d), noise, plan, rho)
     ph = cost["phase_runs"]
+    paired = (f", the same seeds sharing {100 * rho:.3g}% of it across the two commits (--paired reads it; four "
+              "seeds give a rough figure)") if plan.paired else ""
     msg = (f"plan: BAD/GOOD = {math.exp(d):.4f} at the first look ({s.layouts} layouts a side), layout noise "
-           f"{100 * noise:.2f}% (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost (the median of "
+           f"{100 * noise:.2f}%{paired} (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost (the median of "
            f"{cost['histories']} bisections simulated at this noise and change): endpoints {ph['endpoints']} runs "
            f"({cost['endpoint_layouts']} layouts a side), {cost['probes']} probes {ph['probes']} runs, the "
            f"confirmation {ph['confirmation']} runs ({cost['confirm_layouts']} fresh layouts a side), the tests of "
            f"the ranges beside the step {ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
            + "; every further change point costs about as much again")
     lines = [msg]
-    near = forecast.near_steps(len(commits), noise, plan, 1 if d >= 0 else -1)
+    near = forecast.near_steps(len(commits), noise, plan, 1 if d >= 0 else -1, rho)
     if near:
         lines.append("at this noise, near the minimum effect: " + "; ".join(
             f"a step of {x['times']:g}x it ({100 * x['step']:.3g}%) about {x['runs']} runs (the confirmation "

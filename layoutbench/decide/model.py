@@ -255,6 +255,22 @@ def paired(pool: Pool, a, b) -> ZTest:
     return dvalues(pool.y[b][ib] - pool.y[a][ia]) if ia.size else dvalues(np.empty(0))
 
 
+#: the largest seed correlation :func:`seed_corr` reports: the paired differences keep a trace of noise
+SEED_CORR_MAX = 0.999
+
+
+def seed_corr(pool: Pool, a, b) -> float:
+    """How much of a seed's layout effect A and B share, as the stored values show it: 1 - var(d) / (2 s^2),
+    d the per-seed differences (:func:`paired`) and s^2 the pooled variance of a layout's value (equal
+    variances at both commits and correlation rho give var(d) = 2 s^2 (1 - rho)); in [0, SEED_CORR_MAX],
+    NaN with fewer than two seeds in common or no spread.  A point estimate: from four seeds it is rough."""
+    d = paired(pool, a, b)
+    s2, _ = pool.var()
+    if d.na < 2 or not (math.isfinite(d.se) and math.isfinite(s2) and s2 > 0):
+        return math.nan
+    return min(SEED_CORR_MAX, max(0.0, 1.0 - d.na * d.se * d.se / (2.0 * s2)))
+
+
 def dvalues(d: np.ndarray) -> ZTest:
     """The paired test of the per-seed differences ``d`` (log scale)."""
     n = d.size
