@@ -117,6 +117,10 @@ class Profile:
     #: over `default` and the kind's own (`cg_cost` on `cachegrind`, `ic_cost` on `qemu-icache`),
     #: e.g. `{ ssh = "ns_per_call" }`
     default_by_kind: dict[str, str] = field(default_factory=dict)
+    #: a new bisection of this kernel pairs by seed, as with `--paired` (`--no-paired` turns it off): say so
+    #: where a seed keeps most of its layout from commit to commit (a large kernel, a patch a commit:
+    #: `bisect run --plan` prints how much the endpoints' seeds share)
+    bisect_paired: bool = False
 
     def image(self, name: str | None = None) -> Image:
         if name is None:
@@ -404,6 +408,7 @@ def load(kernel: str) -> Profile:
         raise LayoutbenchError(f"{file}: default_target {default_target!r} is not in [targets]")
 
     m = top.table("metrics")
+    bisect = top.table("bisect")
     quirks_file = None
     if "quirks" in data:
         quirks_file = (here / top.get("quirks", str)).resolve()
@@ -423,6 +428,7 @@ def load(kernel: str) -> Profile:
         default_metric=m.get("default", str, None),
         quirks=quirks_file,
         default_by_kind=_by_kind(file, m.get("default_by_kind", dict, {})),
+        bisect_paired=bisect.get("paired", bool, False),
     )
 
 

@@ -28,9 +28,10 @@ from . import profile, targets
 
 #: a table's path in the TOML file → the dataclass of profile.py whose fields its keys fill
 CLASSES = {"": "Profile", "source": "Source", "build": "Build", "images.NAME": "Image", "targets.NAME": "Target",
-           "metrics": "Profile"}
+           "metrics": "Profile", "bisect": "Profile"}
 #: keys whose field has another name than the key
-FIELDS = {("metrics", "prefix"): "metric_prefix", ("metrics", "default"): "default_metric"}
+FIELDS = {("metrics", "prefix"): "metric_prefix", ("metrics", "default"): "default_metric",
+          ("bisect", "paired"): "bisect_paired"}
 
 #: meanings the dataclass comments do not give
 TEXT = {

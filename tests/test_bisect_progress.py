@@ -211,3 +211,27 @@ def test_plan_says_when_the_same_seeds_agree_and_paired_does_not_need_saying(his
         return int(re.search(r"about (\d+) runs \(", text).group(1))
 
     assert likely(paired) < likely(plain), (plain, paired)
+
+
+def test_a_profile_that_says_its_seeds_keep_their_layout_pairs_by_default(hist, tmp_path):
+    """A profile with `[bisect] paired = true`: the plain command plans a paired bisection (the plan
+    reads the seeds' agreement, the settings say paired) and --no-paired turns it off, as if the key
+    were absent; the profile without the key does not pair."""
+    prof = tmp_path / "profiles" / "minikernel"
+    prof.mkdir(parents=True)
+    text = (Path(hist["env"]["LAYOUTBENCH_PROFILES"]) / "minikernel" / "kernel.toml").read_text()
+    (prof / "kernel.toml").write_text(text + "\n[bisect]\npaired = true\n")
+    span = f"{hist['range'][3]}..{hist['bad']}"
+
+    def plan(*extra, profiles=str(tmp_path / "profiles")) -> dict:
+        store = str(tmp_path / f"s{len(list(tmp_path.glob('s*.sqlite')))}.sqlite")
+        out = lb("bisect", "run", "minikernel", span, "--repo", hist["repo"], "--target", "cachegrind", "--args",
+                 ARGS, "--store", store, "--plan", "--json", *extra,
+                 env={**hist["env"], "LAYOUTBENCH_PROFILES": profiles}).stdout
+        return json.loads(out)
+
+    on, off, plain = plan(), plan("--no-paired"), plan(profiles=hist["env"]["LAYOUTBENCH_PROFILES"])
+    assert on["settings"]["paired"] is True and on["plan"]["seed_corr"] == 0.999, on["settings"]
+    assert off["settings"]["paired"] is False and off["plan"]["seed_corr"] == 0.0, off["settings"]
+    assert plain["settings"]["paired"] is False and plain["plan"]["seed_corr"] == 0.0
+    assert on["plan"]["runs"] < off["plan"]["runs"] == plain["plan"]["runs"]

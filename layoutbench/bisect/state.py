@@ -320,6 +320,8 @@ def start(store: Store, profile: Profile, s: Settings, bad: str | None = None, g
     range and metric (:meth:`Bisection.put_aside`), unless it is of the same range and metric: that
     one is replaced."""
     s = normalize(profile, s)
+    if "paired" not in s.given and profile.bisect_paired:  # the profile's default, unless --paired/--no-paired
+        s.paired = True
     old = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
     if old is not None:
         new_good = source.resolve(profile, good, s.repo, s.subdir).commit if good else None

@@ -57,11 +57,12 @@ def bisect_options(f):
                      help="Search the ranges beside a found step further for a second, smaller step (one of 2x "
                      "--min-effect beside a larger one: both steps named in 76 of 80 simulated ranges instead of 74; "
                      "a single large step then costs about 1.3x the runs: 78.4 against 59.3; tests/test_calibration.py)."),
-        click.option("--paired", "paired", is_flag=True, default=None,
+        click.option("--paired/--no-paired", "paired", default=None,
                      help="The endpoints and the confirmation also read a seed-paired test beside the pooled one, "
                      "each at half the level: a 1σL step in 0.5-0.7x the runs where neighbouring commits keep most "
                      "of a seed's layout, up to 6% more runs where every commit redraws it, and 15-26% more on "
-                     "layout-only shifts below --min-effect at high correlation (docs/how-it-decides.md, Figure 1b)."),
+                     "layout-only shifts below --min-effect at high correlation (docs/how-it-decides.md, Figure 1b).  "
+                     "[default: the profile's [bisect] paired, else off]"),
         click.option("--prove-null", "prove_null", is_flag=True, default=None,
                      help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),
