@@ -308,7 +308,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         if checkout.commit != source.WORKTREE and record.is_file():
             info = json.loads(record.read_text())
             return ObjectSet(profile, checkout, Path(info.get("objdir") or base / "obj"), info, False)
-        found = reusable(profile, checkout, cfg)
+        found = reusable(profile, checkout, cfg, say)
         if found is not None:
             other, info, n = found
             info = {**info, "reused_from": info["commit"], "changed_files": n, "objdir": str(other / "obj")}

@@ -252,12 +252,13 @@ def unread_change(profile: Profile, status: str, path: str, named: set[str], com
     return complete and status == "M" and path.endswith(COMPILER_READS)
 
 
-def reusable(profile: Profile, checkout: source.Checkout, cfg: str) -> tuple[Path, dict, int] | None:
+def reusable(profile: Profile, checkout: source.Checkout, cfg: str, say=None) -> tuple[Path, dict, int] | None:
     """A built object set that ``checkout`` can link instead of compiling: built with the same
     configuration ``cfg`` from a commit of the same repository that differs from ``checkout``
     only in files that build provably did not read (:func:`unread_change`).  Returns (its folder,
     its record, how many files differ), the closest such commit first; None when the profile
-    turns reuse off (neither ``untracked_inputs`` nor ``unread_files``) or no object set qualifies."""
+    turns reuse off (neither ``untracked_inputs`` nor ``unread_files``) or no object set qualifies.
+    ``say``: a line before each built commit's dependency files are read (on Linux a minute or more)."""
     b = profile.build
     if b.untracked_inputs is None and b.unread_files is None:
         return None
@@ -275,6 +276,9 @@ def reusable(profile: Profile, checkout: source.Checkout, cfg: str) -> tuple[Pat
         changed = changed_files(checkout, other)
         if changed is None or (best is not None and len(changed) >= best[2]):
             continue
+        if say is not None:
+            say(f"reading the dependency files of {other[:12]}'s build: can {checkout.short} link its objects "
+                f"({len(changed)} files differ)?")
         deps = _dependencies_of(rec.parent, info)
         if deps is None:
             continue
