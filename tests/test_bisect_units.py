@@ -121,6 +121,27 @@ def test_replay_reads_options_flags_and_skips_and_names_a_bad_line(hist, prof, t
             assert str(e.value) == msg
 
 
+def test_a_profile_that_pairs_by_default_starts_paired_unless_the_log_or_the_settings_say_no(hist, prof, tmp_path):
+    """A profile with `[bisect] paired = true` (bisect_paired): a bisection started without a word pairs; a
+    log line with --no-paired, or settings that give paired=False, do not; the log of an unpaired one says
+    --no-paired, so that its replay is unpaired again (and the log of a profile without the default does not)."""
+    pairing = dataclasses.replace(prof, bisect_paired=True)
+    g, b1 = hist["good"], hist["bad"]
+    head = f"start minikernel {b1} {g} --repo {hist['repo']} --target cachegrind"
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        assert bisect.replay(store, head, lambda _: pairing).s.paired is True
+        b = bisect.replay(store, head + " --no-paired", lambda _: pairing)
+        assert b.s.paired is False
+        line = b.text(pairing).splitlines()[1]
+        assert line.endswith("--no-paired"), line
+        assert bisect.replay(store, line, lambda _: pairing).s.paired is False
+        assert "--no-paired" not in b.text(prof)
+        given = dataclasses.replace(settings(hist), paired=False, given=("paired",))
+        assert bisect.start(store, pairing, given, b1, g).s.paired is False
+        assert bisect.start(store, pairing, settings(hist), b1, g).s.paired is True
+        assert bisect.start(store, prof, settings(hist), b1, g).s.paired is False
+
+
 def test_marks_by_hand_return_what_they_marked_and_show_in_the_log(hist, prof, tmp_path):
     with closing(Store(tmp_path / "r.sqlite")) as store:
         b = bisect.start(store, prof, settings(hist), hist["bad"], hist["good"])

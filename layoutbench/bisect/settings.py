@@ -137,7 +137,9 @@ class Settings:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
-    def start_line(self, bad: str | None, good: str | None) -> str:
+    def start_line(self, bad: str | None, good: str | None, paired_default: bool = False) -> str:
+        """The `bisect start` command that starts this bisection again; ``paired_default``: the profile pairs
+        by default (`[bisect] paired`), so an unpaired bisection says --no-paired."""
         words = ["layoutbench", "bisect", "start", self.kernel] + [w for w in (bad, good) if w]
         for name in self.OPTIONS:
             v = getattr(self, name)
@@ -149,6 +151,8 @@ class Settings:
         for flag in ("first_only", "prove_null", "thorough", "paired"):
             if getattr(self, flag):
                 words.append("--" + flag.replace("_", "-"))
+        if paired_default and not self.paired:
+            words.append("--no-paired")
         if self.confirm_share != decide.CONFIRM_SHARE:
             words += ["--confirm-share", f"{100 * self.confirm_share:.10g}%"]
         if self.budget is not None:

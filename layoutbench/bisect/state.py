@@ -175,7 +175,7 @@ class Bisection:
         for e in self.log:
             v = e["verb"]
             if v == "start":
-                lines.append(self.s.start_line(e.get("bad"), e.get("good")))
+                lines.append(self.s.start_line(e.get("bad"), e.get("good"), profile is not None and profile.bisect_paired))
             elif v == "endpoints":
                 lines.append(f"# endpoints: {e['note']}")
             elif v == "place":
@@ -383,6 +383,8 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
             w = rest[i]
             if w == "--no-shadow":
                 opts["shadow"] = False
+            elif w == "--no-paired":
+                opts["paired"] = False
             elif w in ("--all-changes", "--first-only", "--prove-null", "--thorough", "--paired"):
                 opts[w[2:].replace("-", "_")] = True
             elif w.startswith("--"):
@@ -414,7 +416,8 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
                         kw[k] = v
                 except ValueError:
                     raise LayoutbenchError(f"replay line {n}: --{k.replace('_', '-')} {v!r} is not a number") from None
-            b = start(store, prof, Settings(kernel=pos[0], **kw), *(pos[1:3] + [None, None])[:2])
+            # (given: a log's --paired/--no-paired over the profile's default)
+            b = start(store, prof, Settings(kernel=pos[0], **kw, given=tuple(kw)), *(pos[1:3] + [None, None])[:2])
         elif verb in ("good", "bad", "skip"):
             if b is None:
                 raise LayoutbenchError(f"replay line {n}: {verb} before start; a log begins with a start line")
