@@ -943,7 +943,8 @@ def test_the_choice_of_one_run_a_layout_where_a_layout_is_no_dearer_is_returned_
         ch = bisect.choose_runs(p, b, s, cos, said.append)
     assert ch is not None and ch is s.runs_choice and (ch["runs"], ch["look_runs"], s.runs) == (1, 1, 1), ch
     assert ch["text"].startswith("runs per layout: 1: a new layout (0.5 s) costs no more than a run (2 s)")
-    assert said == [ch["text"]] and _nruns(path) == before
+    look = f"the endpoints' first look: 4 layouts x 1 run(s) of {hist['good'][:12]} and of {hist['bad'][:12]}"
+    assert said == [look, ch["text"]] and _nruns(path) == before
 
 
 def test_the_plan_states_the_layout_noise_in_percent_and_the_step_in_noise_units():

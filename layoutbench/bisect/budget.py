@@ -142,6 +142,8 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
     k = max(decide.MIN_LAYOUTS, s.layouts)
 
     def look(runs: int) -> list[dict]:
+        say(f"the endpoints' first look: {k} layouts x {runs} run(s) of {b.good[:12]} and of {b.bad[:12]}"
+            + (" (2 runs a layout split the noise: the runs per layout are chosen from it)" if runs == 2 else ""))
         try:  # (a resumed bisection reads them from the store: its cost counts them as the first run did)
             return [p.groups(cos[c], k, runs) for c in (b.good, b.bad)]
         except Skip as e:
