@@ -23,7 +23,7 @@ commits, as many degrees of freedom as layouts measured minus commits) instead o
 estimated afresh from K-1 degrees of freedom in each test.  A difference of two commits'
 means has variance s^2 (1/n_a + 1/n_b) (the pooled test, :func:`ztest`: the unpaired form,
 conservative while the same seeds make the sides positively correlated or independent).
-With ``plan.paired`` (``--paired``; off by default) the endpoints and the
+With ``plan.paired`` (``--paired``; off by default, on for a profile with ``[bisect] paired = true``) the endpoints and the
 confirmation also read the **paired** test over the seeds both commits have (:func:`paired`:
 the mean of the per-seed differences, se = their sd / sqrt(n), n - 1 degrees of freedom): the
 same seed gives neighbouring commits nearly the same layout, so the differences cancel the
