@@ -1368,3 +1368,25 @@ def test_the_run_after_a_plan_says_it_starts_from_the_plan(hist, prof, first, tm
                        "(what --plan measured is in the store and is not measured again)")
     assert not any("(0 log entries)" in m or "(0 entries)" in m for m in said)
     assert v["culprit"] == first["v"]["culprit"]
+
+
+def test_the_plan_counts_the_second_run_a_layout_that_chose_r():
+    """The runs the endpoints' first look spends beyond K layouts x R (2 runs a layout while R is chosen
+    from the costs) are added to the planned runs (the simulation measures at R): 4 layouts x (2 - 1) runs
+    x 2 ends = 8 when R = 1 was chosen; none when R was given, or chosen at least 2."""
+    from layoutbench.bisect.budget import look_extra
+    chose = bisect.Settings(kernel="k", runs=1, runs_auto=True, runs_choice={"runs": 1, "look_runs": 2})
+    assert look_extra(chose) == 8
+    assert look_extra(dataclasses.replace(chose, layouts=6)) == 12
+    assert look_extra(bisect.Settings(kernel="k", runs=1)) == 0
+    assert look_extra(dataclasses.replace(chose, runs=3, runs_choice={"runs": 3, "look_runs": 2})) == 0
+    assert look_extra(dataclasses.replace(chose, runs_choice={"runs": 1, "look_runs": 1})) == 0
+    from types import SimpleNamespace
+
+    from layoutbench.bisect.budget import likely_runs
+    pool = decide.Pool()
+    pool.add("a", {f"random:{i}": [1.0 + i / 100] for i in range(1, 5)})
+    pool.add("b", {f"random:{i}": [1.0 + (5 - i) / 100] for i in range(1, 5)})
+    eng, b = SimpleNamespace(pool=pool), SimpleNamespace(good="a", bad="b")
+    base = likely_runs(eng, b, decide.Plan(), ["a", "x", "b"])
+    assert base is not None and likely_runs(eng, b, decide.Plan(), ["a", "x", "b"], 8) == base + 8

@@ -279,15 +279,22 @@ def _corr(eng, b, plan) -> float:
 PHASES = ("endpoints: ", "probe ", "confirmation ", "side test ")
 
 
-def likely_runs(eng, b, plan, commits: list) -> int | None:
+def look_extra(s: Settings) -> int:
+    """The runs the endpoints' first look measures beyond K layouts x R a side: those of the second run a
+    layout while R is chosen from the costs (:func:`choose_runs`), which the plan's simulation at R does not."""
+    runs, k, _ = first_look(s)
+    return max(0, runs - 2 * k * s.runs)
+
+
+def likely_runs(eng, b, plan, commits: list, extra: int = 0) -> int | None:
     """The plan's likely cost in runs (forecast.expected_cost) at the noise and change the endpoints'
-    first look measured (None before both ends have two layouts)."""
+    first look measured, plus ``extra`` runs (:func:`look_extra`); None before both ends have two layouts."""
     y = eng.pool.y
     s2, _ = eng.pool.var()
     if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
         return None
-    return forecast.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
-                                math.sqrt(s2), plan, _corr(eng, b, plan))["runs"]
+    return extra + forecast.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
+                                        math.sqrt(s2), plan, _corr(eng, b, plan))["runs"]
 
 
 def after_endpoints_runs(eng, b, plan, commits: list, status: str) -> int | None:

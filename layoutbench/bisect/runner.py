@@ -16,7 +16,7 @@ from ..decide import Skip
 from ..errors import LayoutbenchError
 from ..profile import Profile
 from ..store import Store
-from .budget import (PHASES, Clock, after_endpoints_runs, budget_at_endpoints, likely_runs, first_look_plan, choose_runs, refuse_unpaid,
+from .budget import (PHASES, Clock, after_endpoints_runs, budget_at_endpoints, likely_runs, look_extra, first_look_plan, choose_runs, refuse_unpaid,
                      refuse_unpaid_time, target_costs)
 from .progress import Phase, ProgressLog, build_context, log_path, naive_planned
 from .prober import Engine, Prober, ThreadStore, farm_cost
@@ -174,12 +174,13 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
         _mark_planned(store, b)
         return rec
 
-    clock.replan = lambda: likely_runs(eng, b, plan, commits)
+    extra = look_extra(s)  # the R choice's second run a layout: spent, not simulated
+    clock.replan = lambda: likely_runs(eng, b, plan, commits, extra)
 
     def progress(m: str) -> None:  # a phase's line also says the runs spent / planned and the time left
         phase.saw(m)
         if clock.likely is None and m.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
-            clock.likely = likely_runs(eng, b, plan, commits)
+            clock.likely = likely_runs(eng, b, plan, commits, extra)
         say(m + clock.progress() if m.startswith(PHASES) else m)
 
     try:
