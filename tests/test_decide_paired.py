@@ -174,3 +174,18 @@ def test_a_paired_plan_forecasts_fewer_runs_where_the_seeds_agree():
     assert runs[0] > runs[1] > runs[2], runs
     pooled = [forecast.expected_cost(16, math.exp(0.015), 0.01, decide.Plan(), rho) for rho in (0.0, 0.99)]
     assert pooled[0]["runs"] == pooled[1]["runs"] and pooled[1]["seed_corr"] == 0.0
+
+
+def test_the_pairing_hint_names_both_commits_abbreviated_and_both_standard_errors():
+    """decide.pairing_hint over two 40-hex commits whose 6 seeds agree up to a constant: the commits at 12
+    characters, BAD first, the seed-paired se (0 up to rounding) and the pooled one."""
+    good, bad = "a" * 40, "b" * 40
+    pool = decide.Pool()
+    pool.add(good, {f"random:{i}": [1.0 + i / 100] for i in range(1, 7)})
+    pool.add(bad, {f"random:{i}": [1.02 * (1.0 + i / 100)] for i in range(1, 7)})
+    t = decide.ztest(pool, good, bad)
+    hint = decide.pairing_hint(pool, good, bad, t)
+    head, _, rest = hint.partition(" (seed-paired se ")
+    assert head == f"the same seeds agree across {'b' * 12} and {'a' * 12}", hint
+    assert float(rest.split("%")[0]) < 1e-9 and rest.split("%", 1)[1] == (
+        f" against the pooled {100 * t.se:.3g}%): --paired reads that and would need fewer layouts"), hint

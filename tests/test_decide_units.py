@@ -472,3 +472,28 @@ def test_the_single_layout_bisection_ends_in_a_range_when_only_unbuildable_commi
         return {"c0": 1.0, "c1": 1.0, "c3": 2.0}[c]
     out = decide.single_layout(single, ["c0", "c1", "c2", "c3"])
     assert out["culprit"] is None and out["range"] == ["c2", "c3"]
+
+
+def test_the_search_estimate_needs_two_layouts_a_side():
+    """decide.search_estimate (what says a candidate is near the minimum effect): the difference of the
+    means in the direction asked, its size without one, NaN while either side has fewer than 2 layouts."""
+    pool = decide.Pool()
+    pool.add("g", {"random:1": [1.0], "random:2": [1.0]})
+    pool.add("c", {"random:1": [1.1], "random:2": [1.1]})
+    pool.add("one", {"random:1": [1.1]})
+    assert decide.sequential.search_estimate(pool, "g", "c", 1) == pytest.approx(math.log(1.1))
+    assert decide.sequential.search_estimate(pool, "g", "c", -1) == pytest.approx(-math.log(1.1))
+    assert decide.sequential.search_estimate(pool, "c", "g", 0) == pytest.approx(math.log(1.1))
+    assert math.isnan(decide.sequential.search_estimate(pool, "g", "one", 1))
+    assert math.isnan(decide.sequential.search_estimate(pool, "one", "c", 1))
+
+
+def test_the_robust_layout_scale_counts_commits_of_three_layouts():
+    """decide.layout_scale reads every commit with at least 3 layouts once SCALE_VALUES values are there:
+    10 commits of 3 layouts (30 values) give the normal sd's estimate; 9 of them (27 values) give 0 (no clipping)."""
+    pool = decide.Pool()
+    for i in range(10):
+        pool.add(f"c{i}", {f"random:{s}": [math.exp(v)] for s, v in ((1, -0.01), (2, 0.0), (3, 0.01))})
+    assert decide.layout_scale(pool) == pytest.approx(0.01 / 0.6745)
+    del pool.y["c9"]
+    assert decide.layout_scale(pool) == 0.0
