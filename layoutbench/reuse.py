@@ -258,7 +258,7 @@ def reusable(profile: Profile, checkout: source.Checkout, cfg: str, say=None) ->
     only in files that build provably did not read (:func:`unread_change`).  Returns (its folder,
     its record, how many files differ), the closest such commit first; None when the profile
     turns reuse off (neither ``untracked_inputs`` nor ``unread_files``) or no object set qualifies.
-    ``say``: a line before each built commit's dependency files are read (on Linux a minute or more)."""
+    ``say``: a line before the first built commit's dependency files are read (on Linux a minute or more)."""
     b = profile.build
     if b.untracked_inputs is None and b.unread_files is None:
         return None
@@ -276,9 +276,10 @@ def reusable(profile: Profile, checkout: source.Checkout, cfg: str, say=None) ->
         changed = changed_files(checkout, other)
         if changed is None or (best is not None and len(changed) >= best[2]):
             continue
-        if say is not None:
-            say(f"reading the dependency files of {other[:12]}'s build: can {checkout.short} link its objects "
-                f"({len(changed)} files differ)?")
+        if say is not None:  # once: the reads of the other candidates follow without a line each
+            say(f"reading the dependency files of built commits (first {other[:12]}, {len(changed)} files differ): "
+                f"can {checkout.short} link one's objects?")
+            say = None
         deps = _dependencies_of(rec.parent, info)
         if deps is None:
             continue

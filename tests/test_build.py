@@ -322,7 +322,8 @@ def test_a_commit_changing_no_build_input_reuses_its_neighbours_objects(tmp_path
     assert n == 0 and doc["build"]["reused_from"] == base
     assert f"objects of {base[:12]} reused for {shas['doc'][:12]}: the build reads none of the 1 changed files" in said
     # the dependency files are read first (on Linux a minute or more): a line says so before
-    asked = f"reading the dependency files of {base[:12]}'s build: can {shas['doc'][:12]} link its objects (1 files differ)?"
+    asked = (f"reading the dependency files of built commits (first {base[:12]}, 1 files differ): can "
+             f"{shas['doc'][:12]} link one's objects?")
     assert said.index(asked) < said.index(f"objects of {base[:12]} reused"), said
     assert doc["variants"][0]["sha256"] == first["variants"][0]["sha256"]
     assert doc["variants"][0]["commit"] == shas["doc"] and doc["variants"][0]["objects_of"] == base
