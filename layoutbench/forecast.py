@@ -11,7 +11,8 @@ commit's level plus a layout effect of sd ``noise``; its runs agree: ``noise`` i
 a layout's value, run noise included).  With a seed correlation ``corr`` (a ``--paired`` plan: how much
 of a seed's layout effect the endpoints share, :func:`decide.seed_corr`), a seed's effect is
 sqrt(corr) x a part it keeps at every commit plus sqrt(1 - corr) x its epoch's own draw: any two
-epochs share ``corr`` (the endpoints measured it; neighbours likely share more, so the plan errs high).
+epochs share ``corr``, what the endpoints measured (docs/guide/bisecting.md: this plan beside the
+actual runs of histories whose neighbours share more than their ends, bench/simulate.py --layout-corr).
 The draws are seeded: the same inputs give the same plan.
 """
 
