@@ -194,6 +194,12 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
     return variants
 
 
+def links_ahead(target: targets.Target) -> bool:
+    """Whether measure_commit links the next image beside a run (:class:`LinkAhead`): on a target
+    whose metrics are counts it makes itself, which a link beside the run cannot change."""
+    return target.prints() is not None
+
+
 class LinkAhead:
     """The variants the jobs need, linked in their order one at a time by a thread of its own while
     the runs of the ones linked before go on (``[key]`` waits for that variant and registers it in
@@ -243,7 +249,7 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
     jobs = request.jobs_planned()
     key = RunKey(target.spec.name, target.host, request.mode, request.arg_text,
                  store.config_id(target_config(target, objs)))
-    if linked is None and target.prints() is not None:  # counts of a model: link the next beside a run
+    if linked is None and links_ahead(target):  # counts of a model: link the next beside a run
         ahead = LinkAhead(objs, target.spec.image, store, jobs)
         try:
             m = Measurement(request, objs, jobs, key, {})

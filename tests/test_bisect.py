@@ -312,33 +312,33 @@ def costed_bisect(m, profiles, store, *extra):
 
 
 def test_a_duration_budget_becomes_runs_and_ends_with_the_best_honest_verdict(hist, costed, tmp_path):
-    """--budget 2m at the target's stated costs (a run 1 s + a layout 3 s / 1 run a layout: 4 s)
-    is 30 runs; the bisection stops within them and names the candidates left, the progress lines
-    say the runs spent of the budget and the time left.  --budget 1m (15 runs) does not pay for the
-    endpoints' first look (16 runs: 4 layouts x 2 runs a side while R is chosen): refused in one
-    line before anything runs, as a budget of 15 runs is."""
-    v, err = costed_bisect(hist, costed, tmp_path / "a.sqlite", *CG, "--budget", "2m")
+    """--budget 1m at the target's stated costs (a run 1 s + a layout 3 s / 1 run a layout: 4 s)
+    is 15 runs; the bisection stops within them and names the candidates left, the progress lines
+    say the runs spent of the budget and the time left.  --budget 30s (7 runs) does not pay for the
+    endpoints' first look (8 runs: 4 layouts x 1 run a side, R = 1 at once on a target whose runs
+    repeat exactly): refused in one line before anything runs, as a budget of 7 runs is."""
+    v, err = costed_bisect(hist, costed, tmp_path / "a.sqlite", *CG, "--budget", "1m")
     bd = v["budget"]
-    assert (bd["duration"], bd["duration_text"], bd["runs"], bd["seconds_per_run"]) == (120, "2m", 30, 4.0), bd
+    assert (bd["duration"], bd["duration_text"], bd["runs"], bd["seconds_per_run"]) == (60, "1m", 15, 4.0), bd
     assert "run_cost 1 s + layout_cost 3 s / 1 run(s) per layout" in bd["seconds_per_run_from"]
-    assert v["runs_per_layout"]["runs"] == 1 and v["runs_per_layout"]["run_noise"] == 0  # cachegrind: no run noise
-    assert bd["spent"] <= 30 and bd["time_spent_estimate"] == 4.0 * bd["spent"]
+    assert (v["runs_per_layout"]["runs"], v["runs_per_layout"]["look_runs"]) == (1, 1)  # cachegrind: exact runs
+    assert bd["spent"] <= 15 and bd["time_spent_estimate"] == 4.0 * bd["spent"]
     assert v["status"] == "budget" and "not decided at this budget" in v["message"], v["message"]
     cands = [c["commit"] for c in v["candidates"]]
     assert hist["regression"] in cands and abs(sum(c["probability"] for c in v["candidates"]) - 1) < 1e-9
-    assert "budget 2m: 30 runs at 4 s a run" in err
+    assert "budget 1m: 15 runs at 4 s a run" in err
     probes = [ln for ln in err.splitlines() if "· probe " in ln]
-    assert probes and all("runs spent of 30" in ln and re.search(r"left: \d+ runs? at 1 s \+ \d+ links? at 3 s \(", ln)
+    assert probes and all("runs spent of 15" in ln and re.search(r"left: \d+ runs? at 1 s (?:\+|beside) \d+ links? at 3 s \(", ln)
                           for ln in probes), err
     env = {"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(costed)}
-    for budget in ("1m", "15"):
+    for budget in ("30s", "7"):
         p = lb("bisect", "minikernel", f"{hist['good']}..{hist['bad']}", "--repo", hist["repo"], "--store",
                str(tmp_path / "b.sqlite"), "--no-shadow", *CG, "--budget", budget, env=env, check=False)
-        said = "--budget 1m (15 run(s) at 4 s a run)" if budget == "1m" else "--budget 15 runs"
+        said = "--budget 30s (7 run(s) at 4 s a run)" if budget == "30s" else "--budget 7 runs"
         assert p.returncode == 2 and p.stderr.splitlines()[-1].startswith(
-            f"layoutbench: error: {said} does not pay for the endpoints' first look (16 runs: 4 layouts x 2 run(s) a "
-            f"side"), p.stderr
-        assert ("give --budget 1m4s or more" if budget == "1m" else "give --budget 16 or more") in p.stderr
+            f"layoutbench: error: {said} does not pay for the endpoints' first look (8 runs: 4 layouts x 1 run(s) a "
+            f"side)"), p.stderr
+        assert ("give --budget 32s or more" if budget == "30s" else "give --budget 8 or more") in p.stderr
         assert "nothing was run" in p.stderr and "Traceback" not in p.stderr
     with sqlite3.connect(tmp_path / "b.sqlite") as c:
         assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 import sqlite3
 import subprocess
@@ -713,6 +714,9 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
     with closing(Store(path)) as store:
         s = bisect.normalize(prof, settings(hist))
         p = bisect.Prober(prof, s, store)
+        # cachegrind links the next image beside a run (its counts are its own) on a machine with two cores
+        assert p.links_beside_runs == ((os.cpu_count() or 1) >= 2)
+        p.links_beside_runs = False  # first the time of a target whose links and runs take turns
         ledger = decide.tracked._Ledger()
         clock = bisect.Clock(p, s, ledger)
         assert clock.progress() == ""  # no plan, no budget: nothing to say
@@ -735,6 +739,12 @@ def test_the_progress_says_runs_spent_of_planned_and_the_time_left(hist, prof, f
         assert clock.progress().endswith(f"; {left(40, 5)} (2 of the 8 new images this command measured were "
                                          "linked) (estimated; compiles not counted)"), clock.progress()
         assert clock.left(40)[0] == pytest.approx(40 * run + 5 * link)
+        p.links_beside_runs = True  # the links beside the runs: the longer of the two, said "beside"
+        t_left, text = clock.left(40)
+        assert t_left == pytest.approx(max(40 * run, 5 * link))
+        assert text.startswith(f"about {costs.duration_text(max(40 * run, 5 * link))} left: 40 runs at {run:.3g} s "
+                               f"beside 5 links at {link:.3g} s (2 of the 8 new images"), text
+        p.links_beside_runs = False
         p.images_new, p.links_now = 0, 0
         ledger.spent = 60  # beyond the plan, with no plan made again: said so, and no time left is guessed
         assert clock.progress() == ("; 60/50 runs spent/planned (beyond the plan's likely cost, at the noise measured "
@@ -777,7 +787,7 @@ def test_a_probe_line_says_the_runs_spent_of_the_likely_cost_and_the_time_left(f
     assert len(probes) == 1, first["said"]
     got = re.fullmatch(rf"probe {sha(hist, 1)[:12]} \(1 commit\(s\) left to test; (\d+) runs spent\); (\d+)/(\d+) runs "
                        r"spent/planned \(the likely cost once the endpoints' test decided\); about [\w.]+ left: \d+ runs at [0-9.e+-]+ s "
-                       r"\+ \d+ links at [0-9.e+-]+ s \(\d+ of the \d+ new images this command measured were linked\); "
+                       r"(?:\+|beside) \d+ links at [0-9.e+-]+ s \(\d+ of the \d+ new images this command measured were linked\); "
                        r"the naive bisection's \d+ runs included \(estimated; compiles not counted\)",
                        probes[0])
     assert got is not None, probes[0]
@@ -819,14 +829,70 @@ def _copy_without_state(first, hist, tmp_path, name="r.sqlite"):
     path = tmp_path / name
     path.write_bytes(first["store"].read_bytes())
     with closing(Store(path)) as store:
-        bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None)).reset()
+        if (b := bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))) is not None:
+            b.reset()
     return path
 
 
-def _costed(prof, **stated):
-    t = prof.targets["cachegrind"]
-    return dataclasses.replace(prof, targets={**prof.targets, "cachegrind": dataclasses.replace(
+def _costed(prof, target="cachegrind", **stated):
+    t = prof.targets[target]
+    return dataclasses.replace(prof, targets={**prof.targets, target: dataclasses.replace(
         t, settings={**t.settings, **stated})})
+
+
+@pytest.fixture(scope="module")
+def timed(hist, prof, first, tmp_path_factory):
+    """The first bisection's store without its state, plus GOOD and BAD timed on the local target
+    (the hosted images cachegrind ran: no link) at the endpoints' 4 seeds x 2 runs: a store where a
+    choice of R on a timed target reads every run it needs."""
+    path = _copy_without_state(first, hist, tmp_path_factory.mktemp("timed"))
+    with closing(Store(path)) as store:
+        p = bisect.Prober(prof, bisect.normalize(prof, settings(hist, target="local")), store)
+        for c in (hist["good"], hist["bad"]):
+            p.groups(p.checkout(c), 4, 2)
+    return {**first, "store": path}
+
+
+def test_an_exact_target_is_said_so_in_the_settings_and_a_timed_one_is_not(hist, prof):
+    """normalize records why the followed metric is exact on the target: cachegrind's counts and the
+    cache model's ic_* counts are; a timed run is not."""
+    def exact(**kw):
+        return bisect.normalize(prof, settings(hist, **kw)).exact
+
+    assert exact() == "the cachegrind target is deterministic"
+    assert exact(target="qemu-icache", metric="ic_cost") == "the qemu-icache target is deterministic"
+    assert exact(target="local") == ""
+    assert exact(target="cachegrind,local") == ""  # a farm: exact only where every machine is
+
+
+def test_an_exact_target_takes_one_run_a_layout_whatever_the_costs(hist, prof, first, tmp_path):
+    """--runs not given on cachegrind, whose runs repeat exactly, with layout_cost 30 s and run_cost
+    1 s stated (a layout far dearer than a run): R = 1 at once, the first look at 1 run a layout (no
+    second run to split a noise that is not there), and said so; --budget 7 is refused in one line
+    for the 8 runs of that look, --budget 8 pays for it."""
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    said: list[str] = []
+    costed = _costed(prof, layout_cost=30, run_cost=1)
+    with closing(Store(path)) as store:
+        v = _run(store, costed, settings(hist, runs=1, runs_auto=True, budget=40), hist["good"], hist["bad"],
+                 say=said.append, plan_only=True)
+        with pytest.raises(LayoutbenchError) as e:
+            _run(store, costed, settings(hist, runs=1, runs_auto=True, budget=7), hist["good"], hist["bad"],
+                 plan_only=True)
+        assert str(e.value).startswith("--budget 7 runs does not pay for the endpoints' first look (8 runs: 4 "
+                                       "layouts x 1 run(s) a side), the least"), str(e.value)
+        assert _run(store, costed, settings(hist, runs=1, runs_auto=True, budget=8), hist["good"], hist["bad"],
+                    plan_only=True)["status"] == "plan"
+    ch = v["runs_per_layout"]
+    assert (ch["runs"], ch["look_runs"], ch["exact"], v["settings"]["runs"]) == (
+        1, 1, "the cachegrind target is deterministic", 1), ch
+    assert (ch["layout_cost"], ch["run_cost"]) == (30, 1)
+    assert ch["text"] == ("runs per layout: 1: the cachegrind target is deterministic (a second run of an image "
+                          "prints what the first did), so no run is spent splitting the noise")
+    look = f"the endpoints' first look: 4 layouts x 1 run(s) of {hist['good'][:12]} and of {hist['bad'][:12]}"
+    assert said.index(ch["text"]) + 1 == said.index(look)
+    assert v["budget"]["spent"] == 8 and _nruns(path) == before  # the look is the plan's: nothing beyond it
 
 
 def _nruns(path):
@@ -834,77 +900,95 @@ def _nruns(path):
         return db.execute("SELECT count(*) FROM runs").fetchone()[0]
 
 
-def test_runs_per_layout_from_stated_costs_and_the_two_run_look_charged_to_the_budget(hist, prof, first, tmp_path):
-    """--runs not given, layout_cost 30 s and run_cost 1 s stated: GOOD and BAD are looked at with
-    2 runs a layout, R comes from the measured noise split (cachegrind repeats a run exactly: no
-    run noise, R = 1), the runs of that look beyond R count against --budget 40, the plan and the
-    progress say the budget's time at 1 + 30 / R s a run; a plan does not keep the choice."""
+def test_a_bisection_kept_from_before_its_target_was_known_exact_learns_it_when_resumed(hist, prof, first, tmp_path):
+    """A bisection started and stored without the target's exactness (its settings say '', as a state
+    written before it was recorded does) and resumed with the same range: R = 1 at once from the
+    1-run look, as a new one on cachegrind does."""
     path = _copy_without_state(first, hist, tmp_path)
-    before = _nruns(path)
+    with closing(Store(path)) as store:
+        b = bisect.start(store, prof, settings(hist, runs=1, runs_auto=True), hist["bad"], hist["good"])
+        b.s.exact = ""
+        b.save()
+        assert bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None)).s.exact == ""
+        v = _run(store, prof, settings(hist, runs=1, runs_auto=True), hist["good"], hist["bad"], plan_only=True)
+    ch = v["runs_per_layout"]
+    assert (ch["runs"], ch["look_runs"], ch["exact"]) == (1, 1, "the cachegrind target is deterministic"), ch
+    assert v["budget"]["spent"] == 8
+
+
+def test_runs_per_layout_from_stated_costs_and_the_two_run_look_charged_to_the_budget(hist, prof, timed, tmp_path):
+    """--runs not given on the timed target, layout_cost 30 s and run_cost 1 s stated: GOOD and BAD
+    are looked at with 2 runs a layout, R comes from the measured noise split (recomputed here from
+    the same stored runs), the runs of that look beyond R count against --budget 400, the plan and
+    the progress say the budget's time at 1 + 30 / R s a run; a plan does not keep the choice."""
+    path = _copy_without_state(timed, hist, tmp_path)
     said: list[str] = []
     with closing(Store(path)) as store:
-        v = _run(store, _costed(prof, layout_cost=30, run_cost=1), settings(hist, runs=1, runs_auto=True,
-                       budget=40), hist["good"], hist["bad"], say=said.append, plan_only=True)
+        v = _run(store, _costed(prof, "local", layout_cost=30, run_cost=1), settings(
+            hist, target="local", runs=1, runs_auto=True, budget=400), hist["good"], hist["bad"], say=said.append,
+            plan_only=True)
         kept = bisect.Bisection.load(store, bisect.state_key("minikernel", hist["repo"], None))
-        s = bisect.normalize(prof, settings(hist))
-        p = bisect.Prober(prof, s, store)
+        p = bisect.Prober(prof, bisect.normalize(prof, settings(hist, target="local")), store)
         looked = [p.groups(p.checkout(c), 4, 2) for c in (hist["good"], hist["bad"])]
-    assert _nruns(path) == before  # every run read from the store
     assert v["commits"] == 2
     ch = v["runs_per_layout"]
     split = costs.noise_split(looked)
-    assert split.var_run == 0.0 and split.var_layout > 0  # the premise: cachegrind's runs repeat exactly
-    assert (ch["runs"], ch["look_runs"], ch["layout_cost"], ch["run_cost"]) == (1, 2, 30, 1)
-    assert ch["layout_noise"] == pytest.approx(math.sqrt(split.var_layout)) and ch["run_noise"] == 0.0
-    assert ch["text"].startswith("runs per layout: 1 = sqrt((layout_cost 30 s / run_cost 1 s) x (run noise 0% / "
-                                 "layout noise ") and ch["text"].endswith(
-        "(costs stated: layout_cost 30 s, run_cost 1 s; noise measured on GOOD and BAD, 4 layouts x 2 runs)")
+    r = costs.runs_per_layout(30, 1, split.var_run, split.var_layout)[0]
+    assert (ch["runs"], ch["look_runs"], ch["layout_cost"], ch["run_cost"], v["settings"]["runs"]) == (r, 2, 30, 1, r)
+    assert ch["layout_noise"] == pytest.approx(math.sqrt(split.var_layout))
+    assert ch["run_noise"] == pytest.approx(math.sqrt(split.var_run)) and ch["run_noise"] > 0  # timed: runs differ
+    assert ch["text"].startswith(f"runs per layout: {r} = sqrt((layout_cost 30 s / run_cost 1 s) x (run noise ") \
+        and ch["text"].endswith("(costs stated: layout_cost 30 s, run_cost 1 s; noise measured on GOOD and BAD, "
+                                "4 layouts x 2 runs)")
     assert ch["text"] in said and ch["text"] in v["message"].splitlines()
-    # the budget: the look's second runs (4 layouts x 2 ends) and the plan's first look at R = 1 (8 runs)
-    # are the 16 runs measured; each is charged once
+    # the budget: the look's runs beyond R (at R = 1, its second runs: 4 layouts x 2 ends) and the plan's
+    # first look at R are the runs measured; each is charged once
     bd = v["budget"]
-    assert (bd["runs"], bd["spent"], bd["likely_runs"]) == (40, 16, v["plan"]["runs"])
-    assert (bd["seconds_per_run"], bd["time_left_estimate"]) == (31.0, 24 * 31.0)
-    assumes = "budget 40 runs: 40 runs at 31 s a run (run_cost 1 s + layout_cost 30 s / 1 run(s) per layout " \
-              "(the profile)), about 20m40s"
-    assert assumes in said
-    fits = " -- the likely cost fits" if v["plan"]["runs"] <= 40 else " -- the likely cost does not fit"
-    assert any(ln.startswith(assumes + fits) for ln in v["message"].splitlines()), v["message"]
-    assert f"time: about {costs.duration_text(v['plan']['runs'] * 31)} at 31 s a run" in v["message"]
+    sec = 1 + 30 / r
+    assert (bd["runs"], bd["spent"], bd["likely_runs"]) == (400, 2 * 4 * max(2, r), v["plan"]["runs"])
+    assert bd["seconds_per_run"] == pytest.approx(sec)
+    assumes = f"budget 400 runs: 400 runs at {sec:.3g} s a run (run_cost 1 s + layout_cost 30 s / {r} run(s) per layout"
+    assert any(ln.startswith(assumes) for ln in said), said
+    assert f"at {sec:.3g} s a run" in v["message"]
     # a plan measures and says; the bisection it plans chooses again when it runs
-    assert kept.s.runs_choice is None and kept.s.budget == 40
+    assert kept.s.runs_choice is None and kept.s.budget == 400
 
 
 def test_runs_per_layout_from_measured_costs_split_the_noise_only_where_a_layout_costs_more(
-        hist, prof, first, tmp_path):
-    """Nothing stated: the costs are the medians the store holds (here set to known values, so
-    that no timing decides the test).  A link of 0.5 s against a run of 2 s: R = 1 from the
-    1-run look, no second run; a link of 3 s against a run of 1 s: the 2-run look splits the noise."""
+        hist, prof, timed, tmp_path):
+    """Nothing stated, on the timed target: the costs are the medians the store holds (here set to
+    known values, so that no timing decides the test).  A link of 0.5 s against a run of 2 s: R = 1
+    from the 1-run look, no second run; a link of 3 s against a run of 1 s: the 2-run look splits
+    the noise."""
     for link, dur, look in [(0.5, 2.0, 1), (3.0, 1.0, 2)]:
-        path = _copy_without_state(first, hist, tmp_path, f"{link}.sqlite")
+        path = _copy_without_state(timed, hist, tmp_path, f"{link}.sqlite")
         with sqlite3.connect(path) as db:
             db.execute("UPDATE builds SET link_seconds = ? WHERE link_seconds IS NOT NULL", (link,))
             db.execute("UPDATE runs SET duration = ?, boot_seconds = NULL, deploy_seconds = NULL", (dur,))
         said: list[str] = []
         with closing(Store(path)) as store:
             nl = len(store.link_seconds("minikernel", "hosted"))
-            nr = len(store.run_seconds("minikernel", "cachegrind", "rerun", ARGS))
-            v = _run(store, prof, settings(hist, runs=1, runs_auto=True), hist["good"], hist["bad"],
-                           say=said.append, plan_only=True)
+            nr = len(store.run_seconds("minikernel", "local", "rerun", ARGS))
+            v = _run(store, prof, settings(hist, target="local", runs=1, runs_auto=True), hist["good"], hist["bad"],
+                     say=said.append, plan_only=True)
         ch = v["runs_per_layout"]
         where = f"measured: median of {nl} link(s) {link:g} s, {nr} runs {dur:g} s"
-        assert (ch["runs"], ch["look_runs"], ch["costs"]["text"]) == (1, look, where), ch
+        assert nr == 16 and (ch["runs"], ch["look_runs"], ch["costs"]["text"]) == (1 if look == 1 else ch["runs"], look,
+                                                                                  where), ch
+        r = ch["runs"]
         if look == 1:
             assert ch["text"] == (f"runs per layout: 1: a new layout ({link:g} s) costs no more than a run ({dur:g} s), "
                                   f"so no run is spent splitting the noise (costs {where})")
             assert v["budget"]["spent"] == 8  # the plan's look at R = 1: the choice measured nothing beyond it
         else:
-            assert ch["text"].startswith(f"runs per layout: 1 = sqrt((a layout {link:g} s / a run {dur:g} s) x (run "
-                                         "noise 0% / layout noise ") and ch["text"].endswith(
+            assert ch["text"].startswith(f"runs per layout: {r} = sqrt((a layout {link:g} s / a run {dur:g} s) x (run "
+                                         "noise ") and ch["text"].endswith(
                 f"(costs {where}; noise measured on GOOD and BAD, 4 layouts x 2 runs)")
-            assert v["budget"]["spent"] == 16
+            assert v["budget"]["spent"] == 2 * 4 * max(2, r)
         assert ch["text"] in said and ch["text"] in v["message"].splitlines()
-        assert v["budget"]["seconds_per_run"] == pytest.approx(dur + link)  # R = 1: a whole link a run
+        with closing(Store(path)) as store:  # (a look at R > 2 runs a layout timed new runs: their real durations)
+            run = float(np.median([x["duration"] for x in store.run_seconds("minikernel", "local", "rerun", ARGS)]))
+        assert v["budget"]["seconds_per_run"] == pytest.approx(run + link / r)  # a link shared by R runs
 
 
 def test_an_uncertain_culprit_is_what_the_single_layout_bisection_is_compared_with(hist, prof, first, tmp_path):
@@ -926,17 +1010,18 @@ def test_an_uncertain_culprit_is_what_the_single_layout_bisection_is_compared_wi
                                                       "asv find) agrees: it blames ")
 
 
-def test_the_choice_of_one_run_a_layout_where_a_layout_is_no_dearer_is_returned_and_kept(hist, prof, first, tmp_path):
-    """choose_runs returns the choice it made (the caller saves the bisection on it): a link of
-    0.5 s against a run of 2 s, R = 1 from the 1-run look, in the settings and returned."""
-    path = _copy_without_state(first, hist, tmp_path)
+def test_the_choice_of_one_run_a_layout_where_a_layout_is_no_dearer_is_returned_and_kept(hist, prof, timed, tmp_path):
+    """choose_runs returns the choice it made (the caller saves the bisection on it): on the timed
+    target, a link of 0.5 s against a run of 2 s, R = 1 from the 1-run look, in the settings and
+    returned."""
+    path = _copy_without_state(timed, hist, tmp_path)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE builds SET link_seconds = 0.5 WHERE link_seconds IS NOT NULL")
         db.execute("UPDATE runs SET duration = 2.0, boot_seconds = NULL, deploy_seconds = NULL")
     before = _nruns(path)
     said: list[str] = []
     with closing(Store(path)) as store:
-        s = bisect.normalize(prof, settings(hist, runs=3, runs_auto=True))
+        s = bisect.normalize(prof, settings(hist, target="local", runs=3, runs_auto=True))
         b = bisect.start(store, prof, s, hist["bad"], hist["good"])
         p = bisect.Prober(prof, s, store)
         cos = {c: p.checkout(c) for c in b.commits(prof)}

@@ -101,7 +101,9 @@ class Clock:
         """The time ``runs`` more runs likely take (and ``naive`` runs of the single-layout bisection
         after them, one image each; default: ``self.naive``), and the words for it: each run's cost,
         and a link's for the share of their new images that this command had to link so far (a
-        layout linked before, or the images of a neighbour's objects, need none); compiles not counted."""
+        layout linked before, or the images of a neighbour's objects, need none); the two summed, or
+        the longer of the two where the next image links beside a run (``links_beside_runs``: "N runs
+        at r s beside L links at l s"); compiles not counted."""
         c = target_costs(self.p, self.s)
         if c.run is None:
             return None, ""
@@ -109,12 +111,14 @@ class Clock:
         images = math.ceil(runs / max(1, self.s.runs)) + naive if c.layout else 0
         made, new = self.p.links_now, self.p.images_new
         links = round(images * made / new) if new else images
-        sec = (runs + naive) * c.run + links * (c.layout or 0.0)
+        beside = bool(getattr(self.p, "links_beside_runs", False) and links and c.layout)
+        sec = (max if beside else sum)(((runs + naive) * c.run, links * (c.layout or 0.0)))
         share = (f"{made} of the {new} new images this command measured were linked" if new
                  else "this command has measured no new image yet")
         n = runs + naive
         return sec, (f"about {costs.duration_text(sec)} left: {n} run{'s' * (n != 1)} at {c.run:.3g} s"
-                     + (f" + {links} link{'s' * (links != 1)} at {c.layout:.3g} s ({share})" if c.layout else "")
+                     + (f" {'beside' if beside else '+'} {links} link{'s' * (links != 1)} at {c.layout:.3g} s "
+                        f"({share})" if c.layout else "")
                      + (f"; the naive bisection's {naive} run{'s' * (naive != 1)} included" if naive else "")
                      + " (estimated; compiles not counted)")
 
@@ -134,7 +138,8 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
     measured its endpoints yet.  The costs are ``target_costs``: stated in the profile, or
     measured -- then GOOD and BAD are first measured at their first look with 1 run a layout
     (the endpoints' own first look, so the links and runs of this bisection count), and where
-    a new layout costs no more than a run, R = 1 and no run is spent on splitting the noise.
+    a new layout costs no more than a run, R = 1 and no run is spent on splitting the noise;
+    so too on a target whose metric is exact (``s.exact``: a second run repeats the first).
     Otherwise (and always with both costs stated) GOOD and BAD are measured at their first
     look with 2 runs a layout (the least that splits the noise), and R = costs.runs_per_layout
     of the measured layout and run variance.  Sets ``s.runs``; returns the choice (kept in
@@ -154,6 +159,16 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
         return s.runs_choice
     if not s.runs_auto or b.entry("endpoints") is not None:
         return None
+    if s.exact:  # nothing to split: a second run of an image prints what the first did
+        text = (f"runs per layout: 1: {s.exact} (a second run of an image prints what the first did), so no run "
+                "is spent splitting the noise")
+        say(text)
+        look(1)
+        c = target_costs(p, s)  # (those of the look just measured, where the profile states none)
+        choice = {"runs": 1, "optimum": None, "layout_cost": c.layout, "run_cost": c.run, "costs": c.to_dict(),
+                  "look_runs": 1, "max": costs.MAX_RUNS_PER_LAYOUT, "exact": s.exact, "text": text}
+        s.runs, s.runs_choice = 1, choice
+        return choice
     c = target_costs(p, s)
     if not c.stated:
         look(1)
@@ -192,7 +207,7 @@ def first_look(s: Settings) -> tuple[int, int, int]:
     """(runs, layouts a side, runs a layout) of the endpoints' first look: K layouts a side, R runs
     each, or the 2 a layout that choosing R from the costs measures (choose_runs) while it is not chosen."""
     k = max(decide.MIN_LAYOUTS, s.layouts)
-    r = max(s.runs, (s.runs_choice or {}).get("look_runs", 2 if s.runs_auto else s.runs))
+    r = max(s.runs, (s.runs_choice or {}).get("look_runs", 2 if s.runs_auto and not s.exact else s.runs))
     return 2 * k * r, k, r
 
 
@@ -205,7 +220,7 @@ def refuse_unpaid(b: "Bisection | None", s: Settings) -> None:
     need, k, r = first_look(s)
     if s.budget < need:
         chosen = " (while R is chosen from the costs, the first look measures 2 runs a layout)" if s.runs_auto \
-            and not s.runs_choice else ""
+            and not s.runs_choice and not s.exact else ""
         raise LayoutbenchError(f"--budget {s.budget} runs does not pay for the endpoints' first look ({need} runs: "
                                f"{k} layouts x {r} run(s) a side{chosen}), the least a plan or a verdict needs; "
                                f"give --budget {need} or more (or --budget none); nothing was run")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import threading
 
 from .. import build as buildmod
@@ -53,6 +54,9 @@ class Prober:
         #: (a layout already linked, or a neighbour's objects' images, needs no link): the time left
         self.images_new = 0
         self.links_now = 0
+        #: the next image links while the current one runs (measure.links_ahead; not in a farm, whose
+        #: probers link under one lock), on a machine with a core for each: the time left overlaps them
+        self.links_beside_runs = lock is None and measure.links_ahead(self.target) and (os.cpu_count() or 1) >= 2
 
     def __enter__(self) -> "Prober":
         self.target.__enter__()

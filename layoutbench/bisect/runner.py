@@ -24,7 +24,7 @@ from ..verdict import text as vtext
 from ..verdict.record import (BisectionRecord, BudgetSpent, Candidate, CodeEvidence, Confirmation, Cost, Effect,
                               Endpoints, PlanRecord, Residual, Shadow, Side, Step)
 from .settings import Settings, exclusive, option_value, state_key
-from .state import Bisection, Journal, subject_of, keep, normalize, range_key, start, take_back
+from .state import Bisection, Journal, exact_why, subject_of, keep, normalize, range_key, start, take_back
 
 # -- the automatic bisection ----------------------------------------------------------------------
 
@@ -310,6 +310,8 @@ def _resume(store: Store, profile: Profile, s: Settings, ends: tuple[str | None,
     if not b.good or not b.bad:
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
+    # (a property of its target and metric, not a choice: a bisection kept from before it was recorded learns it)
+    s.exact = exact_why([targets.make(profile, n) for n in s.targets], s.metric)
     return b, s
 
 
