@@ -45,7 +45,7 @@ def lb(args: list[str], env: dict, check: bool = True, timeout: float = 900) -> 
 
 def sweep_args(manifest: dict, store: Path, *more: str) -> list[str]:
     return ["history", "minikernel", f"{manifest['good']}..{manifest['bad']}", "--repo", manifest["repo"],
-            "--target", "cachegrind", "--layouts", LAYOUTS, "--runs", "1", "--args", ARGS,
+            "--target", "cachegrind", "--layouts", LAYOUTS, "--args", ARGS,  # (1 run a layout: exact counts)
             "--store", str(store), "-j", "2", *more]
 
 

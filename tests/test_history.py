@@ -46,7 +46,8 @@ def test_sweep_measures_every_step_and_stores_the_samples(hist):
         "WHERE runs.status='ok' AND builds.layout IN ('sorted','aligned','random') AND builds.seed <= 3 "
         "GROUP BY builds.commit_sha")}  # the history's layouts (a bisection in the same store adds others)
     for c in points:
-        assert per_commit[c] == N_VARIANTS
+        assert per_commit[c] == N_VARIANTS  # no --runs: one run a layout, cachegrind's counts being exact
+    assert series["runs"] == 1
     metrics = {r[0] for r in db.execute("SELECT DISTINCT metric FROM samples")}
     assert METRICS <= metrics
     assert db.execute("SELECT value FROM state WHERE key LIKE 'history:minikernel:%'").fetchone() is not None
@@ -163,3 +164,14 @@ def test_a_target_configured_otherwise_is_not_mixed_into_the_history(hist, tmp_p
     assert again["sweep"]["measured"] == [a, H.sha(m, 7), b]
     assert again["sweep"]["ran"] == 3 * N_VARIANTS and again["sweep"]["skipped"] == 0
     assert set(again["history"]["series"]["points"]) == {a, H.sha(m, 7), b}
+
+
+def test_a_sweep_runs_each_layout_once_where_the_counts_are_exact_and_twice_where_runs_are_timed():
+    """--runs not given: 1 on cachegrind and on the cache model (every metric they print is a count
+    that a second run repeats), 2 on a timed target (local, QEMU), whose runs differ."""
+    from layoutbench import profile, targets
+    from layoutbench.history.sweeping import default_runs
+
+    prof = profile.load("minikernel")
+    assert {n: default_runs(targets.make(prof, n)) for n in ("cachegrind", "qemu-icache", "local", "qemu")} == {
+        "cachegrind": 1, "qemu-icache": 1, "local": 2, "qemu": 2}

@@ -25,7 +25,8 @@ from . import _json, main, open_store, out, progress_bar, say, store_option
               "a refine uses the history's]")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="First seed of the seeded layouts (every seed 0 to 2^63-1).")
-@click.option("--runs", type=int, help="Repetitions per layout  [default: 2]")
+@click.option("--runs", type=int, help="Repetitions per layout  [default: 2; 1 on a target whose counts are exact: "
+              "cachegrind, qemu-icache; a refine uses the history's]")
 @click.option("--mode", type=click.Choice(measure.MODES), help="As in compare  [default: rerun]")
 @click.option("--target", "target_name", help="Where to run (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")

@@ -255,6 +255,15 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
     return out
 
 
+def default_runs(target: targets.Target) -> int:
+    """Runs a layout when --runs is not given: 2, or 1 where every metric the target prints is exact
+    (cachegrind's counts, the cache model's): a second run of an image would print what the first did."""
+    from ..compare import deterministic
+
+    prints = target.prints()
+    return 1 if prints and all(deterministic(target.kind, m, {}) for m in prints) else 2
+
+
 def _series_for(profile: Profile, store: Store, opts: SweepOptions, repo_path: Path, sub: str, say) -> Series:
     commits = full_range(profile, opts.spec, opts.repo, opts.subdir)
     old = store.get_state(series_key(profile.name, repo_path))
@@ -262,7 +271,8 @@ def _series_for(profile: Profile, store: Store, opts: SweepOptions, repo_path: P
     s = Series(kernel=profile.name, repo=str(repo_path), subdir=sub, start=commits[0], end=commits[-1],
                commits=commits, target=target.spec.name, host=target.host, image=target.spec.image,
                mode=opts.mode or "rerun", args=" ".join(opts.extra or []),
-               specs=list(opts.specs) if opts.specs else layout.parse_specs([DEFAULT_LAYOUTS]), runs=opts.runs or 2,
+               specs=list(opts.specs) if opts.specs else layout.parse_specs([DEFAULT_LAYOUTS]),
+               runs=opts.runs or default_runs(target),
                target_config=store.config_id(measure.target_config(target)))
     if old:
         prev = Series.from_dict(old)
