@@ -159,6 +159,8 @@ class Measurement:
     ran: int = 0
     linked: int = 0  #: images linked now (the others were linked before, or are a neighbour's objects')
     skipped: int = 0
+    #: runs not made again: the same image file's run under the same key, on a target whose counts are exact
+    copied: int = 0
     failed: int = 0
     accelerators: set[str] = field(default_factory=set)
     runs: list[dict] = field(default_factory=list)  #: every stored run of these builds under ``key``
@@ -192,6 +194,15 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
             v = buildmod.link_variant(objs, image, job.layout, job.seed)
             variants[key] = (v, store.build_id(v, objs.info))
     return variants
+
+
+def exact_counts(target: targets.Target) -> bool:
+    """Whether every metric the target prints is a count a second run of the same image repeats
+    (cachegrind's, the cache model's: compare.deterministic), so that a run is never made twice."""
+    from .compare import deterministic
+
+    prints = target.prints()
+    return bool(prints) and all(deterministic(target.kind, x, {}) for x in prints)
 
 
 def links_ahead(target: targets.Target) -> bool:
@@ -273,11 +284,17 @@ def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: tar
     key, objs = m.key, m.objs
     tick = progress or (lambda: None)
     checked = printed_checked = False
+    exact = exact_counts(target)
     for job in m.jobs:
         v, build_id = variants[(job.layout, job.seed)]
         status = store.done(build_id, key).get(job.rep)
         if status is not None and not (request.retry_failed and status != "ok"):
             m.skipped += 1
+            tick()
+            continue
+        if exact and store.copy_twin_run(build_id, str(v.elf), key, job.rep, "not run again: run {run} ran this "
+                                         "image file on this target, whose counts a second run repeats") is not None:
+            m.copied += 1
             tick()
             continue
         if not checked and request.check_machine and target.counts:

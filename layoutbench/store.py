@@ -34,6 +34,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 
 from .errors import LayoutbenchError
 from .metrics import refuse
@@ -42,30 +43,25 @@ from .safety import redact_url, regular_or_missing
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS builds (
-    id INTEGER PRIMARY KEY,
-    kernel TEXT NOT NULL, commit_sha TEXT NOT NULL, image TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, kernel TEXT NOT NULL, commit_sha TEXT NOT NULL, image TEXT NOT NULL,
     layout TEXT NOT NULL, seed INTEGER NOT NULL, plan_id TEXT NOT NULL, plan TEXT NOT NULL,
     image_sha256 TEXT NOT NULL, elf_path TEXT NOT NULL,
-    toolchain TEXT NOT NULL, quirks TEXT NOT NULL, created REAL NOT NULL, link_seconds REAL,
-    objects_of TEXT,
+    toolchain TEXT NOT NULL, quirks TEXT NOT NULL, created REAL NOT NULL, link_seconds REAL, objects_of TEXT,
     UNIQUE (kernel, commit_sha, image, layout, seed, image_sha256)
 );
 CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY,
-    build_id INTEGER NOT NULL REFERENCES builds(id),
+    id INTEGER PRIMARY KEY, build_id INTEGER NOT NULL REFERENCES builds(id),
     target TEXT NOT NULL, host TEXT NOT NULL, accelerator TEXT NOT NULL, mode TEXT NOT NULL,
     rep INTEGER NOT NULL, args TEXT NOT NULL DEFAULT '', config TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL, exit_code INTEGER, message TEXT NOT NULL DEFAULT '',
-    started REAL NOT NULL, duration REAL NOT NULL, log_path TEXT NOT NULL,
-    boot_seconds REAL, deploy_seconds REAL,
+    started REAL NOT NULL, duration REAL NOT NULL, log_path TEXT NOT NULL, boot_seconds REAL, deploy_seconds REAL,
     UNIQUE (build_id, target, host, mode, rep, args, config)
 );
 CREATE TABLE IF NOT EXISTS configs (
     hash TEXT PRIMARY KEY, text TEXT NOT NULL, created REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS samples (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
+    id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
     metric TEXT NOT NULL, value REAL NOT NULL, unit TEXT NOT NULL, higher_is_better INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id);
@@ -73,9 +69,8 @@ CREATE TABLE IF NOT EXISTS state (
     key TEXT PRIMARY KEY, value TEXT NOT NULL, updated REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS machine_checks (
-    id INTEGER PRIMARY KEY,
-    target TEXT NOT NULL, host TEXT NOT NULL, config TEXT NOT NULL, taken REAL NOT NULL,
-    findings TEXT NOT NULL
+    id INTEGER PRIMARY KEY, target TEXT NOT NULL, host TEXT NOT NULL, config TEXT NOT NULL,
+    taken REAL NOT NULL, findings TEXT NOT NULL
 );
 """
 
@@ -186,8 +181,7 @@ def error_line(e: Exception) -> str:
                f"(what was stored is kept)"
     said = f"store: {op} failed after {tries} {'try' if tries == 1 else 'tries'}: {first}"
     if getattr(e, "sqlstate", None) in Store.RETRY_SQLSTATES:
-        return f"{said}; other workers kept writing the same rows: run the same command again (what was " \
-               f"stored is kept)"
+        return f"{said}; other workers kept writing the same rows: run the same command again (what was stored is kept)"
     return f"{said}; run the same command again when the server is back (what was stored is kept)"
 
 
@@ -488,6 +482,24 @@ class Store:
             )
         return run_id
 
+    def copy_twin_run(self, build_id: int, elf_path: str, key: RunKey, rep: int, message: str) -> int | None:
+        """Store again under ``build_id`` (``message``, {run}: its id; duration 0) an ok run, not a copy, under ``key``
+        and ``rep`` of another build whose image is the same file and bytes: its id, or None when there is none."""
+        r = self.db.execute(
+            "SELECT runs.* FROM runs JOIN builds ON builds.id = runs.build_id WHERE builds.elf_path=? AND builds.id "
+            "!= ? AND builds.image_sha256 = (SELECT image_sha256 FROM builds WHERE id=?) AND runs.target=? AND "
+            "runs.host=? AND runs.mode=? AND runs.args=? AND runs.config=? AND runs.rep=? AND runs.status='ok' AND "
+            "runs.duration > 0 ORDER BY runs.id LIMIT 1",
+            (elf_path, build_id, build_id, key.target, key.host, key.mode, key.args, key.config, rep)).fetchone()
+        if r is None:
+            return None
+        samples = [SimpleNamespace(**dict(x)) for x in self.db.execute(
+            "SELECT metric, value, unit, higher_is_better FROM samples WHERE run_id=?", (r["id"],))]
+        copy = SimpleNamespace(status="ok", exit_code=r["exit_code"], message=message.format(run=r["id"]),
+                               duration=0.0, accelerator=r["accelerator"], samples=samples, host=r["host"])
+        self.add_run(build_id, key, rep, copy, Path(r["log_path"]), time.time())
+        return int(r["id"])
+
     # -- measured costs (costs.measured) ----------------------------------------------------------
     def link_seconds(self, kernel: str, image: str, limit: int = 500) -> list[float]:
         """The measured link times of ``kernel``'s ``image`` (the newest ``limit`` images linked)."""
@@ -501,7 +513,7 @@ class Store:
         rows = self.db.execute(
             "SELECT runs.duration, runs.boot_seconds, runs.deploy_seconds FROM runs JOIN builds ON builds.id = "
             "runs.build_id WHERE builds.kernel=? AND runs.target=? AND runs.mode=? AND runs.args=? AND "
-            "runs.status='ok' ORDER BY runs.id DESC LIMIT ?", (kernel, target, mode, args, limit))
+            "runs.status='ok' AND runs.duration > 0 ORDER BY runs.id DESC LIMIT ?", (kernel, target, mode, args, limit))
         return [dict(r) for r in rows]
 
     # -- queries ---------------------------------------------------------------------------------

@@ -9,13 +9,16 @@ image has one; anything else compiles the commit.
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from conftest import git, lb
 from layoutbench import profile, reuse, source
+from layoutbench.store import Store
 
 MAIN_C = r"""
 #include <stdio.h>
@@ -334,3 +337,39 @@ def test_a_reused_commit_has_its_own_runs_and_says_whose_objects_they_ran(tmp_pa
     rows = json.loads(lb("results", "--commit", base[:12], "--runs", "--format", "json",
                          "--store", str(store)).stdout)
     assert [(r["commit_sha"], r["objects_of"]) for r in rows] == [(base, None)]
+
+
+def test_on_an_exact_target_a_reused_commit_takes_its_neighbours_counts_and_a_timed_run_is_made_again(
+        tmp_path, fresh_workdir):
+    """A commit that links its neighbour's objects runs the same image files: on cachegrind, whose
+    counts a second run repeats, its runs are the neighbour's counts stored again under it (duration
+    0, said so in their message; the measured run cost leaves them out), nothing is run; on the timed
+    local target its runs are made."""
+    repo, toml = _program(tmp_path, more='unread_files = ["*.md"]')
+    toml.write_text(toml.read_text() + '\n[targets.cg]\nkind = "cachegrind"\nimage = "prog"\n')
+    base = git(repo, "rev-parse", "HEAD")
+    readme = _commit(repo, "README.md", "More prose.\n")
+    store = tmp_path / "store.sqlite"
+    for target in ("cg", "local"):
+        for rev in (base, readme):
+            lb("compare", str(toml), "--repo", str(repo), "--commit", rev, "--layouts", "default,random:2",
+               "--runs", "1", "--target", target, "--store", str(store))
+    with sqlite3.connect(store) as db:
+        db.row_factory = sqlite3.Row
+        runs = db.execute("SELECT r.id, r.target, r.duration, r.message, r.status, b.commit_sha, b.layout, b.seed, "
+                          "b.elf_path FROM runs r JOIN builds b ON b.id = r.build_id ORDER BY r.id").fetchall()
+        values = {r["id"]: sorted((s["metric"], s["value"]) for s in db.execute(
+            "SELECT metric, value FROM samples WHERE run_id = ?", (r["id"],))) for r in runs}
+    cg = [r for r in runs if r["target"] == "cg"]
+    first = {(r["layout"], r["seed"]): r for r in cg if r["commit_sha"] == base}
+    again = [r for r in cg if r["commit_sha"] == readme]
+    assert len(first) == len(again) == 3 and all(r["status"] == "ok" for r in cg)
+    for r in again:
+        src = first[(r["layout"], r["seed"])]
+        assert r["elf_path"] == src["elf_path"] and r["duration"] == 0.0 and src["duration"] > 0
+        assert r["message"].startswith(f"not run again: run {src['id']} ran this image file on this target"), r["message"]
+        assert values[r["id"]] == values[src["id"]] and any(m == "cg_cost" for m, _ in values[r["id"]])
+    timed = [r for r in runs if r["target"] == "local"]
+    assert len(timed) == 6 and all(r["duration"] > 0 and not r["message"].startswith("not run again") for r in timed)
+    with closing(Store(store)) as st:  # the measured run cost: the runs made, not the copies
+        assert len(st.run_seconds("prog", "cg", "rerun", "")) == 3

@@ -94,7 +94,9 @@ def history_cmd(**o):
         return
     if outcome:
         say(f"{len(outcome.measured)} point(s) probed ({len(outcome.new)} new): {outcome.ran} run(s) now, "
-            f"{outcome.skipped} already stored, {outcome.failed_runs} failed"
+            f"{outcome.skipped} already stored, "
+            + (f"{outcome.copied} not run again (an image file already run, counts that repeat), " if outcome.copied
+               else "") + f"{outcome.failed_runs} failed"
             + (f"; {len(outcome.build_failed)} did not build" if outcome.build_failed else ""))
     out.print(history.summary_text(h, metrics[0] if len(metrics) == 1 else None), markup=False, end="")
 

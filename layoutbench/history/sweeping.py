@@ -150,12 +150,13 @@ class SweepOutcome:
     new: list[str]  #: of those, points the series did not hold before
     ran: int = 0
     skipped: int = 0
+    copied: int = 0  #: runs not made again: an exact target's run of the same image file (measure.copied)
     failed_runs: int = 0
     build_failed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"series": self.series.key, "measured": self.measured, "new": self.new, "ran": self.ran,
-                "skipped": self.skipped, "failed_runs": self.failed_runs, "build_failed": self.build_failed}
+                "skipped": self.skipped, "copied": self.copied, "failed_runs": self.failed_runs, "build_failed": self.build_failed}
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ def probe(request: measure.MeasureRequest, target: targets.Target, store: Store,
     co = request.checkout
     applied = [q.name for q in quirks.applicable(request.profile, co)]
     rec = {"status": "ok", "message": "", "quirks": applied, "measured": time.time(), "ran": 0, "skipped": 0,
-           "failed": 0}
+           "copied": 0, "failed": 0}
     try:
         objs = buildmod.compile_objects(request.profile, co, request.jobs, say)
     except BuildFailed as e:
@@ -196,7 +197,7 @@ def probe(request: measure.MeasureRequest, target: targets.Target, store: Store,
     except BuildFailed as e:  # a link or placement failure
         rec.update(status="build-failed", message=str(e))
         return rec
-    rec.update(ran=out.ran, skipped=out.skipped, failed=out.failed, config=out.key.config)
+    rec.update(ran=out.ran, skipped=out.skipped, copied=out.copied, failed=out.failed, config=out.key.config)
     if objs.reused_from:  # the runs are the point's own; the objects they linked are this commit's
         rec["objects_of"] = objs.reused_from
     if out.failed and out.failed == total:
@@ -243,6 +244,7 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
             rec = probe(request, target, store, progress_factory, say)
             out.ran += rec.pop("ran")
             out.skipped += rec.pop("skipped")
+            out.copied += rec.pop("copied", 0)
             out.failed_runs += rec.pop("failed")
             if rec["status"] in ("build-failed", "skipped"):
                 out.build_failed.append(c)
@@ -258,10 +260,7 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
 def default_runs(target: targets.Target) -> int:
     """Runs a layout when --runs is not given: 2, or 1 where every metric the target prints is exact
     (cachegrind's counts, the cache model's): a second run of an image would print what the first did."""
-    from ..compare import deterministic
-
-    prints = target.prints()
-    return 1 if prints and all(deterministic(target.kind, m, {}) for m in prints) else 2
+    return 1 if measure.exact_counts(target) else 2
 
 
 def _series_for(profile: Profile, store: Store, opts: SweepOptions, repo_path: Path, sub: str, say) -> Series:
