@@ -138,7 +138,8 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         if len(m["labels"]) > 1:  # several verdicts on one commit: one label saying each
             m["label"] = "layoutbench: " + "; ".join(dict.fromkeys(x.removeprefix("layoutbench: ") for x in m["labels"]))
         labels.append((X(m["index"]), m.get("label") or default, ("bisect", m)))
-    placed = place_labels([(x, text) for x, text, _ in labels], ML, ML + pw)
+    # (the label rows lie above the plot and the legend beside it: a label may run on over the legend's column)
+    placed = place_labels([(x, text) for x, text, _ in labels], ML, W - 4)
     rows = max([r for _, _, r in placed] + [0]) + 1
     for (x, text, (what, d)), (lx, anchor, row) in zip(labels, placed, strict=True):
         y = MT - 6 - ROW * (rows - 1 - row)  # the rows stack upwards from just above the plot
