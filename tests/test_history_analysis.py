@@ -501,9 +501,9 @@ def test_a_points_center_is_the_mean_of_its_layouts_medians_seeded_or_not():
 
 def test_a_sweeps_outcome_as_json():
     s = _bare_series(["a" * 40, "b" * 40])
-    o = history.SweepOutcome(s, ["b" * 40], ["b" * 40], ran=3, skipped=1, failed_runs=2, build_failed=["x"])
+    o = history.SweepOutcome(s, ["b" * 40], ["b" * 40], ran=3, skipped=1, copied=4, failed_runs=2, build_failed=["x"])
     assert o.to_dict() == {"series": s.key, "measured": ["b" * 40], "new": ["b" * 40], "ran": 3, "skipped": 1,
-                           "failed_runs": 2, "build_failed": ["x"]}
+                           "copied": 4, "failed_runs": 2, "build_failed": ["x"]}
 
 
 def test_a_stored_bisection_marks_its_candidates_and_every_probe_on_the_history(tmp_path):

@@ -50,7 +50,7 @@ class Prober:
         self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
         #: what a build's line says it is for (the runner's phase; bisect.progress.build_context)
         self.why = lambda: ""
-        #: the images new to this bisection that this command measured, and how many of them it linked
+        #: the images new to this bisection that this command measured (a copied run too), and how many it linked
         #: (a layout already linked, or a neighbour's objects' images, needs no link): the time left
         self.images_new = 0
         self.links_now = 0
@@ -101,7 +101,7 @@ class Prober:
         m = measure.measure_commit(request, self.store, self.target, objs=objs, linked=linked, say=self.say)
         self.ran_now += m.ran
         used = self.used.setdefault((purpose, co.commit), set())
-        if purpose == "layouts" and (m.ran or m.linked):  # (a probe read back from the store made nothing)
+        if purpose == "layouts" and (m.ran or m.linked or m.copied):  # (one read back from the store made nothing)
             self.images_new += len(set(specs) - {(lay, sd) for lay, sd, _ in used})
             self.links_now += m.linked
         used.update((r["layout"], r["seed"], r["rep"]) for r in m.runs if r["rep"] < runs)
