@@ -193,19 +193,22 @@ def worth_splitting(c: Costs) -> bool:
     return c.layout is not None and c.run is not None and c.run > 0 and c.layout > c.run
 
 
-def seconds_per_run(c: Costs, runs_per_layout: int) -> tuple[float | None, str]:
+def seconds_per_run(c: Costs, runs_per_layout: int, beside: bool = False) -> tuple[float | None, str]:
     """The time one run takes on average, and where that number comes from: ``run + layout / R``
-    (a layout's cost is shared by its R runs; a layout not known yet counts 0), or None while
-    the run's cost is neither stated nor measured."""
+    (a layout's cost is shared by its R runs; a layout not known yet counts 0), or the longer of
+    the two where the next layout links while a run goes on (``beside``:
+    measure.links_beside_runs); None while the run's cost is neither stated nor measured."""
     r = max(1, int(runs_per_layout))
     if c.run is None:
         return None, "not measured yet"
-    x = c.run + (c.layout or 0.0) / r
+    share = (c.layout or 0.0) / r
+    x = max(c.run, share) if beside else c.run + share
+    op = "beside" if beside else "+"
     if c.stated or (c.run_from == "stated" and c.layout is None):
-        why = f"run_cost {c.run:g} s" + (f" + layout_cost {c.layout:g} s / {r} run(s) per layout"
+        why = f"run_cost {c.run:g} s" + (f" {op} layout_cost {c.layout:g} s / {r} run(s) per layout"
                                          if c.layout else "") + " (the profile)"
         return x, why
-    return x, (f"a run {c.run:.3g} s" + (f" + a layout {c.layout:.3g} s / {r} run(s) per layout" if c.layout
+    return x, (f"a run {c.run:.3g} s" + (f" {op} a layout {c.layout:.3g} s / {r} run(s) per layout" if c.layout
                                          else "") + f"; {c.text}")
 
 

@@ -196,19 +196,34 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
     return variants
 
 
-def exact_counts(target: targets.Target) -> bool:
-    """Whether every metric the target prints is a count a second run of the same image repeats
-    (cachegrind's, the cache model's: compare.deterministic), so that a run is never made twice."""
+def exact_why(made: list[targets.Target], metric: str | None = None) -> str:
+    """Why ``metric`` (None: every metric each target prints) is a count that a second run of the
+    same image repeats on every one of the targets ``made`` (cachegrind's, the cache model's:
+    compare.deterministic), or '' when it is not, or not known to be."""
     from .compare import deterministic
 
-    prints = target.prints()
-    return bool(prints) and all(deterministic(target.kind, x, {}) for x in prints)
+    whys = []
+    for t in made:
+        names = [metric] if metric is not None else (t.prints() or [])
+        whys += [deterministic(t.kind, x, {}) for x in names] or [None]
+    return whys[0] if whys and all(whys) else ""
+
+
+def exact_counts(target: targets.Target) -> bool:
+    """Whether every metric the target prints is exact (:func:`exact_why`): a run is never made twice."""
+    return bool(exact_why([target]))
 
 
 def links_ahead(target: targets.Target) -> bool:
     """Whether measure_commit links the next image beside a run (:class:`LinkAhead`): on a target
     whose metrics are counts it makes itself, which a link beside the run cannot change."""
     return target.prints() is not None
+
+
+def links_beside_runs(target: targets.Target) -> bool:
+    """Whether a link costs no wall time of its own beside the runs: measure links the next image
+    ahead (:func:`links_ahead`) and the machine has a core for the link and one for the run."""
+    return links_ahead(target) and (os.cpu_count() or 1) >= 2
 
 
 class LinkAhead:

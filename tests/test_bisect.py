@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, lb, script
+from layoutbench import costs
 
 ARGS = "iterations=300"
 CG = ["--target", "cachegrind", "--args", ARGS]
@@ -312,33 +313,39 @@ def costed_bisect(m, profiles, store, *extra):
 
 
 def test_a_duration_budget_becomes_runs_and_ends_with_the_best_honest_verdict(hist, costed, tmp_path):
-    """--budget 1m at the target's stated costs (a run 1 s + a layout 3 s / 1 run a layout: 4 s)
-    is 15 runs; the bisection stops within them and names the candidates left, the progress lines
-    say the runs spent of the budget and the time left.  --budget 30s (7 runs) does not pay for the
-    endpoints' first look (8 runs: 4 layouts x 1 run a side, R = 1 at once on a target whose runs
-    repeat exactly): refused in one line before anything runs, as a budget of 7 runs is."""
-    v, err = costed_bisect(hist, costed, tmp_path / "a.sqlite", *CG, "--budget", "1m")
+    """A duration budget at the target's stated costs (a run 1 s and a layout 3 s / 1 run a layout:
+    3 s a run where the next layout links beside a run, on two cores or more, else 4 s) is 15 runs;
+    the bisection stops within them and names the candidates left, the progress lines say the runs
+    spent of the budget and the time left.  A budget of 7 runs' time does not pay for the endpoints'
+    first look (8 runs: 4 layouts x 1 run a side, R = 1 at once on a target whose runs repeat
+    exactly): refused in one line before anything runs, as a budget of 7 runs is."""
+    beside = (os.cpu_count() or 1) >= 2  # cachegrind's counts: measure links the next image beside a run
+    per, word = (3.0, "beside") if beside else (4.0, "+")
+    given = costs.duration_text(15 * per)
+    v, err = costed_bisect(hist, costed, tmp_path / "a.sqlite", *CG, "--budget", given)
     bd = v["budget"]
-    assert (bd["duration"], bd["duration_text"], bd["runs"], bd["seconds_per_run"]) == (60, "1m", 15, 4.0), bd
-    assert "run_cost 1 s + layout_cost 3 s / 1 run(s) per layout" in bd["seconds_per_run_from"]
+    assert (bd["duration"], bd["duration_text"], bd["runs"], bd["seconds_per_run"]) == (15 * per, given, 15, per), bd
+    assert f"run_cost 1 s {word} layout_cost 3 s / 1 run(s) per layout" in bd["seconds_per_run_from"]
     assert (v["runs_per_layout"]["runs"], v["runs_per_layout"]["look_runs"]) == (1, 1)  # cachegrind: exact runs
-    assert bd["spent"] <= 15 and bd["time_spent_estimate"] == 4.0 * bd["spent"]
+    assert bd["spent"] <= 15 and bd["time_spent_estimate"] == per * bd["spent"]
     assert v["status"] == "budget" and "not decided at this budget" in v["message"], v["message"]
     cands = [c["commit"] for c in v["candidates"]]
     assert hist["regression"] in cands and abs(sum(c["probability"] for c in v["candidates"]) - 1) < 1e-9
-    assert "budget 1m: 15 runs at 4 s a run" in err
+    assert f"budget {given}: 15 runs at {per:g} s a run" in err
     probes = [ln for ln in err.splitlines() if "· probe " in ln]
     assert probes and all("runs spent of 15" in ln and re.search(r"left: \d+ runs? at 1 s (?:\+|beside) \d+ links? at 3 s \(", ln)
                           for ln in probes), err
     env = {"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(costed)}
-    for budget in ("30s", "7"):
+    short = costs.duration_text(7 * per)
+    for budget in (short, "7"):
         p = lb("bisect", "minikernel", f"{hist['good']}..{hist['bad']}", "--repo", hist["repo"], "--store",
                str(tmp_path / "b.sqlite"), "--no-shadow", *CG, "--budget", budget, env=env, check=False)
-        said = "--budget 30s (7 run(s) at 4 s a run)" if budget == "30s" else "--budget 7 runs"
+        said = f"--budget {short} (7 run(s) at {per:g} s a run)" if budget == short else "--budget 7 runs"
         assert p.returncode == 2 and p.stderr.splitlines()[-1].startswith(
             f"layoutbench: error: {said} does not pay for the endpoints' first look (8 runs: 4 layouts x 1 run(s) a "
             f"side)"), p.stderr
-        assert ("give --budget 32s or more" if budget == "30s" else "give --budget 8 or more") in p.stderr
+        assert (f"give --budget {costs.duration_text(8 * per)} or more" if budget == short
+                else "give --budget 8 or more") in p.stderr
         assert "nothing was run" in p.stderr and "Traceback" not in p.stderr
     with sqlite3.connect(tmp_path / "b.sqlite") as c:
         assert c.execute("SELECT count(*) FROM runs").fetchone()[0] == 0

@@ -166,3 +166,17 @@ def test_a_bad_cost_in_the_profile_is_one_line(tmp_path, key, value, shown):
     line = p.stderr.strip()
     assert len(line.splitlines()) == 1, p.stderr
     assert f"[targets.cachegrind] {key} = {shown} must be a finite number of seconds from 1e-06 to 31622400" in line, line
+
+
+def test_a_link_beside_a_run_costs_the_longer_of_the_two():
+    """Where the next layout links while a run goes on (two cores, a count target), a run costs the
+    longer of its own time and its share of a link, not their sum, and says so."""
+    measured = _m(links=[12.0, 13.0, 12.6], durations=[16.0, 16.2, 16.1])
+    c = costs.choose(None, None, measured)
+    assert costs.seconds_per_run(c, 1)[0] == pytest.approx(16.1 + 12.6)
+    sec, why = costs.seconds_per_run(c, 1, beside=True)
+    assert sec == pytest.approx(16.1) and why.startswith("a run 16.1 s beside a layout 12.6 s / 1 run(s) per layout")
+    slow_link = costs.choose(None, None, _m(links=[30.0], durations=[10.0]))
+    assert costs.seconds_per_run(slow_link, 2, beside=True)[0] == pytest.approx(15.0)  # the link's share is longer
+    assert costs.seconds_per_run(costs.choose(40, 5), 1, beside=True) == (
+        40.0, "run_cost 5 s beside layout_cost 40 s / 1 run(s) per layout (the profile)")

@@ -9,6 +9,7 @@ image has one; anything else compiles the commit.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 from contextlib import closing
@@ -373,3 +374,37 @@ def test_on_an_exact_target_a_reused_commit_takes_its_neighbours_counts_and_a_ti
     assert len(timed) == 6 and all(r["duration"] > 0 and not r["message"].startswith("not run again") for r in timed)
     with closing(Store(store)) as st:  # the measured run cost: the runs made, not the copies
         assert len(st.run_seconds("prog", "cg", "rerun", "")) == 3
+
+
+def test_a_bisection_on_an_exact_target_says_which_runs_it_took_from_a_neighbours_image(tmp_path, fresh_workdir):
+    """``bisect run`` over README-only commits on cachegrind: the commits that link a neighbour's
+    objects take that neighbour's counts (the verdict's cost names them, ``copied_now``, and its text
+    says they were not run again); the runs it made and the ones it took add up to the runs it spent
+    now, and the step is still found."""
+    repo, toml = _program(tmp_path, more='unread_files = ["*.md"]')
+    toml.write_text(toml.read_text() + '\n[targets.cg]\nkind = "cachegrind"\nimage = "prog"\n')
+    good = git(repo, "rev-parse", "HEAD")
+    _commit(repo, "README.md", "More prose.\n")
+    step = _commit(repo, "other.c", "int other(void) {\n    volatile int s = 0;\n"
+                                    "    for (int i = 0; i < 200000; i++) s += i;\n    return 0;\n}\n")
+    bad = _commit(repo, "README.md", "Yet more prose.\n")
+    p = lb("bisect", "run", str(toml), f"{good}..{bad}", "--repo", str(repo), "--target", "cg", "--json",
+           "--exit-code", "--store", str(tmp_path / "store.sqlite"), check=False)
+    assert p.returncode == 1, p.stderr
+    v = json.loads(p.stdout)
+    assert v["status"] == "found" and v["culprit"] == step, (v["status"], v.get("culprit"))
+    c = v["cost"]
+    assert c["copied_now"] > 0 and c["ran_now"] > 0, c
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        made = db.execute("SELECT COUNT(*) FROM runs WHERE target = 'cg' AND duration > 0").fetchone()[0]
+        copied = db.execute("SELECT COUNT(*) FROM runs WHERE target = 'cg' AND message LIKE 'not run again%'"
+                            ).fetchone()[0]
+    sl = v["single_layout"]  # the naive bisection beside it counts its own
+    assert (made, copied) == (c["ran_now"] + sl["ran_now"], c["copied_now"] + sl["copied_now"])
+    def text(store: str) -> str:
+        return lb("bisect", "run", str(toml), f"{good}..{bad}", "--repo", str(repo), "--target", "cg",
+                  "--store", str(tmp_path / store), check=False).stdout
+
+    cost = next(ln for ln in text("other.sqlite").splitlines() if ln.startswith("cost:"))
+    assert re.search(r"\d+ run by this command; [1-9]\d* not run again: a run of the same image file", cost), cost
+    assert "not run again" not in text("store.sqlite")  # reprinted: this command made and took nothing

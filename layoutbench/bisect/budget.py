@@ -29,6 +29,11 @@ def target_costs(p: Prober, s: Settings) -> costs.Costs:
     return costs.choose(lc, rc, m)
 
 
+def _beside(p: Prober) -> bool:
+    """The next image links while a run goes on (Prober.links_beside_runs; a stand-in prober may lack it)."""
+    return bool(getattr(p, "links_beside_runs", False))
+
+
 class Clock:
     """The budget in runs and in time: a ``--budget 8h`` turned into runs at the time a run takes
     (costs.seconds_per_run of ``target_costs``: the target's stated costs, else the costs
@@ -47,7 +52,7 @@ class Clock:
         self.update()
 
     def per_run(self) -> tuple[float | None, str]:
-        return costs.seconds_per_run(target_costs(self.p, self.s), self.s.runs)
+        return costs.seconds_per_run(target_costs(self.p, self.s), self.s.runs, _beside(self.p))
 
     def update(self) -> None:
         """Set the ledger's budget in runs from a duration budget (once a run's time is known)."""
@@ -111,7 +116,7 @@ class Clock:
         images = math.ceil(runs / max(1, self.s.runs)) + naive if c.layout else 0
         made, new = self.p.links_now, self.p.images_new
         links = round(images * made / new) if new else images
-        beside = bool(getattr(self.p, "links_beside_runs", False) and links and c.layout)
+        beside = bool(_beside(self.p) and links and c.layout)
         sec = (max if beside else sum)(((runs + naive) * c.run, links * (c.layout or 0.0)))
         share = (f"{made} of the {new} new images this command measured were linked" if new
                  else "this command has measured no new image yet")
@@ -232,7 +237,7 @@ def refuse_unpaid_time(b: "Bisection", s: Settings, p: Prober) -> None:
     measured by the runs that chose R (then they are kept, and said so)."""
     if s.budget_time is None or b.entry("endpoints") is not None:
         return
-    sec, _ = costs.seconds_per_run(target_costs(p, s), s.runs)
+    sec, _ = costs.seconds_per_run(target_costs(p, s), s.runs, _beside(p))
     if sec is None:
         return
     runs = costs.runs_for(s.budget_time, sec)
@@ -274,7 +279,7 @@ def budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: 
         targets=[p.name], args=s.args, good=b.good, bad=b.bad, commits=len(commits) - 1, settings=s.to_dict(),
         endpoints=None, status="budget", culprit=None, range=[], budget_note=note, more_runs=more, message=note,
         candidates=[], runs_spent=clock.ledger.spent,
-        cost=Cost(**p.cost("layouts"), compiled_now=p.compiled_now, ran_now=p.ran_now),
+        cost=Cost(**p.cost("layouts"), compiled_now=p.compiled_now, ran_now=p.ran_now, copied_now=p.copied_now),
         budget=BudgetSpent.from_dict(clock.summary()), runs_per_layout=s.runs_choice,
         costs=None if s.runs_choice else target_costs(p, s).to_dict())
     b.result = verdict

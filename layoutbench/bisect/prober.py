@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import threading
 
 from .. import build as buildmod
@@ -47,6 +46,7 @@ class Prober:
         self.failed: set[tuple[str, str]] = set()  #: (purpose, commit) that did not build
         self.compiled_now = 0
         self.ran_now = 0
+        self.copied_now = 0  #: runs taken from a run of the same image file (an exact target), not made again
         self.used: dict[tuple[str, str], set] = {}  #: (purpose, commit) → {(layout, seed, rep)} used
         #: what a build's line says it is for (the runner's phase; bisect.progress.build_context)
         self.why = lambda: ""
@@ -56,7 +56,7 @@ class Prober:
         self.links_now = 0
         #: the next image links while the current one runs (measure.links_ahead; not in a farm, whose
         #: probers link under one lock), on a machine with a core for each: the time left overlaps them
-        self.links_beside_runs = lock is None and measure.links_ahead(self.target) and (os.cpu_count() or 1) >= 2
+        self.links_beside_runs = lock is None and measure.links_beside_runs(self.target)
 
     def __enter__(self) -> "Prober":
         self.target.__enter__()
@@ -100,6 +100,7 @@ class Prober:
             self.target.hold()  # a slot of a labgrid-places farm: a place while it measures (farm.py)
         m = measure.measure_commit(request, self.store, self.target, objs=objs, linked=linked, say=self.say)
         self.ran_now += m.ran
+        self.copied_now += m.copied
         used = self.used.setdefault((purpose, co.commit), set())
         if purpose == "layouts" and (m.ran or m.linked or m.copied):  # (one read back from the store made nothing)
             self.images_new += len(set(specs) - {(lay, sd) for lay, sd, _ in used})

@@ -10,7 +10,7 @@ import shlex
 import threading
 
 from .. import build as buildmod
-from .. import costs, decide, fmt, source, targets
+from .. import costs, decide, fmt, measure, source, targets
 from .. import farm as farmmod
 from ..decide import Skip
 from ..errors import LayoutbenchError
@@ -24,7 +24,7 @@ from ..verdict import text as vtext
 from ..verdict.record import (BisectionRecord, BudgetSpent, Candidate, CodeEvidence, Confirmation, Cost, Effect,
                               Endpoints, PlanRecord, Residual, Shadow, Side, Step)
 from .settings import Settings, exclusive, option_value, state_key
-from .state import Bisection, Journal, exact_why, subject_of, keep, normalize, range_key, start, take_back
+from .state import Bisection, Journal, subject_of, keep, normalize, range_key, start, take_back
 
 # -- the automatic bisection ----------------------------------------------------------------------
 
@@ -229,8 +229,8 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
 def _reprinted(rec: BisectionRecord) -> BisectionRecord:
     """A finished bisection's verdict as it was, marked reprinted: nothing compiled or run by this command."""
     sl = rec.single_layout
-    return dataclasses.replace(rec, cost=dataclasses.replace(rec.cost, compiled_now=0, ran_now=0), reprinted=True,
-                               single_layout=sl and dataclasses.replace(sl, compiled_now=0, ran_now=0))
+    return dataclasses.replace(rec, cost=dataclasses.replace(rec.cost, compiled_now=0, ran_now=0, copied_now=0), reprinted=True,
+                               single_layout=sl and dataclasses.replace(sl, compiled_now=0, ran_now=0, copied_now=0))
 
 
 def _log_endpoints(b: Bisection, ends) -> None:
@@ -311,7 +311,7 @@ def _resume(store: Store, profile: Profile, s: Settings, ends: tuple[str | None,
         raise LayoutbenchError("the bisection needs a good and a bad commit; mark them with "
                                "`layoutbench bisect good REV` and `layoutbench bisect bad REV`")
     # (a property of its target and metric, not a choice: a bisection kept from before it was recorded learns it)
-    s.exact = exact_why([targets.make(profile, n) for n in s.targets], s.metric)
+    s.exact = measure.exact_why([targets.make(profile, n) for n in s.targets], s.metric)
     return b, s
 
 
@@ -437,21 +437,23 @@ def _read_stored_probes(b: Bisection, probers: list[Prober], p: Prober, cos: dic
 
 def _cost(probers: list[Prober]) -> Cost:
     """The bisection's one cost figure: builds, images and runs over every machine, and how many of
-    them this command compiled and ran."""
+    them this command compiled, ran and took from a run of the same image file."""
     c = probers[0].cost("layouts") if len(probers) == 1 else farm_cost(probers)
-    return Cost(**c, compiled_now=sum(q.compiled_now for q in probers), ran_now=sum(q.ran_now for q in probers))
+    return Cost(**c, compiled_now=sum(q.compiled_now for q in probers), ran_now=sum(q.ran_now for q in probers),
+                copied_now=sum(q.copied_now for q in probers))
 
 
 def _shadow(rec: BisectionRecord, p: Prober, commits: list[str], places, retrying, s: Settings,
             say=lambda m: None, clock: Clock | None = None) -> Shadow:
     """What a single-layout bisection of the same range blames (run now, its cost counted apart), and
     whether layoutbench blames it too (any of its culprits; the candidate where none is confirmed)."""
-    before = (p.compiled_now, p.ran_now)
+    before = (p.compiled_now, p.ran_now, p.copied_now)
     left = (lambda runs: clock.left(0, runs)[1]) if clock is not None else (lambda runs: "")
     said = retrying("the single-layout bisection", lambda: single_layout(p, commits, say=say, left=left))
     if places is not None:
         places.release_all()
-    sl = Shadow.from_dict({**said, "compiled_now": p.compiled_now - before[0], "ran_now": p.ran_now - before[1]})
+    sl = Shadow.from_dict({**said, "compiled_now": p.compiled_now - before[0], "ran_now": p.ran_now - before[1],
+                           "copied_now": p.copied_now - before[2]})
     ours = rec.culprit
     if rec.status in ("uncertain", "budget") and not ours:
         ours = rec.candidate or next((c.commit for c in sorted(rec.candidates or [], key=lambda c: -c.probability)),

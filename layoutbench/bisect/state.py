@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
-from .. import compare, costs, measure, source, targets, validate
+from .. import costs, measure, source, targets, validate
 from .. import farm as farmmod
 from ..errors import LayoutbenchError
 from ..profile import Profile
@@ -291,12 +291,6 @@ def current(store: Store, kernel: str | None = None, repo: str | None = None, su
     return b
 
 
-def exact_why(made: list, metric: str) -> str:
-    """Why ``metric`` is exact on every one of the targets ``made`` (compare.deterministic), or ''."""
-    whys = [compare.deterministic(t.kind, metric, {}) for t in made]
-    return whys[0] if whys and all(whys) else ""
-
-
 def normalize(profile: Profile, s: Settings, check_metric: bool = True) -> Settings:
     """Resolve the repository path so that the state key is stable; fill defaults.  ``check_metric``:
     refuse a metric the target cannot print (not for a bisection continued on its own settings: its
@@ -313,7 +307,7 @@ def normalize(profile: Profile, s: Settings, check_metric: bool = True) -> Setti
     made = [targets.make(profile, n) for n in names]
     for t in made if check_metric else ():  # before anything is built: a metric the target cannot print
         targets.check_metric(profile, t, s.metric, whence)
-    s.exact = exact_why(made, s.metric)
+    s.exact = measure.exact_why(made, s.metric)
     if len(names) == 1:
         s.target_config = config_hash(measure.target_config(made[0]))
     else:  # a farm: a bisection resumes only on the same machines, configured the same

@@ -210,7 +210,8 @@ class Candidate(Record):
 @dataclass(frozen=True)
 class Cost(Record):
     """What the bisection measured: builds, images (layouts linked), runs; and how many of them this
-    command compiled and ran (a resumed one reads the rest from the store)."""
+    command compiled, ran, and took from a run of the same image file (a resumed one reads the rest
+    from the store)."""
 
     builds: int = 0
     failed_builds: int = 0
@@ -218,6 +219,9 @@ class Cost(Record):
     runs: int = 0
     compiled_now: int = 0
     ran_now: int = 0
+    #: runs this command took from an earlier run of the same image file on an exact target (a commit
+    #: that links its neighbour's objects): among ``runs``, but not run again
+    copied_now: int = 0
 
 
 @dataclass(frozen=True)
@@ -280,6 +284,7 @@ class Shadow(Record):
     runs: int = 0
     compiled_now: int = 0
     ran_now: int = 0
+    copied_now: int = 0  #: as Cost.copied_now
     agrees: bool | None = None  #: it blames what layoutbench blames (any of its culprits)
     culprit_subject: str | None = None
     extra: dict = field(default_factory=dict)

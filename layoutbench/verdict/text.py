@@ -227,7 +227,9 @@ def cost_lines(v: Rec) -> list[str]:
         lines.append(f"budget:  {given}; {bd.spent} spent{per}")
     c = v.cost
     lines.append(f"cost:    {c.builds} builds ({c.failed_builds} failed), {c.images} images, {c.runs} runs "
-                 f"({c.compiled_now} compiled and {c.ran_now} run by this command)")
+                 f"({c.compiled_now} compiled and {c.ran_now} run by this command"
+                 + (f"; {c.copied_now} not run again: a run of the same image file, whose counts a second run "
+                    f"repeats" if c.copied_now else "") + ")")
     chose = (v.runs_per_layout or {}).get("text")
     if not chose and (v.costs or {}).get("text"):
         lines.append(f"costs:   a layout and a run, {v.costs['text']}")  # R given: where the costs came from
