@@ -358,6 +358,20 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         return ObjectSet(profile, checkout, objdir, info, True)
 
 
+def compile_seconds(profile: Profile) -> list[float]:
+    """The wall seconds of every compile of ``profile``'s commits recorded in the work folder (a
+    commit that linked a neighbour's objects, or a working tree, compiled nothing of its own)."""
+    out = []
+    for rec in (workdir() / "objects" / profile.name).glob("*/build.json"):
+        try:
+            info = json.loads(rec.read_text())
+        except (OSError, ValueError):
+            continue
+        if not info.get("reused_from") and info.get("commit") != source.WORKTREE and info.get("seconds"):
+            out.append(float(info["seconds"]))
+    return out
+
+
 @dataclass
 class Variant:
     """One linked image in one layout, with its plan."""

@@ -277,12 +277,21 @@ def test_judge_exit_codes(hist, tmp_path):
     assert p.returncode == 128 and "give one --target" in p.stderr and "Traceback" not in p.stderr
 
 
-def test_plan_prints_the_likely_cost_before_any_probe(hist, tmp_path):
+def test_plan_prints_the_likely_cost_before_any_probe(hist, tmp_path, workdir):
     """`bisect run --plan`: the endpoints' first look only (2 commits built), then the likely
-    cost at the noise and change it measured; nothing is probed."""
+    cost at the noise and change it measured, and what the probes' compiles may add (one a probe at
+    most, each at the median of this kernel's compiles in the work folder); nothing is probed."""
+    import statistics
+
     v = bisect_json(hist, tmp_path / "p.sqlite", "--plan")
     assert v["status"] == "plan" and v["plan"]["runs"] > 0 and v["plan"]["probes"] >= 1, v
     assert "likely cost" in v["message"] and v["ratio"] > 1.0
+    secs = [json.loads(r.read_text()) for r in (workdir / "objects" / "minikernel").glob("*/build.json")]
+    secs = [i["seconds"] for i in secs if not i.get("reused_from") and i["commit"] != "worktree"]
+    c = v["compiles"]
+    assert len(secs) >= 2 and (c["seconds_each"], c["of"]) == (statistics.median(secs), len(secs)), c
+    assert c["at_most"] == min(v["plan"]["probes"], len(hist["commits"]) - 2), c  # 9 commits between GOOD and BAD
+    assert f"compiles: at most {c['at_most']} more (one a probe" in v["message"]
     with sqlite3.connect(tmp_path / "p.sqlite") as c:
         assert c.execute("select count(distinct commit_sha) from builds").fetchone()[0] == 2
 

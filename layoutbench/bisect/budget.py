@@ -4,7 +4,9 @@ and `bisect run --plan` (the endpoints' first look and what the whole bisection 
 from __future__ import annotations
 
 import math
+import statistics
 
+from .. import build as buildmod
 from .. import costs, decide, forecast
 from ..decide import Skip
 from ..errors import LayoutbenchError
@@ -381,10 +383,27 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
         costs_now = None if s.runs_choice else target_costs(clock.p, s).to_dict()
         lines.extend(_plan_time_lines(clock, s, cost, costs_now))
         budget = clock.summary()
-    extra = {} if clock is None else {"costs": costs_now, "budget": budget}
+    compiles = None if clock is None else _compiles(clock.p.profile, min(cost["probes"], max(0, len(commits) - 2)))
+    if compiles is not None:
+        lines.append(compiles["text"])
+    extra = {} if clock is None else {"costs": costs_now, "budget": budget, "compiles": compiles}
     return PlanRecord(kernel=b.s.kernel, good=b.good, bad=b.bad, commits=len(commits) - 1, plan=cost,
                       ratio=math.exp(d), noise=noise, settings=s.to_dict(), runs_per_layout=s.runs_choice,
                       missed_step=missed, near_steps=near, message="\n".join(lines), extra=extra)
+
+
+def _compiles(profile: Profile, probes: int) -> dict | None:
+    """What the probes' compiles likely add to the plan's time: at most one a probe (the endpoints are
+    built), each at the median of the compiles of this kernel in the work folder; None before any."""
+    secs = buildmod.compile_seconds(profile)
+    if not secs or not probes:
+        return None
+    med = statistics.median(secs)
+    return {"at_most": probes, "seconds_each": med, "of": len(secs),
+            "text": f"compiles: at most {probes} more (one a probe; a commit whose changes the build does not read "
+                    f"links a neighbour's objects instead) at about {costs.duration_text(med)} each (the median of "
+                    f"{len(secs)} compile(s) of {profile.name} in this work folder): up to "
+                    f"{costs.duration_text(probes * med)} on top of the time above"}
 
 
 def _plan_time_lines(clock: "Clock", s: Settings, cost: dict, costs_now: dict | None) -> list[str]:
