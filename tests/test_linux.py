@@ -1,17 +1,19 @@
-"""Real Linux: Debian's linux-source-6.1 built once with LLVM, vmlinux relinked in several
-layouts, each placement verified, each booted under QEMU to its benchmark's metric lines,
-and two of them diffed."""
+"""Real Linux: Debian's linux-source-6.1, as the first commit of a short git history, built once
+with LLVM, vmlinux relinked in several layouts, each placement verified, each booted under QEMU to
+its benchmark's metric lines, two of them diffed; and that history bisected under the cache model
+to the commit that slows getppid()."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import lb, require
+from conftest import git, lb, require, script
 from layoutbench import build, elfinfo, layout, placement, profile, source, targets
 
 TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
@@ -27,10 +29,42 @@ def _linux_source():
     require(None if TARBALL.is_file() else "Debian's linux-source-6.1 is not installed")
 
 
+#: the planted step's turns of a two-instruction loop per getppid() (bench/debian_linux_history.py):
+#: about +45% of the cache model's ic_cost, so that four layouts a side decide it
+STEP_LOOPS = 200
+
+
 @pytest.fixture(scope="module")
-def linux(workdir):
+def linux_history(tmp_path_factory) -> tuple[Path, list[str]]:
+    """A git repository of four commits: the tarball's tree; a Documentation change (the build reads
+    none of it: its neighbour's objects are linked); getppid() slowed by a planted loop; a README
+    change.  Returns the repository and the four commits, oldest first."""
+    repo = tmp_path_factory.mktemp("linux-history")
+    subprocess.run(["tar", "-xf", str(TARBALL), "-C", str(repo), "--strip-components=1"], check=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A", "-f", ".")  # the tree as shipped, whatever its .gitignore files say
+    git(repo, "commit", "-q", "-m", "Debian's linux-source-6.1")
+    dlh = script("bench/debian_linux_history.py")
+
+    def change(path: str, edit, subject: str) -> None:
+        f = repo / path
+        f.write_text(edit(f.read_text()))
+        git(repo, "commit", "-q", "-a", "-m", subject)
+
+    change("Documentation/process/howto.rst", lambda s: s + "\nA line no build reads.\n", "docs: a line")
+    change("kernel/sys.c", lambda s: s.replace(dlh.GETPPID, dlh.PLANTED_TEMPLATE % (STEP_LOOPS, STEP_LOOPS), 1),
+           "getppid: a planted loop")
+    change("README", lambda s: s + "\nA line no build reads.\n", "README: a line")
+    commits = git(repo, "rev-list", "--reverse", "HEAD").split()
+    assert len(commits) == 4 and dlh.GETPPID not in git(repo, "show", f"{commits[2]}:kernel/sys.c")
+    return repo, commits
+
+
+@pytest.fixture(scope="module")
+def linux(workdir, linux_history):
+    repo, commits = linux_history
     prof = profile.load("linux")
-    co = source.resolve(prof, None)
+    co = source.resolve(prof, commits[0], str(repo))
     objs, variants = build.build_variants(prof, co, LAYOUTS)
     return prof, objs, {v.layout: v for v in variants}
 
@@ -143,3 +177,24 @@ def test_the_cache_model_is_deterministic_and_sees_the_layout_of_linux(linux, tm
     irs = [r["ic_ir"] for r in runs.values()]
     assert max(irs) / min(irs) < 1.001, f"the layout hardly changes what runs: {irs}"
     assert first["ic_ir"] > 10_000_000, "the region holds the three benchmarks, kernel and user"
+
+
+def test_a_linux_history_bisects_to_the_commit_that_slows_getppid(linux, linux_history, tmp_path):
+    """The plain command on the four commits, under the cache model: the planted commit is named,
+    slower, on fresh layouts; the commits that change only files the build does not read link their
+    neighbour's objects (one compile beside the first commit's) and take its counts; the naive
+    bisection beside it agrees; the same command reprints the verdict with its exit code."""
+    repo, commits = linux_history
+    args = ("bisect", "run", "linux", f"{commits[0]}..{commits[3]}", "--repo", str(repo), "--target", "qemu-icache",
+            "--store", str(tmp_path / "store.sqlite"), "--exit-code")
+    p = lb(*args, "--json", check=False, timeout=3000)
+    assert p.returncode == 1, p.stderr[-4000:]
+    v = json.loads(p.stdout)
+    assert v["status"] == "found" and v["culprit"] == commits[2], (v["status"], v.get("culprit"), p.stderr[-4000:])
+    assert v["metric"] == "ic_cost" and v["effect"]["verdict"] == "slower" and v["effect"]["ratio"] > 1.2, v["effect"]
+    assert v["single_layout"]["culprit"] == commits[2] and v["single_layout"]["agrees"]
+    c = v["cost"]
+    assert c["compiled_now"] == 1, c  # the first commit's objects are the fixture's; the README commit reuses the plant's
+    assert c["copied_now"] > 0, c  # the Documentation and README commits boot their neighbour's very images
+    again = lb(*args, check=False)
+    assert again.returncode == 1 and f"found: {commits[2][:12]}" in again.stdout, again.stdout[-3000:]

@@ -229,8 +229,9 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
 def _reprinted(rec: BisectionRecord) -> BisectionRecord:
     """A finished bisection's verdict as it was, marked reprinted: nothing compiled or run by this command."""
     sl = rec.single_layout
-    return dataclasses.replace(rec, cost=dataclasses.replace(rec.cost, compiled_now=0, ran_now=0, copied_now=0), reprinted=True,
-                               single_layout=sl and dataclasses.replace(sl, compiled_now=0, ran_now=0, copied_now=0))
+    none = {"compiled_now": 0, "ran_now": 0, "copied_now": 0}
+    return dataclasses.replace(rec, cost=dataclasses.replace(rec.cost, **none), reprinted=True,
+                               single_layout=sl and dataclasses.replace(sl, **none))
 
 
 def _log_endpoints(b: Bisection, ends) -> None:
