@@ -197,4 +197,4 @@ def test_a_linux_history_bisects_to_the_commit_that_slows_getppid(linux, linux_h
     assert c["compiled_now"] == 1, c  # the first commit's objects are the fixture's; the README commit reuses the plant's
     assert c["copied_now"] > 0, c  # the Documentation and README commits boot their neighbour's very images
     again = lb(*args, check=False)
-    assert again.returncode == 1 and f"found: {commits[2][:12]}" in again.stdout, again.stdout[-3000:]
+    assert again.returncode == 1 and f"verdict: first bad commit {commits[2]}" in again.stdout, again.stdout[-3000:]
