@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import subprocess
-import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,30 +96,30 @@ def _commit(r: git.Repo, rev: str, repo_path: Path) -> git.Commit:
 
 
 def export(checkout: Checkout, dest: Path) -> Path:
-    """Write the commit's kernel tree into ``dest`` (``git archive``, or the unpacked tarball);
-    return the tree's folder."""
+    """Write the commit's kernel tree into ``dest`` (``git archive`` streamed into ``tar -x``, or the
+    unpacked tarball); return the tree's folder."""
+    dest.mkdir(parents=True, exist_ok=True)
     if checkout.tarball is not None:
-        dest.mkdir(parents=True, exist_ok=True)
         p = subprocess.run(["tar", "-xf", str(checkout.tarball), "-C", str(dest)], capture_output=True, text=True)
         if p.returncode != 0:
             raise LayoutbenchError(f"cannot unpack {checkout.tarball}: {p.stderr.strip()[:200]}")
         tops = [d for d in dest.iterdir() if d.is_dir()]
         return tops[0] if len(tops) == 1 else dest
     assert checkout.repo is not None and checkout.commit != WORKTREE
-    r = _open(checkout.repo)
-    buf = io.BytesIO()
-    kwargs = {"path": checkout.subdir} if checkout.subdir else {}
-    try:
-        r.archive(buf, treeish=checkout.commit, format="tar", **kwargs)
-    except git.GitCommandError as e:
-        raise LayoutbenchError(
-            f"cannot export {checkout.subdir or 'the tree'} at {checkout.short} from {checkout.repo}: "
-            f"{e.stderr.strip().splitlines()[-1] if e.stderr.strip() else e}"
-        ) from None
-    buf.seek(0)
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=buf) as tar:
-        tar.extractall(dest, filter="tar")
+    # a pipe, not a tar in memory: a Linux tree is 1.5 GB
+    with tempfile.TemporaryFile() as git_err:
+        archive = subprocess.Popen(["git", "-C", str(checkout.repo), "archive", "--format=tar", checkout.commit,
+                                    *([checkout.subdir] if checkout.subdir else [])],
+                                   stdout=subprocess.PIPE, stderr=git_err)
+        untar = subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, capture_output=True, text=True)
+        archive.stdout.close()
+        archive.wait()
+        git_err.seek(0)
+        err = git_err.read().decode(errors="replace").strip()
+    if archive.returncode != 0 or untar.returncode != 0:
+        why = err.splitlines()[-1] if err else untar.stderr.strip()[:200] or f"git archive exited {archive.returncode}"
+        raise LayoutbenchError(f"cannot export {checkout.subdir or 'the tree'} at {checkout.short} from "
+                               f"{checkout.repo}: {why}")
     return dest / checkout.subdir if checkout.subdir else dest
 
 
