@@ -26,7 +26,7 @@ from conftest import script
 from layoutbench import bisect, costs, decide, forecast, profile, symdiff, verdict
 from layoutbench import build as buildmod
 from layoutbench import source
-from layoutbench.errors import LayoutbenchError
+from layoutbench.errors import BuildFailed, LayoutbenchError
 from layoutbench.store import Store
 from layoutbench.verdict import record
 from layoutbench.verdict import text as vtext
@@ -334,6 +334,26 @@ def test_the_code_evidence_is_symdiff_of_the_culprit_and_its_parent(hist, prof, 
            f"{code['moved_functions']} moved)" in _text(only_moved)
     broken = {**first["v"], "code": {"error": "no such object"}}
     assert "code:    symdiff could not compare the parent and the culprit: no such object" in _text(broken)
+
+
+def test_code_evidence_that_cannot_be_had_is_an_error_in_the_record_not_a_lost_verdict(hist, prof):
+    gone = "0" * 40  # no such commit: the parent cannot be resolved, so no symdiff
+    ev = bisect.code_evidence(prof, settings(hist), gone, sha(hist, 2))
+    assert set(ev) == {"error"} and gone[:12] in ev["error"], ev
+
+
+def test_a_commit_that_does_not_build_is_skipped_and_counted_a_failed_build_of_its_purpose(hist, prof, tmp_path):
+    with closing(Store(tmp_path / "r.sqlite")) as store:
+        p = bisect.Prober(prof, settings(hist), store)
+        co = p.checkout(sha(hist, 1))
+        p._objs[co.commit] = BuildFailed(f"commit {co.short} does not compile")  # as objects() keeps a failure
+        with pytest.raises(decide.Skip, match=f"commit {co.short} does not compile"):
+            p.groups(co, 3, 2)
+        with pytest.raises(decide.Skip):
+            p.single(co)
+        assert store.runs() == []
+    assert p.cost() == {"builds": 1, "failed_builds": 1, "images": 0, "runs": 0}
+    assert p.cost("single") == {"builds": 1, "failed_builds": 1, "images": 0, "runs": 0}
 
 
 def test_the_verdict_as_text(hist, first):
@@ -1180,6 +1200,22 @@ def test_a_budget_spent_before_the_endpoints_decide_says_how_many_more_runs(hist
         assert [k.message for _, k in bisect.state.kept(store)] == [v["message"]]
     assert v["commits"] == len(b.commits(prof)) - 1 == 2  # the commits after GOOD, as a finished verdict counts them
     assert _text(v).splitlines()[2] == f"verdict: {v['message']}"
+
+
+def test_a_budget_spent_in_the_search_leaves_the_range_and_its_candidates(hist, prof, first, tmp_path):
+    """The endpoints' first look (16 runs) decides; a budget of 17 ends at the first probe: the verdict
+    names no commit, its range is every commit after GOOD, each a candidate, and nothing was measured
+    (the first bisection's runs are in the store)."""
+    path = _copy_without_state(first, hist, tmp_path)
+    before = _nruns(path)
+    with closing(Store(path)) as store:
+        v = _run(store, prof, settings(hist, budget=17), hist["good"], hist["bad"])
+    assert v["status"] == "budget" and v["culprit"] is None, v["message"]
+    assert v["range"] == [sha(hist, 1), sha(hist, 2)]
+    assert [(c["commit"], c["probability"]) for c in v["candidates"]] == [(sha(hist, 1), 0.5), (sha(hist, 2), 0.5)]
+    assert v["budget"]["spent"] <= 17 and _nruns(path) == before
+    assert _text(v).splitlines()[2].startswith(f"verdict: not decided at this budget: the step is among "
+                                               f"{sha(hist, 1)[:12]} (50%), {sha(hist, 2)[:12]} (50%)")
 
 
 def test_a_resumed_choice_reads_its_look_again_and_measures_nothing(hist, prof, first, tmp_path):
