@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from layoutbench import source  # noqa: E402
+from layoutbench import profile, source  # noqa: E402
 
 
 def in_memory(co: source.Checkout, dest: Path) -> None:
@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     o = ap.parse_args()
     repo = Path(o.repo).resolve()
-    co = source.Checkout(repo, "", source._commit(source._open(repo), o.commit, repo).hexsha, None)
+    co = source.resolve(profile.load("linux"), o.commit, str(repo))  # a commit of the Linux profile's history
     ways = {"source.export (git archive | tar -x)": lambda d: source.export(co, d),
             "in memory (GitPython + tarfile)": lambda d: in_memory(co, d)}
     times: dict[str, list[float]] = {w: [] for w in ways}
