@@ -348,6 +348,7 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
             "cc": tool_version(profile.build.cc),
             "ld": tool_version(profile.build.ld),
             "seconds": round(time.monotonic() - t0, 3),
+            "started": round(started, 3),  #: when the compile began (seconds since the epoch)
             "quirks": [q.name for q in applied],
             "env": env_extra,
             "src": str(src),

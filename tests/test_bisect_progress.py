@@ -153,27 +153,66 @@ def test_the_time_left_costs_a_link_only_for_the_images_still_to_link(hist, runs
     assert any(_left(m)["naive"] > 0 for m in lines if not m.startswith("naive"))
 
 
+SYNC = re.compile(r"compiling minikernel at ([0-9a-f]{12}) for (the endpoints|probe (\d+)|the naive probe \d+) \(this "
+                  r"command's compile (\d+); the objects of (\d+) commit\(s\) ready before it; (.*)\)")
+AHEAD = re.compile(r"compiling minikernel at ([0-9a-f]{12}) for (the endpoints|probe 1), ahead: beside the runs of the "
+                   r"commits before it, from ([0-9a-f]{12})'s on \(a count target: a compile beside a run changes none "
+                   r"of its counts\)")
+
+
 def test_a_compile_says_what_it_is_for_and_the_builds_before_it(hist, runs):
     """The line that starts a compile names the phase it is for (the endpoints, probe N after that
-    probe's own line), this command's compile count and that nothing is queued."""
-    lines = said(runs["plan"]) + said(runs["run"])
-    compiles = [m for m in lines if m.startswith("compiling minikernel at ")]
-    assert compiles
-    n = 0
-    for m in said(runs["run"]):
+    probe's own line) and this command's compile count.  On this count target with a core for the
+    runs and one for a compile, BAD compiles ahead, beside GOOD's runs, and the first probe beside the
+    endpoints' runs (each line says so); every other commit when its probe needs it."""
+    ahead = (os.cpu_count() or 1) >= 2
+    plan = [m for m in said(runs["plan"]) if m.startswith("compiling ")]
+    g, b = hist["good"][:12], hist["bad"][:12]
+    first = SYNC.fullmatch(plan[0])
+    assert first is not None and (first[1], first[2], first[4], first[5]) == (g, "the endpoints", "1", "0"), plan
+    if ahead:  # the plan measures the endpoints only: BAD is queued, the first probe is not
+        assert first[6] == "1 more queued to compile ahead, beside its runs", plan
+        assert len(plan) == 2 and AHEAD.fullmatch(plan[1]).group(1, 2, 3) == (b, "the endpoints", g), plan
+    else:
+        assert first[6] == "none running beside it or queued: a commit is compiled when its probe needs it"
+        assert len(plan) == 2 and SYNC.fullmatch(plan[1]).group(1, 2, 3, 4) == (b, "the endpoints", None, "2"), plan
+    n, probes = 0, []
+    run = [m for m in said(runs["run"]) if m.startswith(("compiling ", "probe "))]
+    for m in run:
         if m.startswith("probe "):
             n += 1
-            probe = m.split()[1]
-        got = re.fullmatch(r"compiling minikernel at ([0-9a-f]{12}) for (the endpoints|probe (\d+)|the naive probe "
-                           r"\d+) \(this command's compile (\d+); the objects of (\d+) commit\(s\) ready before it; "
-                           r"none running beside it or queued: a commit is compiled when its probe needs it\)", m)
-        if m.startswith("compiling "):
-            assert got is not None, m
-            if got[3]:
-                assert int(got[3]) == n and got[1] == probe, (m, n, probe)
-    counts = [int(re.search(r"compile (\d+);", m)[1]) for m in said(runs["plan"]) if m.startswith("compiling ")]
-    assert counts == list(range(1, len(counts) + 1)) == [1, 2]  # the two endpoints, one after the other
-    assert any(" for probe " in m for m in said(runs["run"]) if m.startswith("compiling ")), said(runs["run"])
+            probes.append(m.split()[1])
+        elif (got := SYNC.fullmatch(m)) is not None:
+            if got[3]:  # a probe's compile comes after its probe's line, and counts this command's compiles
+                assert int(got[3]) == n and got[1] == probes[-1] and (n > 1 or not ahead), (m, n, probes)
+            assert got[6] == ("none running beside it or queued: BAD and the first probe compile ahead, the other "
+                              "commits when their probe needs them" if ahead else
+                              "none running beside it or queued: a commit is compiled when its probe needs it"), m
+        else:
+            got = AHEAD.fullmatch(m)
+            assert ahead and got is not None and got[2] == "probe 1" and got[3] == g and n == 0, (m, run)
+    one = hist["range"][len(hist["range"]) // 2 - 1]  # the commit nearest the middle of GOOD..BAD, the earlier
+    assert probes[0] == one[:12], (probes, one)
+    assert any(m.startswith(f"compiling minikernel at {one[:12]} for probe 1") for m in run) and \
+        (any(AHEAD.fullmatch(m) for m in run) is ahead), run
+
+
+def test_a_compile_ahead_runs_beside_the_runs_before_it(hist, runs):
+    """What the lines say, in the work folder's records: with two cores, BAD's compile (the plan's)
+    began before GOOD's last run ended (with one, after it); the first probe's compile followed BAD's;
+    each commit compiled once."""
+    import sqlite3
+
+    records = [r for f in Path(hist["env"]["LAYOUTBENCH_DIR"], "objects").rglob("build.json")
+               if not (r := json.loads(f.read_text())).get("reused_from")]  # (a reuse copies its neighbour's record)
+    started = {r["commit"]: r["started"] for r in records}
+    with sqlite3.connect(runs["store"]) as db:
+        ends = dict(db.execute("SELECT builds.commit_sha, max(runs.started + runs.duration) FROM runs JOIN builds ON "
+                               "builds.id = runs.build_id WHERE builds.layout != 'default' GROUP BY builds.commit_sha"))
+    one = hist["range"][len(hist["range"]) // 2 - 1]
+    assert (started[hist["bad"]] < ends[hist["good"]]) is ((os.cpu_count() or 1) >= 2), (started, ends)
+    assert started[hist["good"]] < started[hist["bad"]] < started[one]
+    assert len(started) == len(records) == 3  # one compile a commit: GOOD, BAD, the first probe
 
 
 def test_every_progress_line_is_also_in_the_progress_log(hist, runs):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from .. import build as buildmod
 from .. import decide, measure, source, targets
@@ -57,13 +58,53 @@ class Prober:
         #: the next image links while the current one runs (measure.links_ahead; not in a farm, whose
         #: probers link under one lock), on a machine with a core for each: the time left overlaps them
         self.links_beside_runs = lock is None and measure.links_beside_runs(self.target)
+        #: the same machines compile a commit whose turn is known (BAD, the first probe) beside the runs
+        #: of the one before it: its build starts once the commit measured now has its objects
+        self.compiles_ahead = self.links_beside_runs
+        self._queued: list[tuple[source.Checkout, str]] = []  #: (commit, what for) to compile ahead
+        self._ahead: dict[str, Future] = {}  #: commit -> its compile ahead, running or done
+        self._pool: ThreadPoolExecutor | None = None
+        self._counting = threading.Lock()  #: compiled_now, counted by the compiling thread too
 
     def __enter__(self) -> "Prober":
         self.target.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._pool is not None:  # a compile ahead still running ends with the command (procs.kill_all)
+            self._pool.shutdown(wait=False, cancel_futures=True)
         self.target.__exit__(*exc)
+
+    def compile_ahead(self, co: source.Checkout, what: str) -> None:
+        """Queue ``co`` (``what``: its turn, as its compile line says) to compile beside the runs of
+        the commit measured before it: on a count target with a core for each (``compiles_ahead``),
+        else nothing."""
+        if self.compiles_ahead and co.commit not in self._objs and co.commit not in self._ahead \
+                and all(q.commit != co.commit for q, _ in self._queued):
+            self._queued.append((co, what))
+
+    def _start_ahead(self, now: source.Checkout) -> None:
+        """Start the queued compiles (one at a time, in their order) beside the runs of ``now``."""
+        if not self._queued:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="layoutbench-compile")
+        for co, what in self._queued:
+            why = (f"for {what}, ahead: beside the runs of the commits before it, from {now.short}'s on (a count "
+                   "target: a compile beside a run changes none of its counts)")
+            self._ahead[co.commit] = self._pool.submit(self._compile, co, why)
+        self._queued = []
+
+    def _compile(self, co: source.Checkout, why: str) -> buildmod.ObjectSet:
+        """Compile ``co`` (in the compiling thread) and count it, also when nothing waits for it."""
+        got = buildmod.compile_objects(self.profile, co, None, self.say, why=why)
+        with self._counting:
+            self.compiled_now += int(got.compiled_now)
+        return got
+
+    def ahead_running(self) -> int:
+        """Compiles ahead queued or not yet finished."""
+        return len(self._queued) + sum(not f.done() for f in self._ahead.values())
 
     def checkout(self, rev: str | None) -> source.Checkout:
         return source.resolve(self.profile, rev, self.s.repo, self.s.subdir)
@@ -71,10 +112,10 @@ class Prober:
     def objects(self, co: source.Checkout) -> buildmod.ObjectSet:
         got = self._objs.get(co.commit)
         if got is None:
+            ahead = self._ahead.pop(co.commit, None)
             try:
-                got = buildmod.compile_objects(self.profile, co, None, self.say, why=self.why())
+                got = ahead.result() if ahead is not None else self._compile(co, self.why())
                 self.built.add(co.commit)
-                self.compiled_now += int(got.compiled_now)
             except BuildFailed as e:
                 self.failed_builds.add(co.commit)
                 got = e
@@ -94,6 +135,7 @@ class Prober:
             except Skip:
                 self.failed.add((purpose, co.commit))
                 raise
+            self._start_ahead(co)  # the next commits' compiles beside these runs
             if self.lock is not None:  # link before the runs, one thread at a time (same files)
                 linked = measure.link_all(objs, self.target.spec.image, self.store, request.jobs_planned())
         if getattr(self.target, "per_probe", False):

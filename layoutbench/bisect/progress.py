@@ -80,11 +80,20 @@ class Phase:
 
 def build_context(phase: Phase, probers) -> str:
     """The words after ``compiling X``: what the build is for, the builds before it and the ones
-    queued (none: one build at a time, a commit compiled when its probe needs it)."""
+    queued (on a count target with a core for each, BAD and the first probe compile ahead: beside the
+    runs of the commit before them; every other commit when its probe needs it)."""
     compiled = sum(q.compiled_now for q in probers)
     ready = len(set().union(*(q.built for q in probers)))
-    queue = ("none running beside it or queued: a commit is compiled when its probe needs it" if len(probers) == 1
-             else f"one at a time for the {len(probers)} machines")
+    ahead = sum(q.ahead_running() for q in probers)
+    if len(probers) > 1:
+        queue = f"one at a time for the {len(probers)} machines"
+    elif ahead:
+        queue = f"{ahead} more queued to compile ahead, beside its runs"
+    elif probers[0].compiles_ahead:
+        queue = ("none running beside it or queued: BAD and the first probe compile ahead, the other commits when "
+                 "their probe needs them")
+    else:
+        queue = "none running beside it or queued: a commit is compiled when its probe needs it"
     return (f"for {phase.now} (this command's compile {compiled + 1}; the objects of {ready} commit(s) ready before "
             f"it; {queue})")
 

@@ -226,6 +226,16 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Setting
     return rec
 
 
+def _compile_ahead(p: Prober, b: Bisection, cos: dict, commits: list[str], plan_only: bool) -> None:
+    """The commits whose turn is known before any decision: BAD (compiled beside GOOD's runs) and, for
+    a bisection without marks yet, its first probe (beside BAD's); Prober.compile_ahead decides
+    whether the target allows it (counts, a core for each)."""
+    p.compile_ahead(cos[b.bad], "the endpoints")
+    if not plan_only and len(commits) > 2 and not any(e["verb"] in ("good", "bad", "skip") for e in b.log):
+        first = decide.split(0, len(commits) - 1, list(range(1, len(commits) - 1)), 1)[0]
+        p.compile_ahead(cos[commits[first]], "probe 1")
+
+
 def _reprinted(rec: BisectionRecord) -> BisectionRecord:
     """A finished bisection's verdict as it was, marked reprinted: nothing compiled or run by this command."""
     sl = rec.single_layout
@@ -347,6 +357,7 @@ def _measuring(b: Bisection, s: Settings, p: Prober, probers: list[Prober], plac
     say(f"target {p.target.describe()}; {len(commits) - 1} commit(s) in range; "
         f"{s.layouts} layouts x {s.runs} run(s) per probe (up to {s.max_layouts} x {s.max_runs})")
     cos = {c: p.checkout(c) for c in commits}
+    _compile_ahead(p, b, cos, commits, plan_only)
 
     refuse_unpaid_time(b, s, p)  # the time a run takes, where the profile states it or the store has it
     # 0. runs per layout from the costs the target states (measured noise split), once
