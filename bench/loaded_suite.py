@@ -42,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     suite = None
     try:
-        suite = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-ra", "--durations=10", *a.pytest_args],
+        suite = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-n", "2", "-ra", "--durations=10",
+                                  *a.pytest_args],
                                  cwd=ROOT, preexec_fn=_die_with_parent)
         while suite.poll() is None:
             loads.append(os.getloadavg()[0])

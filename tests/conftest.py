@@ -117,6 +117,32 @@ def pytest_make_collect_report(collector):
     _fail_skip_in_ci(outcome.get_result())
 
 
+# -- the longest modules first ----------------------------------------------------------------------
+#: The modules that take longest (tens of minutes together: a Linux build and boots, bisections of
+#: minikernel histories), longest first.  The README's test command runs two workers (``-n 2``,
+#: pytest-xdist), which take whole modules (a module's tests and its module fixtures stay on one
+#: worker) in this order: started first, the long ones do not leave one worker running alone at the end.
+LONGEST_FIRST = ("test_linux.py", "test_bisect.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the other modules, and the tests within each, keep their order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``-n N``: whole modules to a worker, in the collection's order (xdist's own order would put
+    the modules with the most tests first)."""
+    from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False
+    return LoadFileScheduling(config, log)
+
+
 # -- the native symdiff helper ----------------------------------------------------------------------
 
 
