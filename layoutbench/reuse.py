@@ -32,6 +32,9 @@ DEPS_FILE = "depfiles.json"  #: beside build.json: what the build's dependency f
 #: (a Makefile, a script, VERSION, a linker script) may be read by the build outside the compiler
 COMPILER_READS = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
 _ASSIGN = re.compile(r"\s*([^\s:=#]+)\s*(?:::=|:=|\+=|\?=|=)")
+_PLAIN = re.compile(r"[^\\$ \t#:]*")  # characters that _make_words copies as they are
+_BLANKS = re.compile(r"[ \t]+")
+_FLAT_REF = re.compile(r"\$\([^()]*\)|\$\{[^{}]*\}")  # a variable reference with none inside it
 
 
 def _make_words(line: str) -> list[tuple[str, bool]]:
@@ -70,28 +73,33 @@ def _make_words(line: str) -> list[tuple[str, bool]]:
             cur.append("$")
             i += 2
         elif c == "$" and i + 1 < n and line[i + 1] in "({":
-            close, depth, j = ")" if line[i + 1] == "(" else "}", 0, i + 1
-            while j < n:
-                depth += line[j] == line[i + 1]
-                depth -= line[j] == close
-                if depth == 0:
-                    break
-                j += 1
+            flat = _FLAT_REF.match(line, i)  # most are: ``$(wildcard include/config/X)``
+            if flat:
+                j = flat.end() - 1
+            else:
+                close, depth, j = ")" if line[i + 1] == "(" else "}", 0, i + 1
+                while j < n:
+                    depth += line[j] == line[i + 1]
+                    depth -= line[j] == close
+                    if depth == 0:
+                        break
+                    j += 1
             end()
             cur.append("\0" + line[i:j + 1])  # NUL: no file name holds one
             end()
             i = j + 1
         elif c in " \t":
             end()
-            i += 1
+            i = _BLANKS.match(line, i).end()
         elif c == "#":
             break
         elif c == ":":
             end(colon=True)
             i += 2 if line.startswith("::", i) else 1
-        else:
-            cur.append(c)
-            i += 1
+        else:  # a run of plain characters at once
+            j = max(_PLAIN.match(line, i).end(), i + 1)  # a lone ``$`` is a character too
+            cur.append(line[i:j])
+            i = j
     end()
     return words
 
@@ -161,6 +169,20 @@ def read_dependencies(objdir: Path, src: Path) -> tuple[set[str], set[str]]:
     src_s, obj_s = os.path.realpath(src), os.path.realpath(objdir)
     named: set[str] = set()
     covered: set[str] = set()
+    in_tree: dict[str, tuple[str, ...]] = {}  # a word -> the tree's files it names (kbuild's files
+    # name the same headers a thousand times: each is resolved once)
+
+    def tree_files(w: str) -> tuple[str, ...]:
+        rels: list[str] = []
+        for c in ([w] if w.startswith("/") else [os.path.join(obj_s, w), os.path.join(src_s, w)]):
+            if not os.path.lexists(c):  # a word of a command (``-c``) that is no file
+                continue
+            for p in (os.path.normpath(c), os.path.realpath(c)):
+                rel = _under(p, src_s)
+                if rel is not None:
+                    rels.append(rel)
+        return tuple(rels)
+
     for f in _dependency_files(objdir):
         for targets, prereqs in make_rules(os.fsdecode(f.read_bytes())):
             for t in targets:
@@ -169,13 +191,10 @@ def read_dependencies(objdir: Path, src: Path) -> tuple[set[str], set[str]]:
                     if rel is not None:
                         covered.add(rel)
             for w in prereqs:
-                for c in ([w] if w.startswith("/") else [os.path.join(obj_s, w), os.path.join(src_s, w)]):
-                    if not os.path.lexists(c):  # a word of a command (``-c``) that is no file
-                        continue
-                    for p in (os.path.normpath(c), os.path.realpath(c)):
-                        rel = _under(p, src_s)
-                        if rel is not None:
-                            named.add(rel)
+                rels = in_tree.get(w)
+                if rels is None:
+                    rels = in_tree[w] = tree_files(w)
+                named.update(rels)
     return named, covered
 
 
