@@ -409,20 +409,18 @@ NEAR_ROWS = (1.2, 1.5)  #: the minimum-effect table's steps near the minimum eff
 
 
 def plan_forecast(sc: Scenario, plan, seed: int, corr: bool = True) -> int:
-    """What ``bisect run --plan`` would forecast for this history: GOOD and BAD measured at the endpoints'
-    first look (K layouts, R runs) on the history's own values, the layout noise and the change from
-    them (the pooled model; with plan.paired, the seed correlation too: decide.seed_corr, unless not
-    ``corr``), then forecast.expected_cost of the range at those (its median runs)."""
+    """What ``bisect run --plan`` would forecast for this history: forecast.plan_look on the history's own
+    values (the endpoints' first look, K layouts x R runs a side, the noise and change from them; the
+    endpoints' test going on when that look cannot price the bisection), its runs.  Not ``corr``: the
+    same plan blind to the seed correlation (the pooled model's forecast at the values it measured)."""
     p = SimProber(sc, np.random.default_rng(seed))
-    pool = decide.Pool()
+    tr = decide.Tracked(p)
     k = max(decide.MIN_LAYOUTS, plan.layouts)
-    for c in (p.names[0], p.names[-1]):
-        pool.add(c, p.groups(c, k, plan.runs))
-    s2, _ = pool.var()
-    d = float(pool.y[p.names[-1]].mean() - pool.y[p.names[0]].mean())
-    rho = decide.seed_corr(pool, p.names[0], p.names[-1]) if plan.paired and corr else 0.0
-    return forecast.expected_cost(len(p.names), math.exp(d), math.sqrt(s2), plan,
-                                  rho if math.isfinite(rho) else 0.0)["runs"]
+    got = forecast.plan_look(tr, p.names[0], p.names[-1], len(p.names), plan, k, plan.runs)
+    if corr or not plan.paired:
+        return got["cost"]["runs"]
+    first = got["first"]
+    return forecast.expected_cost(len(p.names), first["ratio"], first["noise"], plan, 0.0)["runs"]
 
 
 def forecasts(sc: Scenario) -> bool:

@@ -153,6 +153,91 @@ def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise
     return {**c, "runs": int(spent) + after, "endpoints": int(spent), "after": after, "status": status}
 
 
+#: the first look's forecast stands when the likely costs of a step one standard error either side of its
+#: estimate are within this factor of each other (1.3 squared: each within about 30% of the middle one)
+SETTLED = 1.69
+
+
+def spread(n_commits: int, log_ratio: float, se: float, noise: float, plan: decide.Plan,
+           corr: float = 0.0) -> tuple[int, int]:
+    """The likely runs (:func:`expected_cost`) of a step one standard error ``se`` (log) below and above
+    ``log_ratio``, the least first."""
+    if not (math.isfinite(se) and se > 0):
+        se = 0.0
+    runs = [expected_cost(n_commits, math.exp(log_ratio + x), noise, plan, corr)["runs"] for x in (-se, se)]
+    return min(runs), max(runs)
+
+
+def settled(mid: int, lo: int, hi: int) -> bool:
+    """Do the likely costs at the estimate (``mid``) and one standard error either side agree (SETTLED)?"""
+    least = max(1, min(mid, lo, hi))
+    return max(mid, lo, hi) <= SETTLED * least
+
+
+def plan_look(tr, good: str, bad: str, n_commits: int, plan: decide.Plan, k: int, runs: int, say=None,
+              go_on: bool = True) -> dict:
+    """What ``bisect run --plan`` measures and forecasts, on a :class:`decide.Tracked` prober ``tr``: GOOD
+    and BAD at ``k`` layouts x ``runs`` (the endpoints' first look), the layout noise and the change from
+    them, and :func:`expected_cost` at those.  A first look of a few layouts cannot tell a step near the
+    minimum effect from none or from a large one, and those cost several times what the others do; so when
+    the likely costs one standard error either side of its estimate do not agree (:func:`settled`), the
+    endpoints' test goes on as the bisection runs it (decide.endpoints: its runs are the bisection's first)
+    and the forecast is :func:`after_endpoints` of its decision.  Not ``go_on`` (a plan under a budget: the
+    bisection's runs are the budget's), or a budget that ends that test (decide.OutOfBudget): the first
+    look's forecast.  Returns the forecast (``cost``: :func:`expected_cost`'s keys, ``runs`` the whole
+    bisection's; ``phase_runs['endpoints']`` the runs measured when the test decided), ``ratio`` and
+    ``noise`` as last measured, ``first`` (the first look: ratio, noise, runs forecast, ``low``/``high``
+    one standard error either side), ``by`` ("first look", "endpoints' test", or "budget": not settled,
+    the first look's), ``ends`` (the endpoints' test's status, or None) and ``spent`` (the runs measured)."""
+    for c in (good, bad):
+        tr.pool.add(c, tr.groups(c, k, runs))
+
+    def measured() -> tuple[float, float, float, decide.ZTest]:
+        s2, _ = tr.pool.var()
+        d = float(tr.pool.y[bad].mean() - tr.pool.y[good].mean())
+        rho = decide.seed_corr(tr.pool, good, bad) if plan.paired else 0.0
+        t = decide.paired(tr.pool, good, bad) if plan.paired else decide.ztest(tr.pool, good, bad)
+        if not math.isfinite(t.se):
+            t = decide.ztest(tr.pool, good, bad)
+        return d, (math.sqrt(s2) if math.isfinite(s2) else math.nan), (rho if math.isfinite(rho) else 0.0), t
+
+    d, noise, rho, t = measured()
+    cost = expected_cost(n_commits, math.exp(d), noise, plan, rho)
+    lo, hi = spread(n_commits, d, t.se, noise, plan, rho) if noise > 0 else (cost["runs"], cost["runs"])
+    first = {"ratio": math.exp(d), "noise": noise, "layouts": k, "runs": cost["runs"], "low": lo, "high": hi,
+             "se": t.se}
+    out = {"cost": cost, "ratio": math.exp(d), "noise": noise, "corr": rho, "first": first, "by": "first look",
+           "ends": None, "spent": tr.ledger.spent}
+    if settled(cost["runs"], lo, hi):
+        return out
+    if not go_on:
+        out["by"] = "budget"
+        return out
+    if say is not None:
+        say(f"plan: the first look cannot price the bisection: a step of x{math.exp(d - t.se):.4f} to "
+            f"x{math.exp(d + t.se):.4f} (its estimate +-1 se) likely costs {lo} to {hi} runs; the endpoints' test "
+            "goes on (its runs are the bisection's first, kept in the store)")
+    try:
+        ends = decide.endpoints(tr, good, bad, plan, say=None if say is None else (lambda m: say(f"endpoints: {m}")))
+    except decide.OutOfBudget:
+        out["by"], out["spent"] = "budget", tr.ledger.spent
+        return out
+    d, noise, rho, _ = measured()
+    spent = tr.ledger.spent
+    after = after_endpoints(n_commits, ends.status, spent, math.exp(d), noise, plan, rho)
+    if ends.status == "differs":
+        cost = {**after, "phase_runs": {**after["phase_runs"], "endpoints": spent}, "endpoint_layouts": ends.layouts}
+    else:  # the bisection ends with the endpoints' test
+        cost = {**cost, "runs": spent, "phase_runs": {**dict.fromkeys(cost["phase_runs"], 0), "endpoints": spent},
+                "endpoint_layouts": ends.layouts, "probes": 0, "probe_layouts": 0, "confirm_layouts": 0,
+                "side_layouts": 0, "named": 0}
+    cost["step_in_noise_units"] = abs(d) / noise if noise > 0 else math.inf
+    cost["seed_corr"] = rho
+    out.update(cost=cost, ratio=math.exp(d), noise=noise, corr=rho, by="endpoints' test", ends=ends.status,
+               spent=spent)
+    return out
+
+
 #: the steps near the minimum effect --plan prices, as multiples of it: twice it (the step the tests beside a
 #: found step look for) and just above it (the dearest to confirm)
 NEAR_STEPS = (2.0, 1.2)

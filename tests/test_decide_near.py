@@ -184,3 +184,54 @@ def test_the_forecast_after_the_endpoints_meets_the_runs_near_the_minimum_effect
     after = [sim.ends_forecast(sc, plan, s) for s in seeds]
     ratio = float(np.median([a / f for a, f in zip(actual, after)]))
     assert 0.7 <= ratio <= 1.3, (ratio, actual, after)
+
+
+def _plan_look(step: float, seed: int, go_on: bool = True) -> tuple[dict, decide.Tracked]:
+    """forecast.plan_look on a synthetic 17-commit history with a step of ``step`` (log) at commit 8,
+    layout noise 1%: what --plan measures and forecasts."""
+    p = forecast.Synthetic(17, step, 8, 0.01, seed)
+    tr = decide.Tracked(p)
+    return forecast.plan_look(tr, "c0", "c16", 17, decide.Plan(), 4, 1, go_on=go_on), tr
+
+
+def test_the_plan_prices_from_its_first_look_when_that_settles_it():
+    """A step of 5 sigma_L: the likely costs one standard error either side of the first look's estimate
+    agree, so the plan is the first look's (8 runs measured) and its forecast expected_cost at it."""
+    got, tr = _plan_look(0.05, 3)
+    first = got["first"]
+    assert got["by"] == "first look" and got["spent"] == tr.ledger.spent == 8 and got["ends"] is None
+    assert forecast.settled(first["runs"], first["low"], first["high"]) and first["low"] <= first["high"]
+    assert got["cost"] == forecast.expected_cost(17, first["ratio"], first["noise"], decide.Plan())
+
+
+@pytest.mark.parametrize("step, seed", [(0.0075, 11), (0.0, 12), (-0.0075, 13)])
+def test_a_plan_that_its_first_look_cannot_price_runs_the_endpoints_test_and_prices_the_rest(step, seed):
+    """A step near the minimum effect, or none (either direction): the likely costs either side of the
+    first look's estimate differ by more than SETTLED, so the endpoints' test goes on as the bisection runs
+    it (the same runs, the same decision) and the plan is its runs plus, when it differs, the phases after
+    it at the change it measured (forecast.after_endpoints); without go_on (a budget) the first look's."""
+    got, tr = _plan_look(step, seed)
+    first = got["first"]
+    assert not forecast.settled(first["runs"], first["low"], first["high"]), first
+    assert got["by"] == "endpoints' test" and got["spent"] == tr.ledger.spent > 8
+    again = decide.Tracked(forecast.Synthetic(17, step, 8, 0.01, seed))
+    ends = decide.endpoints(again, "c0", "c16", decide.Plan())
+    assert (got["ends"], got["spent"], got["cost"]["endpoint_layouts"]) == (ends.status, again.ledger.spent, ends.layouts)
+    want = forecast.after_endpoints(17, ends.status, again.ledger.spent, got["ratio"], got["noise"], decide.Plan())
+    assert got["cost"]["runs"] == want["runs"] and got["cost"]["phase_runs"]["endpoints"] == got["spent"]
+    if ends.status != "differs":
+        assert got["cost"]["runs"] == got["spent"] and got["cost"]["probes"] == 0
+    held, tr2 = _plan_look(step, seed, go_on=False)
+    assert held["by"] == "budget" and held["spent"] == tr2.ledger.spent == 8 and held["first"] == first
+
+
+def test_the_plan_meets_the_runs_near_the_minimum_effect():
+    """The same 0.75% histories as above: --plan (simulate.plan_forecast: forecast.plan_look on each
+    history's own values) within 30% of the runs the bisection spent, at the median."""
+    plan = decide.Plan()
+    sc = sim.Scenario("s", "step", 0.75, sigma_r=0.003)
+    seeds = range(61_000, 61_010)
+    actual = [sim.one(sc, plan, s)["runs"] for s in seeds]
+    planned = [sim.plan_forecast(sc, plan, s) for s in seeds]
+    ratio = float(np.median([a / f for a, f in zip(actual, planned)]))
+    assert 0.7 <= ratio <= 1.3, (ratio, actual, planned)

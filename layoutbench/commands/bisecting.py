@@ -168,8 +168,11 @@ def bisect_grp():
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the "
               "target's); a commit whose runs all fail is skipped.")
 @click.option("--plan", "plan_only", is_flag=True,
-              help="Measure the endpoints' first look only and print what the bisection will likely cost (runs "
-              "in every phase: the median of bisections simulated at the noise and change measured; "
+              help="Measure the endpoints' first look and print what the bisection will likely cost (runs "
+              "in every phase: the median of bisections simulated at the noise and change measured; when the "
+              "first look cannot price it, a step near --min-effect costing several times one far from it, and "
+              "no --budget is given, the endpoints' test goes on to its decision first, its runs kept for the "
+              "bisection; "
               "and time at the time a run takes; the runs per layout the layout and run costs make cheapest, "
               "each cost stated or measured; whether it fits --budget; a warning when a step of twice "
               "--min-effect is likely missed at the noise measured, with what would fix it).")

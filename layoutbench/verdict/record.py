@@ -406,7 +406,7 @@ class PlanRecord(Record):
     bad: str = ""
     commits: int = 0
     status: str = "plan"
-    plan: dict = field(default_factory=dict)  #: forecast.expected_cost
+    plan: dict = field(default_factory=dict)  #: forecast.plan_look's cost, with first_look, priced_by, endpoints_status
     ratio: float = math.nan
     noise: float = math.nan
     settings: dict = field(default_factory=dict)
