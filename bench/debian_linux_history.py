@@ -416,11 +416,12 @@ def table(history: dict, verdicts: dict[str, dict], commits: list[str]) -> tuple
     return rows, lines
 
 
-def phases(lbdir: Path, since: float, until: float) -> dict:
+def phases(lbdir: Path, since: float, until: float, store: Path | None = None) -> dict:
     """Where the minutes of a command that ran from SINCE to UNTIL (epoch seconds) went, from what it
     left in LBDIR: the compiles (each build.json written then: its ``seconds``; a reused neighbour's
     objects cost nothing), the links (each image.elf written then: its variant.json's
-    ``link_seconds``) and the runs (the store's runs started then: their ``duration``)."""
+    ``link_seconds``) and the runs (the store's runs started then: their ``duration``; ``store``: the
+    command's --store, else LBDIR's results.sqlite)."""
     import sqlite3
 
     def within(f: Path) -> bool:
@@ -430,7 +431,7 @@ def phases(lbdir: Path, since: float, until: float) -> dict:
     compiled = [b for b in builds if not b.get("reused_from")]
     links = [json.loads((f.parent / "variant.json").read_text()).get("link_seconds") or 0.0
              for f in (lbdir / "images" / "linux").glob("*/vmlinux/*/image.elf") if within(f)]
-    with sqlite3.connect(lbdir / "results.sqlite") as db:
+    with sqlite3.connect(store or lbdir / "results.sqlite") as db:
         runs = db.execute("SELECT count(*), coalesce(sum(duration), 0) FROM runs WHERE started BETWEEN ? AND ?",
                           (since, until)).fetchone()
     out = {"wall": until - since, "compiled": len(compiled), "compile_seconds": sum(b["seconds"] for b in compiled),
@@ -471,6 +472,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the results here")
     ap.add_argument("--since", help="phases: when the command started (UTC, 2026-12-02T01:44:21)")
     ap.add_argument("--until", help="phases: when it ended (UTC)")
+    ap.add_argument("--store", type=Path, help="phases: the --store the command wrote (default: LBDIR/results.sqlite)")
     o = ap.parse_args()
     o.workdir.mkdir(parents=True, exist_ok=True)
     version, src = fetch(o.workdir, o.version)
@@ -530,7 +532,7 @@ def main() -> None:
         if not (o.since and o.until):
             sys.exit("error: phases needs --since and --until (UTC times, e.g. 2026-12-02T01:44:21)")
         when = [datetime.fromisoformat(t).replace(tzinfo=timezone.utc).timestamp() for t in (o.since, o.until)]
-        out["phases"] = phases(o.lbdir or o.workdir / "lb", *when)
+        out["phases"] = phases(o.lbdir or o.workdir / "lb", *when, store=o.store)
         print(phases_text(out["phases"]))
     if o.json:
         o.json.write_text(json.dumps(out, indent=1))
