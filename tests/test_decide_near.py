@@ -173,17 +173,20 @@ def test_the_forecast_after_the_endpoints_is_their_runs_when_they_show_nothing_e
     assert got["runs"] == 30 + got["after"] and got["endpoints"] == 30
 
 
-def test_the_forecast_after_the_endpoints_meets_the_runs_near_the_minimum_effect():
+@pytest.mark.parametrize("which", ["after the endpoints", "plan"])
+def test_the_forecasts_meet_the_runs_near_the_minimum_effect(which):
     """On simulate.py's histories of a 0.75% step (1.5x the minimum effect, sigma_L 1%: the dearest to
-    name), 10 histories with fixed seeds: the median of actual runs / the forecast once the endpoints'
-    test decided is within 30%, where the first look's forecast (--plan's) is off by more."""
+    name), 10 histories with fixed seeds: the median of actual runs / the forecast is within 30%, for the
+    forecast once the endpoints' test decided and for --plan's (simulate.plan_forecast: forecast.plan_look
+    on each history's own values, which goes on to that test where its first look cannot price the range)."""
     plan = decide.Plan()
     sc = sim.Scenario("s", "step", 0.75, sigma_r=0.003)
     seeds = range(61_000, 61_010)
     actual = [sim.one(sc, plan, s)["runs"] for s in seeds]
-    after = [sim.ends_forecast(sc, plan, s) for s in seeds]
-    ratio = float(np.median([a / f for a, f in zip(actual, after)]))
-    assert 0.7 <= ratio <= 1.3, (ratio, actual, after)
+    fc = sim.ends_forecast if which == "after the endpoints" else sim.plan_forecast
+    forecast_runs = [fc(sc, plan, s) for s in seeds]
+    ratio = float(np.median([a / f for a, f in zip(actual, forecast_runs)]))
+    assert 0.7 <= ratio <= 1.3, (ratio, actual, forecast_runs)
 
 
 def _plan_look(step: float, seed: int, go_on: bool = True) -> tuple[dict, decide.Tracked]:
@@ -223,15 +226,3 @@ def test_a_plan_that_its_first_look_cannot_price_runs_the_endpoints_test_and_pri
         assert got["cost"]["runs"] == got["spent"] and got["cost"]["probes"] == 0
     held, tr2 = _plan_look(step, seed, go_on=False)
     assert held["by"] == "budget" and held["spent"] == tr2.ledger.spent == 8 and held["first"] == first
-
-
-def test_the_plan_meets_the_runs_near_the_minimum_effect():
-    """The same 0.75% histories as above: --plan (simulate.plan_forecast: forecast.plan_look on each
-    history's own values) within 30% of the runs the bisection spent, at the median."""
-    plan = decide.Plan()
-    sc = sim.Scenario("s", "step", 0.75, sigma_r=0.003)
-    seeds = range(61_000, 61_010)
-    actual = [sim.one(sc, plan, s)["runs"] for s in seeds]
-    planned = [sim.plan_forecast(sc, plan, s) for s in seeds]
-    ratio = float(np.median([a / f for a, f in zip(actual, planned)]))
-    assert 0.7 <= ratio <= 1.3, (ratio, actual, planned)
