@@ -605,13 +605,16 @@ def test_the_plan_warns_on_a_noisy_target_and_not_on_a_quiet_one(step_hist, nois
     the default --max-layouts (256) it is likely named and nothing is said, with --max-layouts 128
     it is likely missed, and the plan says so in two lines -- the chance, the layouts a side that
     would name it, a --max-layouts and a --min-effect that would -- with the same numbers in --json
-    (``missed_step``)."""
+    (``missed_step``).  Each plan under a --budget that pays for all of it: the plan then judges at the noise
+    of its first look (without one it may go on with the endpoints' test and judge at the noise that test
+    measured)."""
     m = step_hist
     env = {"LAYOUTBENCH_QUIRKS": m["quirks"] or "/nonexistent/quirks.toml", "LAYOUTBENCH_PROFILES": str(noisy_profiles)}
 
     def plan(target: str, *more: str) -> dict:
         p = lb("bisect", "minikernel", f"{m['good']}..{m['bad']}", "--repo", m["repo"], "--target", target, "--args",
-               ARGS, "--store", str(tmp_path / f"{target}.sqlite"), "--json", "--plan", *more, env=env)
+               ARGS, "--store", str(tmp_path / f"{target}.sqlite"), "--json", "--plan", "--budget", "100000", *more,
+               env=env)
         return json.loads(p.stdout)
 
     quiet, noisy_far, noisy = plan("cachegrind"), plan("cachegrind-tiny"), plan("cachegrind-tiny", "--max-layouts", "128")
