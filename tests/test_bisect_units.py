@@ -999,6 +999,10 @@ def test_runs_per_layout_from_measured_costs_split_the_noise_only_where_a_layout
         # what was measured: the choice's look (at R = 1 the plan's first look itself), and, where the plan could
         # not price the range from its first look, the endpoints' test it went on with (their runs are its own)
         went_on = v["plan"]["priced_by"] == "endpoints' test"
+        if went_on:  # said as it happens, and in the plan's first line with what that test showed
+            assert any(ln.startswith("plan: the first look cannot price the bisection: a step of x") for ln in said)
+            assert (", so the endpoints' test went on: " in v["message"].splitlines()[0]
+                    and v["plan"]["endpoints_status"] and v["plan"]["first_look"]["low"] <= v["plan"]["first_look"]["high"])
         if look == 1:
             assert ch["text"] == (f"runs per layout: 1: a new layout ({link:g} s) costs no more than a run ({dur:g} s), "
                                   f"so no run is spent splitting the noise (costs {where})")

@@ -347,42 +347,9 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
         raise LayoutbenchError(f"--budget {eng.ledger.budget} runs does not pay for the endpoints' first look "
                                f"({2 * k * s.runs} runs: {k} layouts x {s.runs} run(s) a side), the least a plan "
                                f"or a verdict needs; give a larger --budget (or --budget none)") from None
-    cost, first, rho = got["cost"], got["first"], got["corr"]
+    cost, rho, noise = got["cost"], got["corr"], got["noise"]
     d = math.log(got["ratio"]) if got["ratio"] > 0 else 0.0
-    noise = got["noise"]
-    ph = cost["phase_runs"]
-    paired = (f", the same seeds sharing {100 * rho:.3g}% of it across the two commits (--paired reads it; four "
-              "seeds give a rough figure)") if plan.paired else ""
-    look = (f"plan: BAD/GOOD = {first['ratio']:.4f} at the first look ({k} layouts a side), layout noise "
-            f"{100 * first['noise']:.2f}%")
-    phases = (f"{cost['probes']} probes {ph['probes']} runs, the confirmation {ph['confirmation']} runs "
-              f"({cost['confirm_layouts']} fresh layouts a side), the tests of the ranges beside the step "
-              f"{ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
-              "; every further change point costs about as much again")
-    if got["by"] == "endpoints' test" and got["ends"] != "differs":
-        msg = (f"{look}; the first look could not price the bisection (a step one standard error either side of "
-               f"its estimate likely costs {first['low']} to {first['high']} runs), so the endpoints' test went on: "
-               f"{cost['endpoint_layouts']} layouts a side, BAD/GOOD = {got['ratio']:.4f}, layout noise "
-               f"{100 * noise:.2f}%{paired}: no change of at least {100 * plan.min_effect:g}% shown "
-               f"({got['ends']}); the bisection ends there: about {cost['runs']} runs, all measured now (kept)")
-    elif got["by"] == "endpoints' test":
-        msg = (f"{look}; the first look could not price the bisection (a step one standard error either side of "
-               f"its estimate likely costs {first['low']} to {first['high']} runs), so the endpoints' test went on: "
-               f"it shows a change at {cost['endpoint_layouts']} layouts a side ({ph['endpoints']} runs, measured "
-               f"now and kept), BAD/GOOD = {got['ratio']:.4f}, layout noise {100 * noise:.2f}%{paired} (a step of "
-               f"{cost['step_in_noise_units']:.1f} x the noise); likely cost (those runs and the median of "
-               f"{cost['histories']} bisections simulated at this noise and change for the phases after them): "
-               + phases)
-    else:
-        msg = (f"{look}{paired} (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost (the median of "
-               f"{cost['histories']} bisections simulated at this noise and change): endpoints {ph['endpoints']} runs "
-               f"({cost['endpoint_layouts']} layouts a side), " + phases)
-        if got["by"] == "budget":
-            msg += (f"; not settled: a step one standard error either side of the estimate likely costs "
-                    f"{first['low']} to {first['high']} runs (under a budget the plan measures no further than its "
-                    "first look: the bisection's runs are the budget's)")
-        elif first["low"] != first["high"] or first["low"] != cost["runs"]:
-            msg += f" (a step one standard error either side of the estimate: {first['low']} to {first['high']})"
+    msg = _plan_message(got, plan, s, k)
     lines = [msg]
     near = forecast.near_steps(len(commits), noise, plan, 1 if d >= 0 else -1, rho)
     if near:
@@ -409,10 +376,48 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
     if compiles is not None:
         lines.append(compiles["text"])
     extra = {} if clock is None else {"costs": costs_now, "budget": budget, "compiles": compiles}
-    cost = {**cost, "first_look": first, "priced_by": got["by"], "endpoints_status": got["ends"]}
+    cost = {**cost, "first_look": got["first"], "priced_by": got["by"], "endpoints_status": got["ends"]}
     return PlanRecord(kernel=b.s.kernel, good=b.good, bad=b.bad, commits=len(commits) - 1, plan=cost,
                       ratio=math.exp(d), noise=noise, settings=s.to_dict(), runs_per_layout=s.runs_choice,
                       missed_step=missed, near_steps=near, message="\n".join(lines), extra=extra)
+
+
+def _plan_message(got: dict, plan, s: Settings, k: int) -> str:
+    """The plan's first line: what its first look measured and, where that could not price the range,
+    what the endpoints' test it went on with showed; the likely cost by phase (forecast.plan_look's)."""
+    cost, first, rho, noise = got["cost"], got["first"], got["corr"], got["noise"]
+    ph = cost["phase_runs"]
+    paired = (f", the same seeds sharing {100 * rho:.3g}% of it across the two commits (--paired reads it; four "
+              "seeds give a rough figure)") if plan.paired else ""
+    look = (f"plan: BAD/GOOD = {first['ratio']:.4f} at the first look ({k} layouts a side), layout noise "
+            f"{100 * first['noise']:.2f}%")
+    phases = (f"{cost['probes']} probes {ph['probes']} runs, the confirmation {ph['confirmation']} runs "
+              f"({cost['confirm_layouts']} fresh layouts a side), the tests of the ranges beside the step "
+              f"{ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
+              "; every further change point costs about as much again")
+    went_on = (f"{look}; the first look could not price the bisection (a step one standard error either side of "
+               f"its estimate likely costs {first['low']} to {first['high']} runs), so the endpoints' test went on: ")
+    if got["by"] == "endpoints' test" and got["ends"] != "differs":
+        msg = (f"{went_on}{cost['endpoint_layouts']} layouts a side, BAD/GOOD = {got['ratio']:.4f}, layout noise "
+               f"{100 * noise:.2f}%{paired}: no change of at least {100 * plan.min_effect:g}% shown "
+               f"({got['ends']}); the bisection ends there: about {cost['runs']} runs, all measured now (kept)")
+    elif got["by"] == "endpoints' test":
+        msg = (f"{went_on}it shows a change at {cost['endpoint_layouts']} layouts a side ({ph['endpoints']} runs, measured "
+               f"now and kept), BAD/GOOD = {got['ratio']:.4f}, layout noise {100 * noise:.2f}%{paired} (a step of "
+               f"{cost['step_in_noise_units']:.1f} x the noise); likely cost (those runs and the median of "
+               f"{cost['histories']} bisections simulated at this noise and change for the phases after them): "
+               + phases)
+    else:
+        msg = (f"{look}{paired} (a step of {cost['step_in_noise_units']:.1f} x the noise); likely cost (the median of "
+               f"{cost['histories']} bisections simulated at this noise and change): endpoints {ph['endpoints']} runs "
+               f"({cost['endpoint_layouts']} layouts a side), " + phases)
+        if got["by"] == "budget":
+            msg += (f"; not settled: a step one standard error either side of the estimate likely costs "
+                    f"{first['low']} to {first['high']} runs (under a budget the plan measures no further than its "
+                    "first look: the bisection's runs are the budget's)")
+        elif first["low"] != first["high"] or first["low"] != cost["runs"]:
+            msg += f" (a step one standard error either side of the estimate: {first['low']} to {first['high']})"
+    return msg
 
 
 def _compiles(profile: Profile, probes: int) -> dict | None:
