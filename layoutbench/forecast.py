@@ -183,8 +183,7 @@ def plan_look(tr, good: str, bad: str, n_commits: int, plan: decide.Plan, k: int
     the likely costs one standard error either side of its estimate do not agree (:func:`settled`), the
     endpoints' test goes on as the bisection runs it (decide.endpoints: its runs are the bisection's first)
     and the forecast is :func:`after_endpoints` of its decision.  Not ``go_on`` (a plan under a budget: the
-    bisection's runs are the budget's), or a budget that ends that test (decide.OutOfBudget): the first
-    look's forecast.  Returns the forecast (``cost``: :func:`expected_cost`'s keys, ``runs`` the whole
+    bisection's runs are the budget's): the first look's forecast.  Returns the forecast (``cost``: :func:`expected_cost`'s keys, ``runs`` the whole
     bisection's; ``phase_runs['endpoints']`` the runs measured when the test decided), ``ratio`` and
     ``noise`` as last measured, ``first`` (the first look: ratio, noise, runs forecast, ``low``/``high``
     one standard error either side), ``by`` ("first look", "endpoints' test", or "budget": not settled,
@@ -217,11 +216,7 @@ def plan_look(tr, good: str, bad: str, n_commits: int, plan: decide.Plan, k: int
         say(f"plan: the first look cannot price the bisection: a step of x{math.exp(d - t.se):.4f} to "
             f"x{math.exp(d + t.se):.4f} (its estimate +-1 se) likely costs {lo} to {hi} runs; the endpoints' test "
             "goes on (its runs are the bisection's first, kept in the store)")
-    try:
-        ends = decide.endpoints(tr, good, bad, plan, say=None if say is None else (lambda m: say(f"endpoints: {m}")))
-    except decide.OutOfBudget:
-        out["by"], out["spent"] = "budget", tr.ledger.spent
-        return out
+    ends = decide.endpoints(tr, good, bad, plan, say=None if say is None else (lambda m: say(f"endpoints: {m}")))
     d, noise, rho, _ = measured()
     spent = tr.ledger.spent
     after = after_endpoints(n_commits, ends.status, spent, math.exp(d), noise, plan, rho)
