@@ -416,7 +416,7 @@ def plan_forecast(sc: Scenario, plan, seed: int, corr: bool = True) -> int:
     p = SimProber(sc, np.random.default_rng(seed))
     tr = decide.Tracked(p)
     k = max(decide.MIN_LAYOUTS, plan.layouts)
-    got = forecast.plan_look(tr, p.names[0], p.names[-1], len(p.names), plan, k, plan.runs)
+    got = forecast.plan_look(tr, p.names[0], p.names[-1], len(p.names), plan, (k, plan.runs))
     if corr or not plan.paired:
         return got["cost"]["runs"]
     first = got["first"]

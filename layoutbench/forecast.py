@@ -174,10 +174,10 @@ def settled(mid: int, lo: int, hi: int) -> bool:
     return max(mid, lo, hi) <= SETTLED * least
 
 
-def plan_look(tr, good: str, bad: str, n_commits: int, plan: decide.Plan, k: int, runs: int, say=None,
+def plan_look(tr, good: str, bad: str, n_commits: int, plan: decide.Plan, look: tuple[int, int], say=None,
               go_on: bool = True) -> dict:
     """What ``bisect run --plan`` measures and forecasts, on a :class:`decide.Tracked` prober ``tr``: GOOD
-    and BAD at ``k`` layouts x ``runs`` (the endpoints' first look), the layout noise and the change from
+    and BAD at ``look`` = (k layouts, runs a layout) (the endpoints' first look), the layout noise and the change from
     them, and :func:`expected_cost` at those.  A first look of a few layouts cannot tell a step near the
     minimum effect from none or from a large one, and those cost several times what the others do; so when
     the likely costs one standard error either side of its estimate do not agree (:func:`settled`), the
@@ -188,6 +188,7 @@ def plan_look(tr, good: str, bad: str, n_commits: int, plan: decide.Plan, k: int
     ``noise`` as last measured, ``first`` (the first look: ratio, noise, runs forecast, ``low``/``high``
     one standard error either side), ``by`` ("first look", "endpoints' test", or "budget": not settled,
     the first look's), ``ends`` (the endpoints' test's status, or None) and ``spent`` (the runs measured)."""
+    k, runs = look
     for c in (good, bad):
         tr.pool.add(c, tr.groups(c, k, runs))
 

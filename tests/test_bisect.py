@@ -455,12 +455,13 @@ def test_runs_per_layout_from_a_stated_layout_cost_and_a_measured_run_cost(hist,
     """The local target states a layout at 30 s and no run cost: the run cost is measured (the
     median duration of the endpoints' first runs, as the store holds them), a layout costs more,
     so GOOD and BAD get a second run a layout and R = sqrt(30 / run x sR^2/sL^2); the text says
-    which cost was stated and which measured."""
+    which cost was stated and which measured.  Under a budget the plan stays at its first look (a plan
+    without one may go on with the endpoints' test, whose runs would join the first look's here)."""
     from layoutbench import costs
 
     store = tmp_path / "l.sqlite"
     v, err = costed_bisect(hist, layout_stated, store, "--target", "local", "--args", "iterations=3000",
-                           "--layouts", "3", "--plan")
+                           "--layouts", "3", "--plan", "--budget", "100000")
     ch = v["runs_per_layout"]
     with sqlite3.connect(store) as c:
         first = [r[0] for r in c.execute("SELECT duration FROM runs WHERE status = 'ok' AND rep = 0")]

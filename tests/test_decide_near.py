@@ -194,7 +194,7 @@ def _plan_look(step: float, seed: int, go_on: bool = True) -> tuple[dict, decide
     layout noise 1%: what --plan measures and forecasts."""
     p = forecast.Synthetic(17, step, 8, 0.01, seed)
     tr = decide.Tracked(p)
-    return forecast.plan_look(tr, "c0", "c16", 17, decide.Plan(), 4, 1, go_on=go_on), tr
+    return forecast.plan_look(tr, "c0", "c16", 17, decide.Plan(), (4, 1), go_on=go_on), tr
 
 
 def test_the_plan_prices_from_its_first_look_when_that_settles_it():

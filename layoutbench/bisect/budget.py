@@ -339,7 +339,7 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
     the minimum effect is likely missed at that noise (forecast.missed_step, :func:`missed_lines`)."""
     k = max(decide.MIN_LAYOUTS, s.layouts)
     try:
-        got = forecast.plan_look(eng, b.good, b.bad, len(commits), plan, k, s.runs, say=say,
+        got = forecast.plan_look(eng, b.good, b.bad, len(commits), plan, (k, s.runs), say=say,
                                  go_on=s.budget is None and s.budget_time is None)
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
