@@ -24,7 +24,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 import re
 import time
 from pathlib import Path
@@ -94,6 +95,9 @@ class MeasureRequest:
     #: earlier, by ``targets.check_metric``)
     metrics: tuple[str, ...] = ()
     metrics_from: str = "--metric"  #: where ``metrics`` came from, as the error names it
+    #: whether a core is free now for a second run beside the one running, on a target whose counts a run
+    #: beside it cannot change (:func:`side_by_side`); None: one run at a time
+    spare: object = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "specs", tuple(tuple(s) for s in self.specs))
@@ -170,11 +174,15 @@ class Measurement:
     unsupported_events: set[str] = field(default_factory=set)  #: perf events the machine could not count
 
     def groups(self, metric: str, max_rep: int | None = None) -> dict[str, list[float]]:
-        """Variant label (``random:3``) → the values of ``metric`` (ok runs, repetitions < ``max_rep``)."""
+        """Variant label (``random:3``) → the values of ``metric`` (ok runs, repetitions < ``max_rep``), the
+        variants in the request's order and each one's values by repetition, whatever order the runs
+        ended in (two side by side end in either order; the same seeds are paired by position)."""
+        order = {tuple(s): i for i, s in enumerate(self.request.specs)}
+        mine = [s for s in self.samples if s["metric"] == metric and (max_rep is None or s["rep"] < max_rep)]
         out: dict[str, list[float]] = {}
-        for s in self.samples:
-            if s["metric"] == metric and (max_rep is None or s["rep"] < max_rep):
-                out.setdefault(layout.label(s["layout"], s["seed"]), []).append(s["value"])
+        for s in sorted(mine, key=lambda s: (order.get((s["layout"], s["seed"]), len(order)), s["rep"],
+                                             s.get("sample_id", 0))):
+            out.setdefault(layout.label(s["layout"], s["seed"]), []).append(s["value"])
         return out
 
 
@@ -248,6 +256,10 @@ class LinkAhead:
     def build_ids(self) -> dict:
         return {k: self[k][1] for k in self.keys}
 
+    def idle(self) -> bool:
+        """No link running or queued: every image the jobs need is linked."""
+        return all(f.done() for f in self.futures.values())
+
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -292,46 +304,53 @@ def measure_commit(request: MeasureRequest, store: Store, target: targets.Target
     return _stored(m, store, target, say, checked)
 
 
+def side_by_side(target: targets.Target) -> int:
+    """How many runs of ``target`` may run at once on this machine: two on a target whose metrics are
+    counts it makes itself (:func:`links_ahead`: a cache model's, which a run beside it cannot change) on
+    a machine with two cores or more, else one."""
+    return 2 if links_ahead(target) and (os.cpu_count() or 1) >= 2 else 1
+
+
+def _lock(objs: buildmod.ObjectSet, target: targets.Target, key: RunKey, slot: int, say) -> procs.RunLock:
+    """The run lock of ``slot`` (0: the one every run of the target takes; 1: the second of two side by side)."""
+    host = re.sub(r"[^A-Za-z0-9_.@-]+", "_", key.host)[:80]
+    tail = f".{slot}" if slot else ""
+    return procs.RunLock(workdir() / "locks" / f"{objs.profile.name}.{target.spec.name}.{host}{tail}.lock",
+                         f"target {target.spec.name} of {objs.profile.name} on {key.host}"
+                         + (f" (the run beside the first, slot {slot})" if slot else ""), say)
+
+
+def _one_run(lock: procs.RunLock, target: targets.Target, image: Path, log: Path, args: list[str]):
+    """One run under its lock (taken in the thread that runs it: its processes carry the lock's mark);
+    returns (result, start time)."""
+    # one benchmark of this target on this host at a time a slot (a farm's places run side by side); what
+    # a killed run left running is stopped first, and a run beside another one is refused, never stored
+    with lock:
+        started = time.time()
+        result = target.run(image, log, args)
+        lock.check_alone("ran beside this run")
+    return result, started
+
+
 def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: targets.Target, variants,
               progress, say) -> bool:
     """Run every job of ``m`` that the store does not hold yet; ``variants[(layout, seed)]``: (variant, build id).
-    True: the machine was checked before the first of them."""
+    Two at once where :func:`side_by_side` allows it and the request's ``spare()`` says a core is free
+    (and no link of the jobs' images runs); the store is written in this thread only, each run as it
+    ends.  True: the machine was checked before the first of them."""
     key, objs = m.key, m.objs
     tick = progress or (lambda: None)
     checked = printed_checked = False
     exact = exact_counts(target)
-    for job in m.jobs:
-        v, build_id = variants[(job.layout, job.seed)]
-        status = store.done(build_id, key).get(job.rep)
-        if status is not None and not (request.retry_failed and status != "ok"):
-            m.skipped += 1
-            tick()
-            continue
-        if exact and store.copy_twin_run(build_id, str(v.elf), key, job.rep, "not run again: run {run} ran this "
-                                         "image file on this target, whose counts a second run repeats") is not None:
-            m.copied += 1
-            tick()
-            continue
-        if not checked and request.check_machine and target.counts:
-            checked = True  # once, before the first run that happens: the findings precede these runs
-            m.findings = [f.to_dict() for f in target.machine_check()]
-            store.add_machine_check(key, m.findings)
-            bad = [f["check"] for f in m.findings if f["problem"]]
-            if bad and (key.host, tuple(bad)) not in store.said_machine:  # said once a store, kept every time
-                store.said_machine.add((key.host, tuple(bad)))
-                say(f"machine {key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
-                    f"(each with its fix in the report)")
-        log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
-            f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}-{key.config}" \
-            f".{os.getpid()}.log"  # two workers sharing a work directory never write one log
-        # one benchmark of this target on this host at a time (a farm's places run side by side); what
-        # a killed run left running is stopped first, and a run beside another one is refused, never stored
-        with procs.RunLock(workdir() / "locks" / f"{objs.profile.name}.{target.spec.name}."
-                           f"{re.sub(r'[^A-Za-z0-9_.@-]+', '_', key.host)[:80]}.lock",
-                           f"target {target.spec.name} of {objs.profile.name} on {key.host}", say) as lock:
-            started = time.time()
-            result = target.run(v.elf, log, list(request.args))
-            lock.check_alone("ran beside this run")
+    spare = request.spare
+    slots = side_by_side(target) if spare is not None else 1
+    pool = ThreadPoolExecutor(slots, thread_name_prefix="layoutbench-run") if slots > 1 else None
+    running: dict = {}  # future -> (job, variant, build id, log, slot)
+
+    def finish(fut) -> None:
+        nonlocal printed_checked
+        job, v, build_id, log, slot = running.pop(fut)
+        result, started = fut.result()
         store.add_run(build_id, key, job.rep, result, log, started)
         m.ran += 1
         m.accelerators.add(result.accelerator)
@@ -342,6 +361,59 @@ def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: tar
             printed_checked = True
             _check_printed(request, target, result)
         tick()
+
+    def wait(room: int) -> None:
+        """Store the runs that end until fewer than ``room`` are running."""
+        while len(running) >= room:
+            done, _ = wait_futures(running, return_when=FIRST_COMPLETED)
+            for fut in done:
+                finish(fut)
+
+    try:
+        for job in m.jobs:
+            v, build_id = variants[(job.layout, job.seed)]
+            status = store.done(build_id, key).get(job.rep)
+            if status is not None and not (request.retry_failed and status != "ok"):
+                m.skipped += 1
+                tick()
+                continue
+            if exact and store.copy_twin_run(build_id, str(v.elf), key, job.rep, "not run again: run {run} ran this "
+                                             "image file on this target, whose counts a second run repeats") is not None:
+                m.copied += 1
+                tick()
+                continue
+            if not checked and request.check_machine and target.counts:
+                checked = True  # once, before the first run that happens: the findings precede these runs
+                m.findings = [f.to_dict() for f in target.machine_check()]
+                store.add_machine_check(key, m.findings)
+                bad = [f["check"] for f in m.findings if f["problem"]]
+                if bad and (key.host, tuple(bad)) not in store.said_machine:  # said once a store, kept every time
+                    store.said_machine.add((key.host, tuple(bad)))
+                    say(f"machine {key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
+                        f"(each with its fix in the report)")
+            log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
+                f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}-{key.config}" \
+                f".{os.getpid()}.log"  # two workers sharing a work directory never write one log
+            if pool is None:
+                result, started = _one_run(_lock(objs, target, key, 0, say), target, v.elf, log, list(request.args))
+                fut = Future()
+                fut.set_result((result, started))
+                running[fut] = (job, v, build_id, log, 0)
+                finish(fut)
+                continue
+            # a second run starts beside the first only while a core is spare (no compile, no link running)
+            wait(slots if running and spare() and getattr(variants, "idle", lambda: True)() else 1)
+            slot = min(set(range(slots)) - {r[4] for r in running.values()})
+            fut = pool.submit(_one_run, _lock(objs, target, key, slot, say), target, v.elf, log, list(request.args))
+            running[fut] = (job, v, build_id, log, slot)
+        wait(1)
+    finally:
+        if running:  # an error in this thread: the runs started end and are stored all the same
+            for fut in wait_futures(running).done:
+                with contextlib.suppress(Exception):
+                    finish(fut)
+        if pool is not None:
+            pool.shutdown(wait=True)
     return checked
 
 

@@ -144,3 +144,21 @@ def test_a_count_target_links_the_next_image_while_one_runs_and_a_timing_target_
         linked = [Path(p).stat().st_mtime for (p,) in count(db, "SELECT elf_path FROM builds")]
         assert len(linked) == 4 and count(db, "SELECT count(*) FROM runs WHERE status='ok'")[0][0] == 4
         assert (max(linked) > first_run) is beside, (target, max(linked) - first_run)
+
+
+def test_a_measurements_values_come_in_the_requests_order_whatever_order_the_runs_ended_in():
+    """Two runs side by side end in either order and are stored so; the values of each variant come
+    back in the request's order of variants and by repetition (the same seeds are paired by position)."""
+    from layoutbench import measure, profile
+
+    prof = profile.load("minikernel")
+    specs = (("random", 3), ("random", 1), ("random", 2))
+    req = measure.MeasureRequest(prof, None, specs, runs=2)
+    ended = [("random", 2, 1), ("random", 1, 0), ("random", 2, 0), ("random", 3, 1), ("random", 1, 1), ("random", 3, 0)]
+    samples = [{"metric": "m", "layout": lay, "seed": sd, "rep": rep, "value": 10 * sd + rep, "sample_id": i}
+               for i, (lay, sd, rep) in enumerate(ended)]
+    samples.append({"metric": "other", "layout": "random", "seed": 1, "rep": 0, "value": -1.0, "sample_id": 9})
+    m = measure.Measurement(req, None, [], None, {}, samples=samples)
+    assert m.groups("m") == {"random:3": [30, 31], "random:1": [10, 11], "random:2": [20, 21]}
+    assert list(m.groups("m")) == ["random:3", "random:1", "random:2"] and m.groups("m", max_rep=1) == {
+        "random:3": [30], "random:1": [10], "random:2": [20]}

@@ -200,3 +200,30 @@ class _Bar:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_a_count_target_runs_two_at_once_while_a_core_is_spare_and_counts_the_same(built, tmp_path):
+    """On a target whose metrics are counts it makes itself (cachegrind's), with two cores: two runs at
+    once while the request's ``spare()`` says a core is free, one at a time when it says none is (a
+    compile running) or when nothing is said; the counts are the same either way and every run is
+    stored; the values come back in the request's order."""
+    if measure.side_by_side(targets.make(built["profile"], "cachegrind")) < 2:
+        pytest.skip("one core: runs never go side by side")
+    specs = tuple(("random", i) for i in range(1, 7))
+    got = {}
+    for name, spare in (("spare", lambda: True), ("busy", lambda: False), ("none", None)):
+        store = Store(tmp_path / f"{name}.sqlite")
+        req = measure.MeasureRequest(built["profile"], built["checkout"], specs, runs=1, target="cachegrind",
+                                     args=("iterations=300",), spare=spare)
+        with req.make_target() as t:
+            m = measure.measure_commit(req, store, t, objs=built["objs"])
+        assert (m.ran, m.failed) == (6, 0)
+        # the variants in the request's order, whatever order their runs ended in (seeds pair by position)
+        assert list(m.groups("cg_cost")) == [f"random:{i}" for i in range(1, 7)]
+        spans = sorted((r["started"], r["started"] + r["duration"]) for r in m.runs)
+        overlaps = sum(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+        got[name] = (overlaps, sorted((s["layout"], s["seed"], s["value"]) for s in m.samples
+                                      if s["metric"] == "cg_cost"))
+        store.close()
+    assert got["spare"][0] >= 1 and got["busy"][0] == 0 and got["none"][0] == 0, {k: v[0] for k, v in got.items()}
+    assert len(got["spare"][1]) == 6 and got["spare"][1] == got["busy"][1] == got["none"][1]

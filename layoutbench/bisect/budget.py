@@ -110,7 +110,8 @@ class Clock:
         and a link's for the share of their new images that this command had to link so far (a
         layout linked before, or the images of a neighbour's objects, need none); the two summed, or
         the longer of the two where the next image links beside a run (``links_beside_runs``: "N runs
-        at r s beside L links at l s"); compiles not counted."""
+        at r s beside L links at l s"); with no link to make, half the runs' time where two run at once
+        (``runs_side_by_side``: "N runs at r s two at a time"); compiles not counted."""
         c = target_costs(self.p, self.s)
         if c.run is None:
             return None, ""
@@ -119,11 +120,14 @@ class Clock:
         made, new = self.p.links_now, self.p.images_new
         links = round(images * made / new) if new else images
         beside = bool(_beside(self.p) and links and c.layout)
-        sec = (max if beside else sum)(((runs + naive) * c.run, links * (c.layout or 0.0)))
+        # no link to make (every image linked before, or a neighbour's): two runs at once where they can be
+        two = bool(getattr(self.p, "runs_side_by_side", False) and not (links and c.layout))
+        sec = (max if beside else sum)(((runs + naive) * c.run / (2 if two else 1), links * (c.layout or 0.0)))
         share = (f"{made} of the {new} new images this command measured were linked" if new
                  else "this command has measured no new image yet")
         n = runs + naive
         return sec, (f"about {costs.duration_text(sec)} left: {n} run{'s' * (n != 1)} at {c.run:.3g} s"
+                     + (" two at a time" if two else "")
                      + (f" {'beside' if beside else '+'} {links} link{'s' * (links != 1)} at {c.layout:.3g} s "
                         f"({share})" if c.layout else "")
                      + (f"; the naive bisection's {naive} run{'s' * (naive != 1)} included" if naive else "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -61,6 +62,8 @@ class Prober:
         #: the same machines compile a commit whose turn is known (BAD, the first probe) beside the runs
         #: of the one before it: its build starts once the commit measured now has its objects
         self.compiles_ahead = self.links_beside_runs
+        #: two runs at once (measure.side_by_side: a cache model's counts, two cores) while no compile runs
+        self.runs_side_by_side = lock is None and measure.side_by_side(self.target) > 1
         self._queued: list[tuple[source.Checkout, str]] = []  #: (commit, what for) to compile ahead
         self._ahead: dict[str, Future] = {}  #: commit -> its compile ahead, running or done
         self._pool: ThreadPoolExecutor | None = None
@@ -102,6 +105,13 @@ class Prober:
             self.compiled_now += int(got.compiled_now)
         return got
 
+    def _spare(self) -> bool:
+        """Whether a core is spare for a second run: no compile ahead queued or running, and the machine's
+        load (its one-minute average: the run going on counts about 1) leaves a core free, so that two
+        runs beside other work (another command, a test suite's other worker) never push a boot past its
+        timeout."""
+        return self.ahead_running() == 0 and os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
+
     def ahead_running(self) -> int:
         """Compiles ahead queued or not yet finished."""
         return len(self._queued) + sum(not f.done() for f in self._ahead.values())
@@ -127,7 +137,8 @@ class Prober:
     def _measure(self, co: source.Checkout, specs: list[tuple[str, int]], runs: int, purpose: str) -> dict:
         request = measure.MeasureRequest(self.profile, co, specs, runs, self.s.mode, self.s.target, self.extra,
                                          metrics=(self.s.metric,) if self.s.metric else (),
-                                         metrics_from=self.metric_from)
+                                         metrics_from=self.metric_from,
+                                         spare=self._spare if self.runs_side_by_side else None)
         linked = None
         with self.lock or contextlib.nullcontext():
             try:
