@@ -446,7 +446,7 @@ def phases_text(p: dict) -> str:
     return (f"wall {p['wall'] / m:.1f} min: compile {p['compile_seconds'] / m:.1f} min ({p['compiled']} compiled, "
             f"{p['reused']} reused a neighbour's objects), link {p['link_seconds'] / m:.1f} min ({p['links']} links), "
             f"boot+run {p['run_seconds'] / m:.1f} min ({p['runs']} runs), the rest (export, decide; negative: "
-            f"links beside runs) {p['other_seconds'] / m:+.1f} min")
+            f"work beside work: compiles and links beside runs, two runs at once) {p['other_seconds'] / m:+.1f} min")
 
 
 def main() -> None:

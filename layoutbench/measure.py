@@ -95,8 +95,8 @@ class MeasureRequest:
     #: earlier, by ``targets.check_metric``)
     metrics: tuple[str, ...] = ()
     metrics_from: str = "--metric"  #: where ``metrics`` came from, as the error names it
-    #: whether a core is free now for a second run beside the one running, on a target whose counts a run
-    #: beside it cannot change (:func:`side_by_side`); None: one run at a time
+    #: ``spare(n)``: whether a core is free now for another run beside the ``n`` of this measurement running,
+    #: on a target whose counts a run beside it cannot change (:func:`side_by_side`); None: one run at a time
     spare: object = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -402,7 +402,7 @@ def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: tar
                 finish(fut)
                 continue
             # a second run starts beside the first only while a core is spare (no compile, no link running)
-            wait(slots if running and spare() and getattr(variants, "idle", lambda: True)() else 1)
+            wait(slots if running and spare(len(running)) and getattr(variants, "idle", lambda: True)() else 1)
             slot = min(set(range(slots)) - {r[4] for r in running.values()})
             fut = pool.submit(_one_run, _lock(objs, target, key, slot, say), target, v.elf, log, list(request.args))
             running[fut] = (job, v, build_id, log, slot)

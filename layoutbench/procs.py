@@ -75,6 +75,23 @@ def killpg(pgid: int) -> None:
         pass
 
 
+def others_running(mine: int, reads: int = 3) -> int:
+    """How many threads other than ``mine`` (this command's own benchmark processes running, one thread
+    each) and the reader itself are runnable now: /proc/loadavg's count of runnable threads, the least
+    of ``reads`` reads 50 ms apart (a short-lived process in one read is not work that stays)."""
+    least = None
+    for i in range(reads):
+        if i:
+            time.sleep(0.05)
+        try:
+            with open("/proc/loadavg") as f:
+                runnable = int(f.read().split()[3].split("/")[0])
+        except (OSError, IndexError, ValueError):
+            return 0  # not Linux's /proc: nothing known of other work
+        least = runnable if least is None else min(least, runnable)
+    return max(0, least - 1 - mine)
+
+
 def kill_all() -> None:
     """Kill every process group still registered (an interrupt, the end of the command)."""
     with _lock:

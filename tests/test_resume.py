@@ -211,7 +211,7 @@ def test_a_count_target_runs_two_at_once_while_a_core_is_spare_and_counts_the_sa
         pytest.skip("one core: runs never go side by side")
     specs = tuple(("random", i) for i in range(1, 7))
     got = {}
-    for name, spare in (("spare", lambda: True), ("busy", lambda: False), ("none", None)):
+    for name, spare in (("spare", lambda n: True), ("busy", lambda n: False), ("none", None)):
         store = Store(tmp_path / f"{name}.sqlite")
         req = measure.MeasureRequest(built["profile"], built["checkout"], specs, runs=1, target="cachegrind",
                                      args=("iterations=300",), spare=spare)
@@ -227,3 +227,23 @@ def test_a_count_target_runs_two_at_once_while_a_core_is_spare_and_counts_the_sa
         store.close()
     assert got["spare"][0] >= 1 and got["busy"][0] == 0 and got["none"][0] == 0, {k: v[0] for k, v in got.items()}
     assert len(got["spare"][1]) == 6 and got["spare"][1] == got["busy"][1] == got["none"][1]
+
+
+def test_other_work_running_is_counted_from_the_runnable_threads():
+    """procs.others_running: two processes that spin are two threads of other work (a second run would
+    wait for a core); this command's own runs are left out of the count."""
+    import subprocess
+    import sys
+
+    from layoutbench import procs
+
+    spin = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        import time
+        time.sleep(0.5)
+        seen = procs.others_running(0)
+        assert seen >= 2 and procs.others_running(2, reads=1) <= max(0, seen + 1 - 2), seen
+    finally:
+        for p in spin:
+            p.kill()
+            p.wait()

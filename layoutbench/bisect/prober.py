@@ -10,7 +10,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from .. import build as buildmod
-from .. import decide, measure, source, targets
+from .. import decide, measure, procs, source, targets
 from ..decide import Skip
 from ..errors import BuildFailed, LayoutbenchError
 from ..profile import Profile
@@ -105,13 +105,12 @@ class Prober:
             self.compiled_now += int(got.compiled_now)
         return got
 
-    def _spare(self) -> bool:
-        """Whether a core is spare for a second run: no compile ahead queued or running, and the machine's
-        load (its one-minute average: the run going on counts about 1) leaves a core free, so that two
-        runs beside other work (another command, a test suite's other worker) never push a boot past its
-        timeout."""
-        return self.ahead_running() == 0 and os.getloadavg()[0] < (os.cpu_count() or 1) - 0.5
-
+    def _spare(self, running: int) -> bool:
+        """Whether a core is spare for a second run beside the ``running`` runs of this command: no compile
+        ahead queued or running, and no other work running on the machine (procs.others_running: a test
+        suite's other worker, another command), so that two runs beside other work never push a boot past
+        its timeout."""
+        return self.ahead_running() == 0 and procs.others_running(running) <= (os.cpu_count() or 1) - 1 - running
     def ahead_running(self) -> int:
         """Compiles ahead queued or not yet finished."""
         return len(self._queued) + sum(not f.done() for f in self._ahead.values())
