@@ -311,6 +311,13 @@ def side_by_side(target: targets.Target) -> int:
     return 2 if links_ahead(target) and (os.cpu_count() or 1) >= 2 else 1
 
 
+def spare_core(running: int) -> bool:
+    """Whether the machine has a core free for another run beside the ``running`` ones of this command: a
+    core left over, and no other work runnable (procs.others_running: a test suite's other worker, another
+    command, a compile), so that two runs beside other work never push a boot past its timeout."""
+    return procs.others_running(running) <= (os.cpu_count() or 1) - 1 - running
+
+
 def _lock(objs: buildmod.ObjectSet, target: targets.Target, key: RunKey, slot: int, say) -> procs.RunLock:
     """The run lock of ``slot`` (0: the one every run of the target takes; 1: the second of two side by side)."""
     host = re.sub(r"[^A-Za-z0-9_.@-]+", "_", key.host)[:80]

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from .. import build as buildmod
-from .. import decide, measure, procs, source, targets
+from .. import decide, measure, source, targets
 from ..decide import Skip
 from ..errors import BuildFailed, LayoutbenchError
 from ..profile import Profile
@@ -107,10 +106,9 @@ class Prober:
 
     def _spare(self, running: int) -> bool:
         """Whether a core is spare for a second run beside the ``running`` runs of this command: no compile
-        ahead queued or running, and no other work running on the machine (procs.others_running: a test
-        suite's other worker, another command), so that two runs beside other work never push a boot past
-        its timeout."""
-        return self.ahead_running() == 0 and procs.others_running(running) <= (os.cpu_count() or 1) - 1 - running
+        ahead queued or running, and measure.spare_core."""
+        return self.ahead_running() == 0 and measure.spare_core(running)
+
     def ahead_running(self) -> int:
         """Compiles ahead queued or not yet finished."""
         return len(self._queued) + sum(not f.done() for f in self._ahead.values())

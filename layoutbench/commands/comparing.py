@@ -93,7 +93,7 @@ def compare_cmd(**o):
     request = measure.MeasureRequest(prof, co, specs, o["runs"], o["mode"], names[0] if names else None,
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
                                      o["retry_failed"], o["jobs"], machine_overrides(o), not o["no_machine_check"],
-                                     metrics=o["metrics"])
+                                     metrics=o["metrics"], spare=measure.spare_core)
     if len(names) > 1:
         multi = compare.run_many(request, names, store, view, progress_bar, say)
         if o["as_json"]:
@@ -162,7 +162,7 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
     a, b = (source.resolve(prof, r, o["repo"], o["subdir"]) for r in revs)
     request = measure.MeasureRequest(prof, a, seeded, o["runs"], o["mode"], names[0] if names else None,
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
-                                     o["retry_failed"], o["jobs"], metrics=o["metrics"])
+                                     o["retry_failed"], o["jobs"], metrics=o["metrics"], spare=measure.spare_core)
     rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(o["metrics"])),
                                   o["min_effect"] / 100, say)
     from ..verdict import Verdict

@@ -240,7 +240,8 @@ def sweep(profile: Profile, store: Store, points: list[str], opts: SweepOptions,
             request = measure.MeasureRequest(profile, source.Checkout(Path(series.repo), series.subdir, c, None),
                                              series.specs, series.runs, series.mode, series.target,
                                              tuple(series.args.split()), opts.timeout, jobs=opts.jobs,
-                                             metrics=tuple(m for m in opts.metrics if m != "all"))
+                                             metrics=tuple(m for m in opts.metrics if m != "all"),
+                                             spare=measure.spare_core)
             rec = probe(request, target, store, progress_factory, say)
             out.ran += rec.pop("ran")
             out.skipped += rec.pop("skipped")
