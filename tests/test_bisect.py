@@ -342,7 +342,7 @@ def test_a_duration_budget_becomes_runs_and_ends_with_the_best_honest_verdict(hi
     assert hist["regression"] in cands and abs(sum(c["probability"] for c in v["candidates"]) - 1) < 1e-9
     assert f"budget {given}: 15 runs at {per:g} s a run" in err
     probes = [ln for ln in err.splitlines() if "· probe " in ln]
-    assert probes and all("runs spent of 15" in ln and re.search(r"left: \d+ runs? at 1 s (?:\+|beside) \d+ links? at 3 s \(", ln)
+    assert probes and all("runs spent of 15" in ln and re.search(r"left: \d+ runs? at 1 s(?: two at a time)? (?:\+|beside) \d+ links? at 3 s \(", ln)
                           for ln in probes), err
     env = {"LAYOUTBENCH_QUIRKS": hist["quirks"], "LAYOUTBENCH_PROFILES": str(costed)}
     short = costs.duration_text(7 * per)

@@ -113,7 +113,7 @@ def test_the_naive_bisection_says_it_starts_and_each_probe_with_the_runs_spent(h
 def _left(m: str) -> dict | None:
     """The time left of a progress line: its text, runs, links, linked images of new ones (None
     before any) and the naive bisection's runs in it; one run or link is said without a plural."""
-    got = re.search(r"about (\S+) left: (\d+) (runs?) at 1 s (?:\+|beside) (\d+) (links?) at 3 s \((?:(\d+) of the (\d+) new "
+    got = re.search(r"about (\S+) left: (\d+) (runs?) at 1 s(?: two at a time)? (?:\+|beside) (\d+) (links?) at 3 s \((?:(\d+) of the (\d+) new "
                     r"images this command measured were linked|this command has measured no new image yet)\)"
                     r"(?:; the naive bisection's (\d+) (runs?) included)? \(estimated; compiles not counted\)", m)
     if got is None:
@@ -121,12 +121,14 @@ def _left(m: str) -> dict | None:
     for n, word in ((got[2], got[3]), (got[4], got[5]), (got[8], got[9])):
         assert n is None or (int(n) == 1) == (word in ("run", "link")), m
     return {"text": got[1], "runs": int(got[2]), "links": int(got[4]), "made": got[6] and int(got[6]),
-            "new": got[7] and int(got[7]), "naive": int(got[8] or 0), "beside": f" s beside {got[4]} link" in m}
+            "new": got[7] and int(got[7]), "naive": int(got[8] or 0), "beside": f" s beside {got[4]} link" in m,
+            "two": " s two at a time " in m}
 
 
 def test_the_time_left_costs_a_link_only_for_the_images_still_to_link(hist, runs):
     """Every time left is the runs still planned at 1 s and the links at 3 s (summed, or the longer of
-    the two where the next image links beside a run) for the share of new
+    the two where the next image links beside a run; with no link to make, the runs two at a time
+    where two cores allow) for the share of new
     images this command had to link so far (the README commits' images were linked for their
     parent: the share falls below one); the runs spent never decrease; the naive bisection's runs
     are counted until it has spent them."""
@@ -141,7 +143,10 @@ def test_the_time_left_costs_a_link_only_for_the_images_still_to_link(hist, runs
         assert links == (round(images * made / new) if new else images), m
         # cachegrind links the next image beside a run where two cores allow: the longer of the two, else both
         assert got["beside"] == (links > 0 and (os.cpu_count() or 1) >= 2), m
-        assert got["text"] == costs.duration_text((max if got["beside"] else sum)((runs_left, 3 * links))), m
+        # with no link to make, two runs at once where two cores allow (a count target's runs side by side)
+        assert got["two"] == (links == 0 and (os.cpu_count() or 1) >= 2), m
+        assert got["text"] == costs.duration_text((max if got["beside"] else sum)(
+            (runs_left / (2 if got["two"] else 1), 3 * links))), m
         if new:
             shares.append(made / new)
         if (s := re.search(r"(\d+)/(\d+) runs spent/planned", m)) and not m.startswith("naive"):
