@@ -414,11 +414,11 @@ def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: tar
             fut = pool.submit(_one_run, _lock(objs, target, key, slot, say), target, v.elf, log, list(request.args))
             running[fut] = (job, v, build_id, log, slot)
         wait(1)
+    except BaseException:
+        if running:  # an interrupt, or an error that ends the command: the runs going on are stopped at
+            procs.kill_all()  # once, not stored (the same command again runs them), never waited for
+        raise
     finally:
-        if running:  # an error in this thread: the runs started end and are stored all the same
-            for fut in wait_futures(running).done:
-                with contextlib.suppress(Exception):
-                    finish(fut)
         if pool is not None:
             pool.shutdown(wait=True)
     return checked

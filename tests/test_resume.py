@@ -247,3 +247,56 @@ def test_other_work_running_is_counted_from_the_runnable_threads():
         for p in spin:
             p.kill()
             p.wait()
+
+
+INTERRUPTED = """
+import sys
+from layoutbench import build, measure, profile, source
+from layoutbench.store import Store
+
+repo, db = sys.argv[1:3]
+prof = profile.load("minikernel")
+co = source.resolve(prof, "HEAD", repo)
+objs = build.compile_objects(prof, co)
+req = measure.MeasureRequest(prof, co, tuple(("random", i) for i in range(1, 5)), runs=1, target="cachegrind",
+                             args=("iterations=100000",), spare=lambda n: True)
+with req.make_target() as t:
+    measure.measure_commit(req, Store(db), t, objs=objs)
+"""
+
+
+def test_an_interrupt_stops_both_runs_going_and_stores_neither(built, tmp_path):
+    """Ctrl-C while two runs go side by side: both benchmarks are stopped at once (not waited for),
+    neither is stored (the same measurement again runs them), and no process of theirs is left."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from layoutbench import paths
+
+    if measure.side_by_side(targets.make(built["profile"], "cachegrind")) < 2:
+        pytest.skip("one core: runs never go side by side")
+    db = tmp_path / "i.sqlite"
+    p = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(built["checkout"].repo), str(db)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    second = list((paths.workdir() / "locks").glob("minikernel.cachegrind.*.1.lock"))
+    mark = {x: x.stat().st_mtime for x in second}
+    for _ in range(1200):  # the second run's lock written: two runs are going
+        now = list((paths.workdir() / "locks").glob("minikernel.cachegrind.*.1.lock"))
+        if any(x not in mark or x.stat().st_mtime > mark[x] for x in now) or p.poll() is not None:
+            break
+        time.sleep(0.25)
+    assert p.poll() is None, p.communicate()[0]
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    out = p.communicate(timeout=600)[0]
+    assert p.returncode != 0 and "KeyboardInterrupt" in out, out
+    logs = list((paths.workdir() / "logs").glob(f"minikernel/*/*-cachegrind-*.{p.pid}.log"))
+    # two runs were going, and neither reached its end: cachegrind prints its counts ("I   refs:") last
+    assert len(logs) >= 2 and not any("refs:" in x.read_text() for x in logs), [x.name for x in logs]
+    s = Store(db)
+    assert s.runs() == [], "an interrupted run is never stored"
+    s.close()
+    left = subprocess.run(["pgrep", "-f", f"valgrind.*{paths.workdir()}"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout
