@@ -339,6 +339,18 @@ def _one_run(lock: procs.RunLock, target: targets.Target, image: Path, log: Path
     return result, started
 
 
+def _check_machine(m: Measurement, store: Store, target: targets.Target, say) -> None:
+    """Whether the machine is quiet, stored with the runs' key; a condition that adds noise said once a store."""
+    key = m.key
+    m.findings = [f.to_dict() for f in target.machine_check()]
+    store.add_machine_check(key, m.findings)
+    bad = [f["check"] for f in m.findings if f["problem"]]
+    if bad and (key.host, tuple(bad)) not in store.said_machine:  # said once a store, kept every time
+        store.said_machine.add((key.host, tuple(bad)))
+        say(f"machine {key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
+            f"(each with its fix in the report)")
+
+
 def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: targets.Target, variants,
               progress, say) -> bool:
     """Run every job of ``m`` that the store does not hold yet; ``variants[(layout, seed)]``: (variant, build id).
@@ -391,13 +403,7 @@ def _run_jobs(m: Measurement, request: MeasureRequest, store: Store, target: tar
                 continue
             if not checked and request.check_machine and target.counts:
                 checked = True  # once, before the first run that happens: the findings precede these runs
-                m.findings = [f.to_dict() for f in target.machine_check()]
-                store.add_machine_check(key, m.findings)
-                bad = [f["check"] for f in m.findings if f["problem"]]
-                if bad and (key.host, tuple(bad)) not in store.said_machine:  # said once a store, kept every time
-                    store.said_machine.add((key.host, tuple(bad)))
-                    say(f"machine {key.host}: {len(bad)} condition(s) that add noise: {', '.join(bad)} "
-                        f"(each with its fix in the report)")
+                _check_machine(m, store, target, say)
             log = workdir() / "logs" / objs.profile.name / objs.checkout.key / \
                 f"{target.spec.image}-{v.label.replace(':', '-')}-{target.spec.name}-{request.mode}-{job.rep}-{key.config}" \
                 f".{os.getpid()}.log"  # two workers sharing a work directory never write one log
