@@ -207,8 +207,7 @@ def test_a_count_target_runs_two_at_once_while_a_core_is_spare_and_counts_the_sa
     once while the request's ``spare()`` says a core is free, one at a time when it says none is (a
     compile running) or when nothing is said; the counts are the same either way and every run is
     stored; the values come back in the request's order."""
-    if measure.side_by_side(targets.make(built["profile"], "cachegrind")) < 2:
-        pytest.skip("one core: runs never go side by side")
+    two = measure.side_by_side(targets.make(built["profile"], "cachegrind")) >= 2  # one core: never side by side
     specs = tuple(("random", i) for i in range(1, 7))
     got = {}
     for name, spare in (("spare", lambda n: True), ("busy", lambda n: False), ("none", None)):
@@ -225,7 +224,7 @@ def test_a_count_target_runs_two_at_once_while_a_core_is_spare_and_counts_the_sa
         got[name] = (overlaps, sorted((s["layout"], s["seed"], s["value"]) for s in m.samples
                                       if s["metric"] == "cg_cost"))
         store.close()
-    assert got["spare"][0] >= 1 and got["busy"][0] == 0 and got["none"][0] == 0, {k: v[0] for k, v in got.items()}
+    assert (got["spare"][0] >= 1 if two else got["spare"][0] == 0) and got["busy"][0] == 0 and got["none"][0] == 0, {k: v[0] for k, v in got.items()}
     assert len(got["spare"][1]) == 6 and got["spare"][1] == got["busy"][1] == got["none"][1]
 
 
