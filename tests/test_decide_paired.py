@@ -189,3 +189,22 @@ def test_the_pairing_hint_names_both_commits_abbreviated_and_both_standard_error
     assert head == f"the same seeds agree across {'b' * 12} and {'a' * 12}", hint
     assert float(rest.split("%")[0]) < 1e-9 and rest.split("%", 1)[1] == (
         f" against the pooled {100 * t.se:.3g}%): --paired reads that and would need fewer layouts"), hint
+
+
+def test_a_confirmations_paired_test_pairs_the_fresh_layouts_as_measured_not_as_clipped():
+    """The fresh layouts of a confirmation are clipped to within CLIP_LAYOUT robust layout sd of each
+    side's median for the pooled test; the seed-paired test must see them as measured.  Where the
+    pool's robust scale is far below the fresh layouts' spread (a pool of commits whose layouts
+    barely differ, as copies of one image stored under several commits make it), clipping both sides
+    would leave every paired difference the same: a zero-width interval and a p at its floor.  A 10%
+    step at 1% layout noise, the seeds' layouts correlated 0.99: the paired interval has the width of
+    the measured differences' spread."""
+    plan = decide.Plan(paired=True)
+    tr = decide.Tracked(_prober(10_200, 0.99, 0.1, 0.001))
+    tight = np.random.default_rng(7)
+    for i in range(12):  # 48 values whose median deviation is about 0.02%: a clip of about 0.07%
+        tr.pool.add(f"x{i}", {f"random:{s}": [math.exp(v)] for s, v in enumerate(tight.normal(0, 3e-4, 4), 1)})
+    got = decide.confirm(tr, "c0", "c1", plan, used=4, sign=1)
+    c, k = got[0], got[1]
+    assert c is not None and c.paired and c.verdict == "slower", (c and c.verdict, k)
+    assert c.ci_low < c.ratio * (1 - 1e-4), (c.ci_low, c.ratio)  # an interval, not a point

@@ -21,6 +21,7 @@ from .model import (
     band_verdict,
     dvalues,
     layout_scale,
+    layout_values,
     layouts_to_rule_out,
     paired,
     ztest,
@@ -432,7 +433,9 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             clip = CLIP_LAYOUT * layout_scale(pool)  # (the robust scale with these layouts in it)
             ya, yb = pool.add_fresh(last_good, used, ga, clip), pool.add_fresh(culprit, used, gb, clip)
             t = zvalues(pool, ya, yb)
-            tests = (fresh_pairs(ga, gb, ya, yb), t) if plan.paired else (t,)
+            # the paired test pairs the values as measured: clipped, two sides whose seeds agree would
+            # leave every difference the same (clipping is for the pooled test, whose variance is the pool's)
+            tests = (fresh_pairs(ga, gb, layout_values(ga), layout_values(gb)), t) if plan.paired else (t,)
             t = next((u for u in tests if _beyond(u, ns, a, sign, plan.min_effect)), t)  # the one that shows it
             size = t.est
             if say is not None:
