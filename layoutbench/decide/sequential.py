@@ -397,10 +397,11 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     seeds after the first ``used``, which no decision saw): a group-sequential test at ``level``
     of the null |effect| <= min_effect (one-sided in the direction ``sign`` of the range's change
     when given: sign x effect <= min_effect): the step is confirmed when the test's own interval
-    (:meth:`ZTest.interval`) excludes the whole band +-min_effect.  Each side's fresh layout values
-    are first pulled to within CLIP_LAYOUT robust layout sd of their median (:func:`clipped`,
-    :func:`layout_scale`): with one run per layout an outlier run would otherwise be a layout
-    far enough out to confirm a null step at the first look.  A commit whose true step is
+    (:meth:`ZTest.interval`) excludes the whole band +-min_effect.  For the pooled test each side's
+    fresh layout values are first pulled to within CLIP_LAYOUT robust layout sd of their median
+    (:func:`clipped`, :func:`layout_scale`): with one run per layout an outlier run would otherwise be
+    a layout far enough out to confirm a null step at the first look (the seed-paired test pairs them
+    as measured: its variance is its own differences', which an outlier widens).  A commit whose true step is
     at most the minimum effect (null, or a small shift of moved code) is confirmed with
     probability <= ``level``.  The looks (:func:`confirm_looks`) go K, 1.5K, ... up to the cap (``cap``,
     else the plan's; at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that (the
