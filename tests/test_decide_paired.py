@@ -194,8 +194,8 @@ def test_the_pairing_hint_names_both_commits_abbreviated_and_both_standard_error
 def test_a_confirmations_paired_test_pairs_the_fresh_layouts_as_measured_not_as_clipped():
     """The fresh layouts of a confirmation are clipped to within CLIP_LAYOUT robust layout sd of each
     side's median for the pooled test; the seed-paired test must see them as measured.  Where the
-    pool's robust scale is far below the fresh layouts' spread (a pool of commits whose layouts
-    barely differ, as copies of one image stored under several commits make it), clipping both sides
+    pool's robust scale is far below the fresh layouts' spread (a pool of commits whose first few
+    layouts lie close, as seeds 1-3 of the Debian Linux history do), clipping both sides
     would leave every paired difference the same: a zero-width interval and a p at its floor.  A 10%
     step at 1% layout noise, the seeds' layouts correlated 0.99: the paired interval has the width of
     the measured differences' spread."""
