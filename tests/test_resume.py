@@ -266,7 +266,8 @@ with req.make_target() as t:
 
 def test_an_interrupt_stops_both_runs_going_and_stores_neither(built, tmp_path):
     """Ctrl-C while two runs go side by side: both benchmarks are stopped at once (not waited for),
-    neither is stored (the same measurement again runs them), and no process of theirs is left."""
+    neither is stored (the same measurement again runs them), and no process of theirs is left.  On
+    one core, where runs never go side by side, the one run going is stopped and not stored."""
     import signal
     import subprocess
     import sys
@@ -274,15 +275,18 @@ def test_an_interrupt_stops_both_runs_going_and_stores_neither(built, tmp_path):
 
     from layoutbench import paths
 
-    if measure.side_by_side(targets.make(built["profile"], "cachegrind")) < 2:
-        pytest.skip("one core: runs never go side by side")
+    going = measure.side_by_side(targets.make(built["profile"], "cachegrind"))  # runs at once: 2, or 1 on one core
+
+    def last_slot() -> list:  # the run lock of the last run that can go: slot 1 (".1.lock"), or slot 0
+        locks = (paths.workdir() / "locks").glob("minikernel.cachegrind.*.lock")
+        return [x for x in locks if x.name.endswith(".1.lock") == (going >= 2)]
+
     db = tmp_path / "i.sqlite"
+    mark = {x: x.stat().st_mtime for x in last_slot()}
     p = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(built["checkout"].repo), str(db)],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    second = list((paths.workdir() / "locks").glob("minikernel.cachegrind.*.1.lock"))
-    mark = {x: x.stat().st_mtime for x in second}
-    for _ in range(1200):  # the second run's lock written: two runs are going
-        now = list((paths.workdir() / "locks").glob("minikernel.cachegrind.*.1.lock"))
+    for _ in range(1200):  # the last slot's run lock written: as many runs as can go are going
+        now = last_slot()
         if any(x not in mark or x.stat().st_mtime > mark[x] for x in now) or p.poll() is not None:
             break
         time.sleep(0.25)
@@ -293,7 +297,7 @@ def test_an_interrupt_stops_both_runs_going_and_stores_neither(built, tmp_path):
     assert p.returncode != 0 and "KeyboardInterrupt" in out, out
     logs = list((paths.workdir() / "logs").glob(f"minikernel/*/*-cachegrind-*.{p.pid}.log"))
     # two runs were going, and neither reached its end: cachegrind prints its counts ("I   refs:") last
-    assert len(logs) >= 2 and not any("refs:" in x.read_text() for x in logs), [x.name for x in logs]
+    assert len(logs) >= going and not any("refs:" in x.read_text() for x in logs), [x.name for x in logs]
     s = Store(db)
     assert s.runs() == [], "an interrupted run is never stored"
     s.close()
