@@ -335,7 +335,8 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
         say(f"building {profile.name} at {checkout.short} (its build system rebuilds what changed)" if worktree
             else f"compiling {profile.name} at {checkout.short}" + (f" {why}" if why else ""))
         t0, started = time.monotonic(), time.time()
-        _shell(profile, Step("build", profile.build.command, src, objdir, log, env_extra, jobs,
+        through = {} if worktree else ccache_env(profile, base.parent)
+        _shell(profile, Step("build", profile.build.command, src, objdir, log, {**env_extra, **through}, jobs,
                              tick=_compile_ticker(profile, checkout.short, objdir, say)), lock_fd)
         if worktree:
             n = _written_since(objdir, started)
@@ -351,12 +352,65 @@ def compile_objects(profile: Profile, checkout: source.Checkout, jobs: int | Non
             "started": round(started, 3),  #: when the compile began (seconds since the epoch)
             "quirks": [q.name for q in applied],
             "env": env_extra,
+            "ccache": bool(through),  #: compiled through ccache (the objects are the same bytes either way)
             "src": str(src),
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "objects_written": _objects_in(objdir),  #: what the next compile's progress counts against
         }
         record.write_text(json.dumps(info, indent=1))
         return ObjectSet(profile, checkout, objdir, info, True)
+
+
+CCACHE_ENV = "LAYOUTBENCH_CCACHE"  #: "0": compile without ccache even where it is installed
+
+
+def ccache_env(profile: Profile, objroot: Path) -> dict:
+    """The environment in which the build command's compiler runs through ccache (Debian's package),
+    or {} when ccache is not installed, cannot write its cache, ``LAYOUTBENCH_CCACHE=0``, or the
+    profile's ``cc`` is a path rather than a command name.  (Only for an exported commit: a working
+    tree's build is make's incremental one, whose dependency files must name the objects as make
+    does; ccache's would be relative to the tree.)
+
+    ccache's own way ("masquerading"): a folder in the work folder holds a link named after the
+    compiler to ccache, put first on PATH; ccache then runs the next compiler of that name.  Every
+    commit is exported to ``objroot/<commit>-<config>/src`` and compiled in ``.../obj``, so with
+    ``CCACHE_BASEDIR`` at ``objroot`` the compiler sees the same relative paths in every export and
+    a neighbouring commit compiles only the files it changed."""
+    cc = profile.build.cc
+    if os.environ.get(CCACHE_ENV, "1") == "0" or not cc or os.sep in cc:
+        return {}
+    ccache, path = shutil.which("ccache"), profile.build.env.get("PATH", os.environ.get("PATH", os.defpath))
+    if ccache is None or shutil.which(cc, path=path) is None or not _ccache_writable(ccache):
+        return {}
+    shim = workdir() / "ccache-bin"
+    link = shim / cc
+    if not link.is_symlink():
+        shim.mkdir(parents=True, exist_ok=True)
+        tmp = shim / f".{cc}.{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(ccache)
+        tmp.replace(link)  # atomic: two commands compiling at once both see a whole link
+    return {"PATH": f"{shim}{os.pathsep}{path}",
+            "CCACHE_BASEDIR": os.environ.get("CCACHE_BASEDIR", str(objroot)),
+            "CCACHE_NOHASHDIR": os.environ.get("CCACHE_NOHASHDIR", "1")}
+
+
+_ccache_ok: dict[str, bool] = {}
+
+
+def _ccache_writable(ccache: str) -> bool:
+    """ccache can write its cache folder (or create it): a compile through it would fail otherwise."""
+    if ccache not in _ccache_ok:
+        try:
+            d = subprocess.run([ccache, "--get-config", "cache_dir"], capture_output=True, text=True,
+                               timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            d = ""
+        p = Path(d) if d else None
+        while p is not None and not p.exists() and p.parent != p:
+            p = p.parent
+        _ccache_ok[ccache] = p is not None and os.access(p, os.W_OK | os.X_OK)
+    return _ccache_ok[ccache]
 
 
 def compile_seconds(profile: Profile) -> list[float]:

@@ -367,3 +367,46 @@ def test_a_long_compile_says_how_far_it_is_and_counts_against_the_last_one(tmp_p
     said.clear()
     build.compile_objects(prof, source.resolve(prof, "HEAD", str(repo)), 1, said.append)
     assert any(f"of about {n} (the last compile here)" in m for m in said), said
+
+
+def test_a_neighbouring_commit_compiles_through_ccache_to_the_bytes_a_plain_compile_writes(tmp_path, monkeypatch):
+    """With ccache installed (setup.sh), the build command's compiler runs through it: the next
+    commit compiles only the file it changed (every other one a cache hit, though it is exported to
+    a folder of its own), and its objects and dependency files are those of a compile without ccache.
+    A working-tree build stays make's own incremental build, without ccache."""
+    require(None if shutil.which("ccache") else "ccache is not installed")
+    monkeypatch.setenv("CCACHE_DIR", str(tmp_path / "ccache"))
+    repo = mini_repo(tmp_path / "repo")
+    prof = profile.load(str(_profile_copy(tmp_path)))
+    src = repo / "net" / "udp.c"
+    src.write_text(src.read_text() + "\nint layoutbench_ccache_test;\n")
+    git(repo, "commit", "-qam", "one more symbol")
+
+    def compile_(work: str, rev: str, ccache: bool) -> build.ObjectSet:
+        monkeypatch.setenv("LAYOUTBENCH_DIR", str(tmp_path / work))
+        monkeypatch.setenv(build.CCACHE_ENV, "1" if ccache else "0")
+        return build.compile_objects(prof, source.resolve(prof, rev, str(repo)), 2)
+
+    def stats() -> dict[str, int]:
+        out = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True, check=True).stdout
+        return {k: int(v) for k, v in (ln.split("\t") for ln in out.splitlines() if "\t" in ln)}
+
+    first = compile_("cached", "HEAD~1", True)
+    assert first.info["ccache"] is True
+    n = first.info["objects_written"]
+    before = stats()
+    second = compile_("cached", "HEAD", True)
+    after = stats()
+    hits = sum(after[k] - before.get(k, 0) for k in ("direct_cache_hit", "preprocessed_cache_hit"))
+    misses = after["cache_miss"] - before.get("cache_miss", 0)
+    assert (hits, misses) == (n - 1, 1), (hits, misses, n)
+    plain = compile_("plain", "HEAD", False)
+    assert plain.info["ccache"] is False and second.objdir != plain.objdir
+    objects = sorted(p.relative_to(plain.objdir) for p in plain.objdir.rglob("*.o"))
+    assert len(objects) == n and all((second.objdir / o).read_bytes() == (plain.objdir / o).read_bytes()
+                                     for o in objects)
+    # what the dependency files say (reuse reads them) is the same, for a miss and for a hit
+    tree = build.compile_objects(prof, source.resolve(prof, None), 2)
+    assert tree.info["ccache"] is False
+    assert reuse.read_dependencies(second.objdir, second.src) == reuse.read_dependencies(plain.objdir, plain.src)
+    assert {"net/udp.o", "kern/main.o"} <= reuse.read_dependencies(second.objdir, second.src)[1]
