@@ -69,3 +69,14 @@ def test_only_the_store_speaks_sql():
     assert hits == []
     assert SQL.search('db.execute("SELECT id FROM runs")') and SQL.search("INSERT INTO builds")
     assert not SQL.search('startswith("SELECT")')
+
+
+def test_a_command_starts_without_the_heavy_libraries_it_does_not_need():
+    """Every command imports the command line first: scipy.stats (about a second of imports), GitPython
+    and matplotlib are imported where they are used, not at its start."""
+    import subprocess
+    import sys
+
+    code = "import sys, layoutbench.cli; print(' '.join(m for m in ('scipy.stats', 'git', 'matplotlib') if m in sys.modules))"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert p.stdout.strip() == "", p.stdout

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr, ndtri
-from scipy.stats import chi2
+from scipy.special import chdtri, ndtr, ndtri
 
 from .. import stats
 from .model import (
@@ -178,7 +177,7 @@ def pairing_hint(pool: Pool, good, bad, t: ZTest) -> str:
     so --paired would need fewer layouts here (the pooled test's result stands either way; empty when
     not so)."""
     p = paired(pool, good, bad)
-    if p.df < 2 or not t.se > 0 or not p.se * math.sqrt(p.df / chi2.ppf(0.05, p.df)) < 0.5 * t.se:
+    if p.df < 2 or not t.se > 0 or not p.se * math.sqrt(p.df / chdtri(p.df, 0.95)) < 0.5 * t.se:
         return ""
     return (f"the same seeds agree across {bad[:12]} and {good[:12]} (seed-paired se {100 * p.se:.3g}% "
             f"against the pooled {100 * t.se:.3g}%): --paired reads that and would need fewer layouts")

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import special as _spc
-from scipy import stats as _sps
 
 from .. import validate as _validate
 from .base import Groups, _as_groups, _check_conf, _layout_stats, _ToDict
@@ -260,6 +259,8 @@ def _verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_bett
 
 def _ranktest(x: np.ndarray, y: np.ndarray | None = None) -> float:
     """Wilcoxon signed-rank of ``x`` (paired differences) or Mann-Whitney of x vs y."""
+    from scipy import stats as _sps  # here: scipy.stats costs a second at every command's start
+
     try:
         if y is None:
             if not np.any(x != 0):

@@ -1,0 +1,46 @@
+"""docs/guide/internals.md, "Testing": what a command costs before it does anything.
+
+Every ``layoutbench`` command imports its command line first; the test suite starts hundreds of
+them.  This prints, side by side in one run (interleaved, the median of ``--repeat`` starts each):
+a bare Python start, ``layoutbench --help`` as it is, and the same with scipy.stats imported first
+(what every start cost while the command line imported it), with the ratio of the last two.
+
+    python3 bench/startup.py [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+HELP = "import sys; from layoutbench.native import main; sys.argv = ['layoutbench', '--help']; main()"
+CASES = {
+    "python -c pass": "pass",
+    "layoutbench --help": HELP,
+    "layoutbench --help, scipy.stats imported first": "import scipy.stats; " + HELP,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7, help="starts of each, interleaved (default 7)")
+    a = ap.parse_args(argv)
+    times: dict[str, list[float]] = {k: [] for k in CASES}
+    for _ in range(a.repeat):
+        for name, code in CASES.items():
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for name, t in med.items():
+        print(f"{name:50s} {t:6.3f} s (median of {a.repeat})")
+    now, before = med["layoutbench --help"], med["layoutbench --help, scipy.stats imported first"]
+    print(f"a command's start: {now:.2f} s against {before:.2f} s with scipy.stats: x{now / before:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
