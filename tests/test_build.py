@@ -410,3 +410,17 @@ def test_a_neighbouring_commit_compiles_through_ccache_to_the_bytes_a_plain_comp
     assert tree.info["ccache"] is False
     assert reuse.read_dependencies(second.objdir, second.src) == reuse.read_dependencies(plain.objdir, plain.src)
     assert {"net/udp.o", "kern/main.o"} <= reuse.read_dependencies(second.objdir, second.src)[1]
+
+
+def test_a_ccache_that_cannot_write_its_cache_is_left_out_and_the_commit_compiles(tmp_path, fresh_workdir, monkeypatch):
+    """ccache installed but its cache folder impossible (here under a regular file): the compile runs
+    the compiler itself instead of failing, and its record says so."""
+    require(None if shutil.which("ccache") else "ccache is not installed")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("CCACHE_DIR", str(blocker / "ccache"))
+    monkeypatch.setattr(build, "_ccache_ok", {})
+    repo = mini_repo(tmp_path / "repo")
+    prof = profile.load(str(_profile_copy(tmp_path)))
+    objs = build.compile_objects(prof, source.resolve(prof, "HEAD", str(repo)), 2)
+    assert objs.info["ccache"] is False and objs.info["objects_written"] > 0
