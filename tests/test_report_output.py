@@ -39,7 +39,8 @@ def site(tmp_path_factory):
         f.write("/* two */\n")
     git(src, "commit", "-qam", "two")
     env = {"LAYOUTBENCH_DIR": str(d / "work"), "LAYOUTBENCH_PROFILES": str(d / "profiles"),
-           "LAYOUTBENCH_NATIVE": "0", "LAYOUTBENCH_STORE": str(d / "s.sqlite"), "HOME": str(d / "home")}
+           "LAYOUTBENCH_NATIVE": "0", "LAYOUTBENCH_STORE": str(d / "s.sqlite"), "HOME": str(d / "home"),
+           "CCACHE_DIR": str(d / "ccache")}  # the build's compiler cache is kept out of the home folder
     (d / "home").mkdir()
     lb("history", "tiny", "HEAD~1..HEAD", "--repo", str(src), "--layouts", "default", "--runs", "1",
        "--args", "5", env=env, timeout=300)
@@ -138,6 +139,7 @@ def test_the_root_and_the_home_folder_are_refused(site, tmp_path):
             owned.check(Path("/"), "report")
     assert sorted(os.listdir("/")) == before
     home = Path(site["env"]["HOME"])
+    assert os.listdir(home) == []
     _refused(site["report"](home), str(home), "home folder")  # empty, and still refused
     assert os.listdir(home) == []
     _refused(site["report"]("..", cwd=home), str(home.parent))  # the folder above: not a report
