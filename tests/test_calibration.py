@@ -385,7 +385,7 @@ def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
     r = sim.rates(sc, decide.Plan(runs=3, max_runs=3), 40, seed0=0)
     assert r["right"] >= 0.7 and r["wrong"] == 0, r
     plan = decide.Plan()
-    top = decide.plan._top_looks(plan)
+    top = decide.plan.top_looks(plan)
     assert top[:7] == (4, 6, 9, 14, 21, 32, 40) and top[-1] == plan.noise_top == 120
     assert decide.noise_cap(plan, 0.0104 ** 2, top, 0.05) == 40  # sigma_L 1%, sigma_R 0.3%
     assert 60 <= decide.noise_cap(plan, 0.016 ** 2, top, 0.05) <= 100

@@ -134,7 +134,7 @@ class _NoLog:
 
 def _ctx(journal, plan):
     names = [f"c{i}" for i in range(17)]
-    return decide.search._Search([decide.Tracked(_Same())], names, plan, journal, lambda m: None, None)
+    return decide.search.SearchContext([decide.Tracked(_Same())], names, plan, journal, lambda m: None, None)
 
 
 def test_more_runs_from_the_plans_layouts_when_the_journal_has_no_marks_or_no_log():
@@ -289,7 +289,7 @@ def test_a_step_whose_endpoints_were_never_measured_is_confirmed_in_either_direc
     range's change is known, so the confirmation is two-sided and a 20% drop is found, on fresh
     seeds after the plan's K."""
     p = _Offsets({"g": 0.0, "b": -0.2})
-    st, probes, rounds = decide.rounds._k_step([decide.Tracked(p)], ["g", "b"], decide.Plan(), decide.MemoryJournal(),
+    st, probes, rounds = decide.rounds.k_step([decide.Tracked(p)], ["g", "b"], decide.Plan(), decide.MemoryJournal(),
                                         None, lambda m: None)
     assert (st.status, st.culprit, probes, rounds) == ("found", "b", 0, 0)
     assert st.effect == pytest.approx(-0.2) and p.fresh["g"][0][0] == 4
@@ -307,9 +307,9 @@ def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_mi
     tests/test_decide_near.py has the bound."""
     p = _Offsets({"g": 0.0, "b": 0.0075, "g2": 0.0, "b2": 0.0075, "g3": 0.0, "b3": 0.0})
     tr, plan = decide.Tracked(p), decide.Plan(confirm_share=1.0)
-    st1, _, _ = decide.rounds._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
-    st2, _, _ = decide.rounds._k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
-    st3, _, _ = decide.rounds._k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st1, _, _ = decide.rounds.k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st2, _, _ = decide.rounds.k_step([tr], ["g2", "b2"], plan, decide.MemoryJournal(), None, lambda m: None)
+    st3, _, _ = decide.rounds.k_step([tr], ["g3", "b3"], plan, decide.MemoryJournal(), None, lambda m: None)
     assert (st1.status, st2.status, st3.status) == ("found", "found", "uncertain")
     assert (st1.confirm_layouts, st2.confirm_layouts) == (155, 197)
     assert plan.cap < 155 <= decide.CONFIRM_FAR * plan.cap and decide.CONFIRM_LATER < 197 <= 4 * 64
@@ -335,7 +335,7 @@ def test_a_probes_cap_comes_from_the_pooled_variance_measured_before_it():
     p, plan = _Same(), decide.Plan()
     tr = decide.Tracked(p)
     for c in ("g", "b"):
-        decide.tracked._measure(tr, c, 5, 1)
+        decide.tracked.measure_at(tr, c, 5, 1)
     s2, df = tr.pool.var()
     assert 0 < s2 < 1e-4 and df == 8
     j = decide.judge_probe(tr, "p", "g", "b", plan)
@@ -374,7 +374,7 @@ def _spent(spread: float, plan: decide.Plan) -> tuple[decide.Judgement, list[int
     p = _Same(spread)
     tr = decide.Tracked(p)
     for c in ("g", "b"):
-        decide.tracked._measure(tr, c, 5, 1)
+        decide.tracked.measure_at(tr, c, 5, 1)
     s2 = tr.pool.var()[0]
     j = decide.judge_probe(tr, "p", "g", "b", plan)
     return j, [k for c, k in p.asked if c == "p"], s2
@@ -391,12 +391,12 @@ def test_a_noisy_pool_lets_the_same_probe_look_further_than_a_quiet_one():
     assert (quiet.verdict, quiet.note, quiet.layouts) == ("uncertain", "looks spent", 80) and 2 * plan.cap == 80
     noisy, looks, s2 = _spent(0.03, plan)
     assert s2 > 8 * qs2
-    cap = 2 * decide.noise_cap(plan, s2, decide.plan._top_looks(plan), plan.alpha)
+    cap = 2 * decide.noise_cap(plan, s2, decide.plan.top_looks(plan), plan.alpha)
     assert (noisy.verdict, noisy.note) == ("uncertain", "looks spent")
     assert noisy.layouts == looks[-1] == cap == 132 > quiet.layouts
     assert looks == qlooks + list(range(81, 133))  # the quiet looks to 80, then on (one layout a look)
     loud, looks, s2 = _spent(0.2, decide.Plan())
-    assert 2 * decide.noise_cap(decide.Plan(), s2, decide.plan._top_looks(decide.Plan()), 0.05) == 240
+    assert 2 * decide.noise_cap(decide.Plan(), s2, decide.plan.top_looks(decide.Plan()), 0.05) == 240
     assert (loud.verdict, loud.layouts, looks[-1]) == ("uncertain", 240, 240)
     capped, looks, s2 = _spent(0.2, decide.Plan(max_layouts=128))
     assert (capped.verdict, capped.layouts, looks[-1]) == ("uncertain", 128, 128)
@@ -547,7 +547,7 @@ def test_a_two_sided_confirmation_is_symmetric_and_ends_at_its_last_look_without
     plan = decide.Plan(confirm_share=1.0)
     for d, k in ((0.003, 63), (0.007, 155)):
         for s in (d, -d):
-            st, _, _ = decide.rounds._k_step([decide.Tracked(_Offsets({"g": 0.0, "b": s}))], ["g", "b"], plan,
+            st, _, _ = decide.rounds.k_step([decide.Tracked(_Offsets({"g": 0.0, "b": s}))], ["g", "b"], plan,
                                              decide.MemoryJournal(), None, lambda m: None)
             c = st.confirmation
             assert (st.status, st.confirm_layouts, c.verdict) == ("uncertain", k, "no difference"), (s, st)
@@ -598,7 +598,7 @@ def test_a_probe_at_zero_layout_noise_is_judged_at_its_first_look():
 
     tr = decide.Tracked(Exact(0.0))
     for c in ("g", "b"):
-        decide.tracked._measure(tr, c, 5, 1)
+        decide.tracked.measure_at(tr, c, 5, 1)
     assert tr.pool.var()[0] == 0.0
     j = decide.judge_probe(tr, "p", "g", "b", decide.Plan())
     assert (j.verdict, j.layouts, j.position) == ("bad", 3, 1.0)
@@ -637,7 +637,7 @@ def test_each_probe_of_a_round_is_judged_at_its_own_level():
     planned = decide.planned_probes(len(commits), 3)
     trs[0].ledger.probes = planned - 1
     j = Levels()
-    decide.rounds._k_step(trs, commits, decide.Plan(), j, None, lambda m: None)
+    decide.rounds.k_step(trs, commits, decide.Plan(), j, None, lambda m: None)
     first_round = j.levels[:3]
     a = decide.Plan().alpha
     assert [lv for _, lv in first_round] == [pytest.approx(decide.probe_level(a, planned + i, planned)) for i in range(3)]

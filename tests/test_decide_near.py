@@ -13,7 +13,7 @@ from conftest import script
 
 from layoutbench import decide, forecast
 from layoutbench.bisect.settings import Settings, confirm_share_fraction
-from layoutbench.decide.tracked import _measure
+from layoutbench.decide.tracked import measure_at
 from layoutbench.errors import LayoutbenchError
 
 sim = script("bench/simulate.py")
@@ -41,10 +41,10 @@ def _step(off, plan, spent=100, higher_is_better=False):
     p = _Offsets(off, higher_is_better)
     tr = decide.Tracked(p)
     for c in ("g", "b"):
-        _measure(tr, c, 4, 1)
+        measure_at(tr, c, 4, 1)
     tr.ledger.spent = spent
     said: list[str] = []
-    st, _, _ = decide.rounds._k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, said.append)
+    st, _, _ = decide.rounds.k_step([tr], ["g", "b"], plan, decide.MemoryJournal(), None, said.append)
     return st, said, p
 
 

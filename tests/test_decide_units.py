@@ -147,9 +147,9 @@ def test_window_and_journal():
     j.record(None, "c3", decide.Judgement("uncertain", 40, 1))
     marks = j.marks(None)
     assert marks["c4"]["verb"] == "bad" and marks["c3"]["verb"] == "skip" and marks["c3"]["why"] == "uncertain"
-    assert decide.outcome._window(commits, marks) == (2, 4, [])
-    assert decide.outcome._window(commits, j.marks("s")) == (0, 3, [1, 2])
-    assert decide.outcome._window(commits, {}) == (0, 5, [1, 2, 3, 4])
+    assert decide.outcome.marked_window(commits, marks) == (2, 4, [])
+    assert decide.outcome.marked_window(commits, j.marks("s")) == (0, 3, [1, 2])
+    assert decide.outcome.marked_window(commits, {}) == (0, 5, [1, 2, 3, 4])
 
 
 # -- the residual tests' evidence -----------------------------------------------------------------
@@ -404,7 +404,7 @@ def test_an_equivalence_shown_on_the_way_says_so():
     # the interval shown is the equivalence test's: est +- the one-sided boundary of the design's looks, as a t quantile
     tr = decide.Tracked(p)
     for cm in (p.names[0], p.names[-1]):
-        decide.tracked._measure(tr, cm, 4, 1)
+        decide.tracked.measure_at(tr, cm, 4, 1)
     t = decide.ztest(tr.pool, p.names[0], p.names[-1])
     ns = tuple(decide.extended(4, 40, 120))
     h = t.tost_half(decide.gs_boundary(ns, 0.05, one_sided=True))

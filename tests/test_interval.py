@@ -121,7 +121,7 @@ def test_one_outlier_run_on_a_fresh_layout_does_not_confirm_a_null_step():
     for i in range(20):
         tr = decide.Tracked(_Outlier(0.0, 500 + i, sigma_r=0.0))
         for c in ("g", "x1", "x2", "x3", "b"):
-            decide.tracked._measure(tr, c, 40, 1)
+            decide.tracked.measure_at(tr, c, 40, 1)
         c, _, _ = decide.confirm(tr, "g", "b", plan, used=40, level=decide.family_level(plan.alpha, 1), sign=1)
         named += c.significant
     assert named == 0, named

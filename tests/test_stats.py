@@ -611,25 +611,25 @@ def test_an_interval_that_reaches_no_change_is_no_difference_whatever_the_estima
     """The verdict's first rule is the interval's: one whose bound is exactly no change (log 0)
     shows no change, with no reason needed -- even with an estimate beyond the minimum effect, and a
     zero-width interval at no change (identical values) is not 'smaller than the minimum effect'."""
-    from layoutbench.stats.comparison import _verdict
+    from layoutbench.stats.comparison import effect_verdict
 
-    assert _verdict(0.0, 0.1, 0.05, 0.01, False) == ("no difference", "")
-    assert _verdict(-0.1, 0.0, -0.05, 0.01, False) == ("no difference", "")
-    assert _verdict(0.0, 0.0, 0.0, 0.01, False) == ("no difference", "")
-    assert _verdict(1e-9, 0.1, 0.05, 0.01, False) == ("slower", "")
-    assert _verdict(1e-9, 0.1, 0.005, 0.01, True) == ("no difference", "smaller than the 1% minimum effect")
+    assert effect_verdict(0.0, 0.1, 0.05, 0.01, False) == ("no difference", "")
+    assert effect_verdict(-0.1, 0.0, -0.05, 0.01, False) == ("no difference", "")
+    assert effect_verdict(0.0, 0.0, 0.0, 0.01, False) == ("no difference", "")
+    assert effect_verdict(1e-9, 0.1, 0.05, 0.01, False) == ("slower", "")
+    assert effect_verdict(1e-9, 0.1, 0.005, 0.01, True) == ("no difference", "smaller than the 1% minimum effect")
 
 
 def test_the_pooled_layout_noise_leaves_out_a_side_of_one_layout():
     """A side with a single layout says nothing of the spread between layouts, and its runs are
     not pooled into the run noise either: the pooled estimate, bound and degrees of freedom are
     those of the other side alone."""
-    from layoutbench.stats.noise import _re_anova
+    from layoutbench.stats.noise import re_anova
 
     a = [np.array([1.00, 1.02]), np.array([1.10, 1.08]), np.array([0.95, 0.97])]
     lone = [np.array([1.0, 1.5, 0.5])]  # one layout, runs far apart
-    assert _re_anova([a, lone]) == _re_anova([a])
-    assert _re_anova([lone])[3] == 0 and math.isnan(_re_anova([lone])[0])
+    assert re_anova([a, lone]) == re_anova([a])
+    assert re_anova([lone])[3] == 0 and math.isnan(re_anova([lone])[0])
 
 
 def test_a_comparison_showing_no_difference_says_its_ratio_and_interval():

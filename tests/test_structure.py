@@ -1,6 +1,7 @@
 """Checkable facts about the package's shape: no function takes more than about
 eight parameters (option bundles are small frozen dataclasses), no module is a house of several
-jobs (none over MAX_LINES lines), and every SQL statement lives in store.py."""
+jobs (none over MAX_LINES lines), no module takes another's private names, and every SQL statement lives
+in store.py."""
 
 from __future__ import annotations
 
@@ -80,3 +81,34 @@ def test_a_command_starts_without_the_heavy_libraries_it_does_not_need():
     code = "import sys, layoutbench.cli; print(' '.join(m for m in ('scipy.stats', 'git', 'matplotlib') if m in sys.modules))"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert p.stdout.strip() == "", p.stdout
+
+
+def private_reach(root: Path = PKG) -> list[str]:
+    """Every place a module takes another module's private name: ``from m import _x``, or ``m._x`` on a
+    name the module imported (a private name is its module's own; what another needs is public)."""
+    out = []
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        tree = ast.parse(f.read_text(), str(f))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for a in node.names:
+                    name = a.asname or a.name.split(".")[0]
+                    imported.add(name)
+                    if isinstance(node, ast.ImportFrom) and a.name.startswith("_") and not a.name.startswith("__"):
+                        out.append(f"{rel}:{node.lineno} imports {a.name} from {node.module or '.'}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                base = node.value
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in imported:
+                    out.append(f"{rel}:{node.lineno} reads {ast.unparse(node)}")
+    return out
+
+
+def test_no_module_takes_another_modules_private_names(tmp_path):
+    assert private_reach() == []
+    (tmp_path / "a.py").write_text("from .b import _x, y\nfrom . import c\n\ndef f(self):\n    return c._z, c.d._v, self._w\n")
+    assert private_reach(tmp_path) == ["a.py:1 imports _x from b", "a.py:5 reads c._z", "a.py:5 reads c.d._v"]

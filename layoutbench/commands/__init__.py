@@ -92,7 +92,7 @@ def _internal_error(e: BaseException) -> str:
             "please report it with that file")
 
 
-def _json(value, **kw) -> str:
+def json_text(value, **kw) -> str:
     """Strict JSON for --json: a non-finite number is null, never NaN or Infinity."""
     from ..metrics import json_safe
 

@@ -8,7 +8,7 @@ import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import EXIT_EPILOG, _json, main, open_store, out, say, store_option
+from . import EXIT_EPILOG, json_text, main, open_store, out, say, store_option
 
 # -- job 5: bisection, judge, quirks ---------------------------------------------------------------
 
@@ -192,7 +192,7 @@ def bisect_run_cmd(**o):
     v = Verdict.of_bisection(bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say,
                                         plan_only=o["plan_only"], timeout=o["timeout"]))
     if o["as_json"]:
-        out.print_json(_json(v.to_json(exits=o["exit_code"]), default=str))
+        out.print_json(json_text(v.to_json(exits=o["exit_code"]), default=str))
     else:
         out.print(v.text(), markup=False)
     if o["exit_code"]:
@@ -343,7 +343,7 @@ def judge_cmd(**o):
 
     v = Verdict.of_judgement({**details, "describe": j.describe()}, _judged(prof, details["commit"], o))
     if o["as_json"]:
-        out.print_json(_json(details, default=str))
+        out.print_json(json_text(details, default=str))
     else:
         out.print(v.text(), markup=False)
     sys.exit(v.exit_code())

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from .. import layout, profile, source, validate
 from ..errors import LayoutbenchError
-from . import _json, checkout_of, err, main, out, say, source_options
+from . import json_text, checkout_of, err, main, out, say, source_options
 
 # -- job 1: layouts and builds -------------------------------------------------------------------
 
@@ -60,7 +60,7 @@ def build_cmd(**o):
         prof.image(i)
     objs, variants = build.build_variants(prof, co, specs, list(images) or None, o["jobs"], say)
     if o["as_json"]:
-        out.print_json(_json({"build": objs.info, "objdir": str(objs.objdir),
+        out.print_json(json_text({"build": objs.info, "objdir": str(objs.objdir),
                                    "variants": [v.to_dict() for v in variants]}))
         return
     width = max(len(v.label) for v in variants)
@@ -136,7 +136,7 @@ def quirks_cmd(kernel, repo, subdir, rev, as_json):
         qs = quirks.applicable(prof, source.resolve(prof, rev, repo, subdir))
     rows = [q.to_dict() for q in qs]
     if as_json:
-        out.print_json(_json({"file": str(quirks.quirks_file(prof)), "quirks": rows}))
+        out.print_json(json_text({"file": str(quirks.quirks_file(prof)), "quirks": rows}))
         return
     if not rows:
         out.print(f"no quirks for {kernel}" + (f" at {rev}" if rev else "") + f" ({quirks.quirks_file(prof)})",

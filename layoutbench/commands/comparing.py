@@ -11,7 +11,7 @@ from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
 from . import (
     EXIT_EPILOG,
-    _json,
+    json_text,
     machine_options,
     machine_overrides,
     main,
@@ -97,7 +97,7 @@ def compare_cmd(**o):
     if len(names) > 1:
         multi = compare.run_many(request, names, store, view, progress_bar, say)
         if o["as_json"]:
-            out.print_json(_json(multi.to_dict()))
+            out.print_json(json_text(multi.to_dict()))
         else:
             report_text.print_multi(out, multi)
         if multi.failed or not any(r.metrics for r in multi.reports):
@@ -106,7 +106,7 @@ def compare_cmd(**o):
         return
     rep = compare.run(request, store, view, progress_bar, say)
     if o["as_json"]:
-        out.print_json(_json(rep.to_dict()))
+        out.print_json(json_text(rep.to_dict()))
     else:
         report_text.print_compare(out, rep)
     if not rep.metrics:
@@ -169,7 +169,7 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
 
     v = Verdict.of_compare(rep.to_dict())
     if o["as_json"]:
-        out.print_json(_json(v.to_json(exits=o["exit_code"])))
+        out.print_json(json_text(v.to_json(exits=o["exit_code"])))
     else:
         out.print(compare.commits_text_of(v.data), markup=False)
     if not rep.metrics:

@@ -6,7 +6,7 @@ import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import _json, main, open_store, out, progress_bar, say, store_option
+from . import json_text, main, open_store, out, progress_bar, say, store_option
 
 # -- history and report: range sweeps, drill-down, a static HTML site -----------------------------
 
@@ -89,7 +89,7 @@ def history_cmd(**o):
                                                                  source.repo_for(prof, repo, subdir)[0])
     h = history.analyse(store, series, prof, list(metrics) or None, min_effect=min_effect)
     if o["as_json"]:
-        out.print_json(_json({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
+        out.print_json(json_text({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
                                   default=str))
         return
     if outcome:

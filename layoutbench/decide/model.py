@@ -295,9 +295,9 @@ def band_verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_
     """(verdict, reason) from a log-scale interval: a change (slower/faster) when the interval
     excludes 0 and, with ``band``, the whole band +-log(1 + min_effect) -- the minimum effect
     tested (the null |effect| <= min_effect rejected) -- else when the estimate is at least the
-    minimum effect (:func:`stats.comparison._verdict`)."""
+    minimum effect (:func:`stats.comparison.effect_verdict`)."""
     if not band:
-        return stats.comparison._verdict(lo, hi, est, min_effect, higher_is_better)
+        return stats.comparison.effect_verdict(lo, hi, est, min_effect, higher_is_better)
     m = math.log1p(min_effect)
     if lo <= 0.0 <= hi:
         return "no difference", ""

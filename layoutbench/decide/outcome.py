@@ -91,7 +91,7 @@ class Outcome:
                 f"(every probe counted)" + farm)
 
 
-def _window(commits: list[str], marks: dict[str, dict]) -> tuple[int, int, list[int]]:
+def marked_window(commits: list[str], marks: dict[str, dict]) -> tuple[int, int, list[int]]:
     lo = max([i for i, c in enumerate(commits) if marks.get(c, {}).get("verb") == "good"] + [0])
     hi = min([i for i, c in enumerate(commits) if i > lo and marks.get(c, {}).get("verb") == "bad"]
              + [len(commits) - 1])

@@ -193,7 +193,7 @@ def confirm_looks(plan: Plan, s2: float, level: float, sign: int = 0, cap: int |
     lowers the chance of a false confirmation."""
     top = cap or plan.cap
     if top < plan.noise_top:
-        top = max(top, noise_cap(plan, s2, _top_looks(plan), level, one_sided=bool(sign)))
+        top = max(top, noise_cap(plan, s2, top_looks(plan), level, one_sided=bool(sign)))
     far = min(plan.max_layouts, CONFIRM_FAR * top)
     first = max(MIN_LAYOUTS, min(plan.layouts, far))
     ns = tuple(extended(first, max(first, min(top, far)), far, CONFIRM_GROWTH))
@@ -211,7 +211,7 @@ def extended(first: int, cap: int, top: int, growth: float = GROWTH) -> list[int
     return out
 
 
-def _top_looks(plan: Plan) -> tuple:
+def top_looks(plan: Plan) -> tuple:
     return tuple(extended(max(MIN_LAYOUTS, plan.layouts), plan.cap, plan.noise_top))
 
 

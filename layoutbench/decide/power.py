@@ -15,7 +15,7 @@ from .plan import (
     NOISE_POWER,
     SIDE_STEP,
     Plan,
-    _top_looks,
+    top_looks,
     extended,
     family_level,
     gs_boundary,
@@ -36,10 +36,10 @@ def step_power(step: float, noise: float, plan: Plan) -> dict:
     lc = family_level(plan.alpha, 1)
     top = plan.cap
     if top < plan.noise_top:
-        top = max(top, noise_cap(plan, s2, _top_looks(plan), lc, one_sided=True))
+        top = max(top, noise_cap(plan, s2, top_looks(plan), lc, one_sided=True))
     far = min(plan.max_layouts, CONFIRM_FAR * top)
     c_conf = gs_boundary(tuple(extended(plan.layouts, top, far, CONFIRM_GROWTH)), lc, one_sided=True)
-    ends_ns = _top_looks(plan)
+    ends_ns = top_looks(plan)
     c_ends = gs_boundary(ends_ns, plan.alpha)
     ends_n = noise_cap(plan, s2, ends_ns, plan.alpha)
 

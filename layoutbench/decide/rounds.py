@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import sequential
-from .outcome import Step, _window
+from .outcome import Step, marked_window
 from .plan import CONFIRM_LATER, NEAR, Plan, Skip, confirm_looks, family_level, planned_probes, probe_level, split
 from .power import confirm_forecast
-from .tracked import _measure
-
-if TYPE_CHECKING:
-    from .search import _Search
+from .tracked import measure_at
 
 
-def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
-            ctx: _Search | None = None) -> tuple[Step, int, int]:
+class SearchContext:
+    """What one bisection carries through its segments: the plan, the probers, the journal."""
+
+    def __init__(self, probers, commits, plan, journal, say, out):
+        self.probers, self.commits, self.plan, self.journal, self.say, self.out = \
+            probers, commits, plan, journal, say, out
+        self.planned = planned_probes(len(commits), len(probers))
+        self.window: tuple | None = None  #: (segment commits, lo, hi) being searched
+
+
+def k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
+           ctx: SearchContext | None = None) -> tuple[Step, int, int]:
     """One change point with k probers: each round splits the window lo..hi (k+1)-ary
     (:func:`split`), probe j judged by prober j against GOOD and BAD measured by the same
     prober (never two machines in one comparison), the k judgements in parallel threads;
@@ -44,7 +50,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
                 probes += len(marks)
                 rounds += -(-len(marks) // k)
                 _reload(probers, marks, good, bad, plan)
-            lo, hi, cand = _window(commits, marks)
+            lo, hi, cand = marked_window(commits, marks)
             if ctx is not None:
                 ctx.window = (commits, lo, hi)
             if not cand:
@@ -75,7 +81,7 @@ def _k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say
         if pool is not None:
             pool.shutdown(wait=True)
     marks = journal.marks(segment)
-    lo, hi, _ = _window(commits, marks)
+    lo, hi, _ = marked_window(commits, marks)
     skipped = [{"commit": commits[i], "why": marks[commits[i]].get("why", ""),
                 "note": marks[commits[i]].get("note", "")}
                for i in range(lo + 1, hi) if marks.get(commits[i], {}).get("verb") == "skip"]
@@ -143,7 +149,7 @@ def _reload(probers: list, marks: dict, good, bad, plan: Plan) -> None:
         try:
             for x in (good, bad):
                 if pr.pool.y.get(x, np.empty(0)).size < kl:
-                    _measure(pr, x, kl, r)
-            _measure(pr, c, kl, r)
+                    measure_at(pr, x, kl, r)
+            measure_at(pr, c, kl, r)
         except Skip:
             continue

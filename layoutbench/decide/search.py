@@ -11,20 +11,10 @@ import numpy as np
 from . import sequential
 from .model import Pool
 from .outcome import Outcome
-from .plan import MIN_LAYOUTS, RESIDUAL_FAR, SIDE_STEP, OutOfBudget, Plan, Skip, family_level, planned_probes
-from .rounds import _k_step
+from .plan import MIN_LAYOUTS, RESIDUAL_FAR, SIDE_STEP, OutOfBudget, Plan, Skip, family_level
+from .rounds import SearchContext, k_step
 from .sequential import Ends, SideStop
 from .tracked import Tracked
-
-
-class _Search:
-    """What one bisection carries through its segments: the plan, the probers, the journal."""
-
-    def __init__(self, probers, commits, plan, journal, say, out):
-        self.probers, self.commits, self.plan, self.journal, self.say, self.out = \
-            probers, commits, plan, journal, say, out
-        self.planned = planned_probes(len(commits), len(probers))
-        self.window: tuple | None = None  #: (segment commits, lo, hi) being searched
 
 
 def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str | None = None,
@@ -34,7 +24,7 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     then the sub-ranges before and after it are tested and, when they differ, searched too.
 
     ``prober`` may be a list of k probers (one per machine): each round then judges up to k
-    probes in parallel (:func:`_k_step`); the endpoints, the confirmations and the residual
+    probes in parallel (:func:`k_step`); the endpoints, the confirmations and the residual
     tests run on the first.  ``plan.budget`` caps the runs: the outcome is then ``budget``
     with the candidates left and their probabilities."""
     probers = [p if isinstance(p, Tracked) else Tracked(p)
@@ -57,7 +47,7 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     if ends.status != "differs":
         out.runs = prober.ledger.spent
         return out
-    ctx = _Search(probers, commits, plan, journal, say, out)
+    ctx = SearchContext(probers, commits, plan, journal, say, out)
     try:
         _search(ctx, commits, segment)
     except OutOfBudget:
@@ -83,10 +73,10 @@ def bisect_range(prober, commits: list[str], plan: Plan, journal, segment: str |
     return out
 
 
-def _search(ctx: _Search, sub: list[str], segment: str | None) -> None:
+def _search(ctx: SearchContext, sub: list[str], segment: str | None) -> None:
     """Find the step of ``sub`` (its ends differ), then test the sub-ranges beside it."""
     plan, prober, out = ctx.plan, ctx.probers[0], ctx.out
-    st, probes, rounds = _k_step(ctx.probers, sub, plan, ctx.journal, segment, ctx.say, ctx)
+    st, probes, rounds = k_step(ctx.probers, sub, plan, ctx.journal, segment, ctx.say, ctx)
     out.probes += probes
     out.rounds += rounds
     out.steps.append(st)
@@ -207,7 +197,7 @@ def posterior(pool: Pool, sub: list[str], lo: int, hi: int) -> list[tuple[str, f
     return [(sub[i], float(q)) for i, q in zip(range(lo + 1, hi + 1), p)]
 
 
-def _more_runs(ctx: _Search, sub, lo, hi) -> int:
+def _more_runs(ctx: SearchContext, sub, lo, hi) -> int:
     """About how many runs the rest of the search would take: the probes left at the layouts
     the last probes took, and a confirmation."""
     marks = [e for e in ctx.journal.log] if hasattr(ctx.journal, "log") else []

@@ -35,13 +35,13 @@ from .plan import (
     SIDE_STEP,
     Plan,
     Skip,
-    _top_looks,
+    top_looks,
     confirm_looks,
     extended,
     gs_boundary,
     noise_cap,
 )
-from .tracked import _measure, _pool_of, groups_after
+from .tracked import measure_at, pool_of, groups_after
 
 
 def _display(prober, pair: tuple[str, str], k: int, r: int, t: ZTest, test: Looks, min_effect: float,
@@ -197,7 +197,7 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     too once a step of that size (log) in that direction would be shown by the last look with
     probability below FUTILITY (:func:`conditional_power`), and say what the cap could show
     (``Ends.reach``).  ``say``: a line at each look (the caller puts the test's name before it)."""
-    tr, pool = _pool_of(prober)
+    tr, pool = pool_of(prober)
     go_on, futility = stop.go_on, stop.futility
     a = plan.alpha if level is None else level
     a = a / 2 if plan.paired else a  # each test's level: the paired and the pooled one (Bonferroni)
@@ -225,8 +225,8 @@ def endpoints(prober, good, bad, plan: Plan, level: float | None = None, cap: in
     for k, r, at_look in steps:
         j += at_look
         k = max(k, min(pool.n(good), pool.n(bad)))
-        _measure(tr, good, k, r)
-        _measure(tr, bad, k, r)
+        measure_at(tr, good, k, r)
+        measure_at(tr, bad, k, r)
         t = ztest(pool, good, bad)
         if at_look:
             judged = (t.na, t.nb)
@@ -289,20 +289,20 @@ def judge_probe(prober, probe, good, bad, plan: Plan, level: float | None = None
     variance plugged in), beside two always-valid tests "differs from GOOD" and "differs from
     BAD".  Differs from GOOD: *bad* (both: *between*); else the SPRT's side, *good* only when
     not shown to differ from GOOD.  Uncertain when the cap is reached."""
-    tr, pool = _pool_of(prober)
+    tr, pool = pool_of(prober)
     a = plan.alpha / 2 if level is None else level
     bound = math.log((1.0 - a) / a)
     r = plan.runs
     k = MIN_LAYOUTS
     jd = Judgement("uncertain", level=a)
     # in a range with a shown change a probe may look further: twice the endpoints' cap (noise_cap)
-    cap = min(plan.max_layouts, 2 * noise_cap(plan, pool.var()[0], _top_looks(plan), plan.alpha))
+    cap = min(plan.max_layouts, 2 * noise_cap(plan, pool.var()[0], top_looks(plan), plan.alpha))
     try:
         while True:
             for c in (good, bad):
                 if pool.y.get(c, np.empty(0)).size < k:
-                    _measure(tr, c, k, r)
-            yp = _measure(tr, probe, k, r)
+                    measure_at(tr, c, k, r)
+            yp = measure_at(tr, probe, k, r)
             tg, tb = ztest(pool, good, probe), ztest(pool, probe, bad)
             yg, yb = pool.y[good], pool.y[bad]
             s2, _ = pool.var()
@@ -412,7 +412,7 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     measured; fresh layouts; the fresh log ratio) as a :class:`Confirmed`, which also says what the
     interval showed and whether the share bound stopped it.  The prober's ``say`` gets a line at each
     look."""
-    tr, pool = _pool_of(prober)
+    tr, pool = pool_of(prober)
     say = tr.say
     a = plan.alpha if level is None else level
     a = a / 2 if plan.paired else a  # each test's level: the paired and the pooled one (Bonferroni)

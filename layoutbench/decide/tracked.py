@@ -74,11 +74,11 @@ class Tracked:
         return dict(list(self.groups(commit, first + k, r).items())[first:first + k])
 
 
-def _pool_of(prober) -> tuple[Tracked, Pool]:
+def pool_of(prober) -> tuple[Tracked, Pool]:
     tr = prober if isinstance(prober, Tracked) else Tracked(prober)
     return tr, tr.pool
 
 
-def _measure(tr, commit, k: int, r: int) -> np.ndarray:
+def measure_at(tr, commit, k: int, r: int) -> np.ndarray:
     """The commit at (at least) k layouts, into the pool."""
     return tr.pool.add(commit, tr.groups(commit, k, r))

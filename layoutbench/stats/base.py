@@ -15,9 +15,9 @@ DEFAULT_N_BOOT = 2000
 #: Robust z-score above which a value is flagged as an outlier.
 OUTLIER_THRESHOLD = 3.5
 #: MAD -> sd consistency constant for normal data.
-_MAD_SCALE = 1.4826
+MAD_SCALE = 1.4826
 #: mean-absolute-deviation -> sd consistency constant for normal data.
-_MEANAD_SCALE = 1.2533
+MEANAD_SCALE = 1.2533
 
 Groups = Mapping[str, Sequence[float]] | Sequence[float]
 
@@ -46,13 +46,13 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
-class _ToDict:
+class ToDict:
     def to_dict(self) -> dict:
         """Return a JSON-serialisable dict (non-finite floats -> None)."""
         return _jsonable(dataclasses.asdict(self))  # type: ignore[arg-type]
 
 
-def _as_array(values: Sequence[float], what: str = "values") -> np.ndarray:
+def as_array(values: Sequence[float], what: str = "values") -> np.ndarray:
     arr = np.asarray(values, dtype=float).ravel()
     if arr.size == 0:
         raise ValueError(f"{what}: empty sample")
@@ -61,7 +61,7 @@ def _as_array(values: Sequence[float], what: str = "values") -> np.ndarray:
     return arr
 
 
-def _as_groups(groups: Groups, what: str = "groups") -> dict[str, np.ndarray]:
+def as_groups(groups: Groups, what: str = "groups") -> dict[str, np.ndarray]:
     """Normalise a groups argument to ``{layout id: float array}``."""
     if isinstance(groups, Mapping):
         items = list(groups.items())
@@ -71,11 +71,11 @@ def _as_groups(groups: Groups, what: str = "groups") -> dict[str, np.ndarray]:
         raise ValueError(f"{what}: no layouts")
     out: dict[str, np.ndarray] = {}
     for key, vals in items:
-        out[str(key)] = _as_array(vals, f"{what}[{key!r}]")
+        out[str(key)] = as_array(vals, f"{what}[{key!r}]")
     return out
 
 
-def _layout_stats(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def layout_stats(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """(run counts, means, medians, within sum of squares) of each layout's runs; one numpy
     call per statistic when every layout has the same number of runs (the usual case)."""
     sizes = {a.size for a in arrays}
@@ -91,6 +91,6 @@ def _layout_stats(arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray,
     return np.array([a.size for a in arrays], dtype=float), means, meds, ssw
 
 
-def _check_conf(confidence: float) -> None:
+def check_conf(confidence: float) -> None:
     if not (0.0 < confidence < 1.0):
         raise ValueError("confidence must be in (0, 1)")

@@ -12,8 +12,8 @@ import numpy as np
 from scipy import special as _spc
 
 from .. import validate as _validate
-from .base import Groups, _as_groups, _check_conf, _layout_stats, _ToDict
-from .noise import NoiseSplit, _noise_split_arrays, _re_anova, noise_text
+from .base import Groups, as_groups, check_conf, layout_stats, ToDict
+from .noise import NoiseSplit, noise_split_arrays, re_anova, noise_text
 
 # --------------------------------------------------------------------------
 # compare
@@ -25,7 +25,7 @@ DEFAULT_MIN_EFFECT = _validate.DEFAULT_MIN_EFFECT
 
 
 @dataclass(frozen=True)
-class Comparison(_ToDict):
+class Comparison(ToDict):
     """Result of comparing commit B against commit A.
 
     The unit of replication is the layout.  Each layout's runs are averaged
@@ -216,7 +216,7 @@ class Comparison(_ToDict):
         if self.verdict == "n/a":
             return self
         lo, hi = _t_interval(self.log_ratio, self.se, self.df, alpha)
-        verdict, reason = _verdict(lo, hi, self.log_ratio, self.min_effect, self.higher_is_better)
+        verdict, reason = effect_verdict(lo, hi, self.log_ratio, self.min_effect, self.higher_is_better)
         return dataclasses.replace(self, ci_low=math.exp(lo), ci_high=math.exp(hi), verdict=verdict,
                                    reason=reason, confidence=1.0 - alpha)
 
@@ -247,7 +247,7 @@ def _t_p(est: float, se: float, df: float) -> float:
     return float(min(1.0, 2.0 * _spc.stdtr(df, -abs(est) / se)))
 
 
-def _verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_better: bool) -> tuple[str, str]:
+def effect_verdict(lo: float, hi: float, est: float, min_effect: float, higher_is_better: bool) -> tuple[str, str]:
     """(verdict, reason) from a log-scale interval and estimate."""
     if lo <= 0.0 <= hi:
         return "no difference", ""
@@ -294,12 +294,12 @@ def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
     ``rank_test=False`` skips the rank test (``wilcoxon_p`` nan): it is never used for the
     verdict, and the bisection engine, which compares many times, does not show it.
     """
-    _check_conf(confidence)
+    check_conf(confidence)
     if not min_effect >= 0:
         raise ValueError("min_effect must be >= 0")
     alpha = 1.0 - confidence
-    ga = _as_groups(a_groups, "a_groups")
-    gb = _as_groups(b_groups, "b_groups")
+    ga = as_groups(a_groups, "a_groups")
+    gb = as_groups(b_groups, "b_groups")
     la, lb = _log_groups(ga, "a_groups"), _log_groups(gb, "b_groups")
     common = [k for k in la if k in lb]
     if paired is None:
@@ -316,8 +316,8 @@ def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
     else:
         ua, ub = la, lb
         dropped = 0
-    ma = _layout_stats(list(ua.values()))[1]
-    mb = _layout_stats(list(ub.values()))[1]
+    ma = layout_stats(list(ua.values()))[1]
+    mb = layout_stats(list(ub.values()))[1]
     ka, kb = ma.size, mb.size
     per_layout: dict[str, float] = {}
     reason = ""
@@ -357,13 +357,13 @@ def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
     if method != "none":
         lo, hi = _t_interval(est, se, df, alpha)
         p = _t_p(est, se, df)
-        verdict, reason = _verdict(lo, hi, est, min_effect, higher_is_better)
+        verdict, reason = effect_verdict(lo, hi, est, min_effect, higher_is_better)
         ci_low, ci_high = math.exp(lo), math.exp(hi)
     else:
         p = ci_low = ci_high = math.nan
         verdict = "n/a"
 
-    noise, upper, separated, _ = _re_anova([list(la.values()), list(lb.values())])
+    noise, upper, separated, _ = re_anova([list(la.values()), list(lb.values())])
     if math.isfinite(noise) and noise > 0:
         explained = float(2.0 * _spc.ndtr(-abs(est) / (math.sqrt(2.0) * noise)))
     elif noise == 0:
@@ -389,8 +389,8 @@ def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
         explained_by_layout=explained,
         per_layout_ratios=per_layout,
         df=float(df),
-        noise_a=_noise_split_arrays(ga),
-        noise_b=_noise_split_arrays(gb),
+        noise_a=noise_split_arrays(ga),
+        noise_b=noise_split_arrays(gb),
         min_effect=float(min_effect),
         method=method,
         reason=reason,

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special as _spc
 
-from .base import Groups, _as_groups, _layout_stats, _ToDict
+from .base import Groups, as_groups, layout_stats, ToDict
 
 # --------------------------------------------------------------------------
 # noise_split
 # --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class NoiseSplit(_ToDict):
+class NoiseSplit(ToDict):
     """Decomposition of one commit's measurements into layout and run noise.
 
     Estimated with a one-way random-effects ANOVA (method of moments, works
@@ -78,11 +78,11 @@ class NoiseSplit(_ToDict):
         return noise_text(self.layout_cv, self.layout_cv_upper, self.runs_separated)
 
 
-def _noise_split_arrays(g: Mapping[str, np.ndarray]) -> NoiseSplit:
+def noise_split_arrays(g: Mapping[str, np.ndarray]) -> NoiseSplit:
     keys = list(g.keys())
     arrays = [g[k] for k in keys]
     k = len(arrays)
-    ns, means, meds, ssw = _layout_stats(arrays)
+    ns, means, meds, ssw = layout_stats(arrays)
     N = float(ns.sum())
     grand_mean = float(np.sum(ns * means) / N)
     center = float(np.mean(meds))
@@ -128,7 +128,7 @@ def _noise_split_arrays(g: Mapping[str, np.ndarray]) -> NoiseSplit:
         median_min=float(np.min(meds)),
         median_max=float(np.max(meds)),
         median_range_rel=rel(float(np.max(meds) - np.min(meds))),
-        layout_cv_upper=rel(_re_anova([arrays])[1]) if k >= 2 else math.nan,
+        layout_cv_upper=rel(re_anova([arrays])[1]) if k >= 2 else math.nan,
         runs_separated=bool(math.isfinite(msw)),
     )
 
@@ -138,14 +138,14 @@ def noise_split(groups: Groups) -> NoiseSplit:
 
     ``groups`` maps layout id -> run values.  See :class:`NoiseSplit`.
     """
-    return _noise_split_arrays(_as_groups(groups))
+    return noise_split_arrays(as_groups(groups))
 
 
 # --------------------------------------------------------------------------
 # layout noise with its uncertainty
 # --------------------------------------------------------------------------
 
-def _re_anova(sides: Sequence[Sequence[np.ndarray]],
+def re_anova(sides: Sequence[Sequence[np.ndarray]],
               alpha: float = 0.05) -> tuple[float, float, bool, int]:
     """Between-layout sd and its one-sided ``1 - alpha`` upper bound, pooled over sides.
 
@@ -172,7 +172,7 @@ def _re_anova(sides: Sequence[Sequence[np.ndarray]],
         k = len(arrays)
         if k < 2:
             continue
-        ns, means, _, ssw_side = _layout_stats(arrays)
+        ns, means, _, ssw_side = layout_stats(arrays)
         n = float(ns.sum())
         gm = float(np.sum(ns * means) / n)
         ssb += float(np.sum(ns * (means - gm) ** 2))

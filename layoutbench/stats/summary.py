@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import _MAD_SCALE, _MEANAD_SCALE, DEFAULT_N_BOOT, OUTLIER_THRESHOLD, _as_array, _check_conf, _ToDict
+from .base import MAD_SCALE, MEANAD_SCALE, DEFAULT_N_BOOT, OUTLIER_THRESHOLD, as_array, check_conf, ToDict
 
 # --------------------------------------------------------------------------
 # summarize
 # --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Summary(_ToDict):
+class Summary(ToDict):
     """Descriptive statistics of one sample.
 
     Fields:
@@ -51,9 +51,9 @@ class Summary(_ToDict):
 def _robust_outliers(arr: np.ndarray, threshold: float = OUTLIER_THRESHOLD) -> list[int]:
     med = np.median(arr)
     dev = np.abs(arr - med)
-    scale = _MAD_SCALE * float(np.median(dev))
+    scale = MAD_SCALE * float(np.median(dev))
     if scale <= 0.0:
-        scale = _MEANAD_SCALE * float(np.mean(dev))
+        scale = MEANAD_SCALE * float(np.mean(dev))
     if scale <= 0.0:
         return []
     return [int(i) for i in np.nonzero(dev / scale > threshold)[0]]
@@ -66,8 +66,8 @@ def summarize(values: Sequence[float], confidence: float = 0.95, seed: int = 0,
     The CI of the median is a percentile bootstrap with ``n_boot``
     resamples drawn from ``numpy.random.default_rng(seed)``.
     """
-    _check_conf(confidence)
-    arr = _as_array(values)
+    check_conf(confidence)
+    arr = as_array(values)
     n = arr.size
     med = float(np.median(arr))
     if n > 1 and np.ptp(arr) > 0:
