@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 from html import escape
 
 from .. import layout as layoutmod
@@ -45,84 +46,109 @@ def _ticks(lo: float, hi: float, n: int = 6) -> list[float]:
     return out
 
 
+STYLE = ("<style>.run{fill-opacity:.35;stroke:none}.run.outlier{fill:#d62728;fill-opacity:1;stroke:#7f0000;"
+         "stroke-width:.8}.axis{stroke:#444;stroke-width:1}.grid{stroke:#ddd;stroke-width:1}"
+         "text{font:11px sans-serif;fill:#333}.marker-label{font-size:10px}.legend-note{font-size:9px;fill:#777}"
+         ".quirk-marker{stroke:#b8860b;stroke-width:1.5;stroke-dasharray:4 3}"
+         ".bisect-marker{stroke:#d62728;stroke-width:2}.bisect-shadow-marker{stroke:#888;stroke-width:1.5;"
+         "stroke-dasharray:2 3}.failed-point{stroke:#d62728;stroke-width:2}"
+         "a text:hover{fill:#0645ad;text-decoration:underline}</style>")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The plot area: ``n`` commits across, the values ``lo``..``hi`` up."""
+
+    n: int
+    lo: float
+    hi: float
+    pw: float = W - ML - MR
+    ph: float = H - MT - MB
+
+    def x(self, i: float) -> float:
+        return ML + (self.pw * (i / (self.n - 1)) if self.n > 1 else self.pw / 2)
+
+    def y(self, v: float) -> float:
+        return MT + self.ph * (1 - (v - self.lo) / (self.hi - self.lo))
+
+
 def plot(h, metric: str, link=lambda commit: None) -> str:
     """The SVG (a string) of ``metric`` over the history ``h`` (a :class:`history.History`)."""
     info = h.metrics[metric]
     s = h.series
-    n = max(len(s.commits), 1)
     pts = [p for p in h.points if metric in p.groups]
-    values = [v for p in pts for g in p.groups[metric].values() for v in g]
+    per = {p.commit: per_point(p.groups[metric], h.confidence) for p in pts}
+    fr = frame(max(len(s.commits), 1), pts, metric, per)
+    e = [f'<title>{escape(metric)} ({escape(info["unit"])}) over commits</title>', STYLE]
+    e += axes(fr, metric, info)
+    mine = [v for v in h.verdicts if v.commit and v.kind in ("verdict", "candidate", "shadow")
+            and v.metric == metric]
+    label_top = markers(e, h.quirks, mine, fr)
     fixed = list(dict.fromkeys(layoutmod.label(nm, sd) for nm, sd in s.specs if not layoutmod.get(nm).seeded))
-    seeded_names = list(dict.fromkeys(nm for nm, _ in s.specs if layoutmod.get(nm).seeded))
+    seeded = list(dict.fromkeys(nm for nm, _ in s.specs if layoutmod.get(nm).seeded))
+    legend = noise_bands(e, seeded, pts, per, fr) + fixed_lines(e, fixed, pts, per, fr, h.confidence)
+    e += runs(pts, metric, per, fr, s.specs, fixed)
+    e += x_axis(h.points, metric, fr, link, s)
+    width = legend_items(e, legend, h.quirks, mine, fr)
+    total_w, total_h = max(W, math.ceil(width)), H + label_top - MT
+    head = [f'<svg xmlns="http://www.w3.org/2000/svg" class="history-plot" data-metric="{escape(metric)}" '
+            f'viewBox="0 {MT - label_top} {total_w} {total_h}" width="{total_w}" height="{total_h}" role="img" '
+            f'aria-label="{escape(metric)} over {fr.n} commits">']
+    e.append("</svg>")
+    return "\n".join(head + e)
 
-    # per point: fixed-layout summaries, seeded medians
-    per = {}
-    for p in pts:
-        g = p.groups[metric]
-        row = {"fixed": {}, "seeded": {}}
-        for lid, vals in g.items():
-            if ":" in lid:
-                row["seeded"].setdefault(lid.split(":")[0], []).append(float(statistics.median(vals)))
-            else:
-                row["fixed"][lid] = stats.summarize(vals, confidence=h.confidence, n_boot=400)
-        # outliers: per (commit, layout name) with at least 5 runs, robust rule of stats.summarize
-        out_idx = set()
-        for name in set(lid.split(":")[0] for lid in g):
-            ids = [lid for lid in g if lid.split(":")[0] == name]
-            flat = [(lid, i) for lid in ids for i in range(len(g[lid]))]
-            vals = [g[lid][i] for lid, i in flat]
-            if len(vals) >= 5:
-                for k in stats.summarize(vals, n_boot=10).outliers:
-                    out_idx.add(flat[k])
-        row["outliers"] = out_idx
-        per[p.commit] = row
+
+def per_point(g: dict, confidence: float) -> dict:
+    """One point's groups (layout id -> runs): the fixed layouts' summaries, the seeded layouts' medians
+    by layout name, and the outlier runs ((layout id, run index)) of every layout name with at least 5
+    runs, by the robust rule of stats.summarize."""
+    row = {"fixed": {}, "seeded": {}}
+    for lid, vals in g.items():
+        if ":" in lid:
+            row["seeded"].setdefault(lid.split(":")[0], []).append(float(statistics.median(vals)))
+        else:
+            row["fixed"][lid] = stats.summarize(vals, confidence=confidence, n_boot=400)
+    out_idx = set()
+    for name in set(lid.split(":")[0] for lid in g):
+        ids = [lid for lid in g if lid.split(":")[0] == name]
+        flat = [(lid, i) for lid in ids for i in range(len(g[lid]))]
+        vals = [g[lid][i] for lid, i in flat]
+        if len(vals) >= 5:
+            for k in stats.summarize(vals, n_boot=10).outliers:
+                out_idx.add(flat[k])
+    row["outliers"] = out_idx
+    return row
+
+
+def frame(n: int, pts: list, metric: str, per: dict) -> Frame:
+    """The value range: every run and every fixed layout's band, 8% of it added on either side."""
+    values = [v for p in pts for g in p.groups[metric].values() for v in g]
     bands = [v for r in per.values() for f in r["fixed"].values() for v in (f.ci_low, f.ci_high)]
     lo, hi = (min(values + bands), max(values + bands)) if values else (0.0, 1.0)
     if hi == lo:
         lo, hi = lo - max(abs(lo) * 0.01, 1), hi + max(abs(hi) * 0.01, 1)
     pad = (hi - lo) * 0.08
-    lo, hi = lo - pad, hi + pad
+    return Frame(n, lo - pad, hi + pad)
 
-    pw, ph = W - ML - MR, H - MT - MB
 
-    def X(i: float) -> float:
-        return ML + (pw * (i / (n - 1)) if n > 1 else pw / 2)
-
-    def Y(v: float) -> float:
-        return MT + ph * (1 - (v - lo) / (hi - lo))
-
-    e = []  # elements
-    e.append(f'<title>{escape(metric)} ({escape(info["unit"])}) over commits</title>')
-    e.append("<style>.run{fill-opacity:.35;stroke:none}.run.outlier{fill:#d62728;fill-opacity:1;stroke:#7f0000;"
-             "stroke-width:.8}.axis{stroke:#444;stroke-width:1}.grid{stroke:#ddd;stroke-width:1}"
-             "text{font:11px sans-serif;fill:#333}.marker-label{font-size:10px}.legend-note{font-size:9px;fill:#777}"
-             ".quirk-marker{stroke:#b8860b;stroke-width:1.5;stroke-dasharray:4 3}"
-             ".bisect-marker{stroke:#d62728;stroke-width:2}.bisect-shadow-marker{stroke:#888;stroke-width:1.5;"
-             "stroke-dasharray:2 3}.failed-point{stroke:#d62728;stroke-width:2}"
-             "a text:hover{fill:#0645ad;text-decoration:underline}</style>")
-    # frame and y grid
-    for t in _ticks(lo, hi):
-        y = Y(t)
-        e.append(f'<line class="grid" x1="{ML}" x2="{ML + pw}" y1="{y:.1f}" y2="{y:.1f}"/>')
+def axes(fr: Frame, metric: str, info: dict) -> list[str]:
+    """The frame, the y grid with its labels and the y axis title (with the metric's direction)."""
+    e = []
+    for t in _ticks(fr.lo, fr.hi):
+        y = fr.y(t)
+        e.append(f'<line class="grid" x1="{ML}" x2="{ML + fr.pw}" y1="{y:.1f}" y2="{y:.1f}"/>')
         e.append(f'<text x="{ML - 6}" y="{y + 4:.1f}" text-anchor="end">{fmt.axis(t)}</text>')
-    e.append(f'<line class="axis" x1="{ML}" x2="{ML}" y1="{MT}" y2="{MT + ph}"/>')
-    e.append(f'<line class="axis" x1="{ML}" x2="{ML + pw}" y1="{MT + ph}" y2="{MT + ph}"/>')
+    e.append(f'<line class="axis" x1="{ML}" x2="{ML}" y1="{MT}" y2="{MT + fr.ph}"/>')
+    e.append(f'<line class="axis" x1="{ML}" x2="{ML + fr.pw}" y1="{MT + fr.ph}" y2="{MT + fr.ph}"/>')
     arrow = "higher is better" if info["higher_is_better"] else "lower is better"
-    e.append(f'<text x="14" y="{MT + ph / 2:.0f}" transform="rotate(-90 14 {MT + ph / 2:.0f})" '
+    e.append(f'<text x="14" y="{MT + fr.ph / 2:.0f}" transform="rotate(-90 14 {MT + fr.ph / 2:.0f})" '
              f'text-anchor="middle">{escape(metric)} ({escape(info["unit"])}), {arrow}</text>')
+    return e
 
-    # quirks: span + marker; bisection verdicts of this metric (not the individual probes):
-    # layoutbench's verdict and the commits it could not rule out in red, what a naive single-layout
-    # bisection would blame in grey.  Every label is placed (place_labels) so that none overlaps another.
-    labels = []  # (x, text, key): key = the element the label belongs to
-    for q in h.quirks:
-        x0, x1 = X(q["first"]), X(q["last"])
-        e.append(f'<rect class="quirk-span" x="{min(x0, x1) - 3:.1f}" y="{MT}" width="{abs(x1 - x0) + 6:.1f}" '
-                 f'height="{ph}" fill="#b8860b" fill-opacity=".07"/>')
-        labels.append((x0, f"quirk {q['name']}", ("quirk", q)))
-    mine = [v for v in h.verdicts if v.commit and v.kind in ("verdict", "candidate", "shadow")
-            and v.metric == metric]
-    # one marker per commit and kind: several bisections kept on one commit share it (their texts joined)
+
+def verdict_marks(mine: list) -> list[dict]:
+    """One marker per commit and kind: several bisections kept on one commit share it (their texts
+    joined, their labels said each)."""
     marks: dict[tuple, dict] = {}
     for v in mine:
         m = marks.setdefault((v.commit, v.kind), {**v.to_dict(), "texts": [], "labels": []})
@@ -133,12 +159,27 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         if v.kind == "shadow" and not v.agrees:
             m["agrees"], m["label"] = False, v.label or m.get("label")
     for m in marks.values():
+        if len(m["labels"]) > 1:
+            m["label"] = "layoutbench: " + "; ".join(dict.fromkeys(x.removeprefix("layoutbench: ") for x in m["labels"]))
+    return list(marks.values())
+
+
+def markers(e: list, quirks: list, mine: list, fr: Frame) -> float:
+    """Quirk spans and markers, and the bisection verdicts of this metric (not the individual probes):
+    layoutbench's verdict and the commits it could not rule out in red, what a naive single-layout
+    bisection would blame in grey.  Every label is placed (place_labels) so that none overlaps another;
+    the label rows lie above the plot and the legend beside it (a label may run on over the legend's
+    column).  Returns the height the label rows took above the plot."""
+    labels = []  # (x, text, key): key = the element the label belongs to
+    for q in quirks:
+        x0, x1 = fr.x(q["first"]), fr.x(q["last"])
+        e.append(f'<rect class="quirk-span" x="{min(x0, x1) - 3:.1f}" y="{MT}" width="{abs(x1 - x0) + 6:.1f}" '
+                 f'height="{fr.ph}" fill="#b8860b" fill-opacity=".07"/>')
+        labels.append((x0, f"quirk {q['name']}", ("quirk", q)))
+    for m in verdict_marks(mine):
         default = {"shadow": "naive bisection would blame", "verdict": "layoutbench: first bad"}.get(
             m["kind"], "layoutbench: not ruled out")
-        if len(m["labels"]) > 1:  # several verdicts on one commit: one label saying each
-            m["label"] = "layoutbench: " + "; ".join(dict.fromkeys(x.removeprefix("layoutbench: ") for x in m["labels"]))
-        labels.append((X(m["index"]), m.get("label") or default, ("bisect", m)))
-    # (the label rows lie above the plot and the legend beside it: a label may run on over the legend's column)
+        labels.append((fr.x(m["index"]), m.get("label") or default, ("bisect", m)))
     placed = place_labels([(x, text) for x, text, _ in labels], ML, W - 4)
     rows = max([r for _, _, r in placed] + [0]) + 1
     for (x, text, (what, d)), (lx, anchor, row) in zip(labels, placed, strict=True):
@@ -146,7 +187,7 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         if what == "quirk":
             e.append(f'<g class="quirk" data-quirk="{escape(d["name"])}"><title>quirk {escape(d["name"])}: '
                      f'{escape(d["reason"])} ({escape(d["actions"])})</title>'
-                     f'<line class="quirk-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{MT + ph}"/>'
+                     f'<line class="quirk-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{MT + fr.ph}"/>'
                      f'<text class="marker-label" x="{lx:.1f}" y="{y}" text-anchor="{anchor}" fill="#8a6d00">'
                      f'{escape(text)}</text></g>')
             continue
@@ -154,34 +195,43 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         cls = "bisect-shadow" if shadow else "bisect"
         title = escape("; ".join(d["texts"])) + f": {d['commit'][:12]}"
         e.append(f'<g class="{cls}" data-commit="{d["commit"]}" data-kind="{d["kind"]}"><title>{title}</title>'
-                 f'<line class="{cls}-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{MT + ph}"/>'
+                 f'<line class="{cls}-marker" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 2}" y2="{MT + fr.ph}"/>'
                  f'<text class="marker-label" x="{lx:.1f}" y="{y}" text-anchor="{anchor}" '
                  f'fill="{"#666" if shadow else "#d62728"}">{escape(text)}</text></g>')
-    label_top = MT + ROW * (rows - 1)  # the height the label rows took above the plot
+    return MT + ROW * (rows - 1)
 
+
+def noise_bands(e: list, seeded: list, pts: list, per: dict, fr: Frame) -> list[tuple]:
+    """The layout noise of each seeded layout: the band of its per-layout medians, their mean as a
+    dashed line.  Returns its legend entries."""
     legend = []
-    # layout noise of each seeded layout: band of per-layout medians, mean as a dashed line
-    for name in seeded_names:
+    for name in seeded:
         rows = [(p, per[p.commit]["seeded"].get(name)) for p in pts]
         rows = [(p, m) for p, m in rows if m]
         if not rows:
             continue
-        top = " ".join(f"{X(p.index):.1f},{Y(max(m)):.1f}" for p, m in rows)
-        bot = " ".join(f"{X(p.index):.1f},{Y(min(m)):.1f}" for p, m in reversed(rows))
+        top = " ".join(f"{fr.x(p.index):.1f},{fr.y(max(m)):.1f}" for p, m in rows)
+        bot = " ".join(f"{fr.x(p.index):.1f},{fr.y(min(m)):.1f}" for p, m in reversed(rows))
         if len(rows) == 1:
             p, m = rows[0]
-            x = X(p.index)
-            e.append(f'<rect class="noise-band" data-layout="{name}" x="{x - 6:.1f}" y="{Y(max(m)):.1f}" width="12" '
-                     f'height="{max(Y(min(m)) - Y(max(m)), 1):.1f}" fill="{NOISE}" fill-opacity=".22"/>')
+            x = fr.x(p.index)
+            e.append(f'<rect class="noise-band" data-layout="{name}" x="{x - 6:.1f}" y="{fr.y(max(m)):.1f}" width="12" '
+                     f'height="{max(fr.y(min(m)) - fr.y(max(m)), 1):.1f}" fill="{NOISE}" fill-opacity=".22"/>')
         else:
             e.append(f'<polygon class="noise-band" data-layout="{name}" points="{top} {bot}" fill="{NOISE}" '
                      f'fill-opacity=".22" stroke="none"/>')
-        mean = " ".join(f"{X(p.index):.1f},{Y(sum(m) / len(m)):.1f}" for p, m in rows)
+        mean = " ".join(f"{fr.x(p.index):.1f},{fr.y(sum(m) / len(m)):.1f}" for p, m in rows)
         e.append(f'<polyline class="median layout-{name}" points="{mean}" fill="none" stroke="{NOISE}" '
                  f'stroke-width="2" stroke-dasharray="6 3"/>')
         k = max(len(m) for _, m in rows)
         legend.append((NOISE, f"{name}: {k} layouts", "band: min…max medians", True))
-    # fixed layouts: CI band + median line
+    return legend
+
+
+def fixed_lines(e: list, fixed: list, pts: list, per: dict, fr: Frame, confidence: float) -> list[tuple]:
+    """Each fixed layout: its median line and points with the confidence band of the median.  Returns
+    its legend entries."""
+    legend = []
     for ci, lid in enumerate(fixed):
         color = PALETTE[ci % len(PALETTE)]
         rows = [(p, per[p.commit]["fixed"].get(lid)) for p in pts]
@@ -189,71 +239,80 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
         if not rows:
             continue
         if len(rows) > 1:
-            top = " ".join(f"{X(p.index):.1f},{Y(sm.ci_high):.1f}" for p, sm in rows)
-            bot = " ".join(f"{X(p.index):.1f},{Y(sm.ci_low):.1f}" for p, sm in reversed(rows))
+            top = " ".join(f"{fr.x(p.index):.1f},{fr.y(sm.ci_high):.1f}" for p, sm in rows)
+            bot = " ".join(f"{fr.x(p.index):.1f},{fr.y(sm.ci_low):.1f}" for p, sm in reversed(rows))
             e.append(f'<polygon class="ci-band layout-{lid}" points="{top} {bot}" fill="{color}" fill-opacity=".15" '
                      f'stroke="none"/>')
-        line = " ".join(f"{X(p.index):.1f},{Y(sm.median):.1f}" for p, sm in rows)
+        line = " ".join(f"{fr.x(p.index):.1f},{fr.y(sm.median):.1f}" for p, sm in rows)
         e.append(f'<polyline class="median layout-{lid}" points="{line}" fill="none" stroke="{color}" '
                  f'stroke-width="2"/>')
         for p, sm in rows:
-            e.append(f'<circle class="median-point layout-{lid}" cx="{X(p.index):.1f}" cy="{Y(sm.median):.1f}" r="3" '
-                     f'fill="{color}"/>')
-        legend.append((color, lid, f"median, {100 * h.confidence:g}% CI", False))
+            e.append(f'<circle class="median-point layout-{lid}" cx="{fr.x(p.index):.1f}" cy="{fr.y(sm.median):.1f}" '
+                     f'r="3" fill="{color}"/>')
+        legend.append((color, lid, f"median, {100 * confidence:g}% CI", False))
+    return legend
 
-    # runs
-    ids_all = list(dict.fromkeys(layoutmod.label(nm, sd) for nm, sd in s.specs))
+
+def runs(pts: list, metric: str, per: dict, fr: Frame, specs: list, fixed: list) -> list[str]:
+    """Every run as a faint point beside its commit (the layouts side by side), outliers in red."""
+    ids_all = list(dict.fromkeys(layoutmod.label(nm, sd) for nm, sd in specs))
     colors = {lid: PALETTE[fixed.index(lid) % len(PALETTE)] if lid in fixed else NOISE for lid in ids_all}
-    step = (pw / (n - 1)) if n > 1 else pw
+    step = (fr.pw / (fr.n - 1)) if fr.n > 1 else fr.pw
     jit = min(step * 0.35, 14) / max(len(ids_all), 1)
-    e.append('<g class="runs">')
+    e = ['<g class="runs">']
     for p in pts:
         g = p.groups[metric]
         outl = per[p.commit]["outliers"]
         for k, lid in enumerate(ids_all):
             for i, v in enumerate(g.get(lid, [])):
-                x = X(p.index) + (k - (len(ids_all) - 1) / 2) * jit
+                x = fr.x(p.index) + (k - (len(ids_all) - 1) / 2) * jit
                 cls = "run outlier" if (lid, i) in outl else "run"
                 e.append(f'<circle class="{cls}" data-commit="{p.commit}" data-layout="{lid}" data-value="{v!r}" '
-                         f'cx="{x:.1f}" cy="{Y(v):.1f}" r="{3.2 if "outlier" in cls else 2.4}" '
+                         f'cx="{x:.1f}" cy="{fr.y(v):.1f}" r="{3.2 if "outlier" in cls else 2.4}" '
                          f'fill="{colors.get(lid, "#555")}"><title>{p.short} {lid} run {i}: {fmt.axis(v)}'
                          f'{" (outlier)" if "outlier" in cls else ""}</title></circle>')
     e.append("</g>")
+    return e
 
-    # x axis: every measured or failed point gets a tick; labels thinned to ~24
-    shown = [p for p in h.points]
-    every = max(1, math.ceil(len(shown) / 24))
-    for j, p in enumerate(shown):
-        x = X(p.index)
-        e.append(f'<line class="axis" x1="{x:.1f}" x2="{x:.1f}" y1="{MT + ph}" y2="{MT + ph + 4}"/>')
+
+def x_axis(points: list, metric: str, fr: Frame, link, s) -> list[str]:
+    """Every measured or failed point gets a tick (a failed one a cross); labels thinned to ~24, each a
+    link to its commit's page."""
+    e = []
+    every = max(1, math.ceil(len(points) / 24))
+    bottom = MT + fr.ph
+    for j, p in enumerate(points):
+        x = fr.x(p.index)
+        e.append(f'<line class="axis" x1="{x:.1f}" x2="{x:.1f}" y1="{bottom}" y2="{bottom + 4}"/>')
         if metric not in p.groups:
             e.append(f'<g class="failed-point" data-commit="{p.commit}"><title>{p.short}: {escape(p.status)}</title>'
-                     f'<line class="failed-point" x1="{x - 4:.1f}" x2="{x + 4:.1f}" y1="{MT + ph - 4}" '
-                     f'y2="{MT + ph + 4}"/><line class="failed-point" x1="{x - 4:.1f}" x2="{x + 4:.1f}" '
-                     f'y1="{MT + ph + 4}" y2="{MT + ph - 4}"/></g>')
-        if j % every == 0 or j == len(shown) - 1:
+                     f'<line class="failed-point" x1="{x - 4:.1f}" x2="{x + 4:.1f}" y1="{bottom - 4}" '
+                     f'y2="{bottom + 4}"/><line class="failed-point" x1="{x - 4:.1f}" x2="{x + 4:.1f}" '
+                     f'y1="{bottom + 4}" y2="{bottom - 4}"/></g>')
+        if j % every == 0 or j == len(points) - 1:
             href = link(p.commit)
-            t = (f'<text x="{x:.1f}" y="{MT + ph + 14}" transform="rotate(35 {x:.1f} {MT + ph + 14})">'
+            t = (f'<text x="{x:.1f}" y="{bottom + 14}" transform="rotate(35 {x:.1f} {bottom + 14})">'
                  f'{p.commit[:8]}</text>')
             e.append(f'<a href="{escape(href)}">{t}</a>' if href else t)
-    e.append(f'<text x="{ML + pw / 2:.0f}" y="{H - 4}" text-anchor="middle">commits {s.start[:8]}..{s.end[:8]} '
-             f'({n} in the range; ticks: measured)</text>')
+    e.append(f'<text x="{ML + fr.pw / 2:.0f}" y="{H - 4}" text-anchor="middle">commits {s.start[:8]}..{s.end[:8]} '
+             f'({fr.n} in the range; ticks: measured)</text>')
+    return e
 
-    # legend: as wide as its longest text, so that none is cut at the picture's edge
-    lx = ML + pw + 14
+
+def legend_items(e: list, legend: list, quirks: list, mine: list, fr: Frame) -> float:
+    """The legend beside the plot, as wide as its longest text so that none is cut at the picture's
+    edge.  Returns the picture's width it needs."""
+    lx = ML + fr.pw + 14
     items = [(name, 11) for _, name, _, _ in legend] + [(what, 9) for _, _, what, _ in legend] + [
         ("one run", 11), ("outlier", 11), ("quirk starts", 11), ("layoutbench verdict", 11),
         ("naive 1-layout bisection", 11)]
     width = lx + 24 + max(text_width(t, size) for t, size in items) + 8
     ly = MT + 4
     for color, name, what, band in legend:
-        if band:
-            e.append(f'<rect x="{lx}" y="{ly - 6}" width="18" height="12" fill="{color}" fill-opacity=".22"/>')
-            e.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2" '
-                     f'stroke-dasharray="6 3"/>')
-        else:
-            e.append(f'<rect x="{lx}" y="{ly - 6}" width="18" height="12" fill="{color}" fill-opacity=".15"/>')
-            e.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
+        dash = ' stroke-dasharray="6 3"' if band else ""
+        e.append(f'<rect x="{lx}" y="{ly - 6}" width="18" height="12" fill="{color}" '
+                 f'fill-opacity="{".22" if band else ".15"}"/>')
+        e.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/>')
         e.append(f'<text x="{lx + 24}" y="{ly + 4}">{escape(name)}</text>')
         e.append(f'<text class="legend-note" x="{lx + 24}" y="{ly + 16}">{escape(what)}</text>')
         ly += 32
@@ -261,24 +320,14 @@ def plot(h, metric: str, link=lambda commit: None) -> str:
              f'<text x="{lx + 24}" y="{ly + 4}">one run</text>')
     ly += 18
     e.append(f'<circle cx="{lx + 9}" cy="{ly}" r="3.2" fill="#d62728"/><text x="{lx + 24}" y="{ly + 4}">outlier</text>')
-    if h.quirks:
-        ly += 18
-        e.append(f'<line class="quirk-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
-                 f'<text x="{lx + 24}" y="{ly + 4}">quirk starts</text>')
-    if any(v.kind != "shadow" for v in mine):
-        ly += 18
-        e.append(f'<line class="bisect-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
-                 f'<text x="{lx + 24}" y="{ly + 4}">layoutbench verdict</text>')
-    if any(v.kind == "shadow" for v in mine):
-        ly += 18
-        e.append(f'<line class="bisect-shadow-marker" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
-                 f'<text x="{lx + 24}" y="{ly + 4}">naive 1-layout bisection</text>')
-    total_w, total_h = max(W, math.ceil(width)), H + label_top - MT
-    head = [f'<svg xmlns="http://www.w3.org/2000/svg" class="history-plot" data-metric="{escape(metric)}" '
-            f'viewBox="0 {MT - label_top} {total_w} {total_h}" width="{total_w}" height="{total_h}" role="img" '
-            f'aria-label="{escape(metric)} over {n} commits">']
-    e.append("</svg>")
-    return "\n".join(head + e)
+    for shown, cls, text in ((bool(quirks), "quirk-marker", "quirk starts"),
+                             (any(v.kind != "shadow" for v in mine), "bisect-marker", "layoutbench verdict"),
+                             (any(v.kind == "shadow" for v in mine), "bisect-shadow-marker", "naive 1-layout bisection")):
+        if shown:
+            ly += 18
+            e.append(f'<line class="{cls}" x1="{lx}" x2="{lx + 18}" y1="{ly}" y2="{ly}"/>'
+                     f'<text x="{lx + 24}" y="{ly + 4}">{text}</text>')
+    return width
 
 
 ROW = 12  #: pixels between two rows of marker labels
