@@ -302,111 +302,14 @@ def load(kernel: str) -> Profile:
     if _by_path(kernel) is not None and name not in _named():  # a name the search path has wins anyway
         _remember(name, file)
     here = file.parent
-
-    src = top.table("source")
-    repo = src.get("repo", str, None)
-    tree = src.get("tree", str, None)
-    tarball = src.get("tarball", str, None)
-    if repo is None and tree is None and tarball is None:
-        raise LayoutbenchError(f"{file}: [source] needs 'repo' (a git repository), 'tree' (a folder) "
-                               f"or 'tarball' (a source archive)")
-    source = Source(
-        repo=(here / repo).resolve() if repo is not None else None,
-        subdir=src.get("subdir", str, ""),
-        tree=(here / tree).resolve() if tree is not None else None,
-        tarball=(here / tarball).resolve() if tarball is not None else None,
-    )
-
+    source = _source(top.table("source"), here)
     b = top.table("build", required=True)
-    build = Build(
-        command=b.get("command", str, required=True),
-        cc=_tool(b.get("cc", str, "clang-19")),
-        ld=_tool(b.get("ld", str, "ld.lld-19")),
-        env={k: str(v) for k, v in b.get("env", dict, {}).items()},
-        timeout=_timeout(file, "[build] timeout", b.get("timeout", (int, float), 3600)),
-        inputs=tuple((here / f).resolve() for f in b.strings("inputs", [])),
-        untracked_inputs=(tuple(b.strings("untracked_inputs", [])) if "untracked_inputs" in b.data else None),
-        unread_files=(_patterns(file, "[build] unread_files", b.strings("unread_files", []))
-                      if "unread_files" in b.data else None),
-    )
-    for f in build.inputs:
-        if not f.is_file():
-            raise LayoutbenchError(f"{file}: [build] inputs names {f}, which does not exist")
-
-    images: dict[str, Image] = {}
-    imgs = top.table("images", required=True)
-    if not imgs.data:
-        raise LayoutbenchError(f"{file}: [images] must define at least one image")
-    for iname in imgs.data:
-        safety.safe_name("image name", iname, f"{file}: [images.{iname}] ")
-        t = imgs.table(iname)
-        link_command = t.get("link_command", str, None)
-        ikind = t.get("kind", str, "command" if link_command is not None else "script")
-        if ikind not in IMAGE_KINDS:
-            raise LayoutbenchError(f"{file}: [images.{iname}] kind {ikind!r} is not one of {', '.join(IMAGE_KINDS)}")
-        if (ikind == "command") != (link_command is not None):
-            raise LayoutbenchError(f"{file}: [images.{iname}] " + (
-                "an image with link_command is of kind \"command\"; remove kind or link_command"
-                if link_command is not None else "kind \"command\" needs link_command (the shell command that links)"))
-        program = ikind == "program"
-        template = t.get("template", str, PROGRAM_TEMPLATE if program else None,
-                         required=ikind == "script")
-        tpath = None
-        if template is not None:
-            tpath = (paths.LINKER_SCRIPTS / template) if not (here / template).is_file() else here / template
-            if not tpath.is_file():
-                raise LayoutbenchError(f"{file}: [images.{iname}] template {template!r} not found in {paths.LINKER_SCRIPTS}")
-        kinds = tuple(t.strings("kinds", ["text"] if program else ["text", "rodata", "data", "bss"]))
-        if link_command is not None and kinds != ("text",):
-            raise LayoutbenchError(f"{file}: [images.{iname}] an image linked by link_command places text only: kinds = [\"text\"]")
-        if program and kinds != ("text",):
-            raise LayoutbenchError(f"{file}: [images.{iname}] a program image places text only: kinds = [\"text\"]")
-        if link_command is not None and not t.get("output", str, None):
-            raise LayoutbenchError(f"{file}: [images.{iname}] link_command needs 'output' (the file it writes)")
-        images[iname] = Image(
-            name=iname,
-            objects=t.get("objects", str, required=True),
-            template=tpath,
-            entry=t.get("entry", str, required=ikind == "script", default=""),
-            base=t.get("base", int, required=ikind == "script", default=0),
-            pin_first=tuple(t.strings("pin_first", [])),
-            ldflags=tuple(t.strings("ldflags", [])),
-            kinds=kinds,
-            link_command=link_command,
-            fragment=t.get("fragment", str, "layoutbench-text.lds"),
-            output=t.get("output", str, None),
-            extra_files=tuple(t.strings("extra_files", [])),
-            kind=ikind,
-            driver=_tool(t.get("driver", str, b.get("cc", str, "clang-19"))) if program else None,
-            libs=tuple(t.strings("libs", [])),
-            static=t.get("static", bool, True),
-        )
-
-    targets: dict[str, Target] = {}
-    tg = top.table("targets")
-    for tname in tg.data:
-        safety.safe_name("target name", tname, f"{file}: [targets.{tname}] ")
-        t = tg.table(tname)
-        image = t.get("image", str, next(iter(images)))
-        if image not in images:
-            raise LayoutbenchError(f"{file}: [targets.{tname}] names image {image!r}, which is not in [images]")
-        settings = {k: v for k, v in t.data.items() if k not in ("kind", "image", "timeout")}
-        kind = t.get("kind", str, required=True)
-        from .targets import KINDS  # here: the targets package imports this module
-        if kind not in KINDS:
-            raise LayoutbenchError(f"{file}: [targets.{tname}] kind {kind!r} is not one of {', '.join(KINDS)}")
-        validate.target_settings(file, tname, kind, settings)
-        targets[tname] = Target(
-            name=tname,
-            kind=kind,
-            image=image,
-            timeout=_timeout(file, f"[targets.{tname}] timeout", t.get("timeout", (int, float), 300)),
-            settings=settings,
-        )
+    build = _build(b, here)
+    images = _images(top.table("images", required=True), b, here)
+    targets = _targets(top.table("targets"), images)
     default_target = top.get("default_target", str, next(iter(targets), ""))
     if targets and default_target not in targets:
         raise LayoutbenchError(f"{file}: default_target {default_target!r} is not in [targets]")
-
     m = top.table("metrics")
     bisect = top.table("bisect")
     quirks_file = None
@@ -430,6 +333,125 @@ def load(kernel: str) -> Profile:
         default_by_kind=_by_kind(file, m.get("default_by_kind", dict, {})),
         bisect_paired=bisect.get("paired", bool, False),
     )
+
+
+def _source(src: _Table, here: Path) -> Source:
+    """``[source]``: a repository, a folder or a tarball (paths relative to the profile's folder)."""
+    repo = src.get("repo", str, None)
+    tree = src.get("tree", str, None)
+    tarball = src.get("tarball", str, None)
+    if repo is None and tree is None and tarball is None:
+        raise LayoutbenchError(f"{src.file}: [source] needs 'repo' (a git repository), 'tree' (a folder) "
+                               f"or 'tarball' (a source archive)")
+    return Source(
+        repo=(here / repo).resolve() if repo is not None else None,
+        subdir=src.get("subdir", str, ""),
+        tree=(here / tree).resolve() if tree is not None else None,
+        tarball=(here / tarball).resolve() if tarball is not None else None,
+    )
+
+
+def _build(b: _Table, here: Path) -> Build:
+    """``[build]``: the command that compiles a commit, its tools, environment and inputs."""
+    file = b.file
+    build = Build(
+        command=b.get("command", str, required=True),
+        cc=_tool(b.get("cc", str, "clang-19")),
+        ld=_tool(b.get("ld", str, "ld.lld-19")),
+        env={k: str(v) for k, v in b.get("env", dict, {}).items()},
+        timeout=_timeout(file, "[build] timeout", b.get("timeout", (int, float), 3600)),
+        inputs=tuple((here / f).resolve() for f in b.strings("inputs", [])),
+        untracked_inputs=(tuple(b.strings("untracked_inputs", [])) if "untracked_inputs" in b.data else None),
+        unread_files=(_patterns(file, "[build] unread_files", b.strings("unread_files", []))
+                      if "unread_files" in b.data else None),
+    )
+    for f in build.inputs:
+        if not f.is_file():
+            raise LayoutbenchError(f"{file}: [build] inputs names {f}, which does not exist")
+    return build
+
+
+def _images(imgs: _Table, b: _Table, here: Path) -> dict[str, Image]:
+    """``[images.NAME]``, at least one."""
+    if not imgs.data:
+        raise LayoutbenchError(f"{imgs.file}: [images] must define at least one image")
+    return {iname: _image(imgs, iname, b, here) for iname in imgs.data}
+
+
+def _image(imgs: _Table, iname: str, b: _Table, here: Path) -> Image:
+    """One ``[images.NAME]``: how its objects are linked (a generated script, a program, or the
+    kernel's own link command) and what is placed."""
+    file = imgs.file
+    safety.safe_name("image name", iname, f"{file}: [images.{iname}] ")
+    t = imgs.table(iname)
+    link_command = t.get("link_command", str, None)
+    ikind = t.get("kind", str, "command" if link_command is not None else "script")
+    if ikind not in IMAGE_KINDS:
+        raise LayoutbenchError(f"{file}: [images.{iname}] kind {ikind!r} is not one of {', '.join(IMAGE_KINDS)}")
+    if (ikind == "command") != (link_command is not None):
+        raise LayoutbenchError(f"{file}: [images.{iname}] " + (
+            "an image with link_command is of kind \"command\"; remove kind or link_command"
+            if link_command is not None else "kind \"command\" needs link_command (the shell command that links)"))
+    program = ikind == "program"
+    template = t.get("template", str, PROGRAM_TEMPLATE if program else None,
+                     required=ikind == "script")
+    tpath = None
+    if template is not None:
+        tpath = (paths.LINKER_SCRIPTS / template) if not (here / template).is_file() else here / template
+        if not tpath.is_file():
+            raise LayoutbenchError(f"{file}: [images.{iname}] template {template!r} not found in {paths.LINKER_SCRIPTS}")
+    kinds = tuple(t.strings("kinds", ["text"] if program else ["text", "rodata", "data", "bss"]))
+    if link_command is not None and kinds != ("text",):
+        raise LayoutbenchError(f"{file}: [images.{iname}] an image linked by link_command places text only: kinds = [\"text\"]")
+    if program and kinds != ("text",):
+        raise LayoutbenchError(f"{file}: [images.{iname}] a program image places text only: kinds = [\"text\"]")
+    if link_command is not None and not t.get("output", str, None):
+        raise LayoutbenchError(f"{file}: [images.{iname}] link_command needs 'output' (the file it writes)")
+    return Image(
+        name=iname,
+        objects=t.get("objects", str, required=True),
+        template=tpath,
+        entry=t.get("entry", str, required=ikind == "script", default=""),
+        base=t.get("base", int, required=ikind == "script", default=0),
+        pin_first=tuple(t.strings("pin_first", [])),
+        ldflags=tuple(t.strings("ldflags", [])),
+        kinds=kinds,
+        link_command=link_command,
+        fragment=t.get("fragment", str, "layoutbench-text.lds"),
+        output=t.get("output", str, None),
+        extra_files=tuple(t.strings("extra_files", [])),
+        kind=ikind,
+        driver=_tool(t.get("driver", str, b.get("cc", str, "clang-19"))) if program else None,
+        libs=tuple(t.strings("libs", [])),
+        static=t.get("static", bool, True),
+    )
+
+
+def _targets(tg: _Table, images: dict[str, Image]) -> dict[str, Target]:
+    """``[targets.NAME]``: where an image runs, each kind's settings checked."""
+    from .targets import KINDS  # here: the targets package imports this module
+
+    file = tg.file
+    targets: dict[str, Target] = {}
+    for tname in tg.data:
+        safety.safe_name("target name", tname, f"{file}: [targets.{tname}] ")
+        t = tg.table(tname)
+        image = t.get("image", str, next(iter(images)))
+        if image not in images:
+            raise LayoutbenchError(f"{file}: [targets.{tname}] names image {image!r}, which is not in [images]")
+        settings = {k: v for k, v in t.data.items() if k not in ("kind", "image", "timeout")}
+        kind = t.get("kind", str, required=True)
+        if kind not in KINDS:
+            raise LayoutbenchError(f"{file}: [targets.{tname}] kind {kind!r} is not one of {', '.join(KINDS)}")
+        validate.target_settings(file, tname, kind, settings)
+        targets[tname] = Target(
+            name=tname,
+            kind=kind,
+            image=image,
+            timeout=_timeout(file, f"[targets.{tname}] timeout", t.get("timeout", (int, float), 300)),
+            settings=settings,
+        )
+    return targets
 
 
 def _by_kind(file: Path, value: dict) -> dict[str, str]:
