@@ -297,72 +297,23 @@ def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
     check_conf(confidence)
     if not min_effect >= 0:
         raise ValueError("min_effect must be >= 0")
-    alpha = 1.0 - confidence
     ga = as_groups(a_groups, "a_groups")
     gb = as_groups(b_groups, "b_groups")
     la, lb = _log_groups(ga, "a_groups"), _log_groups(gb, "b_groups")
-    common = [k for k in la if k in lb]
-    if paired is None:
-        is_paired = len(common) >= 2
-    elif paired:
-        if not common:
-            raise ValueError("paired=True but the sides share no layout ids")
-        is_paired = True
-    else:
-        is_paired = False
-    if is_paired:
-        ua, ub = {i: la[i] for i in common}, {i: lb[i] for i in common}
-        dropped = (len(la) - len(common)) + (len(lb) - len(common))
-    else:
-        ua, ub = la, lb
-        dropped = 0
+    is_paired, ua, ub, common, dropped = _sides(la, lb, paired)
     ma = layout_stats(list(ua.values()))[1]
     mb = layout_stats(list(ub.values()))[1]
     ka, kb = ma.size, mb.size
-    per_layout: dict[str, float] = {}
-    reason = ""
-    se, df, wp = math.nan, math.nan, math.nan
-    if is_paired and ka >= 2:
-        d = mb - ma
-        est = float(np.mean(d))
-        se = float(np.std(d, ddof=1) / math.sqrt(ka))
-        df = float(ka - 1)
-        wp = _ranktest(d) if rank_test else math.nan
-        method = f"paired t over {ka} layouts"
-        per_layout = {i: float(math.exp(x)) for i, x in zip(common, d)}
-    elif not is_paired and ka >= 2 and kb >= 2:
-        est = float(np.mean(mb) - np.mean(ma))
-        va, vb = float(np.var(ma, ddof=1)) / ka, float(np.var(mb, ddof=1)) / kb
-        se = math.sqrt(va + vb)
-        den = va * va / (ka - 1) + vb * vb / (kb - 1)
-        df = (va + vb) ** 2 / den if den > 0 else float(ka + kb - 2)
-        wp = _ranktest(ma, mb) if rank_test else math.nan
-        method = "Welch t on per-layout means"
-    else:
-        # one layout on a side: compare the runs of the two images, or give up
-        ra = np.concatenate(list(ua.values()))
-        rb = np.concatenate(list(ub.values()))
-        est = float(np.mean(rb) - np.mean(ra))
-        if ka == 1 and kb == 1 and ra.size >= 2 and rb.size >= 2:
-            va, vb = float(np.var(ra, ddof=1)) / ra.size, float(np.var(rb, ddof=1)) / rb.size
-            se = math.sqrt(va + vb)
-            den = va * va / (ra.size - 1) + vb * vb / (rb.size - 1)
-            df = (va + vb) ** 2 / den if den > 0 else float(ra.size + rb.size - 2)
-            wp = _ranktest(ra, rb) if rank_test else math.nan
-            method = "runs: Welch t on the runs of one layout per side"
-        else:
-            method = "none"
-            reason = ("1 sample" if min(ra.size, rb.size) < 2
-                      else "1 layout on one side: need 2 layouts per side, or one layout with 2 runs on both")
+    est, se, df, wp, method, reason = _estimate(ua, ub, ma, mb, is_paired, rank_test)
+    per_layout = {i: float(math.exp(x)) for i, x in zip(common, mb - ma)} if is_paired and ka >= 2 else {}
     if method != "none":
-        lo, hi = _t_interval(est, se, df, alpha)
+        lo, hi = _t_interval(est, se, df, 1.0 - confidence)
         p = _t_p(est, se, df)
         verdict, reason = effect_verdict(lo, hi, est, min_effect, higher_is_better)
         ci_low, ci_high = math.exp(lo), math.exp(hi)
     else:
         p = ci_low = ci_high = math.nan
         verdict = "n/a"
-
     noise, upper, separated, _ = re_anova([list(la.values()), list(lb.values())])
     if math.isfinite(noise) and noise > 0:
         explained = float(2.0 * _spc.ndtr(-abs(est) / (math.sqrt(2.0) * noise)))
@@ -403,3 +354,58 @@ def compare(a_groups: Groups, b_groups: Groups, higher_is_better: bool,
         layout_noise_upper=float(upper),
         noise_separated=bool(separated),
     )
+
+
+
+def _sides(la: dict, lb: dict, paired: bool | None) -> tuple[bool, dict, dict, list, int]:
+    """(paired?, A's layouts, B's layouts, the common ids, layouts dropped): ``paired`` None pairs on
+    the common ids when there are at least two, True on the common ids (an error when none), False
+    never."""
+    common = [k for k in la if k in lb]
+    if paired is None:
+        is_paired = len(common) >= 2
+    elif paired:
+        if not common:
+            raise ValueError("paired=True but the sides share no layout ids")
+        is_paired = True
+    else:
+        is_paired = False
+    if not is_paired:
+        return False, la, lb, common, 0
+    dropped = (len(la) - len(common)) + (len(lb) - len(common))
+    return True, {i: la[i] for i in common}, {i: lb[i] for i in common}, common, dropped
+
+
+def _estimate(ua: dict, ub: dict, ma: np.ndarray, mb: np.ndarray, is_paired: bool,
+              rank_test: bool) -> tuple[float, float, float, float, str, str]:
+    """(log ratio, se, df, rank-test p, method, why none) over the per-layout log means ``ma``, ``mb``:
+    paired t, Welch t on the layouts, or with one layout a side Welch t on its runs; else none."""
+    ka, kb = ma.size, mb.size
+    nan = math.nan
+    if is_paired and ka >= 2:
+        d = mb - ma
+        wp = _ranktest(d) if rank_test else nan
+        return (float(np.mean(d)), float(np.std(d, ddof=1) / math.sqrt(ka)), float(ka - 1), wp,
+                f"paired t over {ka} layouts", "")
+    if not is_paired and ka >= 2 and kb >= 2:
+        se, df = _welch(ma, mb)
+        wp = _ranktest(ma, mb) if rank_test else nan
+        return float(np.mean(mb) - np.mean(ma)), se, df, wp, "Welch t on per-layout means", ""
+    # one layout on a side: compare the runs of the two images, or give up
+    ra = np.concatenate(list(ua.values()))
+    rb = np.concatenate(list(ub.values()))
+    est = float(np.mean(rb) - np.mean(ra))
+    if ka == 1 and kb == 1 and ra.size >= 2 and rb.size >= 2:
+        se, df = _welch(ra, rb)
+        wp = _ranktest(ra, rb) if rank_test else nan
+        return est, se, df, wp, "runs: Welch t on the runs of one layout per side", ""
+    reason = ("1 sample" if min(ra.size, rb.size) < 2
+              else "1 layout on one side: need 2 layouts per side, or one layout with 2 runs on both")
+    return est, nan, nan, nan, "none", reason
+
+
+def _welch(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(se, Welch-Satterthwaite df) of mean(y) - mean(x)."""
+    vx, vy = float(np.var(x, ddof=1)) / x.size, float(np.var(y, ddof=1)) / y.size
+    den = vx * vx / (x.size - 1) + vy * vy / (y.size - 1)
+    return math.sqrt(vx + vy), ((vx + vy) ** 2 / den if den > 0 else float(x.size + y.size - 2))
