@@ -33,50 +33,11 @@ def k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
     and the window narrows to the last good / first bad mark.  Each probe is judged at its
     own level (:func:`probe_level`: every probe of the bisection counts).  The confirmation
     runs on the first prober.  Returns (step, probes, rounds)."""
-    probes = rounds = 0
-    good, bad = commits[0], commits[-1]
     k = len(probers)
-    prober = probers[0]
-    ledger = prober.ledger
     planned = ctx.planned if ctx is not None else planned_probes(len(commits), k)
     pool = ThreadPoolExecutor(max_workers=k - 1, thread_name_prefix="probe") if k > 1 else None
-    resumed = True
     try:
-        while True:
-            marks = journal.marks(segment)
-            if resumed:  # marks an interrupted run of this bisection recorded here: probes all the same,
-                resumed = False  # counted against the error budget and in the verdict as if never interrupted
-                ledger.probes += len(marks)
-                probes += len(marks)
-                rounds += -(-len(marks) // k)
-                _reload(probers, marks, good, bad, plan)
-            lo, hi, cand = marked_window(commits, marks)
-            if ctx is not None:
-                ctx.window = (commits, lo, hi)
-            if not cand:
-                break
-            picks = split(lo, hi, cand, k)
-            rounds += 1
-            levels = []
-            for _ in picks:
-                ledger.probes += 1
-                levels.append(probe_level(plan.alpha, ledger.probes, planned))
-            for i, pr in zip(picks, probers):
-                where = f" on {pr.name}" if k > 1 and pr.name else ""
-                say(f"probe {commits[i][:12]}{where} ({len(cand)} commit(s) left to test; "
-                    f"{ledger.spent} runs spent" + (f" of {ledger.budget}" if ledger.budget else "") + ")")
-            futs = [pool.submit(sequential.judge_probe, pr, commits[i], good, bad, plan, lv)
-                    for i, pr, lv in zip(picks[1:], probers[1:], levels[1:])] if pool else []
-            first = sequential.judge_probe(prober, commits[picks[0]], good, bad, plan, levels[0])  # this thread
-            judged = [first] + [f.result() for f in futs]
-            for i, pr, j in zip(picks, probers, judged):
-                probes += 1
-                journal.record(segment, commits[i], j, pr.name)
-                say(f"{commits[i][:12]}: {j.describe()}" + (f" [{pr.name}]" if k > 1 and pr.name else ""))
-            if any(j.verdict == "uncertain" for j in judged):
-                # a probe undecided at 2x the test cap: its neighbours share most of its layouts and
-                # would be as undecided; the window is the answer (a range), not more probes
-                break
+        probes, rounds = _rounds(probers, commits, plan, journal, segment, say, ctx, pool, planned)
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -87,7 +48,63 @@ def k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
                for i in range(lo + 1, hi) if marks.get(commits[i], {}).get("verb") == "skip"]
     if skipped:
         return Step("range", commits[lo], None, commits[lo + 1:hi + 1], skipped), probes, rounds
+    return _confirmed(probers[0], commits, plan, marks, (lo, hi), say), probes, rounds
+
+
+def _rounds(probers: list, commits: list[str], plan: Plan, journal, segment, say, ctx, pool,
+            planned: int) -> tuple[int, int]:
+    """The probing rounds of :func:`k_step` until the window holds no commit left to test (or a probe
+    is undecided); the marks of an interrupted run are counted first.  Returns (probes, rounds)."""
+    probes = rounds = 0
+    good, bad = commits[0], commits[-1]
+    k = len(probers)
+    prober = probers[0]
+    ledger = prober.ledger
+    marks = journal.marks(segment)
+    # marks an interrupted run of this bisection recorded here: probes all the same, counted against
+    # the error budget and in the verdict as if never interrupted
+    ledger.probes += len(marks)
+    probes += len(marks)
+    rounds += -(-len(marks) // k)
+    _reload(probers, marks, good, bad, plan)
+    while True:
+        lo, hi, cand = marked_window(commits, marks)
+        if ctx is not None:
+            ctx.window = (commits, lo, hi)
+        if not cand:
+            return probes, rounds
+        picks = split(lo, hi, cand, k)
+        rounds += 1
+        levels = []
+        for _ in picks:
+            ledger.probes += 1
+            levels.append(probe_level(plan.alpha, ledger.probes, planned))
+        for i, pr in zip(picks, probers):
+            where = f" on {pr.name}" if k > 1 and pr.name else ""
+            say(f"probe {commits[i][:12]}{where} ({len(cand)} commit(s) left to test; "
+                f"{ledger.spent} runs spent" + (f" of {ledger.budget}" if ledger.budget else "") + ")")
+        futs = [pool.submit(sequential.judge_probe, pr, commits[i], good, bad, plan, lv)
+                for i, pr, lv in zip(picks[1:], probers[1:], levels[1:])] if pool else []
+        first = sequential.judge_probe(prober, commits[picks[0]], good, bad, plan, levels[0])  # this thread
+        judged = [first] + [f.result() for f in futs]
+        for i, pr, j in zip(picks, probers, judged):
+            probes += 1
+            journal.record(segment, commits[i], j, pr.name)
+            say(f"{commits[i][:12]}: {j.describe()}" + (f" [{pr.name}]" if k > 1 and pr.name else ""))
+        if any(j.verdict == "uncertain" for j in judged):
+            # a probe undecided at 2x the test cap: its neighbours share most of its layouts and
+            # would be as undecided; the window is the answer (a range), not more probes
+            return probes, rounds
+        marks = journal.marks(segment)
+
+
+def _confirmed(prober, commits: list[str], plan: Plan, marks: dict, window: tuple[int, int], say) -> Step:
+    """The step last good -> culprit of the window, confirmed on fresh layouts (:func:`sequential.confirm`)
+    at the next confirmation's level."""
+    lo, hi = window
+    good, bad = commits[0], commits[-1]
     culprit = commits[hi]
+    ledger = prober.ledger
     # fresh seeds: beyond every seed any decision of this bisection (this run or an interrupted
     # one) used on *any* commit -- neighbouring commits share much of their layouts, so a seed
     # selected on one is not fresh on the next.  ledger.top is the highest seed any prober of this
@@ -103,9 +120,9 @@ def k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
         + (f" of {ledger.budget}" if ledger.budget else "") + ")")
     got = sequential.confirm(prober, commits[lo], culprit, plan, used, level=level, sign=sign, cap=cap)
     c, kc, effect = got
-    st = Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
-              confirmation=c, confirm_layouts=kc, effect=effect, shown=got.shown, bounded=got.at_bound, forecast=fc)
-    return st, probes, rounds
+    return Step("found" if (c is not None and c.significant) else "uncertain", commits[lo], culprit,
+                confirmation=c, confirm_layouts=kc, effect=effect, shown=got.shown, bounded=got.at_bound,
+                forecast=fc)
 
 
 def _near(prober, plan: Plan, pair: tuple, sign: int, level: float, cap, say) -> dict | None:
