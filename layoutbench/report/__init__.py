@@ -136,27 +136,38 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
     build_ids = sorted({r["build_id"] for r in p.runs})
     builds = store.builds(build_id=build_ids) if build_ids else []
     wd = _workdir_of(builds[0]["elf_path"] if builds else None)
+    build, build_log = _build_record(wd / "objects" / h.series.kernel, p, files)
+    toolchains = sorted({" / ".join(v for v in json.loads(b["toolchain"]).values() if v) for b in builds})
+    qnames = list(dict.fromkeys(p.quirks + [q for b in builds for q in json.loads(b["quirks"])]))
+    qs = [all_quirks.get(n, {"name": n, "reason": "", "actions": ""}) for n in qnames]
+    return {"build": build, "build_log": build_log, "toolchains": toolchains, "quirks": qs,
+            "plans": _plans(h, p, builds, files), "runs": _run_logs(p, files), "results": _results(h, p, prev),
+            "log": _log_since(h, prev, p, pages), "targets": _run_targets(store, p),
+            "symdiff": _symdiff(store, h, prev, p, builds, out) if prev is not None else None}
 
-    # the build record (objects/<kernel>/<commit12>-<config>/build.json), the one with this point's quirks
+
+def _build_record(objects: Path, p: history.Point, files: Path) -> tuple[dict, str | None]:
+    """The point's build record (objects/<kernel>/<commit12>-<config>/build.json: the one with this
+    point's quirks, else the newest) and its build log copied into ``files`` (its link, or None)."""
     build, build_log = {}, None
-    recs = sorted((wd / "objects" / h.series.kernel).glob(f"{p.short}-*/build.json"),
-                  key=lambda f: f.stat().st_mtime, reverse=True) if (wd / "objects").is_dir() else []
+    recs = sorted(objects.glob(f"{p.short}-*/build.json"),
+                  key=lambda f: f.stat().st_mtime, reverse=True) if objects.parent.is_dir() else []
     for f in recs:
         d = json.loads(f.read_text())
         if d.get("quirks", []) == p.quirks or not build:
             build = d
-    logs = sorted((wd / "objects" / h.series.kernel).glob(f"{p.short}-*/build.log"),
-                  key=lambda f: f.stat().st_mtime, reverse=True) if (wd / "objects").is_dir() else []
+    logs = sorted(objects.glob(f"{p.short}-*/build.log"),
+                  key=lambda f: f.stat().st_mtime, reverse=True) if objects.parent.is_dir() else []
     if build:
         logs = [f for f in logs if f.parent.name.endswith(build.get("config", ""))] or logs
     if logs:
         shutil.copyfile(logs[0], files / "build.log.txt")
         build_log = f"../files/{p.short}/build.log.txt"
-    toolchains = sorted({" / ".join(v for v in json.loads(b["toolchain"]).values() if v) for b in builds})
+    return build, build_log
 
-    qnames = list(dict.fromkeys(p.quirks + [q for b in builds for q in json.loads(b["quirks"])]))
-    qs = [all_quirks.get(n, {"name": n, "reason": "", "actions": ""}) for n in qnames]
 
+def _plans(h: history.History, p: history.Point, builds: list[dict], files: Path) -> list[dict]:
+    """Each image's layout plan, written into ``files``, with the first objects of its text order."""
     plans = []
     order = {(n, s): i for i, (n, s) in enumerate(h.series.specs)}
     for b in sorted(builds, key=lambda b: (b["image"], order.get((b["layout"], b["seed"]), 99), b["id"])):
@@ -170,7 +181,11 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
         text = " ".join(Path(o).name for o in objs[:8]) + (f" … (+{len(objs) - 8})" if len(objs) > 8 else "")
         plans.append({"image": b["image"], "label": lab, "plan_id": b["plan_id"], "sha": b["image_sha256"],
                       "order": text, "href": f"../files/{p.short}/{f}"})
+    return plans
 
+
+def _run_logs(p: history.Point, files: Path) -> list[dict]:
+    """Each run, its log copied into ``files`` and its tail."""
     runs = []
     for r in p.runs:
         lab = layout.label(r["layout"], r["seed"])
@@ -183,7 +198,12 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
             text = src.read_text(errors="replace")
             tail = text if len(text) <= LOG_TAIL else "…\n" + text[-LOG_TAIL:]
         runs.append({**r, "label": lab, "href": href, "tail": tail})
+    return runs
 
+
+def _results(h: history.History, p: history.Point, prev: history.Point | None) -> list[dict]:
+    """Per metric: each layout's summary (against the previous point's), the layout noise, and the
+    change listed at this point (or why none is)."""
     results = []
     for m, info in h.metrics.items():
         g = p.groups.get(m)
@@ -210,17 +230,25 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
             cmp_text = "not compared (no layout in common with the previous point)"
         results.append({"metric": m, "unit": info["unit"], "rows": rows, "noise": noise, "change": change,
                         "effect": fmt.effect(change) if change else "", "cmp": cmp_text})
+    return results
 
-    log = []
-    if prev is not None:
-        try:
-            log = source.log_between(Path(h.series.repo), prev.commit, p.commit)
-        except LayoutbenchError:
-            log = []
-        for c in log:
-            c["page"] = f"{c['commit'][:12]}.html" if c["commit"] in pages and c["commit"] != p.commit else None
 
-    # what shaped the samples: the target configuration of the runs, and the quiet-machine check before them
+def _log_since(h: history.History, prev: history.Point | None, p: history.Point, pages: set) -> list[dict]:
+    """The commits since the previous measured point, each linked to its page when it has one."""
+    if prev is None:
+        return []
+    try:
+        log = source.log_between(Path(h.series.repo), prev.commit, p.commit)
+    except LayoutbenchError:
+        return []
+    for c in log:
+        c["page"] = f"{c['commit'][:12]}.html" if c["commit"] in pages and c["commit"] != p.commit else None
+    return log
+
+
+def _run_targets(store: Store, p: history.Point) -> list[dict]:
+    """What shaped the samples: the target configuration of the runs, and the quiet-machine check
+    before them."""
     keys = sorted({(r["target"], r["host"], r["config"]) for r in p.runs})
     known = store.configs({c for _, _, c in keys})
     targets_ = []
@@ -229,10 +257,7 @@ def _commit_context(store: Store, h: history.History, p: history.Point, prev: hi
         targets_.append({"target": t, "host": hst, "config": c or "unknown (stored before runs were keyed)",
                          "text": json.dumps(known[c], indent=1, sort_keys=True) if c in known else "",
                          "summary": machine.summary(found) if found else "", "problems": machine.problems(found)})
-
-    return {"build": build, "build_log": build_log, "toolchains": toolchains, "quirks": qs, "plans": plans,
-            "runs": runs, "results": results, "log": log, "targets": targets_,
-            "symdiff": _symdiff(store, h, prev, p, builds, out) if prev is not None else None}
+    return targets_
 
 
 def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.Point, builds: list[dict],
