@@ -23,6 +23,44 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
     assign_keys(new, mode)
     okeys, nkeys = old.by_key, new.by_key  # key → symbol, as index() built them
     st = Stats()
+    status = _statuses(old, new, st, objdump)
+    rows: list[SymbolDiff] = []
+    for k, s in status.items():
+        o, n = okeys.get(k), nkeys.get(k)
+        ref = n or o
+        rows.append(SymbolDiff(ref.name, ref.obj or (o.obj if o else "") or "", ref.kind, s,
+                               o.addr if o else None, n.addr if n else None, o.size if o else None,
+                               n.size if n else None, ref.sec.name))
+    rows.sort(key=lambda r: (r.new_addr if r.new_addr is not None else r.old_addr, r.name))
+    counts, moved_by, objects = _tallies(rows)
+    exec_secs = {sec.name for sec in new.sections if sec.executable}
+    text_f = [r for r in rows if r.kind == "func" and r.new_addr is not None and r.section in exec_secs]
+    text_moved = Counter(r.new_addr - r.old_addr for r in rows if r.status == "moved" and r.section in exec_secs)
+    origins, prop = _origins(old, new, okeys, nkeys, status)
+    notes = old.notes + new.notes
+    if old.mapping != new.mapping:
+        notes.append("objects from the plan on one side only: symbols matched by STT_FILE on both")
+    return SymdiffResult(
+        old=side_info(old), new=side_info(new), mapping=mode, counts=counts, moved_by=dict(moved_by),
+        page_quantized=bool(text_moved) and all(d % PAGE == 0 for d in text_moved),
+        text_moved_by=dict(text_moved),
+        origins=origins, propagation=prop,
+        text_bytes=sum(r.new_size or 0 for r in text_f),
+        text_unchanged_bytes=sum(r.new_size or 0 for r in text_f if r.status == "unchanged"),
+        text_functions=len(text_f),
+        text_unchanged_functions=sum(1 for r in text_f if r.status == "unchanged"),
+        objects=objects, symbols=rows,
+        compared={"identical_bytes": st.identical, "same_after_masking": st.masked, "address_fields": st.fields,
+                  "llvm_objdump": st.objdump},
+        notes=notes,
+    )
+
+
+def _statuses(old: Image, new: Image, st: Stats, objdump: str) -> dict[tuple, str]:
+    """Each symbol key's status, in the order they are given (old's keys, then the added ones): by
+    size and bytes first (same-size pairs with bytes on both sides compared together), and for the
+    pairs that bytes cannot settle by their instructions (one llvm-objdump per image)."""
+    okeys, nkeys = old.by_key, new.by_key
     status: dict[tuple, str] = {}
     pending: list[tuple[Sym, Sym]] = []
     decided: list[list] = []  #: [key, old, new, status or same], in the order statuses are given
@@ -73,15 +111,12 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
             st.objdump += 1
             same = same_instructions(old, ti.get(o.addr), new, tn.get(n.addr))
             status[o.key] = ("unchanged" if o.addr == n.addr else "moved") if same else "changed"
+    return status
 
-    rows: list[SymbolDiff] = []
-    for k, s in status.items():
-        o, n = okeys.get(k), nkeys.get(k)
-        ref = n or o
-        rows.append(SymbolDiff(ref.name, ref.obj or (o.obj if o else "") or "", ref.kind, s,
-                               o.addr if o else None, n.addr if n else None, o.size if o else None,
-                               n.size if n else None, ref.sec.name))
-    rows.sort(key=lambda r: (r.new_addr if r.new_addr is not None else r.old_addr, r.name))
+
+def _tallies(rows: list[SymbolDiff]) -> tuple[dict, Counter, list[ObjectDiff]]:
+    """(count per status, symbols moved per distance, each object's counts and distances in the order
+    of its first address)."""
     counts = {k: 0 for k in STATUSES}
     moved_by: Counter = Counter()
     per_obj: dict[str, Counter] = defaultdict(Counter)
@@ -100,28 +135,7 @@ def diff(old: Image, new: Image, objdump: str = "llvm-objdump-19") -> SymdiffRes
         a = r.new_addr if r.new_addr is not None else r.old_addr
         first_addr.setdefault(r.object or "(global)", a)
     objects.sort(key=lambda d: first_addr.get(d.object, 0))
-
-    exec_secs = {sec.name for sec in new.sections if sec.executable}
-    text_f = [r for r in rows if r.kind == "func" and r.new_addr is not None and r.section in exec_secs]
-    text_moved = Counter(r.new_addr - r.old_addr for r in rows if r.status == "moved" and r.section in exec_secs)
-    origins, prop = _origins(old, new, okeys, nkeys, status)
-    notes = old.notes + new.notes
-    if old.mapping != new.mapping:
-        notes.append("objects from the plan on one side only: symbols matched by STT_FILE on both")
-    return SymdiffResult(
-        old=side_info(old), new=side_info(new), mapping=mode, counts=counts, moved_by=dict(moved_by),
-        page_quantized=bool(text_moved) and all(d % PAGE == 0 for d in text_moved),
-        text_moved_by=dict(text_moved),
-        origins=origins, propagation=prop,
-        text_bytes=sum(r.new_size or 0 for r in text_f),
-        text_unchanged_bytes=sum(r.new_size or 0 for r in text_f if r.status == "unchanged"),
-        text_functions=len(text_f),
-        text_unchanged_functions=sum(1 for r in text_f if r.status == "unchanged"),
-        objects=objects, symbols=rows,
-        compared={"identical_bytes": st.identical, "same_after_masking": st.masked, "address_fields": st.fields,
-                  "llvm_objdump": st.objdump},
-        notes=notes,
-    )
+    return counts, moved_by, objects
 
 
 def section_rank(name: str, exec_secs: set[str]) -> int:
@@ -184,8 +198,7 @@ def _origins(old: Image, new: Image, okeys: dict, nkeys: dict, status: dict):
             cands[o.sec.name].append((o.addr, s, o, None))
         elif o.addr != n.addr:
             cands[n.sec.name].append((min(o.addr, n.addr), s, o, n))
-    old_objs = {s.obj for s in old.syms}
-    new_objs = {s.obj for s in new.syms}
+    objs = ({s.obj for s in old.syms}, {s.obj for s in new.syms})
     exec_secs = {s.name for s in new.sections if s.executable} | {s.name for s in old.sections if s.executable}
     old_by_sec: dict[str, list[Sym]] = {}  #: sized symbols of a section by address, made when asked
 
@@ -199,62 +212,72 @@ def _origins(old: Image, new: Image, okeys: dict, nkeys: dict, status: dict):
     for sec, lst in cands.items():
         addr, s, o, n = min(lst, key=lambda c: (c[0], rank.get(c[1], 2)))  # the first of them, as a stable sort
         ref = n or o
-        obj = ref.obj
-        if s == "added":
-            if obj and obj not in old_objs:
-                size = sum(x.size for x in new.syms if x.obj == obj and x.sec.name == sec)
-                cause, resp, detail = "added-object", obj, f"object {obj} is new ({size} bytes of symbols in {sec})"
-            else:
-                cause, resp, detail = "added-symbol", f"{obj}:{ref.name}" if obj else ref.name, \
-                    f"new {ref.kind} {ref.name} ({ref.size} bytes)"
-        elif s == "removed":
-            if obj and obj not in new_objs:
-                cause, resp, detail = "removed-object", obj, f"object {obj} is gone"
-            else:
-                cause, resp, detail = "removed-symbol", f"{obj}:{ref.name}" if obj else ref.name, \
-                    f"{ref.kind} {ref.name} ({ref.size} bytes) is gone"
+        if s in ("added", "removed"):
+            cause, resp, detail = _edge_cause(s, ref, sec, new, objs)
         else:
-            olist = sized_in(o.sec.name)
-            i = bisect.bisect_left([x.addr for x in olist], addr) - 1
-            prev = olist[i] if i >= 0 else None
-            ps = status.get(prev.key) if prev is not None else None
-            layout = _layout_cause(old, new, sec, obj)
-            osec = next((x for x in old.sections if x.name == sec), None)
-            nsec = next((x for x in new.sections if x.name == sec), None)
-            first = olist[0].addr if olist else None
-            if osec and nsec and osec.addr != nsec.addr and (first is None or addr <= first):
-                cause, resp = "section", sec
-                detail = (f"{sec} starts at {nsec.addr:#x} (was {osec.addr:#x}): "
-                          f"what is placed before it changed size")
-            elif ps == "resized":
-                pn = nkeys[prev.key]
-                grew = pn.size - prev.size
-                cause, resp = "resized", f"{prev.obj}:{prev.name}" if prev.obj else prev.name
-                detail = f"{prev.name} {'grew' if grew > 0 else 'shrank'} by {abs(grew)} bytes ({prev.size} -> {pn.size})"
-            elif layout:
-                cause, resp, detail = "layout", obj or ref.name, layout
-            else:
-                cause, resp = "padding", obj or ref.name
-                detail = f"the bytes before {ref.name} changed (alignment, padding or unlabelled code/data)"
-        origins.append(ShiftOrigin(sec, addr, ref.name, obj, cause, resp, detail))
+            cause, resp, detail = _shift_cause((old, new), sec, addr, ref, sized_in(o.sec.name), status, nkeys)
+        origins.append(ShiftOrigin(sec, addr, ref.name, ref.obj, cause, resp, detail))
     origins.sort(key=lambda g: (section_rank(g.section, exec_secs), g.address))
-    prop = None
-    if origins:
-        g = origins[0]
-        matched = []  # the pairs in the origin's section at or above it, by old address
-        for k, s in status.items():
-            if s != "added" and s != "removed":
-                n = nkeys[k]
-                if n.sec.name == g.section and (n.addr >= g.address or okeys[k].addr >= g.address):
-                    matched.append((okeys[k], n))
-        matched.sort(key=lambda p: p[0].addr)
-        moved = [(o, n) for o, n in matched if o.addr != n.addr]
-        stayed = [(o, n) for o, n in matched if o.addr == n.addr]
-        absorbed = None
-        if moved:
-            after = [o for o, n in stayed if o.addr > moved[0][0].addr]
-            absorbed = after[0].name if after else None
-        prop = Propagation(g.section, len(moved), len(stayed), g.address,
-                           max((n.addr for _, n in moved), default=g.address),
-                           not stayed, absorbed)
-    return origins, prop
+    return origins, (_propagation(origins[0], status, okeys, nkeys) if origins else None)
+
+
+def _edge_cause(s: str, ref: Sym, sec: str, new: Image, objs: tuple[set, set]) -> tuple[str, str, str]:
+    """(cause, responsible, detail) of a shift that starts at an added or a removed symbol: its whole
+    object new or gone, or the symbol alone."""
+    obj = ref.obj
+    if s == "added":
+        if obj and obj not in objs[0]:
+            size = sum(x.size for x in new.syms if x.obj == obj and x.sec.name == sec)
+            return "added-object", obj, f"object {obj} is new ({size} bytes of symbols in {sec})"
+        return "added-symbol", f"{obj}:{ref.name}" if obj else ref.name, f"new {ref.kind} {ref.name} ({ref.size} bytes)"
+    if obj and obj not in objs[1]:
+        return "removed-object", obj, f"object {obj} is gone"
+    return ("removed-symbol", f"{obj}:{ref.name}" if obj else ref.name,
+            f"{ref.kind} {ref.name} ({ref.size} bytes) is gone")
+
+
+def _shift_cause(images: tuple[Image, Image], sec: str, addr: int, ref: Sym, olist: list[Sym], status: dict,
+                 nkeys: dict) -> tuple[str, str, str]:
+    """(cause, responsible, detail) of a shift that starts at a symbol both images hold: the section
+    itself moved, the symbol before it was resized, the layout placed it so, or padding."""
+    old, new = images
+    obj = ref.obj
+    i = bisect.bisect_left([x.addr for x in olist], addr) - 1
+    prev = olist[i] if i >= 0 else None
+    ps = status.get(prev.key) if prev is not None else None
+    layout = _layout_cause(old, new, sec, obj)
+    osec = next((x for x in old.sections if x.name == sec), None)
+    nsec = next((x for x in new.sections if x.name == sec), None)
+    first = olist[0].addr if olist else None
+    if osec and nsec and osec.addr != nsec.addr and (first is None or addr <= first):
+        return "section", sec, (f"{sec} starts at {nsec.addr:#x} (was {osec.addr:#x}): "
+                                f"what is placed before it changed size")
+    if ps == "resized":
+        pn = nkeys[prev.key]
+        grew = pn.size - prev.size
+        return ("resized", f"{prev.obj}:{prev.name}" if prev.obj else prev.name,
+                f"{prev.name} {'grew' if grew > 0 else 'shrank'} by {abs(grew)} bytes ({prev.size} -> {pn.size})")
+    if layout:
+        return "layout", obj or ref.name, layout
+    return ("padding", obj or ref.name,
+            f"the bytes before {ref.name} changed (alignment, padding or unlabelled code/data)")
+
+
+def _propagation(g: ShiftOrigin, status: dict, okeys: dict, nkeys: dict) -> Propagation:
+    """How far the first origin's shift runs in its section: the pairs at or above it that moved and
+    that stayed, and the first symbol after it that stayed (the shift absorbed there)."""
+    matched = []  # the pairs in the origin's section at or above it, by old address
+    for k, s in status.items():
+        if s != "added" and s != "removed":
+            n = nkeys[k]
+            if n.sec.name == g.section and (n.addr >= g.address or okeys[k].addr >= g.address):
+                matched.append((okeys[k], n))
+    matched.sort(key=lambda p: p[0].addr)
+    moved = [(o, n) for o, n in matched if o.addr != n.addr]
+    stayed = [(o, n) for o, n in matched if o.addr == n.addr]
+    absorbed = None
+    if moved:
+        after = [o for o, n in stayed if o.addr > moved[0][0].addr]
+        absorbed = after[0].name if after else None
+    return Propagation(g.section, len(moved), len(stayed), g.address,
+                       max((n.addr for _, n in moved), default=g.address), not stayed, absorbed)

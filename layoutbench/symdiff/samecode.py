@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -188,6 +189,27 @@ def _bytes(img: Image, syms: list[Sym]) -> np.ndarray:
     return np.frombuffer(b"".join(parts), np.uint8)
 
 
+@dataclass
+class _Batch:
+    """The differing bytes of a batch of same-size pairs (:func:`_explain_batch`), a row each: a
+    possible start of a run.  ``a``, ``b``: the pairs' bytes end to end; ``first``: where each pair's
+    bytes start; per row: its pair ``q``, its offset ``i`` in the symbol, the last byte ``j`` of its run
+    (at most 4), the symbol's ``length``, the pair's addresses and whether it is code."""
+
+    targets: _Targets
+    a: np.ndarray
+    b: np.ndarray
+    rows: np.ndarray
+    first: np.ndarray
+    q: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    length: np.ndarray
+    oaddr: np.ndarray
+    naddr: np.ndarray
+    code: np.ndarray
+
+
 def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: Stats) -> list[bool | None]:
     old, new = targets.old, targets.new
     m = len(pairs)
@@ -206,56 +228,8 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: Stats) -
         more &= (i + t < length) & differs[rows + t]
         run += more
     j = i + run
-    oaddr, naddr, code = geometry[q, 1], geometry[q, 2], geometry[q, 3].astype(bool)
-    widths = np.array([w for w, _, _ in _FIELDS], np.int64)
-    backs = np.array([bk for _, bk, _ in _FIELDS], np.int64)
-
-    def covers(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For the rows sel as run starts: the offset just past the first field of _FIELDS that
-        names the same target in both images (-1: none does), and the row of the next run."""
-        NONE = len(_FIELDS)
-        found = np.full(sel.size, NONE, np.int64)  # per row of sel: index of that field in _FIELDS
-        active = np.arange(sel.size)  # rows of sel without a field yet
-        unknown = []  # (rows of sel, field, x, y) that only same_target can decide
-        for f, (width, back, k) in enumerate(_FIELDS):
-            r = sel[active]
-            s = i[r] - back
-            ok = (s >= 0) & (s + width <= length[r])
-            if width == 4:
-                ok &= s + 3 >= j[r]
-            if k:  # instruction end past the field: code only, and inside the symbol
-                ok &= code[r] & (s + 4 + k <= length[r])
-            r, s, at = r[ok], s[ok], active[ok]
-            if not r.size:
-                continue
-            g = rows[r] - back
-            x, y = _word(a, g, width), _word(b, g, width)
-            valid = True
-            if width == 4:  # sign-extended
-                x, y = (np.where(v >= 1 << 31, v.astype(np.int64) - (1 << 32), v.astype(np.int64)) for v in (x, y))
-                if k is None:
-                    x, y = x.astype(np.uint64), y.astype(np.uint64)
-                else:
-                    end = (s + 4 + k).astype(np.uint64)
-                    x, vx = _displaced(oaddr[r] + end, x)
-                    y, vy = _displaced(naddr[r] + end, y)
-                    valid = vx & vy
-            same, maybe = targets.classify(x, y)
-            found[at[same & valid]] = f
-            maybe &= valid
-            if maybe.any():
-                unknown.append((at[maybe], f, x[maybe], y[maybe]))
-            active = active[found[active] == NONE]
-        if unknown:
-            yes = targets.decide(np.concatenate([u[2] for u in unknown]), np.concatenate([u[3] for u in unknown]))
-            at = np.concatenate([u[0] for u in unknown])
-            f = np.concatenate([np.full(u[0].size, u[1], np.int64) for u in unknown])
-            np.minimum.at(found, at[yes], f[yes])
-        hit = found < NONE
-        f = np.where(hit, found, 0)
-        cover = np.where(hit, i[sel] - backs[f] + widths[f], -1)
-        return cover, np.searchsorted(rows, first[q[sel]] + cover)
-
+    bt = _Batch(targets, a, b, rows, first, q, i, j, length, geometry[q, 1], geometry[q, 2],
+                geometry[q, 3].astype(bool))
     # Walk each pair's runs as explain does, every pair one step per round, in numpy.  Rows are
     # decided on demand, in bulk: first every row that starts a run of differing bytes (nearly all
     # run starts), then the rows some walk stopped at, undecided.
@@ -270,7 +244,7 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: Stats) -
     walking = np.flatnonzero(at < ends)
     st.identical += m - walking.size
     while walking.size:
-        cover[sel], nxt[sel] = covers(sel)
+        cover[sel], nxt[sel] = _covers(bt, sel)
         while walking.size:  # one step of every walk whose row is decided and explained
             t = at[walking]
             c = cover[t]
@@ -291,6 +265,60 @@ def _explain_batch(targets: _Targets, pairs: list[tuple[Sym, Sym]], st: Stats) -
         walking = np.union1d(walking, stopped) if stopped.size else walking
         sel = np.unique(at[walking][cover[at[walking]] == UNDECIDED])
     return out
+
+
+
+
+def _covers(bt: _Batch, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the rows sel as run starts: the offset just past the first field of _FIELDS that
+    names the same target in both images (-1: none does), and the row of the next run."""
+    targets, a, b, rows, first, q = bt.targets, bt.a, bt.b, bt.rows, bt.first, bt.q
+    i, j, length, oaddr, naddr, code = bt.i, bt.j, bt.length, bt.oaddr, bt.naddr, bt.code
+    widths = np.array([w for w, _, _ in _FIELDS], np.int64)
+    backs = np.array([bk for _, bk, _ in _FIELDS], np.int64)
+    NONE = len(_FIELDS)
+    found = np.full(sel.size, NONE, np.int64)  # per row of sel: index of that field in _FIELDS
+    active = np.arange(sel.size)  # rows of sel without a field yet
+    unknown = []  # (rows of sel, field, x, y) that only same_target can decide
+    for f, (width, back, k) in enumerate(_FIELDS):
+        r = sel[active]
+        s = i[r] - back
+        ok = (s >= 0) & (s + width <= length[r])
+        if width == 4:
+            ok &= s + 3 >= j[r]
+        if k:  # instruction end past the field: code only, and inside the symbol
+            ok &= code[r] & (s + 4 + k <= length[r])
+        r, s, at = r[ok], s[ok], active[ok]
+        if not r.size:
+            continue
+        g = rows[r] - back
+        x, y = _word(a, g, width), _word(b, g, width)
+        valid = True
+        if width == 4:  # sign-extended
+            x, y = (np.where(v >= 1 << 31, v.astype(np.int64) - (1 << 32), v.astype(np.int64)) for v in (x, y))
+            if k is None:
+                x, y = x.astype(np.uint64), y.astype(np.uint64)
+            else:
+                end = (s + 4 + k).astype(np.uint64)
+                x, vx = _displaced(oaddr[r] + end, x)
+                y, vy = _displaced(naddr[r] + end, y)
+                valid = vx & vy
+        same, maybe = targets.classify(x, y)
+        found[at[same & valid]] = f
+        maybe &= valid
+        if maybe.any():
+            unknown.append((at[maybe], f, x[maybe], y[maybe]))
+        active = active[found[active] == NONE]
+    if unknown:
+        yes = targets.decide(np.concatenate([u[2] for u in unknown]), np.concatenate([u[3] for u in unknown]))
+        at = np.concatenate([u[0] for u in unknown])
+        f = np.concatenate([np.full(u[0].size, u[1], np.int64) for u in unknown])
+        np.minimum.at(found, at[yes], f[yes])
+    hit = found < NONE
+    f = np.where(hit, found, 0)
+    cover = np.where(hit, i[sel] - backs[f] + widths[f], -1)
+    return cover, np.searchsorted(rows, first[q[sel]] + cover)
+
 
 
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s*(.*)$")
