@@ -1,6 +1,6 @@
 """Checkable facts about the package's shape: no function takes more than about
 eight parameters (option bundles are small frozen dataclasses), no module is a house of several
-jobs (none over MAX_LINES lines), no module takes another's private names, and every SQL statement lives
+jobs (none over MAX_LINES lines) and no function does several things (none over MAX_FUNCTION lines), no module takes another's private names, and every SQL statement lives
 in store.py."""
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ PKG = Path(__file__).resolve().parent.parent / "layoutbench"
 MAX_PARAMS = 8
 #: a module longer than this holds more than one job: split it along its seams
 MAX_LINES = 600
+#: a function longer than this does several things: name each (a reader should see a function whole)
+MAX_FUNCTION = 80
 
 #: (module, function) pairs allowed more parameters; empty, and kept so: slim the function instead
 KNOWN: set[tuple[str, str]] = set()
@@ -58,6 +60,20 @@ def test_no_module_is_longer_than_the_limit(tmp_path):
     (tmp_path / "big.py").write_text("x = 1\n" * (MAX_LINES + 1))
     (tmp_path / "small.py").write_text("x = 1\n" * MAX_LINES)
     assert long_modules(tmp_path) == [f"big.py: {MAX_LINES + 1} lines"]
+
+
+def long_functions(root: Path = PKG) -> list[str]:
+    return [f"{f.relative_to(root).as_posix()}:{node.lineno} {node.name}() is {n} lines"
+            for f in sorted(root.rglob("*.py")) for node in ast.walk(ast.parse(f.read_text(), str(f)))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (n := node.end_lineno - node.lineno + 1) > MAX_FUNCTION]
+
+
+def test_no_function_is_longer_than_the_limit(tmp_path):
+    assert long_functions() == []
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION - 1))
+    (tmp_path / "m.py").write_text(f"def ok():\n{body}\n\ndef big():\n{body}    return x0\n")
+    assert long_functions(tmp_path) == [f"m.py:{MAX_FUNCTION + 3} big() is {MAX_FUNCTION + 1} lines"]
 
 
 #: a statement's keyword, not a keyword on its own in quotes (postgres.py tells a read by its first word)

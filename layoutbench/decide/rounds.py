@@ -34,10 +34,9 @@ def k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
     own level (:func:`probe_level`: every probe of the bisection counts).  The confirmation
     runs on the first prober.  Returns (step, probes, rounds)."""
     k = len(probers)
-    planned = ctx.planned if ctx is not None else planned_probes(len(commits), k)
     pool = ThreadPoolExecutor(max_workers=k - 1, thread_name_prefix="probe") if k > 1 else None
     try:
-        probes, rounds = _rounds(probers, commits, plan, journal, segment, say, ctx, pool, planned)
+        probes, rounds = _rounds(probers, commits, plan, journal, segment, say, ctx, pool)
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -51,13 +50,14 @@ def k_step(probers: list, commits: list[str], plan: Plan, journal, segment, say,
     return _confirmed(probers[0], commits, plan, marks, (lo, hi), say), probes, rounds
 
 
-def _rounds(probers: list, commits: list[str], plan: Plan, journal, segment, say, ctx, pool,
-            planned: int) -> tuple[int, int]:
+def _rounds(probers: list, commits: list[str], plan: Plan, journal, segment, say, ctx,
+            pool) -> tuple[int, int]:
     """The probing rounds of :func:`k_step` until the window holds no commit left to test (or a probe
     is undecided); the marks of an interrupted run are counted first.  Returns (probes, rounds)."""
     probes = rounds = 0
     good, bad = commits[0], commits[-1]
     k = len(probers)
+    planned = ctx.planned if ctx is not None else planned_probes(len(commits), k)
     prober = probers[0]
     ledger = prober.ledger
     marks = journal.marks(segment)
