@@ -3,10 +3,11 @@ from the code that reads profiles) and the commands (docs/guide/commands.md, cli
 
 The keys, their tables, types, defaults and whether they are required are read from
 :func:`layoutbench.profile.load` itself (every ``TABLE.get("key", type, default, required=...)``
-call in it, through the variables its tables are bound to); a key's meaning is the ``#:``
+call in it and in the functions of profile.py it hands a table, through the variables and parameters
+its tables are bound to); a key's meaning is the ``#:``
 comment of the dataclass field it fills. The settings of a ``[targets.NAME]`` table, and the
-kinds that take each one, come from the validation table (``targets.COMMON_SETTINGS`` and
-``targets.SETTINGS``). What the code does not say in words is in :data:`TEXT` and
+kinds that take each one, come from the validation table (``target_kinds.COMMON_SETTINGS`` and
+``target_kinds.SETTINGS``). What the code does not say in words is in :data:`TEXT` and
 :data:`SETTING_TEXT`; a key or setting with no words there or in the code stops the generator,
 so a new key cannot reach the reference undocumented.
 
@@ -24,7 +25,7 @@ import ast
 import inspect
 import re
 
-from . import profile, targets
+from . import profile, target_kinds
 
 #: a table's path in the TOML file → the dataclass of profile.py whose fields its keys fill
 CLASSES = {"": "Profile", "source": "Source", "build": "Build", "images.NAME": "Image", "targets.NAME": "Target",
@@ -51,7 +52,7 @@ TEXT = {
                             "whose kind has no default of its own (`default_by_kind`; `cg_cost` on `cachegrind`, "
                             "`ic_cost` on `qemu-icache`); `compare` shows it where the runs print it, else all",
     ("targets.NAME", "image"): "which image it runs",
-    ("targets.NAME", "kind"): "how it runs: " + ", ".join(f"`{k}`" for k in targets.KINDS)
+    ("targets.NAME", "kind"): "how it runs: " + ", ".join(f"`{k}`" for k in target_kinds.KINDS)
                               + "; its other keys are the settings below",
     ("targets.NAME", "timeout"): "seconds before a run is killed and stored as `timeout` (> 0, at most a week)",
 }
@@ -155,24 +156,47 @@ def _words(node: ast.AST | None) -> str:
 
 
 def profile_keys() -> list[tuple[str, str, str, str, str]]:
-    """(table, key, type, required, default) of every key :func:`profile.load` reads, in its order."""
-    fn = next(n for n in ast.parse(inspect.getsource(profile)).body
-              if isinstance(n, ast.FunctionDef) and n.name == "load")
+    """(table, key, type, required, default) of every key :func:`profile.load` reads, in its order: its
+    own reads, and at each call of another function of profile.py that it hands a table, that
+    function's reads (the table bound to its parameter), and so on down."""
+    funcs = {n.name: n for n in ast.parse(inspect.getsource(profile)).body if isinstance(n, ast.FunctionDef)}
+    out: list[tuple[str, str, str, str, str]] = []
+    _read_keys(funcs["load"], {}, funcs, out)
+    return out
+
+
+def _table_of(node: ast.AST, tables: dict[str, str]) -> str | None:
+    """The table path an expression stands for: a variable bound to a table, or ``T.table("name")`` of
+    one (a name that is not a constant: NAME); None for anything else."""
+    if isinstance(node, ast.Name):
+        return tables.get(node.id)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "table" \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in tables and node.args:
+        arg = node.args[0]
+        sub = arg.value if isinstance(arg, ast.Constant) else "NAME"
+        return ".".join(p for p in (tables[node.func.value.id], sub) if p)
+    return None
+
+
+def _read_keys(fn: ast.FunctionDef, tables: dict[str, str], funcs: dict, out: list) -> None:
     nodes = sorted((n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.Call))),
                    key=lambda n: (n.lineno, n.col_offset))
-    tables: dict[str, str] = {}
-    out: list[tuple[str, str, str, str, str]] = []
+    tables = dict(tables)
     for n in nodes:
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
             call, target = n.value, n.targets[0]
             f = call.func
             if isinstance(f, ast.Name) and f.id == "_Table" and isinstance(target, ast.Name):
                 tables[target.id] = ""
-            elif isinstance(f, ast.Attribute) and f.attr == "table" and isinstance(f.value, ast.Name) \
-                    and f.value.id in tables and isinstance(target, ast.Name):
-                arg = call.args[0]
-                sub = arg.value if isinstance(arg, ast.Constant) else "NAME"
-                tables[target.id] = ".".join(p for p in (tables[f.value.id], sub) if p)
+            elif isinstance(target, ast.Name) and (t := _table_of(call, tables)) is not None:
+                tables[target.id] = t
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in funcs:
+            callee = funcs[n.func.id]  # a function of profile.py handed tables: its reads, here
+            params = [x.arg for x in callee.args.args]
+            bound = {params[i]: t for i, a in enumerate(n.args)
+                     if i < len(params) and (t := _table_of(a, tables)) is not None}
+            if bound:
+                _read_keys(callee, bound, funcs, out)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("get", "strings") \
                 and isinstance(n.func.value, ast.Name) and n.func.value.id in tables \
                 and n.args and isinstance(n.args[0], ast.Constant):
@@ -191,7 +215,6 @@ def profile_keys() -> list[tuple[str, str, str, str, str]]:
             row = (table, key, typ, required, _words(default))
             if row[:2] not in [r[:2] for r in out]:
                 out.append(row)
-    return out
 
 
 def field_comments(cls: str) -> dict[str, str]:
@@ -228,13 +251,13 @@ def _meaning(table: str, key: str) -> str:
 
 def settings_table() -> list[tuple[str, str, str]]:
     """(setting, kinds that take it, meaning) for every ``[targets.NAME]`` setting."""
-    names = list(dict.fromkeys([*targets.COMMON_SETTINGS, *(s for v in targets.SETTINGS.values() for s in v)]))
+    names = list(dict.fromkeys([*target_kinds.COMMON_SETTINGS, *(s for v in target_kinds.SETTINGS.values() for s in v)]))
     rows = []
     for s in names:
         if s not in SETTING_TEXT:
             raise LookupError(f"target setting {s!r} has no entry in reference.SETTING_TEXT; write one")
-        kinds = "every kind" if s in targets.COMMON_SETTINGS else \
-            ", ".join(f"`{k}`" for k, v in targets.SETTINGS.items() if s in v)
+        kinds = "every kind" if s in target_kinds.COMMON_SETTINGS else \
+            ", ".join(f"`{k}`" for k, v in target_kinds.SETTINGS.items() if s in v)
         rows.append((s, kinds, SETTING_TEXT[s]))
     return rows
 
