@@ -38,20 +38,6 @@ class Row:
                 "exact": self.exact, "layout_noise": self.noise.to_dict() if self.noise else None}
 
 
-def deterministic(kind: str, metric: str, groups: dict[str, dict[str, list[float]]]) -> str | None:
-    """Why ``metric``'s values are exact on this target, or None: declared by the target kind
-    (cachegrind's counts; the qemu-icache model's counts), or shown by the runs (some layout ran
-    twice or more, and every layout's repeated runs are identical)."""
-    from .targets.qemu_icache import METRICS as ICACHE
-
-    if kind == "cachegrind" or (kind == "qemu-icache" and metric in ICACHE):
-        return f"the {kind} target is deterministic"
-    runs = [v for g in groups.values() for v in g.values()]
-    if any(len(v) >= 2 for v in runs) and all(len(set(v)) == 1 for v in runs):
-        return "every layout's repeated runs are identical"
-    return None
-
-
 @dataclass
 class MetricReport:
     metric: str
@@ -158,7 +144,7 @@ def analyse(m: measure.Measurement, view: View = View()) -> Report:
             kind = req.profile.target(m.key.target).kind
         except LayoutbenchError:
             kind = ""
-        exact_why = deterministic(kind, metric, groups)
+        exact_why = measure.deterministic(kind, metric, groups)
         rows = []
         for name in names:
             if name not in groups:

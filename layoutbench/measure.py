@@ -204,12 +204,24 @@ def link_all(objs: buildmod.ObjectSet, image: str, store: Store, jobs: list[Job]
     return variants
 
 
+def deterministic(kind: str, metric: str, groups: dict[str, dict[str, list[float]]]) -> str | None:
+    """Why ``metric``'s values are exact on this target, or None: declared by the target kind
+    (cachegrind's counts; the qemu-icache model's counts), or shown by the runs (some layout ran
+    twice or more, and every layout's repeated runs are identical)."""
+    from .targets.qemu_icache import METRICS as ICACHE
+
+    if kind == "cachegrind" or (kind == "qemu-icache" and metric in ICACHE):
+        return f"the {kind} target is deterministic"
+    runs = [v for g in groups.values() for v in g.values()]
+    if any(len(v) >= 2 for v in runs) and all(len(set(v)) == 1 for v in runs):
+        return "every layout's repeated runs are identical"
+    return None
+
+
 def exact_why(made: list[targets.Target], metric: str | None = None) -> str:
     """Why ``metric`` (None: every metric each target prints) is a count that a second run of the
     same image repeats on every one of the targets ``made`` (cachegrind's, the cache model's:
-    compare.deterministic), or '' when it is not, or not known to be."""
-    from .compare import deterministic
-
+    :func:`deterministic`), or '' when it is not, or not known to be."""
     whys = []
     for t in made:
         names = [metric] if metric is not None else (t.prints() or [])

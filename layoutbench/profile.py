@@ -18,6 +18,7 @@ from typing import Any
 
 from . import paths, safety, validate
 from .errors import LayoutbenchError
+from .target_kinds import KINDS
 
 
 IMAGE_KINDS = ("script", "command", "program")
@@ -429,8 +430,6 @@ def _image(imgs: _Table, iname: str, b: _Table, here: Path) -> Image:
 
 def _targets(tg: _Table, images: dict[str, Image]) -> dict[str, Target]:
     """``[targets.NAME]``: where an image runs, each kind's settings checked."""
-    from .targets import KINDS  # here: the targets package imports this module
-
     file = tg.file
     targets: dict[str, Target] = {}
     for tname in tg.data:
@@ -456,8 +455,6 @@ def _targets(tg: _Table, images: dict[str, Image]) -> dict[str, Target]:
 
 def _by_kind(file: Path, value: dict) -> dict[str, str]:
     """``[metrics] default_by_kind``: target kinds to metric names, each checked."""
-    from .targets import KINDS  # here: the targets package imports this module
-
     for kind, metric in value.items():
         if kind not in KINDS:
             raise LayoutbenchError(f"{file}: [metrics] default_by_kind names {kind!r}, not a target kind; "

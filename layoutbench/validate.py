@@ -13,6 +13,7 @@ import math
 import re
 
 from .errors import LayoutbenchError
+from .target_kinds import COMMON_SETTINGS, SETTINGS
 
 MAX_SEED = 2**63 - 1  #: seeds are stored as SQLite/PostgreSQL 64-bit integers
 MAX_LAYOUTS = 10_000  #: NAME:COUNT above this is refused (each seed is one link and one image on disk)
@@ -292,7 +293,7 @@ FLAG = "true or false"
 SECONDS = f"a finite number of seconds > 0 and <= {MAX_TIMEOUT:g}"
 
 #: setting → (check, what is allowed): the type and range of every setting of every target kind
-#: (targets.SETTINGS says which kind reads which; a test checks that each one is here)
+#: (target_kinds.SETTINGS says which kind reads which; a test checks that each one is here)
 TARGET_SETTINGS: dict[str, tuple] = {
     # every kind
     "perf": (_perf, "true, false or a list of event names"),
@@ -373,7 +374,6 @@ def target_settings(file, tname: str, kind: str, settings: dict) -> None:
 
     where = f"{file}: [targets.{tname}] "
 
-    from .targets import COMMON_SETTINGS, SETTINGS  # here: the targets package imports the profile module
     known = (*COMMON_SETTINGS, *SETTINGS.get(kind, ()))
     for key in settings:
         if key not in known:

@@ -244,7 +244,7 @@ def test_a_misspelt_setting_is_refused_with_the_near_name(tmp_path):
 # -- every setting of every target kind is typed; budgets stay bounded --------------------------------
 
 def test_every_setting_of_every_target_kind_has_a_type_check_in_the_one_table():
-    from layoutbench.targets import COMMON_SETTINGS, SETTINGS
+    from layoutbench.target_kinds import COMMON_SETTINGS, SETTINGS
 
     for kind, keys in SETTINGS.items():
         missing = [k for k in (*COMMON_SETTINGS, *keys) if k not in validate.TARGET_SETTINGS]
@@ -334,7 +334,7 @@ SETTING_EXAMPLES = {
 
 
 def test_every_entry_of_the_setting_table_accepts_a_good_value_and_refuses_the_bad_ones(tmp_path):
-    from layoutbench.targets import SETTINGS
+    from layoutbench.target_kinds import SETTINGS
 
     assert set(SETTING_EXAMPLES) == set(validate.TARGET_SETTINGS)
     (tmp_path / "p.so").write_bytes(b"")

@@ -56,7 +56,7 @@ class Settings:
     #: (choose_runs, costs.runs_per_layout)
     runs_auto: bool = False
     runs_choice: dict | None = None  #: that choice, once made (a resumed bisection keeps it)
-    #: why the metric is exact on the target (compare.deterministic: cachegrind's and the cache model's
+    #: why the metric is exact on the target (measure.deterministic: cachegrind's and the cache model's
     #: counts), filled in by ``normalize``; then R = 1 at once: a second run of an image repeats the first
     exact: str = ""
     #: the seeded layout of the K layouts (``random``, ``shuffled``, ``padded``): a bisection
