@@ -1,21 +1,36 @@
 """The ``layoutbench`` command: parse, call one function, print. No logic lives here.
 
-The commands live in :mod:`layoutbench.commands`, one module a job; this module is the entry
-``python -m layoutbench.cli`` and the name ``main`` the rest of the code imports.
+The commands live in :mod:`layoutbench.commands`, one module a job.  :func:`run` is the installed
+``layoutbench`` command and ``python -m layoutbench.cli`` the same; ``main`` (the click group) is
+imported from here by whoever needs it.  Both first try the native fast path of ``symdiff`` of two ELF
+files (:func:`layoutbench.native.fast_path`), before anything heavy is imported.
 """
 
 from __future__ import annotations
 
 import sys
 
-if __name__ == "__main__":  # python -m layoutbench.cli: symdiff of two ELF files goes native before any import
-    from layoutbench import native
+from . import native
 
+
+def run() -> None:
+    """The ``layoutbench`` command: the fast path, else the click command line."""
     native.fast_path(sys.argv[1:])
+    from .commands import main
 
-from .commands import main  # noqa: E402
+    main(prog_name="layoutbench")
 
-__all__ = ["main"]
+
+def __getattr__(name: str):
+    if name == "main":  # the click group, imported when asked (not at the command's start)
+        from .commands import main
+
+        return main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 if __name__ == "__main__":
+    native.fast_path(sys.argv[1:])
+    from .commands import main
+
     main()

@@ -56,10 +56,3 @@ def fast_path(args: list[str]) -> None:
     sys.stdout.flush()
     os.execve(exe, [exe, *args[1:]], env)
 
-
-def main() -> None:
-    """The ``layoutbench`` command: the fast path, else the click command line."""
-    fast_path(sys.argv[1:])
-    from .cli import main as cli_main
-
-    cli_main(prog_name="layoutbench")

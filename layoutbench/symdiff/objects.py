@@ -16,16 +16,10 @@ from .image import Image, Sym, read_image, without_gc
 
 
 @without_gc
-def load_side(side: str | Path, image: str | None = None, repo: str | None = None, say=lambda msg: None) -> Image:
-    """An ELF image, with the plan beside it (``plan.json``) and its objects, if any.
-
-    A build spec ``KERNEL@REV:LAYOUT[:SEED]`` is resolved (and built) by :mod:`layoutbench.specs`;
-    ``image``, ``repo`` and ``say`` are for that case."""
+def load_side(side: str | Path) -> Image:
+    """An ELF image, with the plan beside it (``plan.json``) and its objects, if any (a build spec is
+    :func:`layoutbench.specs.symdiff_side`'s)."""
     p = Path(side)
-    if not p.exists() and "@" in str(side):
-        from .. import specs
-
-        return specs.symdiff_side(str(side), image, repo, say)
     img = read_image(p)
     plan_path = p.parent / "plan.json"
     rec = None
