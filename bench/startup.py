@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-HELP = "import sys; from layoutbench.native import main; sys.argv = ['layoutbench', '--help']; main()"
+HELP = "import sys; from layoutbench.cli import run; sys.argv = ['layoutbench', '--help']; run()"
 CASES = {
     "python -c pass": "pass",
     "layoutbench --help": HELP,

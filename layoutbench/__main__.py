@@ -1,3 +1,3 @@
-from .native import main
+from .cli import run
 
-main()
+run()

@@ -7,7 +7,6 @@ as an uninterrupted one.
 
 from __future__ import annotations
 
-import inspect
 import math
 import statistics
 import time
@@ -301,11 +300,6 @@ def _finite(x):
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
-def _min_effect_kw(min_effect: float) -> dict:
-    """``min_effect=`` for ``stats.compare`` when it takes one."""
-    return {"min_effect": min_effect} if "min_effect" in inspect.signature(stats.compare).parameters else {}
-
-
 #: a two-commit verdict that shows no change, worded as the bisection words it
 NOT_SHOWN = "no change shown"
 #: a two-commit verdict whose interval lies inside +-min_effect: a change of it is ruled out
@@ -360,7 +354,7 @@ def compare_commits(request: measure.MeasureRequest, b: Checkout, store: Store, 
         row = {"metric": metric, "unit": unit, "better": "higher" if hib else "lower",
                "layouts_paired": len(set(ga) & set(gb)), "effect": None, "verdict": "n/a", "layout_noise": None}
         try:
-            c = stats.compare(ga, gb, hib, confidence=view.confidence, paired=True, **_min_effect_kw(min_effect))
+            c = stats.compare(ga, gb, hib, confidence=view.confidence, paired=True, min_effect=min_effect)
             row.update(effect={**c.to_dict(), "claim": c.claim()}, verdict=row_verdict(c),
                        layout_noise=c.layout_noise, describe=c.describe())
         except ValueError as e:  # too few samples for a comparison

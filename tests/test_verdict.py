@@ -248,10 +248,12 @@ def test_min_effect_is_a_percent_everywhere_and_a_unit_mistake_is_one_line(world
     # 2% and "2" are the same setting: the bisection's log prints it with its sign, replay reads it back
     with closing(Store(tmp_path / "r.sqlite")) as store:
         from layoutbench import profile
+        from layoutbench.commands import Percent
         from layoutbench.commands.bisecting import _bisect_settings
-        s = _bisect_settings({"kernel": "minikernel", "repo": w["m"]["repo"], "min_effect": "2%"})
+        pct = Percent(positive=True)  # the option's type: a percent on the command line, a fraction after it
+        assert pct.convert("2%", None, None) == pytest.approx(0.02) == pct.convert("2", None, None)
+        s = _bisect_settings({"kernel": "minikernel", "repo": w["m"]["repo"], "min_effect": pct.convert("2%", None, None)})
         assert s.min_effect == pytest.approx(0.02)
-        assert _bisect_settings({"kernel": "minikernel", "min_effect": "2"}).min_effect == pytest.approx(0.02)
         b = bisect.start(store, profile.load("minikernel"), s, w["m"]["bad"], w["m"]["good"])
         line = b.text().splitlines()[1]
         assert "--min-effect 2% " in line + " "
@@ -304,7 +306,7 @@ def test_fixed_layouts_on_a_deterministic_target_compare_exactly_and_say_so(work
 
 
 def test_a_target_is_deterministic_by_its_kind_or_by_identical_repeated_runs():
-    from layoutbench.compare import deterministic
+    from layoutbench.measure import deterministic
 
     same = {"default": {"default": [5.0, 5.0]}, "aligned": {"aligned": [7.0, 7.0, 7.0]}}
     assert deterministic("local", "t", same) == "every layout's repeated runs are identical"

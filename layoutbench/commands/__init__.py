@@ -159,6 +159,28 @@ def open_store(path, write: bool = True, create: bool | None = None):
     return store.writable() if write else store
 
 
+class Percent(click.ParamType):
+    """A percent on the command line (``0.5`` or ``0.5%``), a fraction in the code: ``--min-effect`` (0 to
+    below 50; ``positive``: above 0) and ``--confirm-share`` (``share``: above 0, at most 100).  A bad
+    value is the one line of :mod:`layoutbench.validate` naming the option."""
+
+    name = "percent"
+
+    def __init__(self, positive: bool = False, share: bool = False):
+        self.positive, self.share = positive, share
+
+    def convert(self, value, param, ctx):
+        if value is None or isinstance(value, float):  # (a default already converted)
+            return value
+        if self.share:
+            from ..bisect.settings import confirm_share_fraction
+
+            return confirm_share_fraction(value)
+        from .. import validate
+
+        return validate.min_effect_percent(value, positive=self.positive) / 100
+
+
 def store_option(f):
     return click.option("--store", "store_path", type=click.Path(dir_okay=False),
                         help="The results database: an SQLite file or a postgresql:// URL (its password is never shown)  "

@@ -8,7 +8,7 @@ import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import EXIT_EPILOG, json_text, main, open_store, out, say, store_option
+from . import EXIT_EPILOG, Percent, json_text, main, open_store, out, say, store_option
 
 # -- job 5: bisection, judge, quirks ---------------------------------------------------------------
 
@@ -45,7 +45,7 @@ def bisect_options(f):
         click.option("--max-runs", type=int, help="Kept for scripts and bisect logs: the tests add layouts, never runs (the runs per layout are --runs, or chosen from the costs)  [default: 1]"),
         click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
         click.option("--confidence", type=float, help="1 - the error budget of the whole bisection, shared over its tests and looks  [default: 0.95]"),
-        click.option("--min-effect", help="The smallest change that counts as a change, in percent: 0.5 means 0.5% "
+        click.option("--min-effect", type=Percent(positive=True), help="The smallest change that counts as a change, in percent: 0.5 means 0.5% "
                      "(a % sign is accepted; above 0 and below 50: a larger value is refused as a unit mistake)  "
                      f"[default: {validate.DEFAULT_MIN_EFFECT_PERCENT}]"),
         click.option("--all-changes", "all_changes", is_flag=True, default=None,
@@ -66,7 +66,7 @@ def bisect_options(f):
         click.option("--prove-null", "prove_null", is_flag=True, default=None,
                      help="When no change is shown, go on (up to --max-layouts) until a change of --min-effect "
                      "is ruled out: 'within layout noise' is said only then.  Expensive."),
-        click.option("--confirm-share", "confirm_share", metavar="PERCENT",
+        click.option("--confirm-share", "confirm_share", type=Percent(share=True),
                      help="The most of the bisection's runs a culprit's confirmation may take: it stops by "
                      "PERCENT/(100-PERCENT) times the runs spent before it (at least 80 fresh layouts a side), and a "
                      "step not shown beyond --min-effect by then is 'uncertain', with what was shown; 100: no "
@@ -115,11 +115,6 @@ def _bisect_settings(o: dict):
     validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
     budget = parse_budget(o.get("budget"))
     validate.seed("--seed", o.get("seed"))
-    if o.get("confirm_share") is not None:  # a percent on the command line, a fraction in the settings
-        from ..bisect.settings import confirm_share_fraction
-        o = {**o, "confirm_share": confirm_share_fraction(o["confirm_share"])}
-    if o.get("min_effect") is not None:  # a percent on the command line, a fraction in the settings
-        o = {**o, "min_effect": validate.min_effect_percent(o["min_effect"], positive=True) / 100}
     if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
         raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
     s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})

@@ -11,6 +11,7 @@ from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
 from . import (
     EXIT_EPILOG,
+    Percent,
     json_text,
     machine_options,
     machine_overrides,
@@ -50,7 +51,7 @@ from . import (
 @click.option("--commits", metavar="A,B", help="Compare two commits instead of layouts: the seeded layouts of "
               "--layouts (the same seeds on both sides, paired), the effect of B against A with its interval, the "
               "layout noise, the verdict, and what one run of the default link per side would have said.")
-@click.option("--min-effect", default=validate.DEFAULT_MIN_EFFECT_PERCENT, show_default=True,
+@click.option("--min-effect", type=Percent(), default=validate.DEFAULT_MIN_EFFECT_PERCENT, show_default=True,
               help="With --commits: the smallest change that counts, in percent (0.5 means 0.5%; a % sign is "
                    "accepted; 0 to below 50: a larger value is refused as a unit mistake).")
 @click.option("--exit-code", "exit_code", is_flag=True,
@@ -71,10 +72,7 @@ def compare_cmd(**o):
     """
     from .. import compare, measure, report_text
 
-    if o["runs"] < 1:
-        raise LayoutbenchError("--runs must be at least 1")
     validate.options(o)
-    o["min_effect"] = validate.min_effect_percent(o["min_effect"])
     if o["exit_code"] and not o["commits"]:
         raise LayoutbenchError("--exit-code needs --commits A,B: it fails the command when B is slower than A")
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])
@@ -164,7 +162,7 @@ def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
                                      tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
                                      o["retry_failed"], o["jobs"], metrics=o["metrics"], spare=measure.spare_core)
     rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(o["metrics"])),
-                                  o["min_effect"] / 100, say)
+                                  o["min_effect"], say)
     from ..verdict import Verdict
 
     v = Verdict.of_compare(rep.to_dict())

@@ -6,7 +6,7 @@ import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import json_text, main, open_store, out, progress_bar, say, store_option
+from . import Percent, json_text, main, open_store, out, progress_bar, say, store_option
 
 # -- history and report: range sweeps, drill-down, a static HTML site -----------------------------
 
@@ -33,7 +33,7 @@ from . import json_text, main, open_store, out, progress_bar, say, store_option
 @click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all); one the target "
               "cannot print is refused before anything is built.")
-@click.option("--min-effect", help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; a % "
+@click.option("--min-effect", type=Percent(), help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; a % "
               "sign is accepted; 0 to below 50); kept with the history for --summary and report  [default: the one "
               f"the history was swept with, else {validate.DEFAULT_MIN_EFFECT_PERCENT}]")
 @click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
@@ -54,11 +54,8 @@ def history_cmd(**o):
     prof = profile.load(o["kernel"])
     store = open_store(o["store_path"], write=bool(o["range_"] or o["refine"]))  # a sweep stores its runs
     step, every, range_, refine, repo, subdir = (o[k] for k in ("step", "every", "range_", "refine", "repo", "subdir"))
-    if o["runs"] is not None and o["runs"] < 1:
-        raise LayoutbenchError("--runs must be at least 1")
     validate.options(o)
-    min_effect = validate.min_effect_percent(o["min_effect"])
-    min_effect = None if min_effect is None else min_effect / 100
+    min_effect = o["min_effect"]
     if every is not None and history.parse_interval(every) <= 0:
         raise LayoutbenchError(f"--every {every!r} must be longer than 0, e.g. 1d or 12h")
     if sum(bool(x) for x in (step, o["every_commit"], every)) > 1:
@@ -109,7 +106,7 @@ def history_cmd(**o):
               "folder, a path through a symbolic link, /, the home folder and the current folder are refused.")
 @click.option("--repo", type=click.Path(), help="Which history (default: the only one of KERNEL in the store).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) to plot (default: all).")
-@click.option("--min-effect", help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; "
+@click.option("--min-effect", type=Percent(), help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; "
               "a % sign is accepted; 0 to below 50)  [default: the one the history was swept with, else "
               f"{validate.DEFAULT_MIN_EFFECT_PERCENT}]")
 @store_option
@@ -119,8 +116,6 @@ def report_cmd(kernel, outdir, repo, metrics, min_effect, store_path):
     """
     from .. import report
 
-    min_effect = validate.min_effect_percent(min_effect)
-    min_effect = None if min_effect is None else min_effect / 100
     metrics = validate.metric_names(metrics) or ()
     if kernel and profile.is_path(kernel):  # a profile's folder or kernel.toml: its history is stored by name
         kernel = profile.load(kernel).name
