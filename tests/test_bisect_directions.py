@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from _programs import BUILD_SH_COMMAND, program_profile
 from conftest import git, lb, script
 
 
@@ -93,31 +94,8 @@ for f in $(cd "$src" && ls *.c | LC_ALL=C sort); do
 done
 """
 
-PROFILE = """\
-name = "rate"
-description = "a program that prints a higher-is-better rate (test)"
-default_target = "local"
-
-[source]
-repo = "repo"
-
-[build]
-command = "sh {profile_dir}/build.sh {src} {objdir} {cc}"
-inputs = ["build.sh"]
-cc = "clang-19"
-ld = "ld.lld-19"
-
-[images.prog]
-kind = "program"
-objects = "prog.objs"
-
-[targets.local]
-kind = "local"
-image = "prog"
-
-[metrics]
-default = "pkts_per_ms"
-"""
+PROFILE = program_profile("rate", description="a program that prints a higher-is-better rate (test)", source='repo = "repo"',
+                          command=BUILD_SH_COMMAND, inputs=("build.sh",), metric="pkts_per_ms")
 
 
 def _cold(n: int, k: int) -> str:

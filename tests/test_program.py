@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from _programs import makefile, program_profile
 from conftest import lb
 from layoutbench import build, elfinfo, layout, metrics, placement, profile, source
 
@@ -67,43 +68,18 @@ unsigned long table_sum(int n) { if (!table[1]) fill(); unsigned long s = 0; for
 unsigned long unused_helper(int n) { return table_sum(n) * 3; }
 """
 
-MAKEFILE = """\
-SRCS := main.c mix.c table.c
-OBJS := $(SRCS:%.c=$(OBJDIR)/%.o)
-all: $(OBJS)
-\tprintf '%s\\n' $(SRCS:%.c=%.o) > $(OBJDIR)/prog.objs
-$(OBJDIR)/%.o: %.c
-\t$(CC) -O2 -ffunction-sections -c $< -o $@
-"""
+MAKEFILE = makefile("main.c mix.c table.c")
 
-PROFILE = """\
-name = "prog"
-description = "a static-glibc C program (test)"
-default_target = "local"
-
-[source]
-tree = "src"
-
-[build]
-command = "make -s OBJDIR={objdir} CC={cc}"
-cc = "clang-19"
-ld = "ld.lld-19"
-
-[images.prog]
-kind = "program"          # linked by the compiler driver with linker-scripts/program-text.ld
-objects = "prog.objs"
-
-[images.byhand]           # the same program, linked by the user's own command with the same script
+#: the same program, linked by the user's own command with the same script
+BYHAND = """\
+[images.byhand]
 objects = "prog.objs"
 kinds = ["text"]
 link_command = "cd {objdir} && {cc} -static -fuse-ld=lld --ld-path={ld} -Wl,-T,{linker_scripts}/program-text.ld -Wl,-L,{fragment_dir} -o prog $(cat prog.objs)"
 output = "prog"
+"""
 
-[targets.local]
-kind = "local"
-image = "prog"
-args = ["iterations=20000"]
-
+TARGETS = """\
 [targets.cachegrind]
 kind = "cachegrind"
 image = "prog"
@@ -119,10 +95,12 @@ args = ["iterations=2000"]
 kind = "cachegrind"
 image = "byhand"
 args = ["iterations=2000", "notime"]
-
-[metrics]
-default = "ns_per_iter"
 """
+
+#: the program's profile (its image ``prog`` linked by the compiler driver with linker-scripts/program-text.ld)
+PROG = dict(description="a static-glibc C program (test)", images=BYHAND, args=("iterations=20000",), targets=TARGETS,
+            metric="ns_per_iter")
+PROFILE = program_profile("prog", **PROG)
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +241,7 @@ def test_build_inputs_key_the_object_cache(tmp_path, fresh_workdir):
     for name, text in {"main.c": MAIN_C, "mix.c": MIX_C, "table.c": TABLE_C, "Makefile": MAKEFILE}.items():
         (tmp_path / "src" / name).write_text(text)
     (tmp_path / "flags.mk").write_text("# v1\n")
-    (tmp_path / "kernel.toml").write_text(PROFILE.replace('ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\ninputs = ["flags.mk"]\n'))
+    (tmp_path / "kernel.toml").write_text(program_profile("prog", **PROG, inputs=("flags.mk",)))
     prof = profile.load(str(tmp_path / "kernel.toml"))
     assert prof.build.inputs == ((tmp_path / "flags.mk").resolve(),)
     first = build.compile_objects(prof, source.resolve(prof, None)).info["config"]
@@ -271,7 +249,7 @@ def test_build_inputs_key_the_object_cache(tmp_path, fresh_workdir):
     (tmp_path / "flags.mk").write_text("# v2\n")
     changed = build.compile_objects(prof, source.resolve(prof, None)).info["config"]
     assert first == again != changed
-    (tmp_path / "kernel.toml").write_text(PROFILE.replace('ld = "ld.lld-19"\n', 'ld = "ld.lld-19"\ninputs = ["nope.mk"]\n'))
+    (tmp_path / "kernel.toml").write_text(program_profile("prog", **PROG, inputs=("nope.mk",)))
     p = lb("build", str(tmp_path / "kernel.toml"), check=False)
     assert p.returncode != 0 and "inputs names" in p.stderr and "nope.mk" in p.stderr and "Traceback" not in p.stderr
 
@@ -280,7 +258,7 @@ def test_static_false_links_a_dynamic_pie_that_passes_the_check_and_runs(tmp_pat
     (tmp_path / "src").mkdir()
     for name, text in {"main.c": MAIN_C, "mix.c": MIX_C, "table.c": TABLE_C, "Makefile": MAKEFILE}.items():
         (tmp_path / "src" / name).write_text(text)
-    (tmp_path / "kernel.toml").write_text(PROFILE.replace('kind = "program"', 'kind = "program"\nstatic = false'))
+    (tmp_path / "kernel.toml").write_text(program_profile("prog", **PROG, image="static = false"))
     prof = profile.load(str(tmp_path / "kernel.toml"))
     assert prof.image("prog").static is False
     _, variants = build.build_variants(prof, source.resolve(prof, None), layout.parse_specs(["default,random"], 2),

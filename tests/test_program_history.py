@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from _programs import BUILD_SH_COMMAND, program_profile
 from conftest import git
 from layoutbench import build, elfinfo, history, layout, metrics, placement, profile, source
 
@@ -63,33 +64,9 @@ for f in $(cd "$src" && ls lib/*.c | LC_ALL=C sort); do
 done
 """
 
-PROFILE = """\
-name = "libhist"
-description = "a small library with a history (test)"
-default_target = "local"
-quirks = "quirks.toml"
-
-[source]
-repo = "repo"
-
-[build]
-command = "sh {profile_dir}/build.sh {src} {objdir} {cc}"
-inputs = ["build.sh", "driver.c"]
-cc = "clang-19"
-ld = "ld.lld-19"
-
-[images.prog]
-kind = "program"
-objects = "prog.objs"
-
-[targets.local]
-kind = "local"
-image = "prog"
-args = ["iterations=5000"]
-
-[metrics]
-default = "work"
-"""
+PROFILE = program_profile("libhist", description="a small library with a history (test)", top='quirks = "quirks.toml"',
+                          source='repo = "repo"', command=BUILD_SH_COMMAND, inputs=("build.sh", "driver.c"),
+                          args=("iterations=5000",), metric="work")
 
 QUIRKS = """\
 [[quirk]]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from _programs import makefile, program_profile
 from conftest import git, lb
 from layoutbench import profile, reuse, source
 from layoutbench.store import Store
@@ -38,52 +39,13 @@ int main(void) {
 
 OTHER_C = "int other(void) { return 0; }\n"
 
-#: %(deps)s: the compiler flags that write dependency files (empty: none);
-#: %(version)s: how VERSION reaches the compiler
-MAKEFILE = """\
-SRCS := main.c other.c
-OBJS := $(SRCS:%%.c=$(OBJDIR)/%%.o)
-%(version)s
-all: $(OBJS)
-\tprintf '%%s\\n' $(SRCS:%%.c=%%.o) > $(OBJDIR)/prog.objs
-$(OBJDIR)/%%.o: %%.c
-\t$(CC) -O1 %(deps)s $(VFLAGS) -c $< -o $@
-"""
-
-PROFILE = """\
-name = "prog"
-default_target = "local"
-
-[source]
-tree = "src"
-
-[build]
-command = "make -s OBJDIR={objdir} CC={cc}"
-cc = "clang-19"
-ld = "ld.lld-19"
-untracked_inputs = []
-%(more)s
-
-[images.prog]
-kind = "program"
-objects = "prog.objs"
-
-[targets.local]
-kind = "local"
-image = "prog"
-
-[metrics]
-default = "value"
-"""
-
-
 def _program(tmp_path: Path, header: str = "val.h", deps: str = "-MMD", version: str = "",
              more: str = "") -> tuple[Path, Path]:
     """A git repository holding the program (its first commit: VALUE 1) and its profile."""
     repo = tmp_path / "repo"
     repo.mkdir(parents=True)
     files = {"main.c": MAIN_C % {"header": header}, "other.c": OTHER_C, header: "#define VALUE 1\n",
-             "Makefile": MAKEFILE % {"deps": deps, "version": version}, "VERSION": "7\n",
+             "Makefile": makefile("main.c other.c", cflags=f"-O1 {deps} $(VFLAGS)", head=version), "VERSION": "7\n",
              "README.md": "A program.\n", "unused.h": "#define UNUSED 1\n"}
     for name, text in files.items():
         (repo / name).write_text(text, encoding="utf-8")
@@ -92,7 +54,7 @@ def _program(tmp_path: Path, header: str = "val.h", deps: str = "-MMD", version:
     git(repo, "commit", "-qm", "import")
     toml = tmp_path / "prog" / "kernel.toml"
     toml.parent.mkdir()
-    toml.write_text(PROFILE % {"more": more})
+    toml.write_text(program_profile("prog", build="untracked_inputs = []" + (f"\n{more}" if more else ""), metric="value"))
     return repo, toml
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from _programs import makefile, program_profile
 from conftest import lb
 from layoutbench import build, layout, profile, source
 
@@ -33,31 +34,8 @@ EXTRA_C = r"""
 static void *kept;
 void zz_keep(int n) { free(kept); kept = malloc((size_t)n); }
 """
-MAKEFILE = """\
-SRCS := main.c stage_d.c zz_extra.c
-OBJS := $(SRCS:%.c=$(OBJDIR)/%.o)
-all: $(OBJS)
-\tprintf '%s\\n' $(SRCS:%.c=%.o) > $(OBJDIR)/prog.objs
-$(OBJDIR)/%.o: %.c
-\t$(CC) -O2 -ffunction-sections -c $< -o $@
-"""
-PROFILE = """\
-name = "stagep"
-description = "a static program against libc.a (test)"
-default_target = "local"
-[source]
-tree = "src"
-[build]
-command = "make -s OBJDIR={objdir} CC={cc}"
-cc = "clang-19"
-ld = "ld.lld-19"
-[images.prog]
-kind = "program"
-objects = "prog.objs"
-[targets.local]
-kind = "local"
-image = "prog"
-"""
+MAKEFILE = makefile("main.c stage_d.c zz_extra.c")
+PROFILE = program_profile("stagep", description="a static program against libc.a (test)")
 GROWN = ("for (int k = 0; k < (i & 7); k++) buf[(i + k * 31) & 255] ^= (char)(k * i + (i >> 3)); "
          "if (memchr(buf, i, 9) && strrchr(buf, 'q')) buf[1]++;")  # two more IFUNCs: .rela.iplt and .init move
 
@@ -68,7 +46,7 @@ def _program(root, grow: bool, layouts=("default",), names_c: str | None = None)
     d = root / (("grown" if grow else "base") + ("-names" if names_c else ""))
     (d / "src").mkdir(parents=True)
     files = {"main.c": MAIN_C, "stage_d.c": STAGE_C.replace("GROW", GROWN if grow else ""), "zz_extra.c": EXTRA_C,
-             "Makefile": MAKEFILE.replace("zz_extra.c", "zz_extra.c names.c") if names_c else MAKEFILE}
+             "Makefile": makefile("main.c stage_d.c zz_extra.c names.c") if names_c else MAKEFILE}
     if names_c:
         files["names.c"] = names_c
     for name, text in files.items():
