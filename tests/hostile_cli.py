@@ -113,6 +113,27 @@ def write_tiny(d: Path, **kw) -> Path:
     return d / "kernel.toml"
 
 
+def write_tiny_history(d: Path, git) -> Path:
+    """The tiny program in a git repository ``d`` of four commits, the third twice as slow (its SCALE
+    doubles; the others change cold code); its kernel.toml.  ``git(repo, *args)`` runs git."""
+    write_tiny(d)
+    main = MAIN_C.replace("1000 + (h & 7)", "SCALE * (1000 + (((unsigned long)&hot >> 4) & 15))") \
+        .replace("#include <stdlib.h>", '#include <stdlib.h>\n#include "scale.h"')
+    (d / "src" / "main.c").write_text(main)
+    (d / "src" / "scale.h").write_text("#define SCALE 1\n")
+    (d / "kernel.toml").write_text((d / "kernel.toml").read_text().replace('tree = "src"', 'repo = "."\nsubdir = "src"'))
+    git(d, "init", "-q", "-b", "main")
+    git(d, "add", "-A")
+    git(d, "commit", "-qm", "one")
+    (d / "src" / "hot.c").write_text(HOT_C + "unsigned long c2(unsigned long x) { return x + 2; }\n")
+    git(d, "commit", "-qam", "two")
+    (d / "src" / "scale.h").write_text("#define SCALE 2\n")
+    git(d, "commit", "-qam", "three: twice as slow")
+    (d / "src" / "hot.c").write_text(HOT_C + "unsigned long c2(unsigned long x) { return x + 3; }\n")
+    git(d, "commit", "-qam", "four")
+    return d / "kernel.toml"
+
+
 #: a valid profile that only this table loads (its paths are never built): the base of the
 #: profile mutations below.  Source and template need not exist for loading.
 BASE = tiny_profile()

@@ -36,22 +36,7 @@ def step_repo(d: Path) -> Path:
     """The tiny program in a git repository: commit 3 of 4 doubles its metric; the kernel.toml."""
     if (d / ".git").is_dir():
         return d / "kernel.toml"
-    hostile_cli.write_tiny(d)
-    main = hostile_cli.MAIN_C.replace("1000 + (h & 7)", "SCALE * (1000 + (((unsigned long)&hot >> 4) & 15))") \
-        .replace("#include <stdlib.h>", '#include <stdlib.h>\n#include "scale.h"')
-    (d / "src" / "main.c").write_text(main)
-    (d / "src" / "scale.h").write_text("#define SCALE 1\n")
-    (d / "kernel.toml").write_text((d / "kernel.toml").read_text().replace('tree = "src"', 'repo = "."\nsubdir = "src"'))
-    _git(d, "init", "-q", "-b", "main")
-    _git(d, "add", "-A")
-    _git(d, "commit", "-qm", "one")
-    (d / "src" / "hot.c").write_text(hostile_cli.HOT_C + "unsigned long c2(unsigned long x) { return x + 2; }\n")
-    _git(d, "commit", "-qam", "two")
-    (d / "src" / "scale.h").write_text("#define SCALE 2\n")
-    _git(d, "commit", "-qam", "three: twice as slow")
-    (d / "src" / "hot.c").write_text(hostile_cli.HOT_C + "unsigned long c2(unsigned long x) { return x + 3; }\n")
-    _git(d, "commit", "-qam", "four")
-    return d / "kernel.toml"
+    return hostile_cli.write_tiny_history(d, _git)
 
 
 PROG_C = r"""

@@ -25,21 +25,7 @@ import hostile_cli  # noqa: E402
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("cont") / "repo"
-    hostile_cli.write_tiny(d)
-    main = hostile_cli.MAIN_C.replace("1000 + (h & 7)", "SCALE * (1000 + (((unsigned long)&hot >> 4) & 15))") \
-        .replace("#include <stdlib.h>", '#include <stdlib.h>\n#include "scale.h"')
-    (d / "src" / "main.c").write_text(main)
-    (d / "src" / "scale.h").write_text("#define SCALE 1\n")
-    (d / "kernel.toml").write_text((d / "kernel.toml").read_text().replace('tree = "src"', 'repo = "."\nsubdir = "src"'))
-    git(d, "init", "-q", "-b", "main")
-    git(d, "add", "-A")
-    git(d, "commit", "-qm", "one")
-    (d / "src" / "hot.c").write_text(hostile_cli.HOT_C + "unsigned long c2(unsigned long x) { return x + 2; }\n")
-    git(d, "commit", "-qam", "two")
-    (d / "src" / "scale.h").write_text("#define SCALE 2\n")
-    git(d, "commit", "-qam", "three: twice as slow")
-    (d / "src" / "hot.c").write_text(hostile_cli.HOT_C + "unsigned long c2(unsigned long x) { return x + 3; }\n")
-    git(d, "commit", "-qam", "four")
+    hostile_cli.write_tiny_history(d, git)
     return d
 
 
