@@ -86,6 +86,7 @@ class PhaseMeter:
         self.runs: Counter = Counter()
         self.calls: Counter = Counter()
         self.side_have: list[tuple] = []  #: per side test: the layouts its two ends had when it began
+        self.confirm_k: list[int] = []  #: per confirmation: the fresh layouts a side it measured
         self._saved: dict = {}
 
     def _wrap(self, fn, phase_of):
@@ -97,7 +98,10 @@ class PhaseMeter:
             if phase == "sides":  # the layouts each end's statistic already has (pool.y: fresh ones too)
                 self.side_have.append(tuple(prober.pool.y[c].size if c in prober.pool.y else 0 for c in a[:2]))
             try:
-                return fn(prober, *a, **k)
+                out = fn(prober, *a, **k)
+                if phase == "confirmation":
+                    self.confirm_k.append(int(out[1]))
+                return out
             finally:  # (no wrapped call runs inside another: a nested one would be charged twice and
                 self.runs[phase] += ledger.spent - s0  # the phases would add up to more than the total)
         return wrapped
@@ -138,7 +142,7 @@ def one(sc: S.Scenario, plan: decide.Plan, seed: int) -> dict:
         r = S.one(sc, plan, seed)
     ph = {p: m.runs[p] for p in PHASES}
     return r | ph | {"other": r["runs"] - sum(ph.values()), "side_tests": m.calls["sides"],
-                     "side_have": m.side_have}
+                     "side_have": m.side_have, "confirm_k": m.confirm_k}
 
 
 def rows(sc: S.Scenario, plan, n: int, seed0: int = 0) -> list[dict]:
@@ -151,6 +155,9 @@ def summary(rs: list[dict]) -> dict:
     have = [h for r in rs for h in r["side_have"]]
     out["side_have"] = float(np.mean(have)) if have else math.nan  # layouts an end had (mean over ends)
     out["side_ends"] = [h for r in rs for h in r["side_have"]]
+    ks = [k for r in rs for k in r["confirm_k"]]  # (the first confirmation of each, and any later one)
+    out["confirm_side"] = float(np.mean(ks)) if ks else math.nan
+    out["confirm_side_median"] = float(np.median(ks)) if ks else math.nan
     out["n"] = len(rs)
     return out
 
@@ -218,7 +225,8 @@ def main() -> None:
     if only & {"phases", "wald"}:
         say("\n1. where the runs go (mean runs per bisection, charged to the phase that asked for them)")
         say(f"{'scenario':12s} {'plan':10s} | {'endpoints':>9s} {'probes':>7s} {'confirm':>7s} {'sides':>7s} "
-            f"{'other':>5s} | {'total':>7s} | {'right':>6s} {'wrong':>6s} | {'side tests':>10s} {'end had':>8s}")
+            f"{'other':>5s} | {'total':>7s} | {'right':>6s} {'wrong':>6s} | {'side tests':>10s} {'end had':>8s} | "
+            f"{'confirm a side':>14s}")
         res["phases"] = []
         for sc in singles():
             for name, plan in (("default", decide.Plan()), ("--thorough", decide.Plan(thorough=True))):
@@ -229,9 +237,11 @@ def main() -> None:
                 right = r["blame"] if sc.kind == "null" else r["right"]
                 say(f"{sc.name:12s} {name:10s} | {r['endpoints']:9.1f} {r['probes']:7.1f} {r['confirmation']:7.1f} "
                     f"{r['sides']:7.1f} {r['other']:5.1f} | {r['runs']:7.1f} | {100 * right:5.1f}% "
-                    f"{100 * r['wrong']:5.1f}% | {r['side_tests']:10.2f} {r['side_have']:8.1f}")
+                    f"{100 * r['wrong']:5.1f}% | {r['side_tests']:10.2f} {r['side_have']:8.1f} | "
+                    f"{r['confirm_side']:6.1f} ({r['confirm_side_median']:g})")
         say("right: the named first bad commit is the step (null: false blame); side tests: per bisection; end had: "
-            "the layouts an end of a side test had when it began (mean over ends; a confirmation's fresh ones too)")
+            "the layouts an end of a side test had when it began (mean over ends; a confirmation's fresh ones too); "
+            "confirm a side: the fresh layouts a side of a confirmation (mean, and median)")
 
     # 2. the frontier
     if "frontier" in only:
