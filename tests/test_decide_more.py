@@ -518,6 +518,11 @@ def test_a_resumed_farm_pools_each_marks_layouts_on_the_machine_that_judged_it()
     a, b = ps[0].pool, ps[1].pool
     assert (b.n("c1"), b.n("c0"), b.n("c3"), a.n("c1")) == (5, 5, 5, 0)
     assert (a.n("c2"), a.n("c0"), b.n("c2")) == (3, 3, 0)
+    # a mark's own runs a layout, not the plan's; a mark without layouts puts nothing into the pool
+    q = decide.Tracked(_Offsets({c: 0.0 for c in names}))
+    decide.rounds._reload([q], {"c1": {"verb": "good", "layouts": 4, "runs": 2}, "c2": {"verb": "bad", "layouts": 0}},
+                          "c0", "c3", decide.Plan())
+    assert q.ledger.spent == 3 * 4 * 2 and "c2" not in q.pool.seq
 
 
 def test_the_side_tests_and_the_confirmation_say_where_they_are_and_the_runs_of_the_budget():
