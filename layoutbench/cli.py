@@ -30,7 +30,4 @@ def __getattr__(name: str):
 
 
 if __name__ == "__main__":
-    native.fast_path(sys.argv[1:])
-    from .commands import main
-
-    main()
+    run()

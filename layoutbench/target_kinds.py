@@ -23,7 +23,7 @@ SETTINGS: dict[str, tuple[str, ...]] = {
 }
 
 
-#: kind → (module of this package, class, the Python package it needs beyond layoutbench's own).
+#: kind → (module of layoutbench.targets, class, the Python package it needs beyond layoutbench's own).
 #: A module is imported only when a target of its kind is made; a new kind is one line here.
 KINDS: dict[str, tuple[str, str, str | None]] = {
     "local": ("local", "LocalTarget", None),
