@@ -4,6 +4,7 @@ It runs the README's test command while CPU-bound loops run beside it, and print
 
     python3 bench/loaded_suite.py                 # two loops beside the whole suite
     python3 bench/loaded_suite.py --loops 4 -- tests/test_bisect.py -k timeout
+    python3 bench/loaded_suite.py --workers 0 -- tests/test_stats.py   # pytest in one process
 
 No test may depend on how fast the machine is: every timeout in a test is far above the work's normal
 duration (a hang is a ``sleep 300``), and every polling loop waits for its event, not for a fixed time.
@@ -34,6 +35,8 @@ def _die_with_parent() -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loops", type=int, default=2, help="CPU-bound loops beside the suite (default 2)")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="pytest-xdist workers, as the README's test command (default 2; 0: one process)")
     ap.add_argument("pytest_args", nargs="*", help="after --: passed to pytest (default: the whole suite)")
     a = ap.parse_args(argv)
     loops = [subprocess.Popen(["sh", "-c", "exec yes > /dev/null"], start_new_session=True,
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     suite = None
     try:
-        suite = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-n", "2", "-ra", "--durations=10",
+        suite = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-n", str(a.workers), "-ra", "--durations=10",
                                   *a.pytest_args],
                                  cwd=ROOT, preexec_fn=_die_with_parent)
         while suite.poll() is None:
