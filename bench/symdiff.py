@@ -19,9 +19,10 @@ lines first: starting Python (what any Python front end costs before its first l
 starting it and importing numpy, and `layoutbench --help` (every import).
 
 `layoutbench symdiff OLD NEW --json` of two ELF files runs the native helper (native/symdiff,
-built by setup.sh); the last two columns time the same command on the Python path
-(LAYOUTBENCH_NATIVE=0) in the same rotation, and its ratio to nm + diff: before and after side by
-side; `output` says whether both printed the same bytes.  Without the helper built, the first
+built by setup.sh); `text` times `layoutbench symdiff OLD NEW` (the helper's JSON, without its
+symbol list, rendered by the Python front end) and its ratio to nm + diff; the last two columns
+time the JSON command on the Python path (LAYOUTBENCH_NATIVE=0) in the same rotation, and its
+ratio to nm + diff; `output` says whether both paths printed the same bytes, JSON and text.  Without the helper built, the first
 columns time the Python path too (a line says so).  --cache SIZE,WAYS,LINE adds a line per pair
 timing the cache view (``symdiff --cache`` with the 8 largest functions named, no cachegrind
 run), which runs on the Python path, and its cost over that path's plain diff.
@@ -183,7 +184,8 @@ def main() -> None:
         print(f"note: the native helper is not built ({native.BINARY}); run setup.sh (cargo build --release "
               f"in native/symdiff): symdiff is timed on its Python path")
     print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6} {'median':>6}   "
-          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}   {'python':>8} {'ratio':>6} {'output':>6}"
+          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}   {'text':>7} {'ratio':>6}   {'python':>8} {'ratio':>6} "
+          f"{'output':>6}"
           + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
     floors = [("(floor) python -c pass", [sys.executable, "-c", "pass"]),
               ("(floor) python -c 'import numpy'", [sys.executable, "-c", "import numpy"]),
@@ -194,22 +196,24 @@ def main() -> None:
         cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
         cmds = [(cmd, False, ours),
                 (f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", True, None),
-                (cmd, False, {**ours, "LAYOUTBENCH_NATIVE": "0"})]
+                (cmd, False, {**ours, "LAYOUTBENCH_NATIVE": "0"}),
+                (cmd[:-1], False, ours)]  # the text: the helper's JSON rendered by the front end
         if args.baseline:
             cmds.append((cmd, False, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}))
         got = side_by_side(cmds, args.runs)
-        (sw, sc, rc, sm), (nw, nc, _, nm), (pw, _, prc, _) = got[:3]
+        (sw, sc, rc, sm), (nw, nc, _, nm), (pw, _, prc, _), (tw, _, _, _) = got[:4]
         if rc not in (0, 1) or prc not in (0, 1):
             subprocess.run(cmd[:-1])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
-        # the fast path and the Python path print the same bytes (the tests check it too)
-        outs = [subprocess.run(cmd, capture_output=True, env=env).stdout
-                for env in (ours, {**ours, "LAYOUTBENCH_NATIVE": "0"})]
-        same = "same" if outs[0] == outs[1] else "DIFFER"
+        # the fast path and the Python path print the same bytes, JSON and text (the tests check it too)
+        outs = [subprocess.run(c, capture_output=True, env=env).stdout
+                for env in (ours, {**ours, "LAYOUTBENCH_NATIVE": "0"}) for c in (cmd, cmd[:-1])]
+        same = "same" if outs[:2] == outs[2:] else "DIFFER"
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
         print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.3f}s {nw:>7.3f}s {sw / nw:>5.2f}x {sm / nm:>5.2f}x   "
-              f"{sc:>11.3f}s {nc:>7.3f}s {sc / max(nc, 1e-3):>5.2f}x   {pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
-              + (f"   {got[3][0]:>7.3f}s {got[3][1]:>5.3f}s" if args.baseline else ""), flush=True)
+              f"{sc:>11.3f}s {nc:>7.3f}s {sc / max(nc, 1e-3):>5.2f}x   {tw:>6.3f}s {tw / nw:>5.2f}x   "
+              f"{pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}"
+              + (f"   {got[4][0]:>7.3f}s {got[4][1]:>5.3f}s" if args.baseline else ""), flush=True)
         if args.cache:  # the cache view's own cost: the same diff on the Python path plus the view
             listed = subprocess.run([NM, "-S", "--size-sort", "--defined-only", str(b)], capture_output=True,
                                     text=True).stdout.splitlines()

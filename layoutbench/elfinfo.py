@@ -17,7 +17,6 @@ agree on real images.  pyelftools is imported only on those paths.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import LayoutbenchError
+from .fmt import printable
 
 SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE = 0x2, 0x4, 0x10
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_NOBITS = 0, 1, 2, 3, 8
@@ -140,15 +140,6 @@ def symtab_dtype(elfclass: int, little: bool) -> np.dtype:
                          ("value", e + "u8"), ("size", e + "u8")])
     return np.dtype([("name", e + "u4"), ("value", e + "u4"), ("size", e + "u4"), ("info", "u1"),
                      ("other", "u1"), ("shndx", e + "u2")])
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(s: str) -> str:
-    """A name from a file as text for a terminal: control characters (a terminal's escape
-    sequences, line breaks) shown as ``\\xNN``; anything else as it is."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
 
 
 def string_at(tab: bytes, off: int) -> str:

@@ -1,4 +1,5 @@
-"""How numbers are written for a person: values, percents, ratios, effects, probabilities.
+"""How numbers and names are written for a person: values, percents, ratios, effects,
+probabilities, shifts in bytes and pages, names read from files.
 
 One place for every table, summary, log line and report page (compare, history, bisect,
 report), so that the same quantity reads the same everywhere.  What cannot be shown (None,
@@ -8,6 +9,23 @@ NaN, infinite) is ``n/a``.
 from __future__ import annotations
 
 import math
+import re
+
+PAGE = 4096  #: the page: layouts align to it, and a shift of whole pages is said so
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(s: str) -> str:
+    """A name from a file as text for a terminal: control characters (a terminal's escape
+    sequences, line breaks) shown as ``\\xNN``; anything else as it is."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+
+
+def shift(d: int) -> str:
+    """A shift in bytes, signed, with whole pages said so: ``+8192 (2 pages)``."""
+    pages = f" ({abs(d) // PAGE} page{'s' if abs(d) != PAGE else ''})" if d and d % PAGE == 0 else ""
+    return f"{'+' if d >= 0 else '-'}{abs(d)}{pages}"
 
 
 def _missing(x) -> bool:

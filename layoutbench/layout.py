@@ -21,8 +21,8 @@ from typing import ClassVar
 from .elfinfo import InputSection, ObjectInfo
 from . import validate
 from .errors import LayoutbenchError
+from .fmt import PAGE
 
-PAGE = 4096
 KINDS = ("text", "rodata", "data", "bss")
 FUNCTION_ALIGN = 64
 MAX_PAD = 256  # padded: pad is a multiple of 16 below this

@@ -1,15 +1,18 @@
-"""The fast path of ``layoutbench symdiff OLD NEW [--json]``: the native helper in ``native/symdiff``.
+"""The native helper in ``native/symdiff``: the diff of two ELF files, as JSON.
 
 Starting Python and importing numpy alone costs about twice what ``llvm-nm -n A; llvm-nm -n B;
 diff`` takes on a 32k-symbol kernel, so the whole diff of two ELF files is done by a compiled
 program (Rust, std only: ``native/symdiff``, built by setup.sh with ``cargo build --release``)
-that prints the same JSON and text, byte for byte, as :mod:`layoutbench.symdiff`.  This module is imported
-before anything heavy (it uses only ``os`` and ``sys``): when the command line is one the helper
-supports and the helper is built and not older than its sources, the process becomes the helper
-(``os.execve``).  Whatever the helper does not handle itself (another ELF flavour, an unusual
-plan, a file cut short, text for a terminal...) it hands back before printing anything, by running
-``python -m layoutbench.cli`` with ``LAYOUTBENCH_NATIVE=0``.  ``LAYOUTBENCH_NATIVE=0`` forces the
-Python path; ``LAYOUTBENCH_NATIVE_TRACE=1`` makes the helper say on stderr that it ran.
+that prints the same JSON, byte for byte, as :mod:`layoutbench.symdiff`.  This module is imported
+before anything heavy (it uses only ``os`` and ``sys``): for ``symdiff OLD NEW --json``, when the
+helper is built and not older than its sources, the process becomes the helper (``os.execve``,
+:func:`fast_path`).  For the text, the command runs the helper (:func:`diff_json`) and renders its
+JSON with :mod:`layoutbench.symdiff.render`: one renderer for both paths.  Whatever the helper does
+not handle itself (another ELF flavour, an unusual plan, a file cut short...) it hands back before
+printing anything: under :func:`fast_path` by running ``python -m layoutbench.cli`` with
+``LAYOUTBENCH_NATIVE=0``, under :func:`diff_json` by exit status 125 (the Python path then diffs).
+``LAYOUTBENCH_NATIVE=0`` forces the Python path; ``LAYOUTBENCH_NATIVE_TRACE=1`` makes the helper say
+on stderr that it ran.
 """
 
 from __future__ import annotations
@@ -37,19 +40,79 @@ def binary() -> str | None:
         return None
 
 
-def supported(args: list[str]) -> bool:
-    """``symdiff OLD NEW [--json]`` (in any order) with OLD and NEW existing files."""
+def wanted() -> bool:
+    """Not turned off (``LAYOUTBENCH_NATIVE=0``)."""
+    return os.environ.get("LAYOUTBENCH_NATIVE", "1") != "0"
+
+
+def _files(args: list[str], flag: str) -> list[str] | None:
+    """OLD and NEW of ``symdiff OLD NEW`` with at most ``flag`` beside them (in any order), when both
+    are existing files; else None."""
     if not args or args[0] != "symdiff":
-        return False
-    pos = [a for a in args[1:] if a != "--json"]
-    return len(pos) == 2 and not any(a.startswith("-") for a in pos) and all(os.path.isfile(p) for p in pos)
+        return None
+    pos = [a for a in args[1:] if a != flag]
+    ok = len(pos) == 2 and not any(a.startswith("-") for a in pos) and all(os.path.isfile(p) for p in pos)
+    return pos if ok else None
+
+
+def supported(args: list[str]) -> bool:
+    """``symdiff OLD NEW --json`` (in any order) with OLD and NEW existing files: the helper prints it."""
+    return "--json" in args[1:] and _files(args, "--json") is not None
+
+
+def _print_text(pair: list[str], symbols: bool) -> None:
+    """Print the text of the helper's diff of ``pair`` and exit as the command does (0: placement
+    identical, 1: it differs); return when the helper gives no diff."""
+    found = diff_json(*pair, symbols=symbols)
+    if found is None:
+        return
+    from .symdiff.model import SymdiffResult
+    from .symdiff.render import text
+
+    r = SymdiffResult.from_dict(found)
+    code = 0 if r.placement_identical else 1
+    try:
+        sys.stdout.write(text(r, symbols))
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader that stopped reading (| head) is no error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as e:
+        hint = "; free some space and run the same command again" if e.errno == 28 else ""
+        sys.stderr.write(f"layoutbench: error: cannot write the diff ({e.strerror or e}){hint}\n")
+        code = 2
+    sys.exit(code)
+
+
+def diff_json(old: str, new: str, symbols: bool = True) -> dict | None:
+    """The helper's diff of the ELF files ``old`` and ``new`` (its ``--json``, parsed; without
+    ``symbols`` its list of symbols is empty); None when it is not built, turned off, or hands the
+    pair back (the Python path answers then).  Under ``LAYOUTBENCH_NATIVE_TRACE`` what it says on
+    stderr is passed on."""
+    exe = binary() if wanted() else None
+    if exe is None or not (os.path.isfile(old) and os.path.isfile(new)):
+        return None
+    import json
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "LAYOUTBENCH_PYTHON"}
+    env["LAYOUTBENCH_ROOT"] = ROOT
+    p = subprocess.run([exe, old, new, "--json", *([] if symbols else ["--no-symbols"])], env=env, capture_output=True)
+    if os.environ.get("LAYOUTBENCH_NATIVE_TRACE", "0") not in ("", "0"):
+        sys.stderr.write(p.stderr.decode(errors="replace"))
+    if p.returncode not in (0, 1):  # 125: handed back; anything else (a crash): the Python path
+        return None
+    return json.loads(p.stdout)
 
 
 def fast_path(args: list[str]) -> None:
-    """Become the native helper when it can answer this command line; return otherwise."""
-    if os.environ.get("LAYOUTBENCH_NATIVE", "1") == "0" or not supported(args):
+    """Answer ``symdiff OLD NEW [--json | --symbols]`` of two ELF files with the native helper: become
+    it (``--json``), or print the text of its JSON; return when it cannot (the command line answers)."""
+    if not wanted():
         return
-    exe = binary()
+    pair = _files(args, "--symbols")
+    if pair is not None:
+        _print_text(pair, "--symbols" in args)
+    exe = binary() if supported(args) else None
     if exe is None:
         return
     env = {**os.environ, "LAYOUTBENCH_PYTHON": sys.executable, "LAYOUTBENCH_ROOT": ROOT}

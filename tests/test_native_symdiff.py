@@ -1,5 +1,6 @@
 """The native `layoutbench symdiff OLD NEW [--json]` (native/symdiff) prints what the
-Python path prints, JSON and text, byte for byte, with the same exit status: on minikernel pairs over all six
+Python path prints, JSON and text (rendered by the front end from the helper's JSON), byte for byte,
+with the same exit status: on minikernel pairs over all six
 layouts, pairs with real code changes (a grown function, a changed constant, a new object), a
 static-glibc program (objects from STT_FILE symbols, and from its plan when its profile is found;
 libc's archive members on both paths) and a hosted executable.  The command is run as a user runs it (``python -m layoutbench.cli``),
@@ -324,11 +325,20 @@ def test_bad_input_is_one_line_from_python(repo, tmp_path):  # noqa: F811
         assert p.stdout == ""
 
 
-def test_other_options_stay_on_the_python_path(repo):  # noqa: F811
+def test_the_symbol_table_is_rendered_from_the_helpers_json(repo):  # noqa: F811
+    """--symbols: the helper diffs, the front end prints every symbol but the unchanged ones, as the
+    Python path does; --own-only (it changes the sides) and build specs stay on the Python path."""
     a, b = image(repo, "base", "sorted"), image(repo, "base", "aligned")
-    p = lb("symdiff", str(a), str(b), "--symbols", env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
-    assert p.returncode == 1 and "per symbol" in p.stdout and "layoutbench-symdiff" not in p.stderr
-    assert native.supported(["symdiff", str(a), str(b), "--json"]) and native.supported(["symdiff", str(a), str(b)])
+    fast = lb("symdiff", str(a), str(b), "--symbols", env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+    slow = lb("symdiff", str(a), str(b), "--symbols", env={"LAYOUTBENCH_NATIVE": "0"}, check=False)
+    assert NATIVE_SAYS in fast.stderr and (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
+    rows = fast.stdout.split("per symbol (all but unchanged)\n")[1].splitlines()[1:]
+    d = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
+    assert len(rows) == sum(s["status"] != "unchanged" for s in d["symbols"]) > 0
+    p = lb("symdiff", str(a), str(b), "--own-only", env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+    assert p.returncode == 1 and "per object" in p.stdout and "layoutbench-symdiff" not in p.stderr
+    assert native.supported(["symdiff", str(a), str(b), "--json"])
+    assert not native.supported(["symdiff", str(a), str(b)])  # text: the front end prints the helper's JSON
     assert not native.supported(["symdiff", str(a), str(b), "--json", "--symbols"])
     assert not native.supported(["symdiff", str(a), "minikernel@HEAD:sorted", "--json"])
 

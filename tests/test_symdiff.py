@@ -277,18 +277,18 @@ def test_bad_input(repo, tmp_path):
                                   (("base", "sorted", 1), ("edit", "aligned", 1)),
                                   (("base", "sorted", 1), ("const", "sorted", 1))])
 def test_bulk_explain_matches_reference(repo, pair):
-    """_explain_all (numpy, every symbol at once) gives _explain's answer and counts for every pair."""
+    """explain_all (numpy, every symbol at once) gives explain's answer and counts for every pair."""
     sides = []
     for commit, layout, seed in pair:
         img = symdiff.load_side(str(image(repo, commit, layout, seed)))
-        symdiff._assign_keys(img, "plan")
+        symdiff.assign_keys(img, "plan")
         sides.append(img)
     old, new = sides
     pairs = [(o, n) for o in old.syms if (n := new.by_key.get(o.key)) is not None and o.size == n.size
              and old.bytes_of(o) is not None and new.bytes_of(n) is not None]
-    ref, bulk = symdiff._Stats(), symdiff._Stats()
-    want = [symdiff._explain(old, o, new, n, old.bytes_of(o), new.bytes_of(n), ref) for o, n in pairs]
-    assert symdiff._explain_all(old, new, pairs, bulk) == want
+    ref, bulk = symdiff.Stats(), symdiff.Stats()
+    want = [symdiff.explain(old, o, new, n, old.bytes_of(o), new.bytes_of(n), ref) for o, n in pairs]
+    assert symdiff.explain_all(old, new, pairs, bulk) == want
     assert vars(bulk) == vars(ref)
     assert ref.identical + ref.masked > 100
 

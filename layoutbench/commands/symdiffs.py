@@ -43,10 +43,10 @@ def symdiff_cmd(**o):
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree), of one machine and kind (an x86-64 image and an AArch64 one,
     or a .o and a linked image, are refused).  Exit 0: placement identical, 1: differs, 2: error.
-    Two ELF files with no option but --json are diffed by the compiled helper native/symdiff,
-    same output, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
+    Two ELF files without --own-only or --cache are diffed by the compiled helper native/symdiff,
+    the same diff, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """
-    from .. import specs, symdiff
+    from .. import native, specs, symdiff
 
     cache, functions = o["cache"], o["functions"]
     if not cache and (o["cache_target"] or o["cachegrind_out"] or functions or o["extra"]):
@@ -57,6 +57,14 @@ def symdiff_cmd(**o):
         from ..symdiff.cache import parse_geometry
 
         parse_geometry(cache)
+    found = None if (cache or o["own_only"]) else native.diff_json(o["old"], o["new"], o["as_json"] or o["show_symbols"])
+    if found is not None:
+        res = symdiff.SymdiffResult.from_dict(found)
+        if o["as_json"]:
+            click.echo(json.dumps(found))
+        else:
+            click.echo(symdiff.text(res, o["show_symbols"]), nl=False)
+        sys.exit(0 if res.placement_identical else 1)
     a = specs.symdiff_side(o["old"], o["image"], o["repo"], say)
     b = specs.symdiff_side(o["new"], o["image"], o["repo"], say)
     if o["own_only"]:
@@ -77,7 +85,7 @@ def symdiff_cmd(**o):
         else:
             click.echo(json.dumps({**res.to_dict(), "cache": view}))
     else:
-        symdiff.print_text(out, res, o["show_symbols"])
+        click.echo(symdiff.text(res, o["show_symbols"]), nl=False)
         if view is not None:
             cachemod.print_view(out, view)
     sys.exit(0 if res.placement_identical else 1)

@@ -74,9 +74,9 @@ per image:
   only unchanged/moved/added/removed.
 
 * **Native.**  ``layoutbench symdiff OLD NEW [--json]`` of two ELF files runs the same algorithm
-  compiled (``native/symdiff``, Rust; :mod:`layoutbench.native` starts it before any heavy
-  import), printing the same bytes (JSON, and the text of :mod:`.render`); what it does not
-  handle it hands back to this package.  A change here is a change there:
+  compiled (``native/symdiff``, Rust; :mod:`layoutbench.native` runs it), printing the same JSON,
+  byte for byte; the text of both is :mod:`.render`'s; what it does not handle it hands back to
+  this package.  A change here is a change there:
   ``tests/test_native_symdiff.py`` compares both outputs.
 
 * **Shift origin.**  Per output section, the lowest address where placement differs
@@ -88,16 +88,26 @@ per image:
 
 from __future__ import annotations
 
-from .classify import diff
-from .image import Image, Section, Sym, read_image, same_target
-from .model import STATUSES, ObjectDiff, Propagation, ShiftOrigin, SideInfo, SymbolDiff, SymdiffResult
-from .objects import assign_keys, built_side, load_side, read_objects
-from .render import print_text, summary_lines
-from .samecode import Stats, explain, explain_all
+import importlib
 
-# the names the tests and older callers use
-_assign_keys, _Stats, _explain, _explain_all = assign_keys, Stats, explain, explain_all
+#: the package's names and the module that holds each: imported when first used, so that rendering
+#: a native diff (:mod:`.model`, :mod:`.render`) does not import the diff itself (numpy)
+_WHERE = {
+    "diff": "classify",
+    **{n: "image" for n in ("Image", "Section", "Sym", "read_image", "same_target")},
+    **{n: "model" for n in ("STATUSES", "ObjectDiff", "Propagation", "ShiftOrigin", "SideInfo", "SymbolDiff",
+                            "SymdiffResult")},
+    **{n: "objects" for n in ("assign_keys", "built_side", "load_side", "read_objects")},
+    **{n: "render" for n in ("summary_lines", "text")},
+    **{n: "samecode" for n in ("Stats", "explain", "explain_all")},
+}
 
-__all__ = ["STATUSES", "Image", "ObjectDiff", "Propagation", "Section", "ShiftOrigin", "SideInfo", "Sym",
-           "SymbolDiff", "SymdiffResult", "built_side", "diff", "load_side", "print_text", "read_image", "read_objects",
-           "same_target", "summary_lines"]
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value

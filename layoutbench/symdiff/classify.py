@@ -6,12 +6,18 @@ import bisect
 from collections import Counter, defaultdict
 
 from ..layout import PAGE, LayoutPlan
-from .image import Image, Sym, check_comparable, without_gc
-from .model import STATUSES, ObjectDiff, Propagation, ShiftOrigin, SymbolDiff, SymdiffResult, side_info
+from .image import Image, Sym, check_comparable
+from .model import STATUSES, ObjectDiff, Propagation, ShiftOrigin, SideInfo, SymbolDiff, SymdiffResult, without_gc
 from .objects import assign_keys
 from .samecode import Stats, explain, explain_all, instructions, same_instructions
 from .samecode import close as close_objdump
 from .samecode import objdump as run_objdump
+
+
+def side_info(img: Image) -> SideInfo:
+    return SideInfo(str(img.path), img.label, len(img.syms), img.mapping,
+                    f"{img.plan.layout}:{img.plan.seed}" if img.plan else None,
+                    img.plan_id if img.plan else None)
 
 
 @without_gc

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import functools
-import gc
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,21 +19,6 @@ SHF_TLS = 0x400
 STT_TLS = 6
 STT = {0: "label", 1: "object", 2: "func", 6: "object", 10: "func"}  # NOTYPE, OBJECT, FUNC, TLS, GNU_IFUNC
 BIND = elfinfo.BIND
-
-
-def without_gc(fn):
-    """Run fn with the cyclic garbage collector paused: a vmlinux makes tens of thousands of small
-    objects that hold no cycles, and each collection would walk all of them again."""
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        was = gc.isenabled()
-        gc.disable()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            if was:
-                gc.enable()
-    return run
 
 
 # -- reading an image ------------------------------------------------------------------------------

@@ -1,11 +1,28 @@
-"""The result of a diff: per symbol, per object, shift origins; as dicts and JSON."""
+"""The result of a diff: per symbol, per object, shift origins; as dicts and JSON, and back.
+
+It imports nothing heavy (the text of a native diff is rendered from it without numpy)."""
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 from dataclasses import asdict, dataclass, field
 
-from .image import Image, without_gc
+def without_gc(fn):
+    """Run fn with the cyclic garbage collector paused: a vmlinux makes tens of thousands of small
+    objects that hold no cycles, and each collection would walk all of them again."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+    return run
+
 
 STATUSES = ("unchanged", "moved", "changed", "resized", "added", "removed")
 
@@ -118,6 +135,21 @@ class SymdiffResult:
     def text_unchanged_share(self) -> float:
         return self.text_unchanged_bytes / self.text_bytes if self.text_bytes else 1.0
 
+    @classmethod
+    @without_gc
+    def from_dict(cls, d: dict) -> SymdiffResult:
+        """The result :meth:`to_dict` printed (the native helper's ``--json``), to render its text."""
+        syms = [SymbolDiff(s["name"], s["object"], s["kind"], s["status"], s["old_addr"], s["new_addr"],
+                           s["old_size"], s["new_size"], s["section"]) for s in d["symbols"]]
+        objs = [ObjectDiff(o["object"], {k: o[k] for k in STATUSES}, {int(k): v for k, v in o["deltas"].items()})
+                for o in d["objects"]]
+        t, m, p = d["text"], d["moved"], d["propagation"]
+        return cls(SideInfo(**d["old"]), SideInfo(**d["new"]), d["mapping"], dict(d["counts"]),
+                   {int(k): v for k, v in m["by"].items()}, m["text_whole_pages"],
+                   [ShiftOrigin(**o) for o in d["shift_origins"]], Propagation(**p) if p else None,
+                   t["bytes"], t["unchanged_bytes"], t["functions"], t["unchanged_functions"], objs, syms,
+                   dict(d["compared"]), list(d["notes"]), {int(k): v for k, v in m["text_by"].items()})
+
     @without_gc
     def to_dict(self, all_symbols: bool = True) -> dict:
         return self._dict([s.to_dict() for s in self.symbols if all_symbols or s.status != "unchanged"])
@@ -151,8 +183,3 @@ class SymdiffResult:
             "notes": self.notes,
         }
 
-
-def side_info(img: Image) -> SideInfo:
-    return SideInfo(str(img.path), img.label, len(img.syms), img.mapping,
-                    f"{img.plan.layout}:{img.plan.seed}" if img.plan else None,
-                    img.plan_id if img.plan else None)

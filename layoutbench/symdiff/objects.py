@@ -12,7 +12,8 @@ from .. import elfinfo, placement
 from ..errors import LayoutbenchError
 from ..layout import LayoutPlan
 from . import archives
-from .image import Image, Sym, read_image, without_gc
+from .image import Image, Sym, read_image
+from .model import without_gc
 
 
 @without_gc

@@ -1,10 +1,11 @@
-//! `layoutbench symdiff OLD NEW [--json]` for two ELF files, natively: the same answer, byte for
-//! byte, as the Python package layoutbench/symdiff (whose docstring explains the algorithm; each
-//! function here names the Python function it follows).  What this program does not handle
-//! (another ELF flavour, an unusual plan.json, bytes cut short by the end of a file, any error)
-//! it hands back: it runs the Python path (`$LAYOUTBENCH_PYTHON -m layoutbench.cli symdiff ...`
-//! with LAYOUTBENCH_NATIVE=0) before printing anything, or exits 125 when not started by the
-//! layoutbench front end.
+//! `layoutbench symdiff OLD NEW --json` for two ELF files, natively: the same JSON, byte for byte,
+//! as the Python package layoutbench/symdiff (whose docstring explains the algorithm; each
+//! function here names the Python function it follows).  It prints JSON only: the text is
+//! rendered by the Python front end from this JSON (layoutbench/symdiff/render.py), which runs this
+//! program for it.  What this program does not handle (another ELF flavour, an unusual plan.json,
+//! bytes cut short by the end of a file, any error) it hands back: it runs the Python path
+//! (`$LAYOUTBENCH_PYTHON -m layoutbench.cli symdiff ...` with LAYOUTBENCH_NATIVE=0) before printing
+//! anything, or exits 125 when no LAYOUTBENCH_PYTHON is set (the front end then diffs in Python).
 
 mod archives;
 mod elf;
@@ -12,7 +13,6 @@ mod image;
 mod json;
 mod plan;
 mod samecode;
-mod text;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -711,7 +711,9 @@ fn origin_json(o: &mut String, g: &Origin) {
     o.push('}');
 }
 
-fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
+/// The diff as `SymdiffResult.to_json()` prints it; without `symbols` its list of symbols is empty
+/// (`--no-symbols`: what the front end renders its summary and per-object table from).
+fn to_json(r: &Result_, old: &Image, new: &Image, symbols: bool) -> String {
     let mut o = String::with_capacity(256 * r.rows.len() + 4096);
     o.push_str("{\"old\": ");
     side_json(&mut o, old);
@@ -776,7 +778,7 @@ fn to_json(r: &Result_, old: &Image, new: &Image) -> String {
         o.push('}');
     }
     o.push_str("], \"symbols\": [");
-    for (i, s) in r.rows.iter().enumerate() {
+    for (i, s) in r.rows.iter().enumerate().filter(|_| symbols) {
         if i > 0 {
             o.push_str(", ");
         }
@@ -823,9 +825,12 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut pos: Vec<&String> = Vec::new();
     let mut as_json = false;
+    let mut symbols = true;
     for a in &args {
         if a == "--json" {
             as_json = true;
+        } else if a == "--no-symbols" {
+            symbols = false;
         } else if a.starts_with('-') {
             hand_back(&format!("option {a}"), &args);
         } else {
@@ -833,10 +838,11 @@ fn main() {
         }
     }
     if pos.len() != 2 {
-        hand_back("only `symdiff OLD NEW [--json]` for two ELF files is native", &args);
+        hand_back("only `symdiff OLD NEW --json [--no-symbols]` for two ELF files is native", &args);
     }
-    if !as_json && text::stdout_is_terminal() {
-        hand_back("text for a terminal (rich fits it to the terminal's width)", &args);
+    if !as_json {
+        // the text is the Python front end's (layoutbench/symdiff/render.py), rendered from this JSON
+        hand_back("text is rendered by the Python front end from --json", &args);
     }
     if !Path::new(pos[0]).is_file() || !Path::new(pos[1]).is_file() {
         hand_back("OLD and NEW must be files", &args);
@@ -863,11 +869,7 @@ fn main() {
         let r = diff(&mut a, &mut b, "llvm-objdump-19")?;
         mark("diff done");
         let identical = r.counts[1] + r.counts[3] + r.counts[4] + r.counts[5] == 0;
-        let text = if as_json {
-            to_json(&r, &a, &b)
-        } else {
-            text::render(&r, &a, &b).map_err(HandBack)?
-        };
+        let text = to_json(&r, &a, &b, symbols);
         mark("json");
         std::mem::forget((a, b, r)); // the process ends now: no point freeing
         Ok((text, identical))
