@@ -54,7 +54,7 @@ def symdiff_cmd(**o):
     if o["extra"] and o["cachegrind_out"]:
         raise LayoutbenchError("--args goes with the runs symdiff makes; --cachegrind-out gives counts already made")
     if cache and cache.upper() != "L1I":  # a bad geometry is said before anything is built
-        from ..symdiff.cache import parse_geometry
+        from ..cacheview import parse_geometry
 
         parse_geometry(cache)
     found = None if (cache or o["own_only"]) else native.diff_json(o["old"], o["new"], o["as_json"] or o["show_symbols"])
@@ -74,10 +74,10 @@ def symdiff_cmd(**o):
     res = symdiff.diff(a, b)
     view = None
     if cache:
-        from ..symdiff import cache as cachemod
+        from .. import cacheview
 
         names = [n.strip() for n in functions.split(",") if n.strip()] if functions else None
-        view = cachemod.cache_view(a, b, cache, o["cache_target"], tuple(o["cachegrind_out"]), names, o["top"],
+        view = cacheview.cache_view(a, b, cache, o["cache_target"], tuple(o["cachegrind_out"]), names, o["top"],
                                    tuple((o["extra"] or "").split()))
     if o["as_json"]:  # plain json: rich's print_json takes seconds on 30k symbols
         if view is None:
@@ -87,5 +87,5 @@ def symdiff_cmd(**o):
     else:
         click.echo(symdiff.text(res, o["show_symbols"]), nl=False)
         if view is not None:
-            cachemod.print_view(out, view)
+            cacheview.print_view(out, view)
     sys.exit(0 if res.placement_identical else 1)

@@ -307,7 +307,7 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tupl
     kept cachegrind outputs of both images' runs, else the command that prints it."""
     from rich.console import Console
 
-    from ..symdiff import cache as cachemod
+    from .. import cacheview
 
     old, new = sides
     command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I"
@@ -321,11 +321,11 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tupl
                 f"({found[0][1]}, {found[1][1]}): their caches differ"}
     command += f" --target {shlex.quote(found[1][1])}" + with_args
     try:
-        v = cachemod.cache_view(old, new, "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
+        v = cacheview.cache_view(old, new, "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
     except LayoutbenchError as e:
         return {"page": None, "command": command, "reason": str(e)}
     buf = io.StringIO()
-    cachemod.print_view(Console(file=buf, width=200, color_system=None, highlight=False, soft_wrap=True), v)
+    cacheview.print_view(Console(file=buf, width=200, color_system=None, highlight=False, soft_wrap=True), v)
     (out / "commits" / "cache").mkdir(exist_ok=True)
     (out / "commits" / "cache" / f"{p.short}.html").write_text(_env().get_template("cache.html").render(
         root="../../", p=p, prev=prev, text=buf.getvalue(), command=command))

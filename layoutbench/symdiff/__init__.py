@@ -5,9 +5,9 @@ A side is an ELF image (a kernel or any linked executable) or a build layoutbenc
 :mod:`.image` reads a side, :mod:`.objects` maps symbols to objects and gives them keys,
 :mod:`.samecode` decides same code, :mod:`.classify` is the diff and its shift origins,
 :mod:`.model` the result (and its JSON), :mod:`.render` its text, :mod:`.archives` the
-toolchain's archive members of a static C-library image, :mod:`.cache` the cache view
-(``--cache``: hot functions' sets in both images, their I1 misses).  Everything is read once
-per image:
+toolchain's archive members of a static C-library image.  The cache view (``--cache``: hot
+functions' sets in both images, their I1 misses) is :mod:`layoutbench.cacheview`'s.  Everything is
+read once per image:
 
 * **Symbols.**  :func:`layoutbench.elfinfo.read_elf` reads the file and decodes the section
   headers and the ``.symtab`` entries in bulk with numpy (pyelftools' per-symbol objects

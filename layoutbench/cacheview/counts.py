@@ -15,6 +15,7 @@ line naming the file:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -23,6 +24,9 @@ from pathlib import Path
 
 from ..errors import LayoutbenchError
 from ..safety import read_regular
+from ..symdiff.image import Image
+from .geometry import Geometry
+from .view import functions
 
 SHF_EXECINSTR = 4
 #: cachegrind's line: "desc: I1 cache: 4096 B, 64 B, 2-way associative" (or direct-mapped, fully associative)
@@ -128,3 +132,48 @@ def _check_image(path: Path, text: str, image: Path) -> None:
     if os.stat(image).st_mtime > os.stat(path).st_mtime + 1:  # rebuilt in place since: the counts are of the old one
         raise LayoutbenchError(f"{path}: recorded before {image} last changed, so its counts may be of an earlier "
                                f"build; run cachegrind on {image} again (`touch {path}` if the image was only copied)")
+
+
+def read_blocks(path: Path, img: Image) -> dict[str, dict[str, int]]:
+    """The QEMU cache model's measured blocks (``<result>.blocks``: address, instructions,
+    executions, misses per line) summed per function of ``img``, the one whose bytes hold the
+    block's first instruction: name → {``Ir``: instructions × executions, ``I1mr``: misses}.
+    A block outside every function is counted under ``(no function)``."""
+    text = read_text(Path(path), "the cache model's blocks file")
+    funcs = sorted((s for ss in functions(img).values() for s in ss), key=lambda s: s.addr)
+    starts = [s.addr for s in funcs]
+    out: dict[str, dict[str, int]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        w = line.split()
+        try:
+            addr, insns, execs, misses = int(w[0], 16), int(w[1]), int(w[2]), int(w[3])
+        except (IndexError, ValueError):
+            raise LayoutbenchError(f"{path}:{n}: not a line of the cache model's blocks file "
+                                   f"(VADDR INSNS EXECUTIONS MISSES)") from None
+        i = bisect.bisect_right(starts, addr) - 1
+        name = funcs[i].name if i >= 0 and addr < funcs[i].addr + funcs[i].size else "(no function)"
+        c = out.setdefault(name, {"Ir": 0, "I1mr": 0})
+        c["Ir"] += insns * execs
+        c["I1mr"] += misses
+    return out
+
+
+def read_counts(path: Path, img: Image, g: Geometry) -> dict[str, dict[str, int]]:
+    """Per-function counts from a cachegrind output file (checked against ``img`` and ``g``:
+    counts.read_functions), or from the QEMU cache model's ``.blocks`` file mapped to the
+    functions of ``img`` (its geometry checked against the result file written beside it)."""
+    if not str(path).endswith(".blocks"):
+        return read_functions(path, Path(img.path), g)
+    result = Path(str(path)[:-len(".blocks")])
+    try:
+        i1 = next((ln[3:].strip() for ln in read_text(result, "the cache model's result").splitlines()
+                   if ln.startswith("i1=")), None)
+    except LayoutbenchError:
+        i1 = None
+    if i1 is None:
+        raise LayoutbenchError(f"{path}: no result file {result.name} beside it says the cache it was measured with; "
+                               f"give the blocks file where the cache model wrote it")
+    if i1.replace(" ", "") != f"{g.size},{g.ways},{g.line}":
+        raise LayoutbenchError(f"{path}: measured with the I1 {i1} (its {result.name}), not the {g.size},{g.ways},"
+                               f"{g.line} asked; give --cache {i1}")
+    return read_blocks(path, img)
