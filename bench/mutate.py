@@ -87,6 +87,8 @@ MODULES: dict[str, dict] = {
     "symdiff": {"files": ["layoutbench/symdiff/classify.py", "layoutbench/symdiff/samecode.py",
                           "layoutbench/symdiff/model.py"],
                 "tests": ["tests/test_symdiff_rules.py"]},
+    "symdiff_text": {"files": ["layoutbench/symdiff/render.py", "layoutbench/symdiff/model.py"],
+                     "tests": ["tests/test_symdiff_text.py"]},
     "decide": {"files": [f"layoutbench/decide/{m}.py" for m in ("plan", "model", "tracked", "sequential", "outcome",
                                                                    "search", "power", "rounds", "baseline")],
                "tests": ["tests/test_decide_units.py", "tests/test_decide_more.py", "tests/test_decide_paired.py",

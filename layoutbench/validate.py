@@ -195,6 +195,21 @@ def min_effect_percent(value, positive: bool = False) -> float:
     return float(v)
 
 
+def confirm_share_fraction(value, default: float) -> float:
+    """``--confirm-share``: a percent of the bisection's runs, above 0 and at most 100 (100: no bound;
+    ``60%`` is accepted), returned as a fraction; anything else is one line naming the option and
+    its ``default`` (a fraction)."""
+    try:
+        v = float(str(value).strip().removesuffix("%").strip())
+    except ValueError:
+        v = math.nan
+    if not 0 < v <= 100:
+        raise LayoutbenchError(f"--confirm-share {value!r} is not allowed: give the most of the bisection's runs a "
+                               f"confirmation may take, in percent above 0 and at most 100 (100: no bound), e.g. "
+                               f"{100 * default:g} (the default)")
+    return v / 100
+
+
 def min_effect_fraction(value) -> float | None:
     """A bisection's minimum effect as it is kept: a relative change in (0, 0.5] (``--min-effect``
     takes a percent; :func:`min_effect_percent`)."""

@@ -12,7 +12,8 @@ import pytest
 from conftest import script
 
 from layoutbench import decide, forecast
-from layoutbench.bisect.settings import Settings, confirm_share_fraction
+from layoutbench.bisect.settings import Settings
+from layoutbench.validate import confirm_share_fraction
 from layoutbench.decide.tracked import measure_at
 from layoutbench.errors import LayoutbenchError
 
@@ -147,12 +148,12 @@ def test_the_plan_prices_steps_of_2x_and_1_2x_the_minimum_effect():
 
 
 def test_confirm_share_is_a_percent_and_bad_values_name_the_option():
-    assert confirm_share_fraction("60") == pytest.approx(0.6)
-    assert confirm_share_fraction(" 75% ") == pytest.approx(0.75)
-    assert confirm_share_fraction("100") == 1.0
+    assert confirm_share_fraction("60", 0.9) == pytest.approx(0.6)
+    assert confirm_share_fraction(" 75% ", 0.9) == pytest.approx(0.75)
+    assert confirm_share_fraction("100", 0.9) == 1.0
     for bad in ("0", "-5", "150", "half", ""):
-        with pytest.raises(LayoutbenchError, match=r"^--confirm-share .* percent above 0 and at most 100"):
-            confirm_share_fraction(bad)
+        with pytest.raises(LayoutbenchError, match=r"^--confirm-share .* percent above 0 and at most 100.*e.g. 90 \(the default\)"):
+            confirm_share_fraction(bad, 0.9)
     s = Settings(kernel="k", confirm_share=0.4)
     assert s.plan().confirm_share == 0.4 and "--confirm-share 40%" in s.start_line("b", "g")
     assert "--confirm-share" not in Settings(kernel="k").start_line("b", "g")

@@ -3,7 +3,6 @@ keys its state is kept under."""
 
 from __future__ import annotations
 
-import math
 import shlex
 from dataclasses import asdict, dataclass, fields
 
@@ -106,7 +105,7 @@ class Settings:
         validate.min_effect_fraction(self.min_effect)
         if isinstance(self.confirm_share, bool) or not isinstance(self.confirm_share, (int, float)) \
                 or not 0 < self.confirm_share <= 1:
-            confirm_share_fraction(f"{self.confirm_share}")  # one line naming --confirm-share
+            validate.confirm_share_fraction(f"{self.confirm_share}", decide.CONFIRM_SHARE)  # one line naming it
         self.max_layouts = max(self.max_layouts, self.layouts)
         self.max_runs = max(self.max_runs, self.runs)
         names = self.targets
@@ -170,20 +169,6 @@ def exclusive(s: Settings) -> None:
     if s.first_only and s.thorough:
         raise LayoutbenchError("--first-only and --thorough cannot be used together: --first-only stops after the "
                                "first change point, --thorough searches the ranges beside it further; give one")
-
-
-def confirm_share_fraction(value) -> float:
-    """``--confirm-share``: a percent of the bisection's runs, above 0 and at most 100 (100: no bound;
-    ``60%`` is accepted), returned as a fraction; anything else is one line naming the option."""
-    try:
-        v = float(str(value).strip().removesuffix("%").strip())
-    except ValueError:
-        v = math.nan
-    if not 0 < v <= 100:
-        raise LayoutbenchError(f"--confirm-share {value!r} is not allowed: give the most of the bisection's runs a "
-                               f"confirmation may take, in percent above 0 and at most 100 (100: no bound), e.g. "
-                               f"{100 * decide.CONFIRM_SHARE:g}")
-    return v / 100
 
 
 def option_value(name: str, value):

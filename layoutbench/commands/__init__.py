@@ -172,11 +172,12 @@ class Percent(click.ParamType):
     def convert(self, value, param, ctx):
         if value is None or isinstance(value, float):  # (a default already converted)
             return value
-        if self.share:
-            from ..bisect.settings import confirm_share_fraction
-
-            return confirm_share_fraction(value)
         from .. import validate
+
+        if self.share:
+            from ..decide import CONFIRM_SHARE
+
+            return validate.confirm_share_fraction(value, CONFIRM_SHARE)
 
         return validate.min_effect_percent(value, positive=self.positive) / 100
 
