@@ -1,6 +1,6 @@
 """docs/guide/remote.md's farm tables: a bisection over 1 and over 3 machines, or over 1, 2 and 3 labgrid places, side by side.
 
-Starts three throw-away sshd servers on 127.0.0.1 (tests/_sshd.py; needs root and
+Starts three throw-away sshd servers on 127.0.0.1 (bench/labs/sshd.py; needs root and
 openssh-server), each an ssh target running the hosted minikernel under valgrind's
 cachegrind (deterministic), generates a history with a planted regression, compiles
 every commit once (so neither run pays for compiling), then runs
@@ -11,7 +11,7 @@ every commit once (so neither run pays for compiling), then runs
 each in a fresh store, and prints rounds, probes, runs and wall time side by side.
 
 With ``--kind labgrid`` the machines are places of a real labgrid coordinator on
-127.0.0.1 (tests/_labgrid_lab.py: ``labgrid-coordinator``, one ``labgrid-exporter`` per place
+127.0.0.1 (bench/labs/labgrid_lab.py: ``labgrid-coordinator``, one ``labgrid-exporter`` per place
 exporting a NetworkService to its sshd, places tagged ``pool=bench``), and the bisection
 runs over a ``labgrid-places`` target limited to 1, 2 and 3 places (``places = [...]``):
 each probe reserves and acquires its place through the coordinator.
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))  # bench.labs, when run as python3 bench/farm_bisect.py
 
 
 def main() -> int:
@@ -51,10 +51,10 @@ def main() -> int:
 
     import importlib.util
 
-    import _sshd
+    from bench.labs import labgrid_lab as _labgrid_lab
+    from bench.labs import sshd as _sshd
+    from bench.labs.remote import COMMAND, farm_profile, profile
     from layoutbench import build, profile as profmod, source
-
-    import _labgrid_lab
 
     why = _sshd.available() if a.kind == "ssh" else _labgrid_lab.available()
     if why:
@@ -66,8 +66,6 @@ def main() -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="lb-farm-"))
     os.environ.setdefault("LAYOUTBENCH_DIR", str(tmp / "work"))
-    import test_farm  # the cachegrind-over-ssh target tables
-    from _remote import profile
 
     if a.kind == "ssh":
         lab = _sshd.Lab(tmp / "lab", 3)
@@ -79,9 +77,9 @@ def main() -> int:
         m = mh.make_history(tmp / "repo", a.commits, seed=11, regression_at=a.regression_at,
                             regression_pct=a.regression_pct)
         if a.kind == "ssh":
-            toml = test_farm.farm_profile(lab, tmp)
+            toml = farm_profile(lab, tmp)
         else:
-            toml = profile(tmp / "prof", "".join(lab.target_table(f"lab{k}", tmp, command=test_farm.COMMAND,
+            toml = profile(tmp / "prof", "".join(lab.target_table(f"lab{k}", tmp, command=COMMAND,
                                                                    places=lab.places[:k]) for k in (1, 2, 3)))
         prof = profmod.load(str(toml))
         shas = [m["good"]] + [c["sha"] for c in m["commits"]]

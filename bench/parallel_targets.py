@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # bench.labs, when run as python3 bench/parallel_targets.py
 
-import _sshd  # noqa: E402
+from bench.labs import sshd as _sshd  # noqa: E402
 
 
 def main() -> int:

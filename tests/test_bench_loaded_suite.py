@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import hostile_cli
+from bench.hostile import cli_cases as hostile_cli
 from conftest import ROOT
 
 

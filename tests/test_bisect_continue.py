@@ -19,7 +19,7 @@ import pytest
 from conftest import git, lb
 
 sys.path.insert(0, str(Path(__file__).parent))
-import hostile_cli  # noqa: E402
+from bench.hostile import cli_cases as hostile_cli  # noqa: E402
 
 
 @pytest.fixture(scope="module")

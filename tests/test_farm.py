@@ -20,27 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import _sshd
-from _remote import profile
+from bench.labs import sshd as _sshd
+from bench.labs.remote import ARGS, farm_profile
 from conftest import lb, require, require_module, script
-from test_ssh import ssh_target
 
 from layoutbench import decide
-
-
-#: the benchmark under cachegrind on the remote side, its summary turned into the cg_cost metric
-CG = ("out=$(valgrind --tool=cachegrind --cache-sim=yes --I1=4096,2,64 --D1=32768,8,64 --LL=1048576,16,64 "
-      "--cachegrind-out-file=/dev/null \"$@\" 2>&1); rc=$?; printf '%s\\n' \"$out\"; "
-      "printf '%s\\n' \"$out\" | awk '/ I *refs:/{gsub(\",\",\"\",$NF); ir=$NF} / I1 *misses:/{gsub(\",\",\"\",$NF); "
-      "m=$NF} END{if (ir != \"\") printf \"LAYOUTBENCH metric name=cg_cost value=%d unit=events better=lower\\n\", "
-      "ir + 20 * m}'; exit $rc")
-COMMAND = ["sh", "-c", CG, "cg", "{image}"]
-ARGS = "iterations=300"
-
-
-def farm_profile(lab: _sshd.Lab, tmp: Path) -> Path:
-    return profile(tmp / "prof", "".join(ssh_target(f"m{i}", lab, f"bench{i}", tmp, command=COMMAND)
-                                         for i in range(len(lab.servers))))
 
 
 def _make_history():

@@ -1,7 +1,7 @@
 """Hostile input, secrets and faults.
 
 - the table of bad command-line options, profiles, stores, samples, signals and kills
-  (tests/hostile_cli.py, run by tests/_hostile.py): every input gives one clean error line
+  (bench/hostile/cli_cases.py, run by bench/hostile/__init__.py): every input gives one clean error line
   or the right behaviour; none a traceback, a hang or a silent wrong success;
 - property tests (Hypothesis) of the one validation layer, the one name sanitiser, the one
   URL redaction and the seed-key derivation: any value, not only the ones in the table.
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import _hostile as H
-import hostile_cli
+from bench import hostile as H
+from bench.hostile import cli_cases as hostile_cli
 from layoutbench import layout, profile, safety, validate
 from layoutbench.build import fill_placeholders
 from layoutbench.errors import LayoutbenchError
@@ -28,7 +28,7 @@ FAST = settings(max_examples=100, deadline=None, derandomize=True, suppress_heal
 
 
 def test_every_hostile_cli_input_is_one_clean_line_or_handled(tmp_path):
-    rep = H.run_all([hostile_cli], tmp_path)["hostile_cli"]
+    rep = H.run_all([hostile_cli], tmp_path)["cli"]
     bad = "\n".join(f"{b['outcome']}: {b['case']}\n  {json.dumps({k: v for k, v in b.items() if k not in ('case', 'outcome')})[:1200]}"
                     for b in rep["bad"])
     assert not rep["bad"], f"{len(rep['bad'])} of {rep['tried']} hostile inputs not handled cleanly:\n{bad}"

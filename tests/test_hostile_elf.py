@@ -1,7 +1,7 @@
 """Hostile ELF files against both symdiff paths: every crafted input and 200 byte-flipped
 ones (fixed seed) are clean -- both paths give the same bytes, or both refuse in one line naming
 the file -- with no traceback, no crash or panic of the helper, no run past 1 GiB of address
-space, no hang, no temporary file left behind (tests/hostile_elf.py makes and judges them)."""
+space, no hang, no temporary file left behind (bench/hostile/elf_cases.py makes and judges them)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import hostile_elf
+from bench.hostile import elf_cases as hostile_elf
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,17 @@
 """Nothing written where it is not layoutbench's, no verdict lost, no count file trusted blindly:
-the table of tests/hostile_owned.py (real stores, a real bisection of a real git repository, real
+the table of bench/hostile/owned_cases.py (real stores, a real bisection of a real git repository, real
 report folders, real cachegrind runs), every case clean."""
 
 from __future__ import annotations
 
 import json
 
-import _hostile as H
-import hostile_owned
+from bench import hostile as H
+from bench.hostile import owned_cases as hostile_owned
 
 
 def test_every_case_of_what_is_written_and_kept_is_clean(tmp_path):
-    rep = H.run_all([hostile_owned], tmp_path)["hostile_owned"]
+    rep = H.run_all([hostile_owned], tmp_path)["owned"]
     bad = "\n".join(f"{b['outcome']}: {b['case']}\n  {json.dumps({k: v for k, v in b.items() if k not in ('case', 'outcome')})[:1200]}"
                     for b in rep["bad"])
     assert not rep["bad"], f"{len(rep['bad'])} of {rep['tried']} cases not clean:\n{bad}"

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 from conftest import ROOT, lb, require, require_module
-from _remote import profile
+from bench.labs.remote import profile
 
 require_module("labgrid")
 pytestmark = pytest.mark.slow

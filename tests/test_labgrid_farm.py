@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 
 import pytest
-from _postgres import serve as _postgres_serve
+from bench.labs.postgres import serve as _postgres_serve
 
-import _labgrid_lab
-from _remote import profile
+from bench.labs import labgrid_lab as _labgrid_lab
+from bench.labs.remote import profile
 from conftest import ROOT, require, require_module, script
-from test_farm import ARGS, COMMAND
+from bench.labs.remote import ARGS, COMMAND
 
 for _module in ("labgrid", "asyncssh", "psycopg"):
     require_module(_module)
@@ -48,7 +48,7 @@ def lab(tmp_path):
 
 @pytest.fixture
 def pg():
-    """A real PostgreSQL server (tests/_postgres.py)."""
+    """A real PostgreSQL server (bench/labs/postgres.py)."""
     yield from _postgres_serve()
 
 
@@ -164,7 +164,7 @@ def test_a_bisection_over_labgrid_places_survives_a_lost_exporter_and_shares_the
 
 
 def test_an_unreachable_coordinator_is_one_line(workdir, tmp_path):
-    import _sshd
+    from bench.labs import sshd as _sshd
 
     port = _sshd.free_port()  # nothing listens there
     toml = profile(tmp_path / "prof", f'[targets.lab]\nkind = "labgrid-places"\nimage = "hosted"\n'

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-import hostile_cli
+from bench.hostile import cli_cases as hostile_cli
 from layoutbench import procs
 
 ROOT = Path(__file__).resolve().parent.parent

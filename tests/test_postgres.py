@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from _postgres import serve as _postgres_serve
+from bench.labs.postgres import serve as _postgres_serve
 
 from conftest import lb, require_module
 from test_bisect import make_history
@@ -28,7 +28,7 @@ CG = ["--target", "cachegrind", "--args", "iterations=300"]
 
 @pytest.fixture(scope="module")
 def pg():
-    """A real PostgreSQL server (tests/_postgres.py)."""
+    """A real PostgreSQL server (bench/labs/postgres.py)."""
     yield from _postgres_serve()
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-import hostile_cli
+from bench.hostile import cli_cases as hostile_cli
 from conftest import git, lb
 from layoutbench import owned
 from layoutbench.errors import LayoutbenchError

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import _sshd
-from _remote import profile
+from bench.labs import sshd as _sshd
+from bench.labs.remote import profile, ssh_target
 from conftest import lb, require, require_module
 
 require_module("asyncssh")
@@ -29,13 +29,6 @@ def _sshd_installed():
     require(_sshd.available())
 
 SMALL = "iterations=2000"
-
-
-def ssh_target(name: str, lab: _sshd.Lab, alias: str, tmp: Path, **extra) -> str:
-    lines = [f"[targets.{name}]", 'kind = "ssh"', 'image = "hosted"', "timeout = 60", f'host = "{alias}"',
-             f'ssh_config = "{lab.config}"', f'remote_dir = "{tmp}/remote-{name}"']
-    lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
-    return "\n".join(lines) + "\n\n"
 
 
 def rows(db: Path, sql: str) -> list[tuple]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from layoutbench.safety import redact_url
-from _postgres import serve as _postgres_serve
+from bench.labs.postgres import serve as _postgres_serve
 
 from layoutbench import layout, metrics, store as storemod
 from layoutbench.build import Variant
@@ -37,7 +37,7 @@ def _result(status="ok", value=1.0, host="h1"):
 
 @pytest.fixture(scope="module")
 def pg():
-    """A real PostgreSQL server (tests/_postgres.py)."""
+    """A real PostgreSQL server (bench/labs/postgres.py)."""
     yield from _postgres_serve()
 
 

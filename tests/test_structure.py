@@ -128,3 +128,31 @@ def test_no_module_takes_another_modules_private_names(tmp_path):
     assert private_reach() == []
     (tmp_path / "a.py").write_text("from .b import _x, y\nfrom . import c\n\ndef f(self):\n    return c._z, c.d._v, self._w\n")
     assert private_reach(tmp_path) == ["a.py:1 imports _x from b", "a.py:5 reads c._z", "a.py:5 reads c.d._v"]
+
+
+def reaches_tests(root: Path, tests: Path) -> list[str]:
+    """Where a module under ``root`` imports one of the test suite's modules (a file of ``tests``),
+    or puts a tests folder on ``sys.path``."""
+    names = {p.stem for p in tests.glob("*.py")}
+    out = []
+    for f in sorted(root.rglob("*.py")):
+        text = f.read_text()
+        for node in ast.walk(ast.parse(text)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            out += [f"{f.relative_to(root)}:{node.lineno}: {m}" for m in mods if m.split(".")[0] in names]
+        if re.search(r"sys\.path.*\btests\b", text):
+            out.append(f"{f.relative_to(root)}: puts the tests on sys.path")
+    return out
+
+
+def test_bench_imports_no_test(tmp_path):
+    """bench/ is a package the tests import (its labs, its hostile inputs); it imports none of them."""
+    root = PKG.parent
+    assert reaches_tests(root / "bench", root / "tests") == []
+    (tmp_path / "b").mkdir()
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "_lab.py").write_text("")
+    (tmp_path / "b" / "x.py").write_text("import os\nfrom _lab import thing\n")
+    (tmp_path / "b" / "y.py").write_text("import sys\nsys.path.insert(0, str(ROOT / 'tests'))\n")
+    assert reaches_tests(tmp_path / "b", tmp_path / "t") == ["x.py:2: _lab", "y.py: puts the tests on sys.path"]

@@ -1,13 +1,13 @@
-"""docs/guide/internals.md's hostile-input table: every ``tests/hostile_*.py`` present, every case run, counted.
+"""docs/guide/internals.md's hostile-input table: every case module of bench/hostile (cli, elf, owned), every case run, counted.
 
 Each module exposes ``cases(tmp: pathlib.Path) -> list[tuple[str, Callable[[], str]]]``; a case
 runs one bad input and returns ``clean``, ``traceback``, ``wrong-success``, ``hang``, ``leak``,
 ``outside-write`` or ``verdict-lost``
-(tests/_hostile.py says what each means).  Printed per module and in total:
+(bench/hostile/__init__.py says what each means).  Printed per module and in total:
 
-    python bench/hostile.py            # a table
-    python bench/hostile.py --json     # the same counts (and the unclean cases) as JSON
-    python bench/hostile.py --only hostile_cli
+    python3 -m bench.hostile            # a table (from the checkout's top)
+    python3 -m bench.hostile --json     # the same counts (and the unclean cases) as JSON
+    python3 -m bench.hostile --only cli
 
 Exit status 1 when any case is not clean.
 """
@@ -23,8 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = ROOT / "tests"
+from bench import hostile
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES = ("cli_cases", "elf_cases", "owned_cases")
 COLUMNS = ("tried", "clean", "traceback", "wrong-success", "hang", "leak", "outside-write", "verdict-lost")
 
 
@@ -34,16 +36,12 @@ def main() -> int:
     ap.add_argument("--only", action="append", default=[], help="run only this module (repeatable)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     a = ap.parse_args()
-    sys.path[:0] = [str(TESTS), str(ROOT)]
     os.chdir(ROOT)
-    import _hostile
-
-    names = sorted(p.stem for p in TESTS.glob("hostile_*.py"))
-    names = [n for n in names if not a.only or n in a.only]
-    modules = [importlib.import_module(n) for n in names]
+    names = [n for n in MODULES if not a.only or {n, n.removesuffix("_cases")} & set(a.only)]
+    modules = [importlib.import_module(f"bench.hostile.{n}") for n in names]
     tmp = Path(tempfile.mkdtemp(prefix="lb-hostile-"))
     t0 = time.monotonic()
-    report = _hostile.run_all(modules, tmp)
+    report = hostile.run_all(modules, tmp)
     seconds = time.monotonic() - t0
     total = {c: sum(r[c] for r in report.values()) for c in COLUMNS}
     if a.json:

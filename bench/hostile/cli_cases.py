@@ -2,7 +2,7 @@
 profile setting, store and sample a careful user or an attacker tried, each judged by
 :mod:`_hostile` (one clean error line, or the right behaviour).
 
-``cases(tmp)`` is the interface ``bench/hostile.py`` and ``tests/test_hostile_cli.py`` use.
+``cases(tmp)`` is the interface ``python3 -m bench.hostile`` and ``tests/test_hostile_cli.py`` use.
 Most inputs are refused before anything is built; those that need a build use ``tiny``, a
 two-file C program (compiled once, linked per layout in a fraction of a second) whose
 ``echo`` target prints the value given with ``--args`` as its metric.
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-import _hostile as H
+from bench import hostile as H
 
 MAIN_C = r"""
 #include <stdio.h>
@@ -841,7 +841,7 @@ def server_cases(tmp: Path, w: World) -> list[tuple[str, object]]:
 
     def ssh_remote_dir():
         """remote_dir is the user's text: pasted into a remote shell command, `;touch` must not run."""
-        import _sshd
+        from bench.labs import sshd as _sshd
 
         if _sshd.available() is not None:
             return "traceback"
@@ -869,7 +869,7 @@ install = "test -x {{image}} && echo installed {{image}}"
 
     def postgres_secrets():
         """The password of a PostgreSQL store URL in no error, no report page (the server trusts any)."""
-        import _postgres
+        from bench.labs import postgres as _postgres
 
         if _postgres.bindir() is None:
             return "traceback"

@@ -22,8 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import _hostile as H
-import hostile_cli
+from bench import hostile as H
+from bench.hostile import cli_cases as hostile_cli
 
 
 def _git(repo: Path, *args: str) -> str:

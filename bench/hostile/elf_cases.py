@@ -29,7 +29,7 @@ Both run under a memory limit (``RLIMIT_AS``, 1 GiB) and a timeout.  An input's 
     a path did not finish within the timeout.
 
 :func:`cases` is the interface: ``cases(tmp) -> [(name, run)]``; ``run()`` makes its input (under
-``tmp``) and returns the outcome.  ``python tests/hostile_elf.py`` prints the counts.
+``tmp``) and returns the outcome.  ``python3 -m bench.hostile.elf_cases`` prints the counts.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HELPER = ROOT / "native" / "symdiff" / "target" / "release" / "layoutbench-symdiff"
 MEMORY = 1 << 30  #: RLIMIT_AS of every run (bytes)
 TIMEOUT = float(os.environ.get("HOSTILE_ELF_TIMEOUT", "30"))  #: seconds before a run is a hang
@@ -194,7 +194,7 @@ root, memory = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, root)
 os.environ["LAYOUTBENCH_NATIVE"] = "0"
 import layoutbench.cli as cli
-import layoutbench.symdiff  # noqa: F401  (what the command imports, imported once)
+import layoutbench.commands, layoutbench.specs, layoutbench.symdiff.classify  # noqa: F401,E401  (what the command imports, once)
 replies = os.fdopen(os.dup(1), "w")
 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
 for line in sys.stdin:
@@ -766,7 +766,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--one":  # python tests/hostile_elf.py --one NAME: its details
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":  # python3 -m bench.hostile.elf_cases --one NAME: its details
         import tempfile
 
         t = Path(tempfile.mkdtemp(prefix="hostile-elf-"))

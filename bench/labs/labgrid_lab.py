@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import _sshd
+from . import sshd as _sshd
 
 
 def available() -> str | None:

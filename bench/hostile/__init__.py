@@ -1,4 +1,5 @@
-"""How a hostile input is run and judged (shared by every ``tests/hostile_*.py``).
+"""How a hostile input is run and judged (shared by the case modules :mod:`.cli`, :mod:`.elf`,
+:mod:`.owned`; ``python3 -m bench.hostile`` runs them all and prints the counts).
 
 A case is a callable that runs one input and returns one of :data:`OUTCOMES`:
 
@@ -34,7 +35,7 @@ import traceback
 from pathlib import Path
 
 OUTCOMES = ("clean", "traceback", "wrong-success", "hang", "leak", "outside-write", "verdict-lost")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 _ERROR_LINE = re.compile(r"^(layoutbench: error: |Error: )")
 #: the last unclean outcome's details (command, exit, stderr), for the test's failure message
 last_detail: dict[str, str] = {}
@@ -237,7 +238,7 @@ def run_all(modules, tmp: Path) -> dict[str, dict]:
     """Run every case of every module: module name → counts and the unclean cases."""
     report: dict[str, dict] = {}
     for mod in modules:
-        name = mod.__name__
+        name = mod.__name__.rsplit(".", 1)[-1].removesuffix("_cases")
         d = tmp / name
         d.mkdir(parents=True, exist_ok=True)
         counts = {k: 0 for k in OUTCOMES}
