@@ -18,22 +18,23 @@ from .settings import Settings
 from .state import Bisection, keep
 
 
-def target_costs(p: Prober, s: Settings) -> costs.Costs:
+def target_costs(prober: Prober, settings: Settings) -> costs.Costs:
     """The layout and run cost of the prober's target: as the profile states them, else as
     measured (the medians of the links of this kernel's image and of the ok runs of this kernel
     on this target, mode and arguments that the store holds, the bisection's own included)."""
-    lc, rc = costs.target_costs(p.target.spec.settings)
+    lc, rc = costs.target_costs(prober.target.spec.settings)
     if lc is not None and rc is not None:
         return costs.choose(lc, rc)
-    m = costs.measured(p.store.link_seconds(p.profile.name, p.target.spec.image),
-                       p.store.run_seconds(p.profile.name, p.target.spec.name, s.mode, " ".join(p.extra)),
-                       getattr(p.target, "run_noun", "runs"))
+    m = costs.measured(prober.store.link_seconds(prober.profile.name, prober.target.spec.image),
+                       prober.store.run_seconds(prober.profile.name, prober.target.spec.name, settings.mode,
+                                                " ".join(prober.extra)),
+                       getattr(prober.target, "run_noun", "runs"))
     return costs.choose(lc, rc, m)
 
 
-def _beside(p: Prober) -> bool:
+def _beside(prober: Prober) -> bool:
     """The next image links while a run goes on (Prober.links_beside_runs; a stand-in prober may lack it)."""
-    return bool(getattr(p, "links_beside_runs", False))
+    return bool(getattr(prober, "links_beside_runs", False))
 
 
 class Clock:
@@ -42,8 +43,8 @@ class Clock:
     measured in the store, the bisection's own first runs included), updated as runs are
     measured; and the progress text (runs spent / planned, time left)."""
 
-    def __init__(self, p: Prober, s: Settings, ledger):
-        self.p, self.s, self.ledger = p, s, ledger
+    def __init__(self, prober: Prober, settings: Settings, ledger):
+        self.p, self.s, self.ledger = prober, settings, ledger
         self.likely: int | None = None  #: the plan's likely cost in runs, when known
         #: the likely cost made again at the noise and change measured so far (set by the runner)
         self.replan = None
@@ -144,7 +145,7 @@ class Clock:
                 "time_left_estimate": None if sec is None or lg.budget is None else self.left(max(0, lg.budget - lg.spent))[0]}
 
 
-def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict | None:
+def choose_runs(prober: Prober, bisection: "Bisection", settings: Settings, cos: dict, say) -> dict | None:
     """Runs per layout from the costs, when --runs was not given and the bisection has not
     measured its endpoints yet.  The costs are ``target_costs``: stated in the profile, or
     measured -- then GOOD and BAD are first measured at their first look with 1 run a layout
@@ -155,35 +156,36 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
     look with 2 runs a layout (the least that splits the noise), and R = costs.runs_per_layout
     of the measured layout and run variance.  Sets ``s.runs``; returns the choice (kept in
     the settings: a resumed bisection keeps it), or None."""
-    k = max(decide.MIN_LAYOUTS, s.layouts)
+    k = max(decide.MIN_LAYOUTS, settings.layouts)
 
     def look(runs: int) -> list[dict]:
-        say(f"the endpoints' first look: {k} layouts x {runs} run(s) of {b.good[:12]} and of {b.bad[:12]}"
+        say(f"the endpoints' first look: {k} layouts x {runs} run(s) of {bisection.good[:12]} and of "
+            f"{bisection.bad[:12]}"
             + (" (2 runs a layout split the noise: the runs per layout are chosen from it)" if runs == 2 else ""))
         try:  # (a resumed bisection reads them from the store: its cost counts them as the first run did)
-            return [p.groups(cos[c], k, runs) for c in (b.good, b.bad)]
+            return [prober.groups(cos[c], k, runs) for c in (bisection.good, bisection.bad)]
         except Skip as e:
             raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
 
-    if s.runs_choice:
-        look(s.runs_choice.get("look_runs", 2))
-        return s.runs_choice
-    if not s.runs_auto or b.entry("endpoints") is not None:
+    if settings.runs_choice:
+        look(settings.runs_choice.get("look_runs", 2))
+        return settings.runs_choice
+    if not settings.runs_auto or bisection.entry("endpoints") is not None:
         return None
-    if s.exact:  # nothing to split: a second run of an image prints what the first did
-        text = (f"runs per layout: 1: {s.exact} (a second run of an image prints what the first did), so no run "
+    if settings.exact:  # nothing to split: a second run of an image prints what the first did
+        text = (f"runs per layout: 1: {settings.exact} (a second run of an image prints what the first did), so no run "
                 "is spent splitting the noise")
         say(text)
         look(1)
-        c = target_costs(p, s)  # (those of the look just measured, where the profile states none)
+        c = target_costs(prober, settings)  # (those of the look just measured, where the profile states none)
         choice = {"runs": 1, "optimum": None, "layout_cost": c.layout, "run_cost": c.run, "costs": c.to_dict(),
-                  "look_runs": 1, "max": costs.MAX_RUNS_PER_LAYOUT, "exact": s.exact, "text": text}
-        s.runs, s.runs_choice = 1, choice
+                  "look_runs": 1, "max": costs.MAX_RUNS_PER_LAYOUT, "exact": settings.exact, "text": text}
+        settings.runs, settings.runs_choice = 1, choice
         return choice
-    c = target_costs(p, s)
+    c = target_costs(prober, settings)
     if not c.stated:
         look(1)
-        c = target_costs(p, s)
+        c = target_costs(prober, settings)
         if c.layout is None or c.run is None or c.run <= 0:
             return None
         if not costs.worth_splitting(c):
@@ -191,7 +193,7 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
                       "look_runs": 1, "max": costs.MAX_RUNS_PER_LAYOUT,
                       "text": (f"runs per layout: 1: a new layout ({c.layout:.3g} s) costs no more than a run "
                                f"({c.run:.3g} s), so no run is spent splitting the noise (costs {c.text})")}
-            s.runs, s.runs_choice = 1, choice
+            settings.runs, settings.runs_choice = 1, choice
             say(choice["text"])
             return choice
     groups = look(2)
@@ -209,55 +211,58 @@ def choose_runs(p: Prober, b: "Bisection", s: Settings, cos: dict, say) -> dict 
     choice = {"runs": r, "optimum": raw, "layout_cost": lc, "run_cost": rc, "costs": c.to_dict(), "look_runs": 2,
               "layout_noise": math.sqrt(split.var_layout), "run_noise": math.sqrt(split.var_run),
               "max": costs.MAX_RUNS_PER_LAYOUT, "measured": f"GOOD and BAD, {k} layouts x 2 runs", "text": text}
-    s.runs, s.max_runs, s.runs_choice = r, max(s.max_runs, r), choice
+    settings.runs, settings.max_runs, settings.runs_choice = r, max(settings.max_runs, r), choice
     say(choice["text"])
     return choice
 
 
-def first_look(s: Settings) -> tuple[int, int, int]:
+def first_look(settings: Settings) -> tuple[int, int, int]:
     """(runs, layouts a side, runs a layout) of the endpoints' first look: K layouts a side, R runs
     each, or the 2 a layout that choosing R from the costs measures (choose_runs) while it is not chosen."""
-    k = max(decide.MIN_LAYOUTS, s.layouts)
-    r = max(s.runs, (s.runs_choice or {}).get("look_runs", 2 if s.runs_auto and not s.exact else s.runs))
+    k = max(decide.MIN_LAYOUTS, settings.layouts)
+    auto = 2 if settings.runs_auto and not settings.exact else settings.runs
+    r = max(settings.runs, (settings.runs_choice or {}).get("look_runs", auto))
     return 2 * k * r, k, r
 
 
-def refuse_unpaid(b: "Bisection | None", s: Settings) -> None:
+def refuse_unpaid(b: "Bisection | None", settings: Settings) -> None:
     """The one budget rule: a budget in runs below the endpoints' first look, the least a plan or a
     verdict needs, is refused before anything runs (``bisect run`` and ``--plan`` alike).  A budget
     counts every run this command measures, those that choose R included."""
-    if s.budget is None or (b is not None and b.entry("endpoints") is not None):
+    if settings.budget is None or (b is not None and b.entry("endpoints") is not None):
         return
-    need, k, r = first_look(s)
-    if s.budget < need:
-        chosen = " (while R is chosen from the costs, the first look measures 2 runs a layout)" if s.runs_auto \
-            and not s.runs_choice and not s.exact else ""
-        raise LayoutbenchError(f"--budget {s.budget} runs does not pay for the endpoints' first look ({need} runs: "
+    need, k, r = first_look(settings)
+    if settings.budget < need:
+        chosen = " (while R is chosen from the costs, the first look measures 2 runs a layout)" if settings.runs_auto \
+            and not settings.runs_choice and not settings.exact else ""
+        raise LayoutbenchError(f"--budget {settings.budget} runs does not pay for the endpoints' first look ({need} "
+                               f"runs: "
                                f"{k} layouts x {r} run(s) a side{chosen}), the least a plan or a verdict needs; "
                                f"give --budget {need} or more (or --budget none); nothing was run")
 
 
-def refuse_unpaid_time(b: "Bisection", s: Settings, p: Prober) -> None:
+def refuse_unpaid_time(bisection: "Bisection", settings: Settings, prober: Prober) -> None:
     """The same rule for a duration (``--budget 8h``), as soon as it can be turned into runs: the
     time a run takes stated in the profile or measured in the store (before anything runs), else
     measured by the runs that chose R (then they are kept, and said so)."""
-    if s.budget_time is None or b.entry("endpoints") is not None:
+    if settings.budget_time is None or bisection.entry("endpoints") is not None:
         return
-    sec, _ = costs.seconds_per_run(target_costs(p, s), s.runs, _beside(p))
+    sec, _ = costs.seconds_per_run(target_costs(prober, settings), settings.runs, _beside(prober))
     if sec is None:
         return
-    runs = costs.runs_for(s.budget_time, sec)
-    need, k, r = first_look(s)
+    runs = costs.runs_for(settings.budget_time, sec)
+    need, k, r = first_look(settings)
     if runs < need:
-        raise LayoutbenchError(f"--budget {costs.duration_text(s.budget_time)} ({runs} run(s) at {sec:.3g} s a run) does "
+        raise LayoutbenchError(f"--budget {costs.duration_text(settings.budget_time)} ({runs} run(s) at {sec:.3g} s a "
+                               f"run) does "
                                f"not pay for the endpoints' first look ({need} runs: {k} layouts x {r} run(s) a side), "
                                f"the least a verdict needs; give --budget {costs.duration_text(math.ceil(need * sec))} "
                                f"or more (or --budget none)"
-                               + (f"; the {p.ran_now} runs measured to choose the runs per layout are kept"
-                                  if p.ran_now else "; nothing was run"))
+                               + (f"; the {prober.ran_now} runs measured to choose the runs per layout are kept"
+                                  if prober.ran_now else "; nothing was run"))
 
 
-def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
+def _ends_unspent(eng, b, settings: Settings, plan, commits: list) -> int:
     """About how many more runs the endpoints alone would need to decide: the look at which
     their test likely decides (forecast.expected_cost at the noise and change measured so far),
     else their first look."""
@@ -265,32 +270,34 @@ def _ends_unspent(eng, b, s: Settings, plan, commits: list) -> int:
     y = eng.pool.y
     s2, _ = eng.pool.var()
     if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
-        return max(1, 2 * max(decide.MIN_LAYOUTS, s.layouts) * s.runs - have)
+        return max(1, 2 * max(decide.MIN_LAYOUTS, settings.layouts) * settings.runs - have)
     d = float(y[b.bad].mean() - y[b.good].mean())
     c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan, _corr(eng, b, plan))
-    return max(1, 2 * c["endpoint_layouts"] * s.runs - have)
+    return max(1, 2 * c["endpoint_layouts"] * settings.runs - have)
 
 
-def budget_at_endpoints(eng, b: "Bisection", s: Settings, commits: list, clock: Clock, profile: Profile,
-                         p: Prober) -> BisectionRecord:
+def budget_at_endpoints(eng, bisection: "Bisection", settings: Settings, commits: list, clock: Clock, profile: Profile,
+                         prober: Prober) -> BisectionRecord:
     """The verdict when the budget ends before the endpoints decide: not decided, and about how
     many more runs would be needed."""
-    more = _ends_unspent(eng, b, s, s.plan(), commits)
+    more = _ends_unspent(eng, bisection, settings, settings.plan(), commits)
     sec, _ = clock.per_run()
     when = f" (about {costs.duration_text(more * sec)} at {sec:.3g} s a run)" if sec is not None else ""
     note = (f"not decided at this budget ({clock.ledger.spent} of {clock.ledger.budget} runs spent): the endpoints "
             f"have not shown a change yet; about {more} more runs would be needed{when}")
     verdict = BisectionRecord(
-        kernel=profile.name, repo=s.repo, metric=s.metric, unit=p.unit, target=s.target or p.target.spec.name,
-        targets=[p.name], args=s.args, good=b.good, bad=b.bad, commits=len(commits) - 1, settings=s.to_dict(),
+        kernel=profile.name, repo=settings.repo, metric=settings.metric, unit=prober.unit,
+        target=settings.target or prober.target.spec.name, targets=[prober.name], args=settings.args,
+        good=bisection.good, bad=bisection.bad, commits=len(commits) - 1, settings=settings.to_dict(),
         endpoints=None, status="budget", culprit=None, range=[], budget_note=note, more_runs=more, message=note,
         candidates=[], runs_spent=clock.ledger.spent,
-        cost=Cost(**p.cost("layouts"), compiled_now=p.compiled_now, ran_now=p.ran_now, copied_now=p.copied_now),
-        budget=BudgetSpent.from_dict(clock.summary()), runs_per_layout=s.runs_choice,
-        costs=None if s.runs_choice else target_costs(p, s).to_dict())
-    b.result = verdict
-    b.save()
-    keep(b.store, b)
+        cost=Cost(**prober.cost("layouts"), compiled_now=prober.compiled_now, ran_now=prober.ran_now,
+                  copied_now=prober.copied_now),
+        budget=BudgetSpent.from_dict(clock.summary()), runs_per_layout=settings.runs_choice,
+        costs=None if settings.runs_choice else target_costs(prober, settings).to_dict())
+    bisection.result = verdict
+    bisection.save()
+    keep(bisection.store, bisection)
     return verdict
 
 
@@ -305,11 +312,11 @@ def _corr(eng, b, plan) -> float:
 PHASES = ("endpoints: ", "probe ", "confirmation ", "side test ")
 
 
-def look_extra(s: Settings) -> int:
+def look_extra(settings: Settings) -> int:
     """The runs the endpoints' first look measures beyond K layouts x R a side: those of the second run a
     layout while R is chosen from the costs (:func:`choose_runs`), which the plan's simulation at R does not."""
-    runs, k, _ = first_look(s)
-    return max(0, runs - 2 * k * s.runs)
+    runs, k, _ = first_look(settings)
+    return max(0, runs - 2 * k * settings.runs)
 
 
 def likely_runs(eng, b, plan, commits: list, extra: int = 0) -> int | None:
@@ -336,24 +343,25 @@ def after_endpoints_runs(eng, b, plan, commits: list, status: str) -> int | None
                                     _corr(eng, b, plan))["runs"]
 
 
-def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> PlanRecord:
+def first_look_plan(eng, b, settings: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> PlanRecord:
     """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
     noise and the change it measured (forecast.plan_look: when the first look cannot price it, the
     endpoints' test goes on and the forecast is from its decision), and a warning when a step of twice
     the minimum effect is likely missed at that noise (forecast.missed_step, :func:`missed_lines`)."""
-    k = max(decide.MIN_LAYOUTS, s.layouts)
+    k = max(decide.MIN_LAYOUTS, settings.layouts)
     try:
-        got = forecast.plan_look(eng, b.good, b.bad, len(commits), plan, (k, s.runs), say=say,
-                                 go_on=s.budget is None and s.budget_time is None)
+        got = forecast.plan_look(eng, b.good, b.bad, len(commits), plan, (k, settings.runs), say=say,
+                                 go_on=settings.budget is None and settings.budget_time is None)
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
     except decide.OutOfBudget:
         raise LayoutbenchError(f"--budget {eng.ledger.budget} runs does not pay for the endpoints' first look "
-                               f"({2 * k * s.runs} runs: {k} layouts x {s.runs} run(s) a side), the least a plan "
+                               f"({2 * k * settings.runs} runs: {k} layouts x {settings.runs} run(s) a side), the "
+                               f"least a plan "
                                f"or a verdict needs; give a larger --budget (or --budget none)") from None
     cost, rho, noise = got["cost"], got["corr"], got["noise"]
     d = math.log(got["ratio"]) if got["ratio"] > 0 else 0.0
-    msg = _plan_message(got, plan, s, k)
+    msg = _plan_message(got, plan, settings, k)
     lines = [msg]
     near = forecast.near_steps(len(commits), noise, plan, 1 if d >= 0 else -1, rho)
     if near:
@@ -364,17 +372,17 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
             "--confirm-share)")
     missed = forecast.missed_step(noise, plan)
     if missed is not None and missed["likely_missed"]:
-        lines.extend(missed_lines(missed, s.runs))
+        lines.extend(missed_lines(missed, settings.runs))
     hint = "" if plan.paired else decide.pairing_hint(eng.pool, b.good, b.bad, decide.ztest(eng.pool, b.good, b.bad))
     if hint:
         lines.append(f"note: {hint}")
-    if s.runs_choice:
-        lines.append(s.runs_choice["text"])
+    if settings.runs_choice:
+        lines.append(settings.runs_choice["text"])
     costs_now = budget = None
     if clock is not None:
         # one cost figure: the one the runs per layout were chosen from, else (R given) the target's now
-        costs_now = None if s.runs_choice else target_costs(clock.p, s).to_dict()
-        lines.extend(_plan_time_lines(clock, s, cost, costs_now))
+        costs_now = None if settings.runs_choice else target_costs(clock.p, settings).to_dict()
+        lines.extend(_plan_time_lines(clock, settings, cost, costs_now))
         budget = clock.summary()
     compiles = None if clock is None else _compiles(clock.p.profile, min(cost["probes"], max(0, len(commits) - 2)))
     if compiles is not None:
@@ -382,11 +390,11 @@ def first_look_plan(eng, b, s: Settings, plan, commits: list, say, clock: "Clock
     extra = {} if clock is None else {"costs": costs_now, "budget": budget, "compiles": compiles}
     cost = {**cost, "first_look": got["first"], "priced_by": got["by"], "endpoints_status": got["ends"]}
     return PlanRecord(kernel=b.s.kernel, good=b.good, bad=b.bad, commits=len(commits) - 1, plan=cost,
-                      ratio=math.exp(d), noise=noise, settings=s.to_dict(), runs_per_layout=s.runs_choice,
+                      ratio=math.exp(d), noise=noise, settings=settings.to_dict(), runs_per_layout=settings.runs_choice,
                       missed_step=missed, near_steps=near, message="\n".join(lines), extra=extra)
 
 
-def _plan_message(got: dict, plan, s: Settings, k: int) -> str:
+def _plan_message(got: dict, plan, settings: Settings, k: int) -> str:
     """The plan's first line: what its first look measured and, where that could not price the range,
     what the endpoints' test it went on with showed; the likely cost by phase (forecast.plan_look's)."""
     cost, first, rho, noise = got["cost"], got["first"], got["corr"], got["noise"]
@@ -397,7 +405,7 @@ def _plan_message(got: dict, plan, s: Settings, k: int) -> str:
             f"{100 * first['noise']:.2f}%")
     phases = (f"{cost['probes']} probes {ph['probes']} runs, the confirmation {ph['confirmation']} runs "
               f"({cost['confirm_layouts']} fresh layouts a side), the tests of the ranges beside the step "
-              f"{ph['sides']} runs: about {cost['runs']} runs ({s.runs} run(s) per layout)"
+              f"{ph['sides']} runs: about {cost['runs']} runs ({settings.runs} run(s) per layout)"
               "; every further change point costs about as much again")
     went_on = (f"{look}; the first look could not price the bisection (a step one standard error either side of "
                f"its estimate likely costs {first['low']} to {first['high']} runs), so the endpoints' test went on: ")
@@ -438,7 +446,7 @@ def _compiles(profile: Profile, probes: int) -> dict | None:
                     f"{costs.duration_text(probes * med)} on top of the time above"}
 
 
-def _plan_time_lines(clock: "Clock", s: Settings, cost: dict, costs_now: dict | None) -> list[str]:
+def _plan_time_lines(clock: "Clock", settings: Settings, cost: dict, costs_now: dict | None) -> list[str]:
     """The plan's lines on where the costs came from, the time it likely takes and the budget."""
     lines = []
     if costs_now and costs_now["text"]:

@@ -26,27 +26,27 @@ class Abort(LayoutbenchError):
 JUDGE_EXIT = {"good": 0, "bad": 1, "between": 1, "uncertain": 125, "skip": 125}  # between: a change on both sides
 
 
-def judge(store: Store, profile: Profile, s: Settings, rev: str | None, good: str | None, bad: str | None,
+def judge(store: Store, profile: Profile, settings: Settings, rev: str | None, good: str | None, bad: str | None,
           say=lambda m: None) -> tuple[int, Judgement, dict]:
     """Measure ``rev`` (None: the working tree) over the K layouts against the GOOD and BAD
     references and return (exit code, judgement, details): 0 like GOOD, 1 like BAD, 125 when
     it cannot be built or measured, or stays uncertain within the budget."""
     with contextlib.ExitStack() as stack:  # closes the prober's target
-        return _judge(stack, store, profile, s, (rev, good, bad), say)
+        return _judge(stack, store, profile, settings, (rev, good, bad), say)
 
 
-def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, s: Settings, revs: tuple, say
+def _judge(stack: contextlib.ExitStack, store: Store, profile: Profile, settings: Settings, revs: tuple, say
            ) -> tuple[int, Judgement, dict]:
     rev, good, bad = revs
-    if len(s.targets) > 1:  # one checkout, one verdict: a probe is judged on one machine
-        raise Abort(f"judge measures on one machine; give one --target, not {s.target!r}")
-    s = normalize(profile, s)
+    if len(settings.targets) > 1:  # one checkout, one verdict: a probe is judged on one machine
+        raise Abort(f"judge measures on one machine; give one --target, not {settings.target!r}")
+    settings = normalize(profile, settings)
     if good is None or bad is None:
-        b = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
+        b = Bisection.load(store, state_key(settings.kernel, settings.repo, settings.subdir))
         if b is None or not b.good or not b.bad:
             raise Abort("judge needs --good and --bad, or a bisection of this kernel and repository in progress")
         good, bad = good or b.good, bad or b.bad
-    p = stack.enter_context(Prober(profile, s, store, say))
+    p = stack.enter_context(Prober(profile, settings, store, say))
     good_co, bad_co = p.checkout(good), p.checkout(bad)
     try:
         ends = endpoints(p, good_co, bad_co)

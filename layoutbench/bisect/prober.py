@@ -77,13 +77,13 @@ class Prober:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self.target.__exit__(*exc)
 
-    def compile_ahead(self, co: source.Checkout, what: str) -> None:
+    def compile_ahead(self, checkout: source.Checkout, what: str) -> None:
         """Queue ``co`` (``what``: its turn, as its compile line says) to compile beside the runs of
         the commit measured before it: on a count target with a core for each (``compiles_ahead``),
         else nothing."""
-        if self.compiles_ahead and co.commit not in self._objs and co.commit not in self._ahead \
-                and all(q.commit != co.commit for q, _ in self._queued):
-            self._queued.append((co, what))
+        if self.compiles_ahead and checkout.commit not in self._objs and checkout.commit not in self._ahead \
+                and all(q.commit != checkout.commit for q, _ in self._queued):
+            self._queued.append((checkout, what))
 
     def _start_ahead(self, now: source.Checkout) -> None:
         """Start the queued compiles (one at a time, in their order) beside the runs of ``now``."""
@@ -97,9 +97,9 @@ class Prober:
             self._ahead[co.commit] = self._pool.submit(self._compile, co, why)
         self._queued = []
 
-    def _compile(self, co: source.Checkout, why: str) -> buildmod.ObjectSet:
+    def _compile(self, checkout: source.Checkout, why: str) -> buildmod.ObjectSet:
         """Compile ``co`` (in the compiling thread) and count it, also when nothing waits for it."""
-        got = buildmod.compile_objects(self.profile, co, None, self.say, why=why)
+        got = buildmod.compile_objects(self.profile, checkout, None, self.say, why=why)
         with self._counting:
             self.compiled_now += int(got.compiled_now)
         return got
@@ -116,34 +116,34 @@ class Prober:
     def checkout(self, rev: str | None) -> source.Checkout:
         return source.resolve(self.profile, rev, self.s.repo, self.s.subdir)
 
-    def objects(self, co: source.Checkout) -> buildmod.ObjectSet:
-        got = self._objs.get(co.commit)
+    def objects(self, checkout: source.Checkout) -> buildmod.ObjectSet:
+        got = self._objs.get(checkout.commit)
         if got is None:
-            ahead = self._ahead.pop(co.commit, None)
+            ahead = self._ahead.pop(checkout.commit, None)
             try:
-                got = ahead.result() if ahead is not None else self._compile(co, self.why())
-                self.built.add(co.commit)
+                got = ahead.result() if ahead is not None else self._compile(checkout, self.why())
+                self.built.add(checkout.commit)
             except BuildFailed as e:
-                self.failed_builds.add(co.commit)
+                self.failed_builds.add(checkout.commit)
                 got = e
-            self._objs[co.commit] = got
+            self._objs[checkout.commit] = got
         if isinstance(got, Exception):
             raise Skip(str(got))
         return got
 
-    def _measure(self, co: source.Checkout, specs: list[tuple[str, int]], runs: int, purpose: str) -> dict:
-        request = measure.MeasureRequest(self.profile, co, specs, runs, self.s.mode, self.s.target, self.extra,
+    def _measure(self, checkout: source.Checkout, specs: list[tuple[str, int]], runs: int, purpose: str) -> dict:
+        request = measure.MeasureRequest(self.profile, checkout, specs, runs, self.s.mode, self.s.target, self.extra,
                                          metrics=(self.s.metric,) if self.s.metric else (),
                                          metrics_from=self.metric_from,
                                          spare=self._spare if self.runs_side_by_side else None)
         linked = None
         with self.lock or contextlib.nullcontext():
             try:
-                objs = self.objects(co)
+                objs = self.objects(checkout)
             except Skip:
-                self.failed.add((purpose, co.commit))
+                self.failed.add((purpose, checkout.commit))
                 raise
-            self._start_ahead(co)  # the next commits' compiles beside these runs
+            self._start_ahead(checkout)  # the next commits' compiles beside these runs
             if self.lock is not None:  # link before the runs, one thread at a time (same files)
                 linked = measure.link_all(objs, self.target.spec.image, self.store, request.jobs_planned())
         if getattr(self.target, "per_probe", False):
@@ -151,7 +151,7 @@ class Prober:
         m = measure.measure_commit(request, self.store, self.target, objs=objs, linked=linked, say=self.say)
         self.ran_now += m.ran
         self.copied_now += m.copied
-        used = self.used.setdefault((purpose, co.commit), set())
+        used = self.used.setdefault((purpose, checkout.commit), set())
         if purpose == "layouts" and (m.ran or m.linked or m.copied):  # (one read back from the store made nothing)
             self.images_new += len(set(specs) - {(lay, sd) for lay, sd, _ in used})
             self.links_now += m.linked
@@ -167,18 +167,19 @@ class Prober:
             if seen_metrics:  # stored runs (a run made now is checked as it ends: measure_commit)
                 raise LayoutbenchError(targets.no_metric(self.profile, self.target, self.s.metric, seen_metrics,
                                                          self.metric_from))
-            raise Skip(f"every run of {co.short} failed (see layoutbench results --runs --commit {co.short})")
+            raise Skip(f"every run of {checkout.short} failed (see layoutbench results --runs --commit "
+                       f"{checkout.short})")
         return groups
 
-    def groups(self, co: source.Checkout, k: int, r: int, first: int = 0) -> dict[str, list[float]]:
+    def groups(self, checkout: source.Checkout, k: int, r: int, first: int = 0) -> dict[str, list[float]]:
         """The commit's values over the seeded layouts (``--layout``) ``seed+first .. seed+first+k-1``,
         ``r`` runs each (``first`` > 0: a confirmation's fresh seeds, the ones before not measured)."""
         specs = [(self.s.layout, self.s.seed + first + i) for i in range(k)]
-        return self._measure(co, specs, r, "layouts")
+        return self._measure(checkout, specs, r, "layouts")
 
-    def single(self, co: source.Checkout) -> float:
+    def single(self, checkout: source.Checkout) -> float:
         """One run of the default link: what a single-layout bisection sees."""
-        g = self._measure(co, [("default", 0)], 1, "single")
+        g = self._measure(checkout, [("default", 0)], 1, "single")
         return g["default"][0]
 
     def cost(self, purpose: str = "layouts") -> dict:
@@ -220,9 +221,9 @@ def farm_cost(probers: list[Prober], purpose: str = "layouts") -> dict:
 class Engine:
     """The prober as the decision engine (layoutbench.decide) sees it: commits by sha."""
 
-    def __init__(self, p: Prober, cos: dict, after=None):
-        self.p, self.cos = p, cos
-        self.name = p.name
+    def __init__(self, prober: Prober, cos: dict, after=None):
+        self.p, self.cos = prober, cos
+        self.name = prober.name
         self.after = after  #: called after each measurement (the duration budget's clock)
 
     @property
@@ -242,12 +243,13 @@ class Engine:
         return out
 
 
-def endpoints(p: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:
+def endpoints(prober: Prober, good: source.Checkout, bad: source.Checkout) -> decide.Ends:
     """Do GOOD and BAD differ by at least --min-effect? Group-sequential (decide.endpoints)."""
-    return decide.endpoints(Engine(p, {good.commit: good, bad.commit: bad}), good.commit, bad.commit, p.s.plan())
+    return decide.endpoints(Engine(prober, {good.commit: good, bad.commit: bad}), good.commit, bad.commit,
+                            prober.s.plan())
 
 
-def judge_probe(p: Prober, probe: source.Checkout, good: source.Checkout, bad: source.Checkout) -> Judgement:
+def judge_probe(prober: Prober, probe: source.Checkout, good: source.Checkout, bad: source.Checkout) -> Judgement:
     """Classify one probe like GOOD or like BAD (decide.judge_probe)."""
-    eng = Engine(p, {c.commit: c for c in (probe, good, bad)})
-    return decide.judge_probe(eng, probe.commit, good.commit, bad.commit, p.s.plan())
+    eng = Engine(prober, {c.commit: c for c in (probe, good, bad)})
+    return decide.judge_probe(eng, probe.commit, good.commit, bad.commit, prober.s.plan())

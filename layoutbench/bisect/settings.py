@@ -164,9 +164,9 @@ class Settings:
         return shlex.join(words)
 
 
-def exclusive(s: Settings) -> None:
+def exclusive(settings: Settings) -> None:
     """--first-only and --thorough together: one line (the first stops before the sides the second searches)."""
-    if s.first_only and s.thorough:
+    if settings.first_only and settings.thorough:
         raise LayoutbenchError("--first-only and --thorough cannot be used together: --first-only stops after the "
                                "first change point, --thorough searches the ranges beside it further; give one")
 

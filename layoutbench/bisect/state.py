@@ -20,8 +20,8 @@ from .settings import CURRENT, Settings, state_key
 class Journal:
     """The engine's marks, kept in the bisection's log (so that a killed bisection resumes)."""
 
-    def __init__(self, b: "Bisection", profile: Profile, places: "farmmod.Farm | None" = None):
-        self.b, self.profile, self.places = b, profile, places
+    def __init__(self, bisection: "Bisection", profile: Profile, places: "farmmod.Farm | None" = None):
+        self.b, self.profile, self.places = bisection, profile, places
 
     def marks(self, segment: str | None) -> dict[str, dict]:
         out = {e["commit"]: e for e in self.b.log
@@ -30,22 +30,24 @@ class Journal:
             self.places.round(segment, out)
         return out
 
-    def record(self, segment: str | None, commit: str, j: Judgement, target: str | None = None) -> None:
+    def record(self, segment: str | None, commit: str, judgement: Judgement, target: str | None = None) -> None:
         subj = subject_of(self.profile, self.b.s, commit)
         extra = {"segment": segment} if segment else {}
         if target:
             extra["target"] = target  # the machine that judged it (GOOD and BAD measured there too)
         if self.places is not None:
             extra.update(self.places.place_of(target))  # the labgrid place of that slot
-        if j.verdict == "between":  # a change on both sides: bad for this range's step, as decide's own journal
+        if judgement.verdict == "between":  # a change on both sides: bad for this range's step, as decide's own journal
             extra["between"] = True
-        if j.verdict in ("good", "bad", "between"):
-            self.b.mark("bad" if j.verdict == "between" else j.verdict, commit, j.describe(), "measured", subject=subj,
-                        layouts=j.layouts, runs=j.runs, **extra)
+        if judgement.verdict in ("good", "bad", "between"):
+            self.b.mark("bad" if judgement.verdict == "between" else judgement.verdict, commit, judgement.describe(),
+                        "measured", subject=subj,
+                        layouts=judgement.layouts, runs=judgement.runs, **extra)
         else:
-            why = "uncertain" if j.verdict == "uncertain" else "build"
-            self.b.mark("skip", commit, j.describe(), "measured", subject=subj, why=why, layouts=j.layouts,
-                        runs=j.runs, **extra)
+            why = "uncertain" if judgement.verdict == "uncertain" else "build"
+            self.b.mark("skip", commit, judgement.describe(), "measured", subject=subj, why=why,
+                        layouts=judgement.layouts,
+                        runs=judgement.runs, **extra)
 
 
 # -- the state and its log ------------------------------------------------------------------------
@@ -227,15 +229,18 @@ def take_back(store: Store, kernel: str, repo, subdir, good: str, bad: str, metr
 KEPT = "bisect-verdict:"  #: state keys of finished bisections' verdicts, one per kernel, repository, range and metric
 
 
-def kept_key(b: "Bisection") -> str:
-    return f"{KEPT}{b.s.kernel}:{b.s.repo or ''}:{b.s.subdir or ''}:{b.good}..{b.bad}:{b.s.metric}"
+def kept_key(bisection: "Bisection") -> str:
+    settings = bisection.s
+    return (f"{KEPT}{settings.kernel}:{settings.repo or ''}:{settings.subdir or ''}:"
+            f"{bisection.good}..{bisection.bad}:{settings.metric}")
 
 
-def keep(store: Store, b: "Bisection") -> None:
+def keep(store: Store, bisection: "Bisection") -> None:
     """Keep the finished verdict apart from the bisection's state, so that starting another
     bisection of the kernel (another range or metric) does not lose it: the report shows every one."""
-    if b.result is not None:
-        store.set_state(kept_key(b), {"settings": b.s.to_dict(), "result": b.stored_result(), "key": b.key})
+    if bisection.result is not None:
+        store.set_state(kept_key(bisection), {"settings": bisection.s.to_dict(), "result": bisection.stored_result(),
+                                              "key": bisection.key})
 
 
 def kept(store: Store) -> list[tuple[str, BisectionRecord]]:
@@ -291,58 +296,59 @@ def current(store: Store, kernel: str | None = None, repo: str | None = None, su
     return b
 
 
-def normalize(profile: Profile, s: Settings, check_metric: bool = True) -> Settings:
+def normalize(profile: Profile, settings: Settings, check_metric: bool = True) -> Settings:
     """Resolve the repository path so that the state key is stable; fill defaults.  ``check_metric``:
     refuse a metric the target cannot print (not for a bisection continued on its own settings: its
     prober checks those)."""
-    repo_path, sub = source.repo_for(profile, s.repo, s.subdir)
-    s.repo = str(repo_path) if repo_path is not None else None
-    s.subdir = sub or None
-    names = s.targets
-    whence = "--metric" if s.metric is not None else "the default metric"
-    if s.metric is None:
-        s.metric = targets.default_metric(profile, names[0])
-    if not s.metric:
+    repo_path, sub = source.repo_for(profile, settings.repo, settings.subdir)
+    settings.repo = str(repo_path) if repo_path is not None else None
+    settings.subdir = sub or None
+    names = settings.targets
+    whence = "--metric" if settings.metric is not None else "the default metric"
+    if settings.metric is None:
+        settings.metric = targets.default_metric(profile, names[0])
+    if not settings.metric:
         raise LayoutbenchError(f"{profile.path} names no default metric; give --metric")
     made = [targets.make(profile, n) for n in names]
     for t in made if check_metric else ():  # before anything is built: a metric the target cannot print
-        targets.check_metric(profile, t, s.metric, whence)
-    s.exact = measure.exact_why(made, s.metric)
+        targets.check_metric(profile, t, settings.metric, whence)
+    settings.exact = measure.exact_why(made, settings.metric)
     if len(names) == 1:
-        s.target_config = config_hash(measure.target_config(made[0]))
+        settings.target_config = config_hash(measure.target_config(made[0]))
     else:  # a farm: a bisection resumes only on the same machines, configured the same
-        s.target_config = config_hash([measure.target_config(t) for t in made])
-    s.check()
-    return s
+        settings.target_config = config_hash([measure.target_config(t) for t in made])
+    settings.check()
+    return settings
 
 
-def start(store: Store, profile: Profile, s: Settings, bad: str | None = None, good: str | None = None) -> Bisection:
+def start(store: Store, profile: Profile, settings: Settings, bad: str | None = None,
+          good: str | None = None) -> Bisection:
     """Begin a bisection.  An earlier one of the same kernel and repository is put aside under its
     range and metric (:meth:`Bisection.put_aside`), unless it is of the same range and metric: that
     one is replaced."""
-    s = normalize(profile, s)
-    if "paired" not in s.given and profile.bisect_paired:  # the profile's default, unless --paired/--no-paired
-        s.paired = True
-    old = Bisection.load(store, state_key(s.kernel, s.repo, s.subdir))
+    settings = normalize(profile, settings)
+    if "paired" not in settings.given and profile.bisect_paired:  # the profile's default, unless --paired/--no-paired
+        settings.paired = True
+    old = Bisection.load(store, state_key(settings.kernel, settings.repo, settings.subdir))
     if old is not None:
-        new_good = source.resolve(profile, good, s.repo, s.subdir).commit if good else None
-        new_bad = source.resolve(profile, bad, s.repo, s.subdir).commit if bad else None
-        if (old.good, old.bad, old.s.metric) == (new_good, new_bad, s.metric):
+        new_good = source.resolve(profile, good, settings.repo, settings.subdir).commit if good else None
+        new_bad = source.resolve(profile, bad, settings.repo, settings.subdir).commit if bad else None
+        if (old.good, old.bad, old.s.metric) == (new_good, new_bad, settings.metric):
             old.reset()
         else:
             old.put_aside()
-    b = Bisection(store, s)
+    b = Bisection(store, settings)
     entry = {"verb": "start", "commit": "", "note": "", "by": "user"}
     if bad:
-        entry["bad"] = source.resolve(profile, bad, s.repo, s.subdir).commit
+        entry["bad"] = source.resolve(profile, bad, settings.repo, settings.subdir).commit
     if good:
-        entry["good"] = source.resolve(profile, good, s.repo, s.subdir).commit
+        entry["good"] = source.resolve(profile, good, settings.repo, settings.subdir).commit
     b.log.append(entry)
     b.save()
     return b
 
 
-def mark(store: Store, profile: Profile, b: Bisection, verb: str, revs: list[str], why: str = "",
+def mark(store: Store, profile: Profile, bisection: Bisection, verb: str, revs: list[str], why: str = "",
          segment: str | None = None) -> list[str]:
     """The git-shaped verbs ``good``, ``bad``, ``skip``: mark commits by hand; ``segment`` (A..B): in
     the search of that range beside a found step (as ``bisect log`` writes such a mark)."""
@@ -350,11 +356,11 @@ def mark(store: Store, profile: Profile, b: Bisection, verb: str, revs: list[str
         ends = segment.split("..")
         if len(ends) != 2 or not all(ends):
             raise LayoutbenchError(f"--segment {segment!r}: give the range beside a step as A..B")
-        segment = "..".join(source.resolve(profile, x, b.s.repo, b.s.subdir).commit for x in ends)
+        segment = "..".join(source.resolve(profile, x, bisection.s.repo, bisection.s.subdir).commit for x in ends)
     shas = []
     for rev in revs:
-        co = source.resolve(profile, rev, b.s.repo, b.s.subdir)
-        b.mark(verb, co.commit, note="marked by hand" if not why else why, by="user",
+        co = source.resolve(profile, rev, bisection.s.repo, bisection.s.subdir)
+        bisection.mark(verb, co.commit, note="marked by hand" if not why else why, by="user",
                subject=source.describe(co).get("subject", ""), **({"why": why} if why else {}),
                **({"segment": segment} if segment else {}))
         shas.append(co.commit)
@@ -430,9 +436,9 @@ def replay(store: Store, text: str, load_profile) -> Bisection:
     return b
 
 
-def subject_of(profile: Profile, s: Settings, sha: str) -> str:
+def subject_of(profile: Profile, settings: Settings, sha: str) -> str:
     """A commit's subject line ("" when it cannot be read)."""
     try:
-        return source.describe(source.resolve(profile, sha, s.repo, s.subdir)).get("subject", "")
+        return source.describe(source.resolve(profile, sha, settings.repo, settings.subdir)).get("subject", "")
     except LayoutbenchError:
         return ""

@@ -204,13 +204,13 @@ def machine_options(f):
     return f
 
 
-def machine_overrides(o: dict) -> tuple:
+def machine_overrides(options: dict) -> tuple:
     """The target settings --perf/--perf-events/--pin set (they key the samples like the profile's)."""
     over = []
-    if o.get("perf") or o.get("perf_events"):
-        over.append(("perf", o["perf_events"].split(",") if o.get("perf_events") else True))
-    if o.get("pin") is not None:
-        over.append(("pin", str(o["pin"])))
+    if options.get("perf") or options.get("perf_events"):
+        over.append(("perf", options["perf_events"].split(",") if options.get("perf_events") else True))
+    if options.get("pin") is not None:
+        over.append(("pin", str(options["pin"])))
     return tuple(over)
 
 

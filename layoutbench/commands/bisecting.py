@@ -103,7 +103,7 @@ def _layouts_count(value, layout_name) -> dict:
                            f"a count (--layouts 8) or NAME:K of one of {seeded} (--layouts random:8), not a list")
 
 
-def _bisect_settings(o: dict):
+def _bisect_settings(options: dict):
     """The bisection settings of a command's options (unset ones keep their defaults)."""
     from ..bisect import Settings
     from ..costs import parse_budget
@@ -111,23 +111,24 @@ def _bisect_settings(o: dict):
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
              "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
              "thorough", "confirm_share", "paired")
-    o = {**o, **_layouts_count(o.get("layouts"), o.get("layout"))}
-    validate.options({**o, "layouts_k": o.get("layouts"), "layouts": None})
-    budget = parse_budget(o.get("budget"))
-    validate.seed("--seed", o.get("seed"))
-    if o.get("metric") is not None and len(validate.metric_names(o["metric"])) != 1:
-        raise LayoutbenchError(f"--metric {o['metric']!r}: a bisection follows one metric; give one name")
-    s = Settings(kernel=o["kernel"], **{k: o[k] for k in names if o.get(k) is not None})
-    s.given = tuple(k for k in (*names, "budget") if o.get(k) is not None)
-    s.runs_auto = o.get("runs") is None
+    options = {**options, **_layouts_count(options.get("layouts"), options.get("layout"))}
+    validate.options({**options, "layouts_k": options.get("layouts"), "layouts": None})
+    budget = parse_budget(options.get("budget"))
+    validate.seed("--seed", options.get("seed"))
+    if options.get("metric") is not None and len(validate.metric_names(options["metric"])) != 1:
+        raise LayoutbenchError(f"--metric {options['metric']!r}: a bisection follows one metric; give one name")
+    s = Settings(kernel=options["kernel"], **{k: options[k] for k in names if options.get(k) is not None})
+    s.given = tuple(k for k in (*names, "budget") if options.get(k) is not None)
+    s.runs_auto = options.get("runs") is None
     if budget is not None:
         s.budget, s.budget_time = budget.runs, budget.seconds
-    if o.get("layouts") is not None and o.get("max_layouts") is None:
-        s.max_layouts = max(s.max_layouts, o["layouts"])
+    if options.get("layouts") is not None and options.get("max_layouts") is None:
+        s.max_layouts = max(s.max_layouts, options["layouts"])
     for cap, first, what in (("max_layouts", "layouts", "layouts"), ("max_runs", "runs", "runs per layout")):
-        if o.get(cap) is not None and getattr(s, cap) < getattr(s, first):  # never raised behind the user's back
+        if options.get(cap) is not None and getattr(s, cap) < getattr(s, first):  # never raised behind the user's back
             raise LayoutbenchError(f"--{cap.replace('_', '-')} {getattr(s, cap)} is below --{first} "
-                                   f"{getattr(s, first)}{'' if o.get(first) is not None else ' (its default)'}: the "
+                                   f"{getattr(s, first)}{'' if options.get(first) is not None else ' (its default)'}: "
+                                   f"the "
                                    f"last look cannot have fewer {what} than the first; give --{cap.replace('_', '-')} "
                                    f"{getattr(s, first)} or more, or leave it out")
     return s
@@ -344,12 +345,12 @@ def judge_cmd(**o):
     sys.exit(v.exit_code())
 
 
-def _judged(prof, commit: str, o: dict) -> str:
+def _judged(prof, commit: str, options: dict) -> str:
     """The commit judge measured, as git names it: the working tree is named by its HEAD."""
     if commit != source.WORKTREE:
         return commit[:12]
     try:
-        head = source.resolve(prof, "HEAD", o.get("repo"), o.get("subdir")).commit
+        head = source.resolve(prof, "HEAD", options.get("repo"), options.get("subdir")).commit
     except LayoutbenchError:
         return "the working tree"
     return f"{head[:12]} (the working tree at HEAD)"

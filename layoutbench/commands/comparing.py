@@ -112,13 +112,13 @@ def compare_cmd(**o):
                                f"(first: {rep.failures[0]['log'] if rep.failures else 'none'})")
 
 
-def _check_targets(prof, names, o: dict, metrics=()) -> None:
+def _check_targets(prof, names, options: dict, metrics=()) -> None:
     """Make every target once before anything is built: unknown names, bad settings, a --pin of a
     CPU this machine lacks, a --metric the target cannot print are found now, not after every run."""
     from .. import targets
 
     for n in names:
-        t = targets.make(prof, n, o.get("timeout"), dict(machine_overrides(o)))
+        t = targets.make(prof, n, options.get("timeout"), dict(machine_overrides(options)))
         for m in metrics:
             targets.check_metric(prof, t, m)
         if t.kind == "local" and t.pin is not None:
@@ -141,38 +141,39 @@ def _probe_perf(events) -> None:
         raise LayoutbenchError(f"perf stat does not accept the events {','.join(events)}: {first[:200]}")
 
 
-def _compare_commits(o: dict, prof, specs, names: list[str], store) -> None:
+def _compare_commits(options: dict, prof, specs, names: list[str], store) -> None:
     """``compare --commits A,B``: the request is built here, the work is compare.compare_commits."""
     from .. import compare, measure
 
-    revs = [r.strip() for r in o["commits"].split(",")]
+    revs = [r.strip() for r in options["commits"].split(",")]
     if len(revs) != 2 or not all(revs):
-        raise LayoutbenchError(f"--commits {o['commits']!r} must name two commits: A,B")
-    if o["rev"]:
+        raise LayoutbenchError(f"--commits {options['commits']!r} must name two commits: A,B")
+    if options["rev"]:
         raise LayoutbenchError("give either --commit or --commits A,B, not both")
     if len(names) > 1:
         raise LayoutbenchError("--commits compares on one target; give one --target")
-    if o["mode"] == "relink":
+    if options["mode"] == "relink":
         raise LayoutbenchError("--commits pairs layouts by seed: use mode rerun or reboot, not relink")
     seeded = [(n, sd) for n, sd in specs if layout.get(n).seeded]
     if len(seeded) < 2:
         raise LayoutbenchError("--commits needs at least two seeded layouts to pair (e.g. --layouts random:8)")
-    a, b = (source.resolve(prof, r, o["repo"], o["subdir"]) for r in revs)
-    request = measure.MeasureRequest(prof, a, seeded, o["runs"], o["mode"], names[0] if names else None,
-                                     tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
-                                     o["retry_failed"], o["jobs"], metrics=o["metrics"], spare=measure.spare_core)
-    rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(o["metrics"])),
-                                  o["min_effect"], say)
+    a, b = (source.resolve(prof, r, options["repo"], options["subdir"]) for r in revs)
+    request = measure.MeasureRequest(prof, a, seeded, options["runs"], options["mode"], names[0] if names else None,
+                                     tuple(options["extra"].split()) if options["extra"] else (), options["timeout"],
+                                     options["retry_failed"], options["jobs"], metrics=options["metrics"],
+                                     spare=measure.spare_core)
+    rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(options["metrics"])),
+                                  options["min_effect"], say)
     from ..verdict import Verdict
 
     v = Verdict.of_compare(rep.to_dict())
-    if o["as_json"]:
-        out.print_json(json_text(v.to_json(exits=o["exit_code"])))
+    if options["as_json"]:
+        out.print_json(json_text(v.to_json(exits=options["exit_code"])))
     else:
         out.print(compare.commits_text_of(v.data), markup=False)
     if not rep.metrics:
         raise LayoutbenchError(f"no run of {prof.name} produced metrics on both commits; see the logs above")
-    if o["exit_code"]:
+    if options["exit_code"]:
         sys.exit(v.exit_code())
 
 

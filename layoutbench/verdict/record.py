@@ -417,7 +417,7 @@ class PlanRecord(Record):
     extra: dict = field(default_factory=dict)  #: costs, budget (when a clock ran)
 
 
-def not_ruled_out(v: BisectionRecord) -> list[NotRuledOut]:
+def not_ruled_out(record: BisectionRecord) -> list[NotRuledOut]:
     """What a bisection's record says its tests could not see at this noise: for the endpoints of a
     "no change shown" verdict and for each test beside a found step that did not show a change, the
     step below which a change there may have been missed (``below``, relative): the smallest step
@@ -427,10 +427,10 @@ def not_ruled_out(v: BisectionRecord) -> list[NotRuledOut]:
     from ..decide.plan import NOISE_POWER
 
     tests = []
-    ends = v.endpoints
-    if v.status == "not-shown" and (ends is None or ends.status in ("", "not-shown")):
-        tests.append(("endpoints", v.good or "", v.bad or "", ends))
-    tests += [("side", sd.good, sd.bad, sd) for sd in v.sides or [] if sd.status == "not-shown"]
+    ends = record.endpoints
+    if record.status == "not-shown" and (ends is None or ends.status in ("", "not-shown")):
+        tests.append(("endpoints", record.good or "", record.bad or "", ends))
+    tests += [("side", sd.good, sd.bad, sd) for sd in record.sides or [] if sd.status == "not-shown"]
     out = []
     for test, good, bad, t in tests:
         below = t.shows if t is not None else None
