@@ -236,8 +236,7 @@ def refuse_unpaid(b: "Bisection | None", settings: Settings) -> None:
         chosen = " (while R is chosen from the costs, the first look measures 2 runs a layout)" if settings.runs_auto \
             and not settings.runs_choice and not settings.exact else ""
         raise LayoutbenchError(f"--budget {settings.budget} runs does not pay for the endpoints' first look ({need} "
-                               f"runs: "
-                               f"{k} layouts x {r} run(s) a side{chosen}), the least a plan or a verdict needs; "
+                               f"runs: {k} layouts x {r} run(s) a side{chosen}), the least a plan or a verdict needs; "
                                f"give --budget {need} or more (or --budget none); nothing was run")
 
 
@@ -357,8 +356,7 @@ def first_look_plan(eng, b, settings: Settings, plan, commits: list, say, clock:
     except decide.OutOfBudget:
         raise LayoutbenchError(f"--budget {eng.ledger.budget} runs does not pay for the endpoints' first look "
                                f"({2 * k * settings.runs} runs: {k} layouts x {settings.runs} run(s) a side), the "
-                               f"least a plan "
-                               f"or a verdict needs; give a larger --budget (or --budget none)") from None
+                               f"least a plan or a verdict needs; give a larger --budget (or --budget none)") from None
     cost, rho, noise = got["cost"], got["corr"], got["noise"]
     d = math.log(got["ratio"]) if got["ratio"] > 0 else 0.0
     msg = _plan_message(got, plan, settings, k)

@@ -91,8 +91,7 @@ def _refuse_conflicts(bisection: "Bisection", settings: Settings, profile: Profi
     raise LayoutbenchError(f"the bisection of {profile.name} in progress uses {', '.join(was)} (its marks were "
                            f"measured with it); to bisect with {asked} start a new one: `layoutbench bisect "
                            f"{shlex.quote(settings.kernel)} {span} {asked}` (it replaces this one; `layoutbench bisect "
-                           f"reset` "
-                           f"forgets it), or leave the option out to continue")
+                           f"reset` forgets it), or leave the option out to continue")
 
 
 def _decision_flags(b, settings: Settings, say) -> Settings:
@@ -307,8 +306,7 @@ def _resume(store: Store, profile: Profile, settings: Settings, ends: tuple[str 
         elif (kept := _taken_back(store, settings, g, bd)) is not None:
             b = kept
             say(f"resuming the bisection of {profile.name} {g[:12]}..{bd[:12]} in {settings.metric}, kept beside the "
-                f"other "
-                f"({len(b.log) - 1} entries)")
+                f"other ({len(b.log) - 1} entries)")
             settings = _decision_flags(b, settings, say)
             refuse_unpaid(b, settings)
         else:

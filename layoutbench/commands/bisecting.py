@@ -126,11 +126,11 @@ def _bisect_settings(options: dict):
         s.max_layouts = max(s.max_layouts, options["layouts"])
     for cap, first, what in (("max_layouts", "layouts", "layouts"), ("max_runs", "runs", "runs per layout")):
         if options.get(cap) is not None and getattr(s, cap) < getattr(s, first):  # never raised behind the user's back
-            raise LayoutbenchError(f"--{cap.replace('_', '-')} {getattr(s, cap)} is below --{first} "
-                                   f"{getattr(s, first)}{'' if options.get(first) is not None else ' (its default)'}: "
-                                   f"the "
-                                   f"last look cannot have fewer {what} than the first; give --{cap.replace('_', '-')} "
-                                   f"{getattr(s, first)} or more, or leave it out")
+            default = "" if options.get(first) is not None else " (its default)"
+            flag = f"--{cap.replace('_', '-')}"
+            raise LayoutbenchError(f"{flag} {getattr(s, cap)} is below --{first} {getattr(s, first)}{default}: the last "
+                                   f"look cannot have fewer {what} than the first; give {flag} {getattr(s, first)} or "
+                                   f"more, or leave it out")
     return s
 
 

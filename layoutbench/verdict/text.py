@@ -48,8 +48,7 @@ def budget_after(record: Rec) -> str:
 def effect_words(e: Effect, record: Rec) -> str:
     """``x1.0316 (95% CI 1.02…1.04, slower by at least 0.50%, fresh layouts), <noise>``."""
     return (f"{record.metric} x{e.ratio:.4f} ({ci_label(e.confidence, record)} {interval(e.ci_low, e.ci_high)}, "
-            f"{e.words}, "
-            f"fresh layouts), {e.noise}")
+            f"{e.words}, fresh layouts), {e.noise}")
 
 
 def summary_line(record: Rec) -> str:
