@@ -143,11 +143,14 @@ def example_problems(md: Path, spans: bool = True) -> list[str]:
     its code blocks only (the README's command table and the notes' prose name commands as synopses,
     ``KERNEL [--runs N]``; their code blocks are commands to run)."""
     out = []
+    said = {tuple(shlex.split(cmd)[1:]): lines for cmd, lines in shown(md).items() if cmd.startswith("layoutbench ")}
     for args in commands(md.read_text(), spans=spans):
         try:
             why = check(args)
         except click.UsageError as e:
             why = e.format_message()
+        except LayoutbenchError as e:  # a value refused where it is parsed: shown as refused, in these words?
+            why = "" if f"layoutbench: error: {e}" in said.get(tuple(args), []) else f"refused: {e}"
         if why:
             out.append(f"{md.name}: layoutbench {shlex.join(args)}: {why}")
     return out
@@ -181,6 +184,20 @@ def test_the_example_check_sees_a_made_up_flag_command_and_value(tmp_path):
     assert len(problems) == 4, problems
     assert "--frobnicate" in problems[0] and "frob" in problems[1] and "two" in problems[2] \
         and "--no-such" in problems[3]
+
+
+def test_a_refused_value_is_an_example_only_where_its_refusal_is_shown(tmp_path):
+    """A value the command line refuses as it is parsed (--runs 0): a problem in a command to run; an
+    example where the console block shows that refusal, in the words the command says."""
+    md = tmp_path / "x.md"
+    md.write_text("```sh\nlayoutbench compare minikernel --runs 0\n```\n\n```console\n"
+                  "$ layoutbench compare minikernel --seed -1\nlayoutbench: error: --seed -1 is wrong\n"
+                  "$ layoutbench compare minikernel --jobs 0\n"
+                  "layoutbench: error: --jobs 0 is not allowed: give a whole number from 1 to 1024\n```\n")
+    problems = example_problems(md)
+    assert len(problems) == 2, problems
+    assert "--runs 0" in problems[0] and "refused: --runs 0 is not allowed" in problems[0]
+    assert "--seed -1" in problems[1]
 
 
 def shown(md: Path) -> dict[str, list[str]]:

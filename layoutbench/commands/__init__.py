@@ -182,6 +182,66 @@ class Percent(click.ParamType):
         return validate.min_effect_percent(value, positive=self.positive) / 100
 
 
+class Checked(click.ParamType):
+    """An option read as ``base`` reads it (click's int, float or text), then checked when it is parsed
+    by ``check(option, value)`` (:mod:`layoutbench.validate`, :mod:`layoutbench.costs`, ...): a bad value
+    is that one line naming the option, before anything is built or run.  The value is kept as read."""
+
+    def __init__(self, name: str, base: click.ParamType, check):
+        self.name, self.base, self.check = name, base, check
+
+    def convert(self, value, param, ctx):
+        read = self.base.convert(value, param, ctx)
+        if read is not None:
+            self.check(max(param.opts, key=len) if param is not None and param.opts else f"--{self.name}", read)
+        return read
+
+
+def _count(hi: int | None = None) -> Checked:
+    from .. import validate
+
+    return Checked("n", click.INT, lambda opt, v: validate.integer(opt, v, 1, hi))
+
+
+def _layouts(opt: str, value: str) -> None:
+    from .. import layout
+
+    layout.parse_specs([value])
+
+
+def _budget(opt: str, value: str) -> None:
+    from ..costs import parse_budget
+
+    parse_budget(value)
+
+
+def _geometry(opt: str, value: str) -> None:
+    if value.upper() != "L1I":
+        from ..cacheview import parse_geometry
+
+        parse_geometry(value)
+
+
+def _checks():
+    from .. import validate
+
+    return {"seconds": Checked("seconds", click.FLOAT, validate.timeout),
+            "seed": Checked("seed", click.INT, validate.seed),
+            "runs": _count(validate.MAX_LAYOUTS), "jobs": _count(1024), "step": _count(),
+            "confidence": Checked("level", click.FLOAT, lambda opt, v: validate.confidence(v)),
+            "cpus": Checked("cpus", click.STRING, lambda opt, v: validate.pin(v)),
+            "events": Checked("events", click.STRING, lambda opt, v: validate.perf_events(v)),
+            "layouts": Checked("layouts", click.STRING, _layouts),
+            "budget": Checked("budget", click.STRING, _budget),
+            "geometry": Checked("geometry", click.STRING, _geometry)}
+
+
+#: what an option is, checked at the edge: a timeout in seconds, a seed, a count of runs or layouts,
+#: compile jobs, a history's step, a confidence, a CPU list, perf events, a layout list, a budget,
+#: a cache geometry
+CHECKS = _checks()
+
+
 def store_option(f):
     return click.option("--store", "store_path", type=click.Path(dir_okay=False),
                         help="The results database: an SQLite file or a postgresql:// URL (its password is never shown)  "
@@ -193,10 +253,10 @@ def machine_options(f):
     for opt in reversed([
         click.option("--perf", is_flag=True, help="Run the benchmark under `perf stat` and store each counter as a "
                      "metric perf.<event> (local and ssh targets); events this machine cannot count are named once."),
-        click.option("--perf-events", metavar="LIST", help="The events for --perf (default: cycles, instructions, "
+        click.option("--perf-events", metavar="LIST", type=CHECKS["events"], help="The events for --perf (default: cycles, instructions, "
                      "L1-icache-load-misses, iTLB-load-misses, branch-misses, task-clock, page-faults, context-switches); "
                      "a local target checks that perf accepts them before any run."),
-        click.option("--pin", metavar="CPU", help="Run the benchmark pinned to CPU (taskset -c CPU): a CPU list such "
+        click.option("--pin", metavar="CPU", type=CHECKS["cpus"], help="Run the benchmark pinned to CPU (taskset -c CPU): a CPU list such "
                      "as 2, 0-3 or 1,3; checked against this machine's CPUs for a local target before any run."),
         click.option("--no-machine-check", is_flag=True, help="Do not check that the machine is quiet first."),
     ]):

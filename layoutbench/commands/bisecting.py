@@ -8,7 +8,7 @@ import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import EXIT_EPILOG, Percent, json_text, main, open_store, out, say, store_option
+from . import CHECKS, EXIT_EPILOG, Percent, json_text, main, open_store, out, say, store_option
 
 # -- job 5: bisection, judge, quirks ---------------------------------------------------------------
 
@@ -38,13 +38,13 @@ def bisect_options(f):
                      "and function order) or padded  [default: random]"),
         click.option("--layouts", metavar="K|NAME:K", help="K seeded layouts per probe, the same seeds on every commit; "
                      "NAME:K (e.g. random:8, the form compare takes) also sets --layout  [default: 4]"),
-        click.option("--max-layouts", type=int, help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
+        click.option("--max-layouts", type=CHECKS["runs"], help="Budget: the last look's layouts (K, 1.5K, ... up to this)  "
                      "[default: 256; spent only while no look decides]"),
-        click.option("--runs", type=int, help="R runs per layout  [default: 1; chosen from the noise split where a "
+        click.option("--runs", type=CHECKS["runs"], help="R runs per layout  [default: 1; chosen from the noise split where a "
                      "new layout costs more than a run: the target's layout_cost and run_cost, else measured]"),
-        click.option("--max-runs", type=int, help="Kept for scripts and bisect logs: the tests add layouts, never runs (the runs per layout are --runs, or chosen from the costs)  [default: 1]"),
-        click.option("--seed", type=int, help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
-        click.option("--confidence", type=float, help="1 - the error budget of the whole bisection, shared over its tests and looks  [default: 0.95]"),
+        click.option("--max-runs", type=CHECKS["runs"], help="Kept for scripts and bisect logs: the tests add layouts, never runs (the runs per layout are --runs, or chosen from the costs)  [default: 1]"),
+        click.option("--seed", type=CHECKS["seed"], help="First seed of the K layouts, 0 to 2^63-1  [default: 1]"),
+        click.option("--confidence", type=CHECKS["confidence"], help="1 - the error budget of the whole bisection, shared over its tests and looks  [default: 0.95]"),
         click.option("--min-effect", type=Percent(positive=True), help="The smallest change that counts as a change, in percent: 0.5 means 0.5% "
                      "(a % sign is accepted; above 0 and below 50: a larger value is refused as a unit mistake)  "
                      f"[default: {validate.DEFAULT_MIN_EFFECT_PERCENT}]"),
@@ -71,7 +71,7 @@ def bisect_options(f):
                      "PERCENT/(100-PERCENT) times the runs spent before it (at least 80 fresh layouts a side), and a "
                      "step not shown beyond --min-effect by then is 'uncertain', with what was shown; 100: no "
                      "bound  [default: 90]"),
-        click.option("--budget", metavar="RUNS|DURATION", help="The most the bisection may spend: runs (500) or a "
+        click.option("--budget", metavar="RUNS|DURATION", type=CHECKS["budget"], help="The most the bisection may spend: runs (500) or a "
                      "duration (8h, 90m, 2h30m), turned into runs at the time a run takes (the target's run_cost and "
                      "layout_cost, else the medians of the stored links and runs, else the first runs); at the end the best verdict it has "
                      "(candidates with probabilities, or 'not decided at this budget'); none: no cap (removes the budget of "
@@ -112,9 +112,9 @@ def _bisect_settings(options: dict):
              "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
              "thorough", "confirm_share", "paired")
     options = {**options, **_layouts_count(options.get("layouts"), options.get("layout"))}
-    validate.options({**options, "layouts_k": options.get("layouts"), "layouts": None})
+    if options.get("layouts") is not None:  # K of --layouts K|NAME:K (the other options: CHECKS)
+        validate.integer("--layouts", options["layouts"], 1, validate.MAX_LAYOUTS)
     budget = parse_budget(options.get("budget"))
-    validate.seed("--seed", options.get("seed"))
     if options.get("metric") is not None and len(validate.metric_names(options["metric"])) != 1:
         raise LayoutbenchError(f"--metric {options['metric']!r}: a bisection follows one metric; give one name")
     s = Settings(kernel=options["kernel"], **{k: options[k] for k in names if options.get(k) is not None})
@@ -161,7 +161,7 @@ def bisect_grp():
 @click.option("--shadow/--no-shadow", default=None,
               help="Also run the single-layout bisection it is compared with  [default: on]")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
-@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the "
+@click.option("--timeout", type=CHECKS["seconds"], help="Seconds before a run is killed (> 0, at most a week; default: the "
               "target's); a commit whose runs all fail is skipped.")
 @click.option("--plan", "plan_only", is_flag=True,
               help="Measure the endpoints' first look and print what the bisection will likely cost (runs "

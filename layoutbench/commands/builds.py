@@ -7,7 +7,7 @@ from rich.table import Table
 
 from .. import layout, profile, source, validate
 from ..errors import LayoutbenchError
-from . import json_text, checkout_of, err, main, out, say, source_options
+from . import CHECKS, checkout_of, err, json_text, main, out, say, source_options
 
 # -- job 1: layouts and builds -------------------------------------------------------------------
 
@@ -41,9 +41,9 @@ def kernels_cmd():
 @click.option("--layout", "layouts", multiple=True, default=["default"], show_default=True,
               help="Layout name, or NAME:COUNT for COUNT (1 to 10000) seeds of a seeded layout; repeat or "
                    "comma-separate.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed (first seed for NAME:COUNT), 0 to 2^63-1.")
+@click.option("--seed", type=CHECKS["seed"], default=1, show_default=True, help="Seed (first seed for NAME:COUNT), 0 to 2^63-1.")
 @click.option("--image", "images", multiple=True, help="Which image(s) of the kernel to link (default: all).")
-@click.option("-j", "--jobs", type=int, help="Parallel compile jobs (default: all cores).")
+@click.option("-j", "--jobs", type=CHECKS["jobs"], help="Parallel compile jobs (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the variants as JSON.")
 def build_cmd(**o):
     """Compile KERNEL once and link it in the given layouts; print where each image and plan is.
@@ -52,7 +52,6 @@ def build_cmd(**o):
     """
     from .. import build
 
-    validate.options(o)
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])
     prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
     images = o["images"]
@@ -77,10 +76,10 @@ def build_cmd(**o):
 @click.argument("kernel")
 @source_options
 @click.option("--layout", "layout_name", default="default", show_default=True, help="Layout to link.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of a seeded layout.")
+@click.option("--seed", type=CHECKS["seed"], default=1, show_default=True, help="Seed of a seeded layout.")
 @click.option("--target", "target_name", help="Where to run it (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before the run is killed (> 0, at most a week).")
+@click.option("--timeout", type=CHECKS["seconds"], help="Seconds before the run is killed (> 0, at most a week).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) the run must print, repeated or comma-separated: "
               "one the target cannot print is refused before anything is built, one the run did not print fails it.")
 def run_cmd(**o):
@@ -91,8 +90,6 @@ def run_cmd(**o):
     from .. import build, targets
     from ..compare import emulation_warning
 
-    validate.options(o)
-    validate.seed("--seed", o["seed"])
     layout.get(o["layout_name"])
     prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
     target = targets.make(prof, o["target_name"], o["timeout"])

@@ -10,6 +10,7 @@ import click
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
 from . import (
+    CHECKS,
     EXIT_EPILOG,
     Percent,
     json_text,
@@ -30,18 +31,18 @@ from . import (
 @main.command("compare", epilog=EXIT_EPILOG)
 @click.argument("kernel")
 @source_options
-@click.option("--layouts", "layouts", multiple=True, default=["default,sorted,aligned,random:8"], show_default=True,
+@click.option("--layouts", "layouts", multiple=True, type=CHECKS["layouts"], default=["default,sorted,aligned,random:8"], show_default=True,
               help="Layouts to compare: NAME or NAME:COUNT (COUNT seeds, at most 10000), comma-separated.")
-@click.option("--seed", type=int, default=1, show_default=True,
+@click.option("--seed", type=CHECKS["seed"], default=1, show_default=True,
               help="First seed of the seeded layouts (every seed 0 to 2^63-1).")
-@click.option("--runs", type=int, default=3, show_default=True, help="Repetitions per variant.")
+@click.option("--runs", type=CHECKS["runs"], default=3, show_default=True, help="Repetitions per variant.")
 @click.option("--mode", type=click.Choice(measure.MODES), default="rerun", show_default=True,
               help="rerun: same image again; reboot: fresh boot each time; relink: a new seed per repetition.")
 @click.option("--target", "target_names", multiple=True,
               help="Where to run (a [targets] entry of the profile; default: its default). Repeat or "
                    "comma-separate to run on several targets in parallel, each host's samples kept apart.")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
+@click.option("--timeout", type=CHECKS["seconds"], help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True,
               help="Metric(s) to show, repeated or comma-separated; 'all' for every one (default: the profile's for "
                    "the target's kind, else all the runs printed); a name the target cannot print is refused before "
@@ -57,7 +58,7 @@ from . import (
 @click.option("--exit-code", "exit_code", is_flag=True,
               help="With --commits: exit 1 when B is shown slower than A by at least --min-effect in a metric "
                    "shown, else 0 (the exit-code table below; as asv continuous fails on a regression).")
-@click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
+@click.option("-j", "--jobs", type=CHECKS["jobs"], help="Parallel compile jobs.")
 @machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @store_option
@@ -72,7 +73,6 @@ def compare_cmd(**o):
     """
     from .. import compare, measure, report_text
 
-    validate.options(o)
     if o["exit_code"] and not o["commits"]:
         raise LayoutbenchError("--exit-code needs --commits A,B: it fails the command when B is slower than A")
     specs = layout.parse_specs(list(o["layouts"]), o["seed"])

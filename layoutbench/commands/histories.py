@@ -6,14 +6,14 @@ import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import Percent, json_text, main, open_store, out, progress_bar, say, store_option
+from . import CHECKS, Percent, json_text, main, open_store, out, progress_bar, say, store_option
 
 # -- history and report: range sweeps, drill-down, a static HTML site -----------------------------
 
 @main.command("history")
 @click.argument("kernel")
 @click.argument("range_", metavar="[A..B]", required=False)
-@click.option("--step", type=int, default=None, help="Measure every N-th commit of the range, N >= 1 (always A and B).")
+@click.option("--step", type=CHECKS["step"], default=None, help="Measure every N-th commit of the range, N >= 1 (always A and B).")
 @click.option("--every-commit", is_flag=True, help="Measure every commit of the range (same as --step 1).")
 @click.option("--every", "every", metavar="INTERVAL", help="One commit per INTERVAL of commit date, longer than 0 (e.g. 1d, 12h, 1w).")
 @click.option("--refine", metavar="X..Y", help="Measure the commits between two points of the stored history "
@@ -21,22 +21,22 @@ from . import Percent, json_text, main, open_store, out, progress_bar, say, stor
 @click.option("--summary", is_flag=True, help="Print the stored history as plain text (no measuring without A..B).")
 @click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree (default: the profile's).")
 @click.option("--subdir", help="The kernel tree inside --repo (default: its top).")
-@click.option("--layouts", "layouts", multiple=True, help="Layouts per commit  [default: sorted,aligned,random:4; "
+@click.option("--layouts", "layouts", multiple=True, type=CHECKS["layouts"], help="Layouts per commit  [default: sorted,aligned,random:4; "
               "a refine uses the history's]")
-@click.option("--seed", type=int, default=1, show_default=True,
+@click.option("--seed", type=CHECKS["seed"], default=1, show_default=True,
               help="First seed of the seeded layouts (every seed 0 to 2^63-1).")
-@click.option("--runs", type=int, help="Repetitions per layout  [default: 2; 1 on a target whose counts are exact: "
+@click.option("--runs", type=CHECKS["runs"], help="Repetitions per layout  [default: 2; 1 on a target whose counts are exact: "
               "cachegrind, qemu-icache; a refine uses the history's]")
 @click.option("--mode", type=click.Choice(measure.MODES), help="As in compare  [default: rerun]")
 @click.option("--target", "target_name", help="Where to run (default: the profile's default target).")
 @click.option("--args", "extra", help="Extra words for the kernel command line / program arguments.")
-@click.option("--timeout", type=float, help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
+@click.option("--timeout", type=CHECKS["seconds"], help="Seconds before a run is killed (> 0, at most a week; default: the target's).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) for the summary (default: all); one the target "
               "cannot print is refused before anything is built.")
 @click.option("--min-effect", type=Percent(), help="The smallest change that counts as a code change, in percent (0.5 means 0.5%; a % "
               "sign is accepted; 0 to below 50); kept with the history for --summary and report  [default: the one "
               f"the history was swept with, else {validate.DEFAULT_MIN_EFFECT_PERCENT}]")
-@click.option("-j", "--jobs", type=int, help="Parallel compile jobs.")
+@click.option("-j", "--jobs", type=CHECKS["jobs"], help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
 @store_option
 def history_cmd(**o):
@@ -54,7 +54,6 @@ def history_cmd(**o):
     prof = profile.load(o["kernel"])
     store = open_store(o["store_path"], write=bool(o["range_"] or o["refine"]))  # a sweep stores its runs
     step, every, range_, refine, repo, subdir = (o[k] for k in ("step", "every", "range_", "refine", "repo", "subdir"))
-    validate.options(o)
     min_effect = o["min_effect"]
     if every is not None and history.parse_interval(every) <= 0:
         raise LayoutbenchError(f"--every {every!r} must be longer than 0, e.g. 1d or 12h")

@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..errors import LayoutbenchError
-from . import main, out, say
+from . import CHECKS, main, out, say
 
 # -- symdiff: what moved between two images ------------------------------------------------------
 
@@ -22,7 +22,7 @@ from . import main, out, say
 @click.option("--own-only", "own_only", is_flag=True,
               help="Leave out the symbols of the toolchain's archives and crt files (a static program's C "
                    "library: libc.a(...) members, crt1.o): diff the program's own objects only.")
-@click.option("--cache", "cache", metavar="L1I|SIZE,WAYS,LINE",
+@click.option("--cache", "cache", metavar="L1I|SIZE,WAYS,LINE", type=CHECKS["geometry"],
               help="Also show where the hot functions sit in this instruction cache (L1I: the geometry of the "
                    "profile's cachegrind/qemu-icache target), which pairs share sets in one image only, and "
                    "their I1 misses side by side (a cachegrind or qemu-icache run of each image).")
@@ -53,10 +53,6 @@ def symdiff_cmd(**o):
         raise LayoutbenchError("--target, --cachegrind-out, --functions and --args go with --cache L1I|SIZE,WAYS,LINE")
     if o["extra"] and o["cachegrind_out"]:
         raise LayoutbenchError("--args goes with the runs symdiff makes; --cachegrind-out gives counts already made")
-    if cache and cache.upper() != "L1I":  # a bad geometry is said before anything is built
-        from ..cacheview import parse_geometry
-
-        parse_geometry(cache)
     found = None if (cache or o["own_only"]) else native.diff_json(o["old"], o["new"], o["as_json"] or o["show_symbols"])
     if found is not None:
         res = symdiff.SymdiffResult.from_dict(found)
