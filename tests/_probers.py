@@ -26,10 +26,8 @@ class Offsets:
     """Fixed values: commit c at seed s is exp(off[c] + 0.01 sin(3 s)) (one shared layout effect,
     no run noise).  Records the fresh seeds (first, k) asked of each commit."""
 
-    higher_is_better = False
-
-    def __init__(self, off):
-        self.off, self.fresh = off, {}
+    def __init__(self, off, higher_is_better: bool = False):
+        self.off, self.fresh, self.higher_is_better = off, {}, higher_is_better
 
     def groups(self, c, k, r):
         return self.groups_after(c, 0, k, r)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from _probers import Offsets
 from conftest import script
 
 from layoutbench import decide, forecast
@@ -20,26 +21,10 @@ from layoutbench.errors import LayoutbenchError
 sim = script("bench/simulate.py")
 
 
-class _Offsets:
-    """Commit c at seed s is exp(off[c] + 0.01 sin(3 s)): one layout effect shared by every commit
-    (sd about 0.7%), no run noise; records the fresh seeds (first, k) asked of each commit."""
-
-    def __init__(self, off, higher_is_better=False):
-        self.off, self.fresh, self.higher_is_better = off, {}, higher_is_better
-
-    def groups(self, c, k, r):
-        return self.groups_after(c, 0, k, r)
-
-    def groups_after(self, c, first, k, r):
-        self.fresh.setdefault(c, []).append((first, k))
-        return {f"random:{s}": [math.exp(self.off[c] + 0.01 * math.sin(3 * s))] * r
-                for s in range(first + 1, first + k + 1)}
-
-
 def _step(off, plan, spent=100, higher_is_better=False):
     """GOOD and BAD adjacent, measured at 4 layouts (the search's estimate), ``spent`` runs spent before
     the confirmation: the step, the lines said, the prober."""
-    p = _Offsets(off, higher_is_better)
+    p = Offsets(off, higher_is_better)
     tr = decide.Tracked(p)
     for c in ("g", "b"):
         measure_at(tr, c, 4, 1)
