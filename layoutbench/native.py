@@ -63,7 +63,11 @@ def supported(args: list[str]) -> bool:
 def _print_text(pair: list[str], symbols: bool) -> None:
     """Print the text of the helper's diff of ``pair`` and exit as the command does (0: placement
     identical, 1: it differs); return when the helper gives no diff."""
-    found = diff_json(*pair, symbols=symbols)
+    try:
+        found = diff_json(*pair, symbols=symbols)
+    except KeyboardInterrupt:  # Ctrl-C while the helper diffs: one line, as the command says it
+        sys.stderr.write("layoutbench: interrupted\n")
+        sys.exit(130)
     if found is None:
         return
     from .symdiff.model import SymdiffResult
@@ -101,7 +105,10 @@ def diff_json(old: str, new: str, symbols: bool = True) -> dict | None:
         sys.stderr.write(p.stderr.decode(errors="replace"))
     if p.returncode not in (0, 1):  # 125: handed back; anything else (a crash): the Python path
         return None
-    return json.loads(p.stdout)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:  # not the helper's JSON (cut short): the Python path answers
+        return None
 
 
 def fast_path(args: list[str]) -> None:

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+from unittest import mock
 
 import pytest
 
 from conftest import lb
-from layoutbench import fmt, symdiff
+from layoutbench import fmt, native, symdiff
 from layoutbench.symdiff import render
 from layoutbench.symdiff.model import STATUSES, ObjectDiff
 from test_symdiff import image, repo  # noqa: F401  (repo: the minikernel fixture)
@@ -157,3 +163,29 @@ def test_the_json_keeps_what_the_text_needs():
                     ["added", "h", "p.o", "", "0x4000", "", "4"]]
     assert symdiff.SymdiffResult.from_dict(json.loads(res.to_json())) == res
     assert gc.isenabled()  # the collector paused for the reading is running again
+
+
+def test_ctrl_c_while_the_helper_diffs_is_one_line_and_exit_130(tmp_path):
+    """The text of two files waits for the helper: an interrupt then ends the command with one line,
+    no traceback, exit 130; a helper that prints no JSON leaves the answer to the Python path."""
+    helper = tmp_path / "helper"
+    helper.write_text("#!/bin/sh\nexec sleep 60\n")
+    helper.chmod(0o755)
+    a, b = tmp_path / "a.elf", tmp_path / "b.elf"
+    a.write_bytes(b"x")
+    b.write_bytes(b"y")
+    code = (f"import sys; from layoutbench import native; native.binary = lambda: {str(helper)!r}; "
+            f"print('ready', flush=True); native.fast_path(['symdiff', {str(a)!r}, {str(b)!r}])")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    assert p.stdout.readline() == "ready\n"
+    deadline = time.monotonic() + 60
+    while not subprocess.run(["pgrep", "-P", str(p.pid), "sleep"], capture_output=True).stdout.strip():
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and err == "layoutbench: interrupted\n" and out == "", (out, err)
+    helper.write_text("#!/bin/sh\necho '{\"old\": '\nexit 1\n")  # JSON cut short
+    with mock.patch.object(native, "binary", lambda: str(helper)):
+        assert native.diff_json(str(a), str(b)) is None
