@@ -40,9 +40,14 @@ def binary() -> str | None:
         return None
 
 
+#: the helper already handed this command's pair back (or is not built): the Python path answers,
+#: without running the helper a second time
+_declined = False
+
+
 def wanted() -> bool:
-    """Not turned off (``LAYOUTBENCH_NATIVE=0``)."""
-    return os.environ.get("LAYOUTBENCH_NATIVE", "1") != "0"
+    """Not turned off (``LAYOUTBENCH_NATIVE=0``), and not declined already by this command."""
+    return not _declined and os.environ.get("LAYOUTBENCH_NATIVE", "1") != "0"
 
 
 def _files(args: list[str], flag: str) -> list[str] | None:
@@ -116,9 +121,11 @@ def fast_path(args: list[str]) -> None:
     it (``--json``), or print the text of its JSON; return when it cannot (the command line answers)."""
     if not wanted():
         return
+    global _declined
     pair = _files(args, "--symbols")
     if pair is not None:
         _print_text(pair, "--symbols" in args)
+        _declined = True  # (it returned: no diff from the helper)
     exe = binary() if supported(args) else None
     if exe is None:
         return

@@ -189,3 +189,20 @@ def test_ctrl_c_while_the_helper_diffs_is_one_line_and_exit_130(tmp_path):
     helper.write_text("#!/bin/sh\necho '{\"old\": '\nexit 1\n")  # JSON cut short
     with mock.patch.object(native, "binary", lambda: str(helper)):
         assert native.diff_json(str(a), str(b)) is None
+
+
+def test_a_pair_the_helper_hands_back_is_diffed_once_by_the_python_path(tmp_path):
+    """The helper hands the text of two files back (exit 125): the command answers on the Python path
+    (here: one line, the files are not ELF) without running the helper again."""
+    calls = tmp_path / "calls"
+    helper = tmp_path / "helper"
+    helper.write_text(f"#!/bin/sh\necho run >> {calls}\nexit 125\n")
+    helper.chmod(0o755)
+    a, b = tmp_path / "a.elf", tmp_path / "b.elf"
+    a.write_text("not an image\n")
+    b.write_text("nor this\n")
+    code = (f"import sys; from layoutbench import cli, native; native.binary = lambda: {str(helper)!r}; "
+            f"sys.argv = ['layoutbench', 'symdiff', {str(a)!r}, {str(b)!r}]; cli.run()")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "not an ELF file" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert calls.read_text() == "run\n"
