@@ -75,16 +75,16 @@ def killpg(pgid: int) -> None:
         pass
 
 
-def others_running(mine: int, reads: int = 3) -> int:
+def others_running(mine: int, reads: int = 3, loadavg: str = "/proc/loadavg") -> int:
     """How many threads other than ``mine`` (this command's own benchmark processes running, one thread
-    each) and the reader itself are runnable now: /proc/loadavg's count of runnable threads, the least
+    each) and the reader itself are runnable now: ``loadavg``'s count of runnable threads, the least
     of ``reads`` reads 50 ms apart (a short-lived process in one read is not work that stays)."""
     least = None
     for i in range(reads):
         if i:
             time.sleep(0.05)
         try:
-            with open("/proc/loadavg") as f:
+            with open(loadavg) as f:
                 runnable = int(f.read().split()[3].split("/")[0])
         except (OSError, IndexError, ValueError):
             return 0  # not Linux's /proc: nothing known of other work

@@ -229,8 +229,8 @@ def test_a_count_target_runs_two_at_once_while_a_core_is_spare_and_counts_the_sa
 
 
 def test_other_work_running_is_counted_from_the_runnable_threads():
-    """procs.others_running: two processes that spin are two threads of other work (a second run would
-    wait for a core); this command's own runs are left out of the count."""
+    """procs.others_running: two processes that spin are at least two threads of other work (a second run
+    would wait for a core)."""
     import subprocess
     import sys
 
@@ -240,12 +240,37 @@ def test_other_work_running_is_counted_from_the_runnable_threads():
     try:
         import time
         time.sleep(0.5)
-        seen = procs.others_running(0)
-        assert seen >= 2 and procs.others_running(2, reads=1) <= max(0, seen + 1 - 2), seen
+        assert procs.others_running(0) >= 2
     finally:
         for p in spin:
             p.kill()
             p.wait()
+
+
+def test_other_work_leaves_out_the_reader_and_this_commands_runs_and_takes_the_least_read(tmp_path, monkeypatch):
+    """The count is the least of the reads, less the reader and ``mine`` (this command's own runs), never
+    below 0; a file that is not /proc/loadavg's shape means nothing is known (0). Read from a file whose
+    runnable count changes between reads, so that what other tests run beside this one cannot move it."""
+    from layoutbench import procs
+
+    loadavg = tmp_path / "loadavg"
+    counts = iter([7, 5, 9])
+
+    def sleep(_):
+        loadavg.write_text(f"0.50 0.40 0.30 {next(counts)}/300 4242\n")
+
+    monkeypatch.setattr(procs.time, "sleep", sleep)
+    sleep(0)
+    assert procs.others_running(2, reads=3, loadavg=str(loadavg)) == 5 - 1 - 2
+    counts = iter([3])
+    sleep(0)
+    assert procs.others_running(0, reads=1, loadavg=str(loadavg)) == 2
+    counts = iter([2])
+    sleep(0)
+    assert procs.others_running(4, reads=1, loadavg=str(loadavg)) == 0
+    loadavg.write_text("not a loadavg\n")
+    assert procs.others_running(0, loadavg=str(loadavg)) == 0
+    assert procs.others_running(0, loadavg=str(tmp_path / "missing")) == 0
 
 
 INTERRUPTED = """
