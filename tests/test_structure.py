@@ -50,6 +50,72 @@ def test_the_check_sees_a_long_signature(tmp_path):
     assert too_many(tmp_path) == ["m.py:1 f() takes 9 parameters"]
 
 
+def commands_taking_keywords() -> list[str]:
+    """Every command of the ``layoutbench`` tree whose function takes ``**kwargs``, and every one built by
+    ``options_of`` whose options class is not exactly its parameters."""
+    import dataclasses
+    import inspect
+
+    import click
+
+    from layoutbench.commands import main
+
+    out = []
+
+    def walk(group, prefix):
+        for name, cmd in group.commands.items():
+            if isinstance(cmd, click.Group):
+                walk(cmd, f"{prefix}{name} ")
+                continue
+            fn = inspect.unwrap(cmd.callback)
+            if any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
+                out.append(f"{prefix}{name}: takes **{fn.__name__}'s keywords")
+            cls = getattr(cmd.callback, "options_class", None)
+            if cls is not None:
+                fields, params = {f.name for f in dataclasses.fields(cls)}, {p.name for p in cmd.params}
+                if fields != params:
+                    out.append(f"{prefix}{name}: {cls.__name__} differs from its parameters: {sorted(fields ^ params)}")
+
+    walk(main, "")
+    return out
+
+
+def test_every_command_takes_named_parameters_or_one_options_object():
+    """No command function takes ``**kwargs``: each takes its parameters by name, or one frozen options
+    object (``options_of``) whose fields are exactly the command's parameters, so a renamed or added option
+    that the object lacks fails here, not at a user's first call."""
+    assert commands_taking_keywords() == []
+
+
+def test_the_command_check_sees_a_keywords_command_and_a_missing_field(monkeypatch):
+    import dataclasses
+
+    import click
+
+    from layoutbench.commands import main, options_of
+
+    @dataclasses.dataclass(frozen=True)
+    class Two:
+        a: str
+
+    @click.command("probe-kw")
+    @click.option("--a")
+    def kw(**o):
+        pass
+
+    @click.command("probe-cls")
+    @click.option("--a")
+    @click.option("--b")
+    @options_of(Two)
+    def cls(opts):
+        pass
+
+    monkeypatch.setitem(main.commands, "probe-kw", kw)
+    monkeypatch.setitem(main.commands, "probe-cls", cls)
+    assert commands_taking_keywords() == ["probe-kw: takes **kw's keywords",
+                                          "probe-cls: Two differs from its parameters: ['b']"]
+
+
 def long_modules(root: Path = PKG) -> list[str]:
     return [f"{f.relative_to(root).as_posix()}: {n} lines" for f in sorted(root.rglob("*.py"))
             if (n := len(f.read_text().splitlines())) > MAX_LINES]

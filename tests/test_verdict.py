@@ -249,10 +249,10 @@ def test_min_effect_is_a_percent_everywhere_and_a_unit_mistake_is_one_line(world
     with closing(Store(tmp_path / "r.sqlite")) as store:
         from layoutbench import profile
         from layoutbench.commands import Percent
-        from layoutbench.commands.bisecting import _bisect_settings
+        from layoutbench.commands.bisecting import BisectChoice, bisect_settings
         pct = Percent(positive=True)  # the option's type: a percent on the command line, a fraction after it
         assert pct.convert("2%", None, None) == pytest.approx(0.02) == pct.convert("2", None, None)
-        s = _bisect_settings({"kernel": "minikernel", "repo": w["m"]["repo"], "min_effect": pct.convert("2%", None, None)})
+        s = bisect_settings("minikernel", BisectChoice(repo=w["m"]["repo"], min_effect=pct.convert("2%", None, None)))
         assert s.min_effect == pytest.approx(0.02)
         b = bisect.start(store, profile.load("minikernel"), s, w["m"]["bad"], w["m"]["good"])
         line = b.text().splitlines()[1]
@@ -276,8 +276,8 @@ def test_the_verbs_take_the_kernel_as_elsewhere_and_refuse_a_three_dot_range(wor
         "layoutbench: error: --layouts 'default,sorted': a bisection measures K layouts of one seeded layout per "
         "probe; give a count (--layouts 8) or NAME:K of one of random, padded, shuffled (--layouts random:8), not a "
         "list"], p.stderr
-    from layoutbench.commands.bisecting import _bisect_settings
-    s = _bisect_settings({"kernel": "minikernel", "layouts": "shuffled:6"})
+    from layoutbench.commands.bisecting import BisectChoice, bisect_settings
+    s = bisect_settings("minikernel", BisectChoice(layouts="shuffled:6"))
     assert (s.layout, s.layouts) == ("shuffled", 6)
 
 

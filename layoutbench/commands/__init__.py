@@ -5,6 +5,8 @@ own (imported at the end, which registers them)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import json
 import os
 import sys
@@ -137,6 +139,38 @@ def main(workdir):
 
 # -- shared options ------------------------------------------------------------------------------
 
+def options_of(cls):
+    """A command whose options are one typed object: click parses each option (its type checks it at the
+    edge, its default is the one default), this builds ``cls`` from them (a frozen dataclass with a field per
+    parameter, named as click names it) and calls the command with it.  A parameter missing from ``cls``,
+    or a field no parameter fills, is a TypeError at the first call (tests/test_structure.py calls none:
+    it compares the fields with the parameters of every command)."""
+
+    def wrap(f):
+        @functools.wraps(f)
+        def command(**parsed):
+            return f(cls(**parsed))
+
+        command.options_class = cls
+        return command
+
+    return wrap
+
+
+@dataclasses.dataclass(frozen=True)
+class SourceChoice:
+    """--commit, --repo, --subdir: which tree of KERNEL (the working tree as it is when no --commit)."""
+
+    kernel: str
+    rev: str | None
+    repo: str | None
+    subdir: str | None
+
+    def checkout(self):
+        """The profile and the resolved checkout."""
+        return checkout_of(self.kernel, self.rev, self.repo, self.subdir)
+
+
 def source_options(f):
     f = click.option("--subdir", help="The kernel tree inside --repo (default: its top).")(f)
     f = click.option("--repo", type=click.Path(), help="A git repository holding the kernel tree "
@@ -264,14 +298,23 @@ def machine_options(f):
     return f
 
 
-def machine_overrides(options: dict) -> tuple:
-    """The target settings --perf/--perf-events/--pin set (they key the samples like the profile's)."""
-    over = []
-    if options.get("perf") or options.get("perf_events"):
-        over.append(("perf", options["perf_events"].split(",") if options.get("perf_events") else True))
-    if options.get("pin") is not None:
-        over.append(("pin", str(options["pin"])))
-    return tuple(over)
+@dataclasses.dataclass(frozen=True)
+class MachineChoice:
+    """--perf, --perf-events, --pin, --no-machine-check (:func:`machine_options`)."""
+
+    perf: bool
+    perf_events: str | None
+    pin: str | None
+    no_machine_check: bool
+
+    def overrides(self) -> tuple:
+        """The target settings --perf/--perf-events/--pin set (they key the samples like the profile's)."""
+        over = []
+        if self.perf or self.perf_events:
+            over.append(("perf", self.perf_events.split(",") if self.perf_events else True))
+        if self.pin is not None:
+            over.append(("pin", str(self.pin)))
+        return tuple(over)
 
 
 @contextlib.contextmanager

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from dataclasses import dataclass
 
 import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import CHECKS, EXIT_EPILOG, Percent, json_text, main, open_store, out, say, store_option
+from . import CHECKS, EXIT_EPILOG, Percent, json_text, main, open_store, options_of, out, say, store_option
 
 # -- job 5: bisection, judge, quirks ---------------------------------------------------------------
 
@@ -19,6 +21,69 @@ class BisectGroup(click.Group):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BisectChoice:
+    """The options of :func:`bisect_options`: None where not given (the bisection's stored setting, or
+    the default, applies)."""
+
+    repo: str | None = None
+    subdir: str | None = None
+    metric: str | None = None
+    target: str | None = None
+    args: str | None = None
+    mode: str | None = None
+    layout: str | None = None
+    layouts: str | None = None
+    max_layouts: int | None = None
+    runs: int | None = None
+    max_runs: int | None = None
+    seed: int | None = None
+    confidence: float | None = None
+    min_effect: float | None = None
+    all_changes: bool | None = None
+    first_only: bool | None = None
+    thorough: bool | None = None
+    paired: bool | None = None
+    prove_null: bool | None = None
+    confirm_share: float | None = None
+    budget: str | None = None
+    store_path: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BisectRunOptions(BisectChoice):
+    """``layoutbench bisect run``'s options."""
+
+    kernel: str
+    span: str | None
+    shadow: bool | None
+    as_json: bool
+    timeout: float | None
+    plan_only: bool
+    exit_code: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class BisectStartOptions(BisectChoice):
+    """``layoutbench bisect start``'s options."""
+
+    kernel: str
+    bad: str | None
+    good: str | None
+    shadow: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeOptions(BisectChoice):
+    """``layoutbench judge``'s options."""
+
+    kernel: str
+    rev: str | None
+    good: str | None
+    bad: str | None
+    as_json: bool
 
 
 def bisect_options(f):
@@ -103,30 +168,31 @@ def _layouts_count(value, layout_name) -> dict:
                            f"a count (--layouts 8) or NAME:K of one of {seeded} (--layouts random:8), not a list")
 
 
-def _bisect_settings(options: dict):
-    """The bisection settings of a command's options (unset ones keep their defaults)."""
+def bisect_settings(kernel: str, choice: BisectChoice, shadow: bool | None = None):
+    """The bisection settings of a command's options (those not given keep the stored ones or the defaults)."""
     from ..bisect import Settings
     from ..costs import parse_budget
 
     names = ("repo", "subdir", "metric", "target", "args", "mode", "layout", "layouts", "max_layouts", "runs",
              "max_runs", "seed", "confidence", "min_effect", "shadow", "all_changes", "first_only", "prove_null",
              "thorough", "confirm_share", "paired")
-    options = {**options, **_layouts_count(options.get("layouts"), options.get("layout"))}
-    if options.get("layouts") is not None:  # K of --layouts K|NAME:K (the other options: CHECKS)
-        validate.integer("--layouts", options["layouts"], 1, validate.MAX_LAYOUTS)
-    budget = parse_budget(options.get("budget"))
-    if options.get("metric") is not None and len(validate.metric_names(options["metric"])) != 1:
-        raise LayoutbenchError(f"--metric {options['metric']!r}: a bisection follows one metric; give one name")
-    s = Settings(kernel=options["kernel"], **{k: options[k] for k in names if options.get(k) is not None})
-    s.given = tuple(k for k in (*names, "budget") if options.get(k) is not None)
-    s.runs_auto = options.get("runs") is None
+    given = {f.name: getattr(choice, f.name) for f in dataclasses.fields(BisectChoice)}
+    given.update(shadow=shadow, **_layouts_count(choice.layouts, choice.layout))
+    if given["layouts"] is not None:  # K of --layouts K|NAME:K (the other options: CHECKS)
+        validate.integer("--layouts", given["layouts"], 1, validate.MAX_LAYOUTS)
+    budget = parse_budget(choice.budget)
+    if choice.metric is not None and len(validate.metric_names(choice.metric)) != 1:
+        raise LayoutbenchError(f"--metric {choice.metric!r}: a bisection follows one metric; give one name")
+    s = Settings(kernel=kernel, **{k: given[k] for k in names if given[k] is not None})
+    s.given = tuple(k for k in (*names, "budget") if given[k] is not None)
+    s.runs_auto = choice.runs is None
     if budget is not None:
         s.budget, s.budget_time = budget.runs, budget.seconds
-    if options.get("layouts") is not None and options.get("max_layouts") is None:
-        s.max_layouts = max(s.max_layouts, options["layouts"])
+    if given["layouts"] is not None and choice.max_layouts is None:
+        s.max_layouts = max(s.max_layouts, given["layouts"])
     for cap, first, what in (("max_layouts", "layouts", "layouts"), ("max_runs", "runs", "runs per layout")):
-        if options.get(cap) is not None and getattr(s, cap) < getattr(s, first):  # never raised behind the user's back
-            default = "" if options.get(first) is not None else " (its default)"
+        if given[cap] is not None and getattr(s, cap) < getattr(s, first):  # never raised behind the user's back
+            default = "" if given[first] is not None else " (its default)"
             flag = f"--{cap.replace('_', '-')}"
             raise LayoutbenchError(f"{flag} {getattr(s, cap)} is below --{first} {getattr(s, first)}{default}: the last "
                                    f"look cannot have fewer {what} than the first; give {flag} {getattr(s, first)} or "
@@ -175,23 +241,24 @@ def bisect_grp():
 @click.option("--exit-code", "exit_code", is_flag=True,
               help="Exit with the verdict's code: 0 no change shown, 1 a first bad commit, 3 undecided (uncertain, "
               "skipped commits), 4 the budget ended first (the table below); without it 0 whenever a verdict is printed.")
-def bisect_run_cmd(**o):
+@options_of(BisectRunOptions)
+def bisect_run_cmd(opts: BisectRunOptions):
     """Bisect GOOD..BAD (or continue the bisection in progress) and print the verdict."""
     from .. import bisect
     from ..verdict import Verdict
 
     good = bad = None
-    span = o["span"]
-    if span:
-        good, bad = source.split_range(span, "GOOD..BAD")
-    prof = profile.load(o["kernel"])
-    v = Verdict.of_bisection(bisect.run(open_store(o["store_path"]), prof, _bisect_settings(o), good, bad, say,
-                                        plan_only=o["plan_only"], timeout=o["timeout"]))
-    if o["as_json"]:
-        out.print_json(json_text(v.to_json(exits=o["exit_code"]), default=str))
+    if opts.span:
+        good, bad = source.split_range(opts.span, "GOOD..BAD")
+    prof = profile.load(opts.kernel)
+    settings = bisect_settings(opts.kernel, opts, opts.shadow)
+    v = Verdict.of_bisection(bisect.run(open_store(opts.store_path), prof, settings, good, bad, say,
+                                        plan_only=opts.plan_only, timeout=opts.timeout))
+    if opts.as_json:
+        out.print_json(json_text(v.to_json(exits=opts.exit_code), default=str))
     else:
         out.print(v.text(), markup=False)
-    if o["exit_code"]:
+    if opts.exit_code:
         sys.exit(v.exit_code())
 
 
@@ -201,13 +268,14 @@ def bisect_run_cmd(**o):
 @click.argument("good", required=False)
 @bisect_options
 @click.option("--shadow/--no-shadow", default=None, help="Also run the single-layout bisection.")
-def bisect_start_cmd(**o):
+@options_of(BisectStartOptions)
+def bisect_start_cmd(opts: BisectStartOptions):
     """Begin a bisection of KERNEL (as git: BAD first, then GOOD; or mark them later)."""
     from .. import bisect
 
-    kernel = o["kernel"]
+    kernel = opts.kernel
     prof = profile.load(kernel)
-    b = bisect.start(open_store(o["store_path"]), prof, _bisect_settings(o), o["bad"], o["good"])
+    b = bisect.start(open_store(opts.store_path), prof, bisect_settings(kernel, opts, opts.shadow), opts.bad, opts.good)
     out.print(f"bisection of {kernel} started (metric {b.s.metric}); "
               + ("run `layoutbench bisect " + kernel + "` to bisect" if b.good and b.bad
                  else "mark a good and a bad commit"), markup=False)
@@ -320,7 +388,8 @@ def bisect_reset_cmd(kernel_arg, kernel, repo, subdir, store_path):
 @click.option("--bad", help="The BAD reference commit (default: the bisection in progress).")
 @bisect_options
 @click.option("--json", "as_json", is_flag=True, help="Print the judgement as JSON.")
-def judge_cmd(**o):
+@options_of(JudgeOptions)
+def judge_cmd(opts: JudgeOptions):
     """Measure the checkout over the K layouts against GOOD and BAD; exit 0 (like GOOD), 1 (like BAD)
     or 125 (does not build, or uncertain): a `git bisect run` script.  Errors exit 128, which stops
     `git bisect run` instead of marking a commit bad.
@@ -328,29 +397,29 @@ def judge_cmd(**o):
     from .. import bisect
 
     try:
-        prof = profile.load(o["kernel"])
-        s = _bisect_settings({**o, "shadow": False})
-        _, j, details = bisect.judge(open_store(o["store_path"]), prof, s, o["rev"], o["good"], o["bad"], say)
+        prof = profile.load(opts.kernel)
+        s = bisect_settings(opts.kernel, opts, shadow=False)
+        _, j, details = bisect.judge(open_store(opts.store_path), prof, s, opts.rev, opts.good, opts.bad, say)
     except bisect.Abort:
         raise
     except LayoutbenchError as e:
         raise bisect.Abort(str(e)) from None
     from ..verdict import Verdict
 
-    v = Verdict.of_judgement({**details, "describe": j.describe()}, _judged(prof, details["commit"], o))
-    if o["as_json"]:
+    v = Verdict.of_judgement({**details, "describe": j.describe()}, _judged(prof, details["commit"], opts))
+    if opts.as_json:
         out.print_json(json_text(details, default=str))
     else:
         out.print(v.text(), markup=False)
     sys.exit(v.exit_code())
 
 
-def _judged(prof, commit: str, options: dict) -> str:
+def _judged(prof, commit: str, opts: JudgeOptions) -> str:
     """The commit judge measured, as git names it: the working tree is named by its HEAD."""
     if commit != source.WORKTREE:
         return commit[:12]
     try:
-        head = source.resolve(prof, "HEAD", options.get("repo"), options.get("subdir")).commit
+        head = source.resolve(prof, "HEAD", opts.repo, opts.subdir).commit
     except LayoutbenchError:
         return "the working tree"
     return f"{head[:12]} (the working tree at HEAD)"

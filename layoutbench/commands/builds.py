@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 from rich.table import Table
 
 from .. import layout, profile, source, validate
 from ..errors import LayoutbenchError
-from . import CHECKS, checkout_of, err, json_text, main, out, say, source_options
+from . import CHECKS, SourceChoice, err, json_text, main, options_of, out, say, source_options
 
 # -- job 1: layouts and builds -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuildOptions(SourceChoice):
+    """``layoutbench build``'s options."""
+
+    layouts: tuple[str, ...]
+    seed: int
+    images: tuple[str, ...]
+    jobs: int | None
+    as_json: bool
+
+
+@dataclass(frozen=True)
+class RunOptions(SourceChoice):
+    """``layoutbench run``'s options."""
+
+    layout_name: str
+    seed: int
+    target_name: str | None
+    extra: str | None
+    timeout: float | None
+    metrics: tuple[str, ...]
 
 @main.command("layouts")
 def layouts_cmd():
@@ -45,20 +70,20 @@ def kernels_cmd():
 @click.option("--image", "images", multiple=True, help="Which image(s) of the kernel to link (default: all).")
 @click.option("-j", "--jobs", type=CHECKS["jobs"], help="Parallel compile jobs (default: all cores).")
 @click.option("--json", "as_json", is_flag=True, help="Print the variants as JSON.")
-def build_cmd(**o):
+@options_of(BuildOptions)
+def build_cmd(opts: BuildOptions):
     """Compile KERNEL once and link it in the given layouts; print where each image and plan is.
 
     Every image is checked against its plan (order, alignment, gaps) before it is kept.
     """
     from .. import build
 
-    specs = layout.parse_specs(list(o["layouts"]), o["seed"])
-    prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
-    images = o["images"]
-    for i in images:
+    specs = layout.parse_specs(list(opts.layouts), opts.seed)
+    prof, co = opts.checkout()
+    for i in opts.images:
         prof.image(i)
-    objs, variants = build.build_variants(prof, co, specs, list(images) or None, o["jobs"], say)
-    if o["as_json"]:
+    objs, variants = build.build_variants(prof, co, specs, list(opts.images) or None, opts.jobs, say)
+    if opts.as_json:
         out.print_json(json_text({"build": objs.info, "objdir": str(objs.objdir),
                                    "variants": [v.to_dict() for v in variants]}))
         return
@@ -82,7 +107,8 @@ def build_cmd(**o):
 @click.option("--timeout", type=CHECKS["seconds"], help="Seconds before the run is killed (> 0, at most a week).")
 @click.option("--metric", "metrics", multiple=True, help="Metric(s) the run must print, repeated or comma-separated: "
               "one the target cannot print is refused before anything is built, one the run did not print fails it.")
-def run_cmd(**o):
+@options_of(RunOptions)
+def run_cmd(opts: RunOptions):
     """Link one variant, run (boot) it once, show its console and metrics. Nothing is stored.
 
     Exits non-zero when the run fails, hangs or panics, or prints no --metric asked for.
@@ -90,18 +116,18 @@ def run_cmd(**o):
     from .. import build, targets
     from ..compare import emulation_warning
 
-    layout.get(o["layout_name"])
-    prof, co = checkout_of(o["kernel"], o["rev"], o["repo"], o["subdir"])
-    target = targets.make(prof, o["target_name"], o["timeout"])
-    asked = [m for m in validate.metric_names(o["metrics"]) or () if m != "all"]
+    layout.get(opts.layout_name)
+    prof, co = opts.checkout()
+    target = targets.make(prof, opts.target_name, opts.timeout)
+    asked = [m for m in validate.metric_names(opts.metrics) or () if m != "all"]
     for m in asked:
         targets.check_metric(prof, target, m)
     objs = build.compile_objects(prof, co, None, say)
-    v = build.link_variant(objs, target.spec.image, o["layout_name"], o["seed"])
+    v = build.link_variant(objs, target.spec.image, opts.layout_name, opts.seed)
     say(f"running {v.image} {v.label} (plan {v.plan_id}) on {target.describe()}")
     log = v.elf.parent / f"run-{target.spec.name}.log"
     with target:
-        r = target.run(v.elf, log, o["extra"].split() if o["extra"] else [])
+        r = target.run(v.elf, log, opts.extra.split() if opts.extra else [])
     out.print(r.output.rstrip(), markup=False)
     out.print(f"-- {r.status} in {r.duration:.1f}s on {r.host} ({r.accelerator}); log {log}", markup=False)
     # the cache model's counts are not timings: no warning for them (nor for its failed runs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 
 import click
 
@@ -12,12 +13,14 @@ from ..errors import LayoutbenchError
 from . import (
     CHECKS,
     EXIT_EPILOG,
+    MachineChoice,
     Percent,
+    SourceChoice,
     json_text,
     machine_options,
-    machine_overrides,
     main,
     open_store,
+    options_of,
     out,
     progress_bar,
     say,
@@ -26,6 +29,44 @@ from . import (
 )
 
 # -- job 3: benchmark and compare ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompareOptions(SourceChoice, MachineChoice):
+    """``layoutbench compare``'s options."""
+
+    layouts: tuple[str, ...]
+    seed: int
+    runs: int
+    mode: str
+    target_names: tuple[str, ...]
+    extra: str | None
+    timeout: float | None
+    metrics: tuple[str, ...]
+    baseline: str | None
+    retry_failed: bool
+    commits: str | None
+    min_effect: float
+    exit_code: bool
+    jobs: int | None
+    as_json: bool
+    store_path: str | None
+
+
+@dataclass(frozen=True)
+class ResultsOptions:
+    """``layoutbench results``' options."""
+
+    kernel: str | None
+    rev: str | None
+    layout: str | None
+    target: str | None
+    metric: str | None
+    show_runs: bool
+    config: str | None
+    show_configs: bool
+    fmt: str
+    store_path: str | None
 
 
 @main.command("compare", epilog=EXIT_EPILOG)
@@ -62,7 +103,8 @@ from . import (
 @machine_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @store_option
-def compare_cmd(**o):
+@options_of(CompareOptions)
+def compare_cmd(opts: CompareOptions):
     """Build KERNEL's variants (compile once), run each --runs times, store every sample, and print
     a table with the layout noise on its own line.
 
@@ -73,28 +115,29 @@ def compare_cmd(**o):
     """
     from .. import compare, measure, report_text
 
-    if o["exit_code"] and not o["commits"]:
+    if opts.exit_code and not opts.commits:
         raise LayoutbenchError("--exit-code needs --commits A,B: it fails the command when B is slower than A")
-    specs = layout.parse_specs(list(o["layouts"]), o["seed"])
-    if o["baseline"] is not None and o["baseline"] not in {n for n, _ in specs} | {layout.label(n, sd) for n, sd in specs}:
-        raise LayoutbenchError(f"--baseline {o['baseline']!r} is not one of the layouts compared: "
+    specs = layout.parse_specs(list(opts.layouts), opts.seed)
+    labels = {n for n, _ in specs} | {layout.label(n, sd) for n, sd in specs}
+    if opts.baseline is not None and opts.baseline not in labels:
+        raise LayoutbenchError(f"--baseline {opts.baseline!r} is not one of the layouts compared: "
                                f"{', '.join(dict.fromkeys(n for n, _ in specs))}")
-    names = [n.strip() for t in o["target_names"] for n in t.split(",") if n.strip()]
-    prof = profile.load(o["kernel"])
-    view = compare.View(validate.metric_names(o["metrics"]), o["baseline"])
-    _check_targets(prof, names or [None], o, view.metrics or ())
-    o["metrics"] = tuple(m for m in view.metrics or () if m != "all")  # each checked at the first run too
-    store = open_store(o["store_path"])
-    if o["commits"]:
-        return _compare_commits(o, prof, specs, names, store)
-    co = source.resolve(prof, o["rev"], o["repo"], o["subdir"])
-    request = measure.MeasureRequest(prof, co, specs, o["runs"], o["mode"], names[0] if names else None,
-                                     tuple(o["extra"].split()) if o["extra"] else (), o["timeout"],
-                                     o["retry_failed"], o["jobs"], machine_overrides(o), not o["no_machine_check"],
-                                     metrics=o["metrics"], spare=measure.spare_core)
+    names = [n.strip() for t in opts.target_names for n in t.split(",") if n.strip()]
+    prof = profile.load(opts.kernel)
+    view = compare.View(validate.metric_names(opts.metrics), opts.baseline)
+    _check_targets(prof, names or [None], opts, view.metrics or ())
+    metrics = tuple(m for m in view.metrics or () if m != "all")  # each checked at the first run too
+    store = open_store(opts.store_path)
+    if opts.commits:
+        return _compare_commits(opts, metrics, prof, specs, names, store)
+    co = source.resolve(prof, opts.rev, opts.repo, opts.subdir)
+    request = measure.MeasureRequest(prof, co, specs, opts.runs, opts.mode, names[0] if names else None,
+                                     tuple(opts.extra.split()) if opts.extra else (), opts.timeout,
+                                     opts.retry_failed, opts.jobs, opts.overrides(), not opts.no_machine_check,
+                                     metrics=metrics, spare=measure.spare_core)
     if len(names) > 1:
         multi = compare.run_many(request, names, store, view, progress_bar, say)
-        if o["as_json"]:
+        if opts.as_json:
             out.print_json(json_text(multi.to_dict()))
         else:
             report_text.print_multi(out, multi)
@@ -103,7 +146,7 @@ def compare_cmd(**o):
             raise LayoutbenchError(f"{len(multi.failed)} of {len(names)} target(s) failed: {what}")
         return
     rep = compare.run(request, store, view, progress_bar, say)
-    if o["as_json"]:
+    if opts.as_json:
         out.print_json(json_text(rep.to_dict()))
     else:
         report_text.print_compare(out, rep)
@@ -112,13 +155,13 @@ def compare_cmd(**o):
                                f"(first: {rep.failures[0]['log'] if rep.failures else 'none'})")
 
 
-def _check_targets(prof, names, options: dict, metrics=()) -> None:
+def _check_targets(prof, names, opts: CompareOptions, metrics=()) -> None:
     """Make every target once before anything is built: unknown names, bad settings, a --pin of a
     CPU this machine lacks, a --metric the target cannot print are found now, not after every run."""
     from .. import targets
 
     for n in names:
-        t = targets.make(prof, n, options.get("timeout"), dict(machine_overrides(options)))
+        t = targets.make(prof, n, opts.timeout, dict(opts.overrides()))
         for m in metrics:
             targets.check_metric(prof, t, m)
         if t.kind == "local" and t.pin is not None:
@@ -141,39 +184,39 @@ def _probe_perf(events) -> None:
         raise LayoutbenchError(f"perf stat does not accept the events {','.join(events)}: {first[:200]}")
 
 
-def _compare_commits(options: dict, prof, specs, names: list[str], store) -> None:
+def _compare_commits(opts: CompareOptions, metrics: tuple, prof, specs, names: list[str], store) -> None:
     """``compare --commits A,B``: the request is built here, the work is compare.compare_commits."""
     from .. import compare, measure
 
-    revs = [r.strip() for r in options["commits"].split(",")]
+    revs = [r.strip() for r in opts.commits.split(",")]
     if len(revs) != 2 or not all(revs):
-        raise LayoutbenchError(f"--commits {options['commits']!r} must name two commits: A,B")
-    if options["rev"]:
+        raise LayoutbenchError(f"--commits {opts.commits!r} must name two commits: A,B")
+    if opts.rev:
         raise LayoutbenchError("give either --commit or --commits A,B, not both")
     if len(names) > 1:
         raise LayoutbenchError("--commits compares on one target; give one --target")
-    if options["mode"] == "relink":
+    if opts.mode == "relink":
         raise LayoutbenchError("--commits pairs layouts by seed: use mode rerun or reboot, not relink")
     seeded = [(n, sd) for n, sd in specs if layout.get(n).seeded]
     if len(seeded) < 2:
         raise LayoutbenchError("--commits needs at least two seeded layouts to pair (e.g. --layouts random:8)")
-    a, b = (source.resolve(prof, r, options["repo"], options["subdir"]) for r in revs)
-    request = measure.MeasureRequest(prof, a, seeded, options["runs"], options["mode"], names[0] if names else None,
-                                     tuple(options["extra"].split()) if options["extra"] else (), options["timeout"],
-                                     options["retry_failed"], options["jobs"], metrics=options["metrics"],
+    a, b = (source.resolve(prof, r, opts.repo, opts.subdir) for r in revs)
+    request = measure.MeasureRequest(prof, a, seeded, opts.runs, opts.mode, names[0] if names else None,
+                                     tuple(opts.extra.split()) if opts.extra else (), opts.timeout,
+                                     opts.retry_failed, opts.jobs, metrics=metrics,
                                      spare=measure.spare_core)
-    rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(options["metrics"])),
-                                  options["min_effect"], say)
+    rep = compare.compare_commits(request, b, store, compare.View(validate.metric_names(metrics)),
+                                  opts.min_effect, say)
     from ..verdict import Verdict
 
     v = Verdict.of_compare(rep.to_dict())
-    if options["as_json"]:
-        out.print_json(json_text(v.to_json(exits=options["exit_code"])))
+    if opts.as_json:
+        out.print_json(json_text(v.to_json(exits=opts.exit_code)))
     else:
         out.print(compare.commits_text_of(v.data), markup=False)
     if not rep.metrics:
         raise LayoutbenchError(f"no run of {prof.name} produced metrics on both commits; see the logs above")
-    if options["exit_code"]:
+    if opts.exit_code:
         sys.exit(v.exit_code())
 
 
@@ -189,7 +232,8 @@ def _compare_commits(options: dict, prof, specs, names: list[str], store) -> Non
               help="List the target configurations (hash and settings) runs were made under instead.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @store_option
-def results_cmd(**o):
+@options_of(ResultsOptions)
+def results_cmd(opts: ResultsOptions):
     """List or export what the store holds (samples, or runs with --runs).
 
     Every run carries the hash of its target configuration (column config: the target's
@@ -197,14 +241,14 @@ def results_cmd(**o):
     """
     from .. import report_text
 
-    store = open_store(o["store_path"], write=False)
-    where = dict(kernel=o["kernel"], commit=o["rev"], layout=o["layout"], target=o["target"], config=o["config"])
-    if o["show_configs"]:
+    store = open_store(opts.store_path, write=False)
+    where = dict(kernel=opts.kernel, commit=opts.rev, layout=opts.layout, target=opts.target, config=opts.config)
+    if opts.show_configs:
         used = {r["config"] for r in store.runs(**where)}
         rows = [{"config": h, "settings": json.dumps(c, sort_keys=True)} for h, c in store.configs(used).items()]
         rows += [{"config": "", "settings": "(runs stored before configurations were recorded)"}] if "" in used else []
-    elif o["show_runs"]:
+    elif opts.show_runs:
         rows = store.runs(**where)
     else:
-        rows = store.samples(**where, metric=o["metric"])
-    report_text.print_rows(out, rows, o["fmt"])
+        rows = store.samples(**where, metric=opts.metric)
+    report_text.print_rows(out, rows, opts.fmt)

@@ -2,13 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 
 from .. import layout, measure, profile, source, validate
 from ..errors import LayoutbenchError
-from . import CHECKS, Percent, json_text, main, open_store, out, progress_bar, say, store_option
+from . import CHECKS, Percent, json_text, main, open_store, options_of, out, progress_bar, say, store_option
 
 # -- history and report: range sweeps, drill-down, a static HTML site -----------------------------
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    """``layoutbench history``'s options."""
+
+    kernel: str
+    range_: str | None
+    step: int | None
+    every_commit: bool
+    every: str | None
+    refine: str | None
+    summary: bool
+    repo: str | None
+    subdir: str | None
+    layouts: tuple[str, ...]
+    seed: int
+    runs: int | None
+    mode: str | None
+    target_name: str | None
+    extra: str | None
+    timeout: float | None
+    metrics: tuple[str, ...]
+    min_effect: float | None
+    jobs: int | None
+    as_json: bool
+    store_path: str | None
 
 @main.command("history")
 @click.argument("kernel")
@@ -39,7 +68,8 @@ from . import CHECKS, Percent, json_text, main, open_store, out, progress_bar, s
 @click.option("-j", "--jobs", type=CHECKS["jobs"], help="Parallel compile jobs.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was measured and the history as JSON.")
 @store_option
-def history_cmd(**o):
+@options_of(HistoryOptions)
+def history_cmd(opts: HistoryOptions):
     """Build and measure KERNEL at the commits of A..B (A included) in several layouts, storing
     every sample; then print the history and the changes it found (code change or layout noise).
 
@@ -51,40 +81,40 @@ def history_cmd(**o):
     """
     from .. import history
 
-    prof = profile.load(o["kernel"])
-    store = open_store(o["store_path"], write=bool(o["range_"] or o["refine"]))  # a sweep stores its runs
-    step, every, range_, refine, repo, subdir = (o[k] for k in ("step", "every", "range_", "refine", "repo", "subdir"))
-    min_effect = o["min_effect"]
+    prof = profile.load(opts.kernel)
+    store = open_store(opts.store_path, write=bool(opts.range_ or opts.refine))  # a sweep stores its runs
+    step, every, range_, refine, repo, subdir = opts.step, opts.every, opts.range_, opts.refine, opts.repo, opts.subdir
+    min_effect = opts.min_effect
     if every is not None and history.parse_interval(every) <= 0:
         raise LayoutbenchError(f"--every {every!r} must be longer than 0, e.g. 1d or 12h")
-    if sum(bool(x) for x in (step, o["every_commit"], every)) > 1:
+    if sum(bool(x) for x in (step, opts.every_commit, every)) > 1:
         raise LayoutbenchError("give one of --step, --every-commit and --every")
     if range_ and refine:
         raise LayoutbenchError("give either A..B (a sweep) or --refine X..Y, not both")
-    metrics = validate.metric_names(o["metrics"]) or ()
-    opts = history.SweepOptions(
+    metrics = validate.metric_names(opts.metrics) or ()
+    sweep = history.SweepOptions(
         spec=range_, repo=repo, subdir=subdir,
-        specs=tuple(layout.parse_specs(list(o["layouts"]), o["seed"])) if o["layouts"] else None, min_effect=min_effect,
-        runs=o["runs"], mode=o["mode"], target=o["target_name"],
-        extra=tuple(o["extra"].split()) if o["extra"] is not None else None, timeout=o["timeout"], jobs=o["jobs"],
+        specs=tuple(layout.parse_specs(list(opts.layouts), opts.seed)) if opts.layouts else None, min_effect=min_effect,
+        runs=opts.runs, mode=opts.mode, target=opts.target_name,
+        extra=tuple(opts.extra.split()) if opts.extra is not None else None, timeout=opts.timeout, jobs=opts.jobs,
         metrics=metrics)
-    bar = None if o["as_json"] else progress_bar
+    bar = None if opts.as_json else progress_bar
     outcome = None
     if refine:
-        outcome = history.refine(prof, store, refine, opts, step or 1, bar, say)
+        outcome = history.refine(prof, store, refine, sweep, step or 1, bar, say)
     elif range_:
         commits = history.full_range(prof, range_, repo, subdir)
         repo_path, _ = source.repo_for(prof, repo, subdir)
         dates = history.commit_dates(repo_path, commits) if every else None
-        points = history.choose(commits, 1 if o["every_commit"] else (step or 1),
+        points = history.choose(commits, 1 if opts.every_commit else (step or 1),
                                 history.parse_interval(every) if every else None, dates)
-        outcome = history.sweep(prof, store, points, opts, None, bar, say)
-    elif not o["summary"]:
+        outcome = history.sweep(prof, store, points, sweep, None, bar, say)
+    elif not opts.summary:
         raise LayoutbenchError("give a range A..B, --refine X..Y or --summary")
     series = outcome.series if outcome else history.load_series(store, prof.name,
                                                                  source.repo_for(prof, repo, subdir)[0])
     h = history.analyse(store, series, prof, list(metrics) or None, min_effect=min_effect)
-    if o["as_json"]:
+    if opts.as_json:
         out.print_json(json_text({"sweep": outcome.to_dict() if outcome else None, "history": h.to_dict()},
                                   default=str))
         return

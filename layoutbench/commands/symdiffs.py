@@ -5,12 +5,33 @@ from __future__ import annotations
 import json
 import sys
 
+from dataclasses import dataclass
+
 import click
 
 from ..errors import LayoutbenchError
-from . import CHECKS, main, out, say
+from . import CHECKS, main, options_of, out, say
 
 # -- symdiff: what moved between two images ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SymdiffOptions:
+    """``layoutbench symdiff``'s options."""
+
+    old: str
+    new: str
+    image: str | None
+    repo: str | None
+    show_symbols: bool
+    as_json: bool
+    own_only: bool
+    cache: str | None
+    cache_target: str | None
+    cachegrind_out: tuple[str, ...]
+    extra: str | None
+    functions: str | None
+    top: int
 
 @main.command("symdiff")
 @click.argument("old")
@@ -38,7 +59,8 @@ from . import CHECKS, main, out, say
 @click.option("--top", "top", type=click.IntRange(1), default=10, show_default=True,
               help="With --cache: the hot functions are the TOP with the most I1 misses and the TOP with the most "
                    "instructions (one list, up to twice TOP), and TOP miss lines are shown.")
-def symdiff_cmd(**o):
+@options_of(SymdiffOptions)
+def symdiff_cmd(opts: SymdiffOptions):
     """Diff the symbols of two images: unchanged, moved, changed, resized, added, removed;
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree), of one machine and kind (an x86-64 image and an AArch64 one,
@@ -48,22 +70,23 @@ def symdiff_cmd(**o):
     """
     from .. import native, specs, symdiff
 
-    cache, functions = o["cache"], o["functions"]
-    if not cache and (o["cache_target"] or o["cachegrind_out"] or functions or o["extra"]):
+    cache, functions = opts.cache, opts.functions
+    if not cache and (opts.cache_target or opts.cachegrind_out or functions or opts.extra):
         raise LayoutbenchError("--target, --cachegrind-out, --functions and --args go with --cache L1I|SIZE,WAYS,LINE")
-    if o["extra"] and o["cachegrind_out"]:
+    if opts.extra and opts.cachegrind_out:
         raise LayoutbenchError("--args goes with the runs symdiff makes; --cachegrind-out gives counts already made")
-    found = None if (cache or o["own_only"]) else native.diff_json(o["old"], o["new"], o["as_json"] or o["show_symbols"])
+    python_only = cache or opts.own_only  # what only the Python path does
+    found = None if python_only else native.diff_json(opts.old, opts.new, opts.as_json or opts.show_symbols)
     if found is not None:
         res = symdiff.SymdiffResult.from_dict(found)
-        if o["as_json"]:
+        if opts.as_json:
             click.echo(json.dumps(found))
         else:
-            click.echo(symdiff.text(res, o["show_symbols"]), nl=False)
+            click.echo(symdiff.text(res, opts.show_symbols), nl=False)
         sys.exit(0 if res.placement_identical else 1)
-    a = specs.symdiff_side(o["old"], o["image"], o["repo"], say)
-    b = specs.symdiff_side(o["new"], o["image"], o["repo"], say)
-    if o["own_only"]:
+    a = specs.symdiff_side(opts.old, opts.image, opts.repo, say)
+    b = specs.symdiff_side(opts.new, opts.image, opts.repo, say)
+    if opts.own_only:
         from ..symdiff.archives import own_only
 
         a, b = own_only(a, b)
@@ -73,15 +96,15 @@ def symdiff_cmd(**o):
         from .. import cacheview
 
         names = [n.strip() for n in functions.split(",") if n.strip()] if functions else None
-        view = cacheview.cache_view(a, b, cache, o["cache_target"], tuple(o["cachegrind_out"]), names, o["top"],
-                                   tuple((o["extra"] or "").split()))
-    if o["as_json"]:  # plain json: rich's print_json takes seconds on 30k symbols
+        view = cacheview.cache_view(a, b, cache, opts.cache_target, tuple(opts.cachegrind_out), names, opts.top,
+                                   tuple((opts.extra or "").split()))
+    if opts.as_json:  # plain json: rich's print_json takes seconds on 30k symbols
         if view is None:
             click.echo(res.to_json())
         else:
             click.echo(json.dumps({**res.to_dict(), "cache": view}))
     else:
-        click.echo(symdiff.text(res, o["show_symbols"]), nl=False)
+        click.echo(symdiff.text(res, opts.show_symbols), nl=False)
         if view is not None:
             cacheview.print_view(out, view)
     sys.exit(0 if res.placement_identical else 1)
