@@ -225,11 +225,11 @@ def first_look(settings: Settings) -> tuple[int, int, int]:
     return 2 * k * r, k, r
 
 
-def refuse_unpaid(b: "Bisection | None", settings: Settings) -> None:
+def refuse_unpaid(bisection: "Bisection | None", settings: Settings) -> None:
     """The one budget rule: a budget in runs below the endpoints' first look, the least a plan or a
     verdict needs, is refused before anything runs (``bisect run`` and ``--plan`` alike).  A budget
     counts every run this command measures, those that choose R included."""
-    if settings.budget is None or (b is not None and b.entry("endpoints") is not None):
+    if settings.budget is None or (bisection is not None and bisection.entry("endpoints") is not None):
         return
     need, k, r = first_look(settings)
     if settings.budget < need:
@@ -261,17 +261,18 @@ def refuse_unpaid_time(bisection: "Bisection", settings: Settings, prober: Probe
                                   if prober.ran_now else "; nothing was run"))
 
 
-def _ends_unspent(eng, b, settings: Settings, plan, commits: list) -> int:
+def _ends_unspent(eng, bisection, settings: Settings, plan, commits: list) -> int:
     """About how many more runs the endpoints alone would need to decide: the look at which
     their test likely decides (forecast.expected_cost at the noise and change measured so far),
     else their first look."""
-    have = sum(sum(eng.have.get(c, {}).values()) for c in (b.good, b.bad))  # the endpoints' runs measured so far
+    # the endpoints' runs measured so far
+    have = sum(sum(eng.have.get(c, {}).values()) for c in (bisection.good, bisection.bad))
     y = eng.pool.y
     s2, _ = eng.pool.var()
-    if b.good not in y or b.bad not in y or not math.isfinite(s2) or s2 <= 0:
+    if bisection.good not in y or bisection.bad not in y or not math.isfinite(s2) or s2 <= 0:
         return max(1, 2 * max(decide.MIN_LAYOUTS, settings.layouts) * settings.runs - have)
-    d = float(y[b.bad].mean() - y[b.good].mean())
-    c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan, _corr(eng, b, plan))
+    d = float(y[bisection.bad].mean() - y[bisection.good].mean())
+    c = forecast.expected_cost(len(commits), math.exp(d), math.sqrt(s2), plan, _corr(eng, bisection, plan))
     return max(1, 2 * c["endpoint_layouts"] * settings.runs - have)
 
 
@@ -300,10 +301,10 @@ def budget_at_endpoints(eng, bisection: "Bisection", settings: Settings, commits
     return verdict
 
 
-def _corr(eng, b, plan) -> float:
+def _corr(eng, bisection, plan) -> float:
     """The seed correlation a ``--paired`` plan's forecast reads (decide.seed_corr of the endpoints' stored
     values; 0 without --paired or without two seeds in common)."""
-    rho = decide.seed_corr(eng.pool, b.good, b.bad) if plan.paired else 0.0
+    rho = decide.seed_corr(eng.pool, bisection.good, bisection.bad) if plan.paired else 0.0
     return rho if math.isfinite(rho) else 0.0
 
 
@@ -318,38 +319,39 @@ def look_extra(settings: Settings) -> int:
     return max(0, runs - 2 * k * settings.runs)
 
 
-def likely_runs(eng, b, plan, commits: list, extra: int = 0) -> int | None:
+def likely_runs(eng, bisection, plan, commits: list, extra: int = 0) -> int | None:
     """The plan's likely cost in runs (forecast.expected_cost) at the noise and change the endpoints'
     first look measured, plus ``extra`` runs (:func:`look_extra`); None before both ends have two layouts."""
     y = eng.pool.y
     s2, _ = eng.pool.var()
-    if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
+    if bisection.good not in y or bisection.bad not in y or not (math.isfinite(s2) and s2 > 0):
         return None
-    return extra + forecast.expected_cost(len(commits), math.exp(float(y[b.bad].mean() - y[b.good].mean())),
-                                        math.sqrt(s2), plan, _corr(eng, b, plan))["runs"]
+    ratio = math.exp(float(y[bisection.bad].mean() - y[bisection.good].mean()))
+    return extra + forecast.expected_cost(len(commits), ratio, math.sqrt(s2), plan, _corr(eng, bisection, plan))["runs"]
 
 
-def after_endpoints_runs(eng, b, plan, commits: list, status: str) -> int | None:
+def after_endpoints_runs(eng, bisection, plan, commits: list, status: str) -> int | None:
     """The likely cost in runs once the endpoints' test has decided (forecast.after_endpoints: the
     runs spent so far plus the phases after it at the change and noise that test measured); the
     first look's forecast cannot tell a step near the minimum effect from none, this one can."""
     y = eng.pool.y
     s2, _ = eng.pool.var()
-    if b.good not in y or b.bad not in y or not (math.isfinite(s2) and s2 > 0):
+    if bisection.good not in y or bisection.bad not in y or not (math.isfinite(s2) and s2 > 0):
         return None
-    return forecast.after_endpoints(len(commits), status, eng.ledger.spent,
-                                    math.exp(float(y[b.bad].mean() - y[b.good].mean())), math.sqrt(s2), plan,
-                                    _corr(eng, b, plan))["runs"]
+    ratio = math.exp(float(y[bisection.bad].mean() - y[bisection.good].mean()))
+    return forecast.after_endpoints(len(commits), status, eng.ledger.spent, ratio, math.sqrt(s2), plan,
+                                    _corr(eng, bisection, plan))["runs"]
 
 
-def first_look_plan(eng, b, settings: Settings, plan, commits: list, say, clock: "Clock | None" = None) -> PlanRecord:
+def first_look_plan(eng, bisection, settings: Settings, plan, commits: list, say,
+                    clock: "Clock | None" = None) -> PlanRecord:
     """The endpoints' first look (K layouts each), then the likely cost of the bisection at the
     noise and the change it measured (forecast.plan_look: when the first look cannot price it, the
     endpoints' test goes on and the forecast is from its decision), and a warning when a step of twice
     the minimum effect is likely missed at that noise (forecast.missed_step, :func:`missed_lines`)."""
     k = max(decide.MIN_LAYOUTS, settings.layouts)
     try:
-        got = forecast.plan_look(eng, b.good, b.bad, len(commits), plan, (k, settings.runs), say=say,
+        got = forecast.plan_look(eng, bisection.good, bisection.bad, len(commits), plan, (k, settings.runs), say=say,
                                  go_on=settings.budget is None and settings.budget_time is None)
     except Skip as e:
         raise LayoutbenchError(f"an endpoint cannot be measured: {e}") from None
@@ -371,7 +373,8 @@ def first_look_plan(eng, b, settings: Settings, plan, commits: list, say, clock:
     missed = forecast.missed_step(noise, plan)
     if missed is not None and missed["likely_missed"]:
         lines.extend(missed_lines(missed, settings.runs))
-    hint = "" if plan.paired else decide.pairing_hint(eng.pool, b.good, b.bad, decide.ztest(eng.pool, b.good, b.bad))
+    ends = (bisection.good, bisection.bad)
+    hint = "" if plan.paired else decide.pairing_hint(eng.pool, *ends, decide.ztest(eng.pool, *ends))
     if hint:
         lines.append(f"note: {hint}")
     if settings.runs_choice:
@@ -387,8 +390,9 @@ def first_look_plan(eng, b, settings: Settings, plan, commits: list, say, clock:
         lines.append(compiles["text"])
     extra = {} if clock is None else {"costs": costs_now, "budget": budget, "compiles": compiles}
     cost = {**cost, "first_look": got["first"], "priced_by": got["by"], "endpoints_status": got["ends"]}
-    return PlanRecord(kernel=b.s.kernel, good=b.good, bad=b.bad, commits=len(commits) - 1, plan=cost,
-                      ratio=math.exp(d), noise=noise, settings=settings.to_dict(), runs_per_layout=settings.runs_choice,
+    return PlanRecord(kernel=bisection.s.kernel, good=bisection.good, bad=bisection.bad, commits=len(commits) - 1,
+                      plan=cost, ratio=math.exp(d), noise=noise, settings=settings.to_dict(),
+                      runs_per_layout=settings.runs_choice,
                       missed_step=missed, near_steps=near, message="\n".join(lines), extra=extra)
 
 

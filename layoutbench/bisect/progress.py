@@ -29,14 +29,14 @@ class ProgressLog:
         self.held: list[tuple[str, str]] = []
         self.lock = threading.Lock()  # a farm's machines say lines from their threads
 
-    def __call__(self, m: str) -> None:
-        self.say(m)
+    def __call__(self, line: str) -> None:
+        self.say(line)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self.lock:
             if self.path is None:
-                self.held.append((stamp, m))
+                self.held.append((stamp, line))
             else:
-                self._write([(stamp, m)])
+                self._write([(stamp, line)])
 
     def open(self, path: Path, header: str) -> None:
         """Start writing to ``path`` (appended to): a header line, then the lines held so far."""
@@ -64,18 +64,18 @@ class Phase:
         self.now = "the endpoints"
         self.probes = 0
 
-    def saw(self, m: str) -> None:
-        if m.startswith("endpoints: "):
+    def saw(self, line: str) -> None:
+        if line.startswith("endpoints: "):
             self.now = "the endpoints"
-        elif m.startswith("probe "):
+        elif line.startswith("probe "):
             self.probes += 1
             self.now = f"probe {self.probes}"
-        elif m.startswith("confirmation "):
+        elif line.startswith("confirmation "):
             self.now = "the confirmation"
-        elif m.startswith("side test "):
-            self.now = f"the side test {m.split()[2].rstrip(':')}"
-        elif m.startswith("naive probe "):
-            self.now = "the naive " + m.split(":")[0][len("naive "):]
+        elif line.startswith("side test "):
+            self.now = f"the side test {line.split()[2].rstrip(':')}"
+        elif line.startswith("naive probe "):
+            self.now = "the naive " + line.split(":")[0][len("naive "):]
 
 
 def build_context(phase: Phase, probers) -> str:

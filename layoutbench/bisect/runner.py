@@ -41,11 +41,11 @@ def single_layout(prober: Prober, commits: list[str], threshold: float | None = 
     say(f"naive single-layout bisection: the default link, one run a probe, over {len(commits) - 1} commit(s); "
         f"about {planned} runs (GOOD and BAD, then one a halving)")
 
-    def one(c: str) -> float:
-        say(f"naive probe {spent[0] + 1}: {c[:12]} ({spent[0]}/{planned} runs spent/planned)"
+    def one(commit: str) -> float:
+        say(f"naive probe {spent[0] + 1}: {commit[:12]} ({spent[0]}/{planned} runs spent/planned)"
             + (f"; {tail}" if (tail := left(max(1, planned - spent[0]))) else ""))
         spent[0] += 1
-        return prober.single(cos[c])
+        return prober.single(cos[commit])
 
     out = decide.single_layout(one, commits, threshold)
     out.pop("values", None)
@@ -94,7 +94,7 @@ def _refuse_conflicts(bisection: "Bisection", settings: Settings, profile: Profi
                            f"reset` forgets it), or leave the option out to continue")
 
 
-def _decision_flags(b, settings: Settings, say) -> Settings:
+def _decision_flags(bisection, settings: Settings, say) -> Settings:
     """A resumed bisection keeps its measurement settings; the decision flags given now
     (--first-only, --prove-null, --thorough, --budget, --shadow) apply to it, and it says so in one
     line.  ``--budget none`` removes its budget; a new budget replaces the old one."""
@@ -103,27 +103,28 @@ def _decision_flags(b, settings: Settings, say) -> Settings:
                                                                                                   k) and k != "shadow")
     now = {k: getattr(settings, k) for k in Settings.DECISIONS
            if (k.replace("_time", "") in given) and (k.startswith("budget") or getattr(settings, k) is not None)}
-    changed = {k: v for k, v in now.items() if getattr(b.s, k) != v}
-    if changed and all(k.startswith("budget") for k in changed) and b.result is not None \
-            and b.result.status not in ("budget", "") and b.result.settings == b.s.to_dict():
+    changed = {k: v for k, v in now.items() if getattr(bisection.s, k) != v}
+    if changed and all(k.startswith("budget") for k in changed) and bisection.result is not None \
+            and bisection.result.status not in ("budget", "") and bisection.result.settings == bisection.s.to_dict():
         # a budget limits runs not yet measured: a finished verdict is kept, whatever budget is given now
-        spent = b.result.runs_spent if b.result.runs_spent is not None else "?"
-        say(f"the bisection is finished ({b.result.status}): a --budget limits the runs still to measure and it "
-            f"needs none, so its verdict stands (runs spent: {spent})")
-        return b.s
+        spent = bisection.result.runs_spent if bisection.result.runs_spent is not None else "?"
+        say(f"the bisection is finished ({bisection.result.status}): a --budget limits the runs still to measure and "
+            f"it needs none, so its verdict stands (runs spent: {spent})")
+        return bisection.s
     if changed:
-        merged = dataclasses.replace(b.s, **changed)
+        merged = dataclasses.replace(bisection.s, **changed)
         exclusive(merged)
-        b.s = merged
-        b.result = None  # a finished verdict no longer answers what is asked now
-        b.save()
+        bisection.s = merged
+        bisection.result = None  # a finished verdict no longer answers what is asked now
+        bisection.save()
         shown = {k: v for k, v in changed.items() if not (k.startswith("budget") and v is None)}
-        if any(k.startswith("budget") for k in changed) and b.s.budget is None and b.s.budget_time is None:
+        no_budget = bisection.s.budget is None and bisection.s.budget_time is None
+        if any(k.startswith("budget") for k in changed) and no_budget:
             shown["budget"] = "none"
         say("applying " + ", ".join(f"--{k.replace('_time', '').replace('_', '-')}" + (
             "" if isinstance(v, bool) else f" {costs.duration_text(v)}" if k == "budget_time"
             else f" {v}") if v is not False else f"--no-{k}" for k, v in shown.items()) + " to the resumed bisection")
-    return b.s
+    return bisection.s
 
 
 def run(store: Store, profile: Profile, settings: Settings, good: str | None = None, bad: str | None = None,
@@ -181,11 +182,11 @@ def _run(stack: contextlib.ExitStack, store: Store, profile: Profile, settings: 
     extra = look_extra(settings)  # the R choice's second run a layout: spent, not simulated
     clock.replan = lambda: likely_runs(eng, b, plan, commits, extra)
 
-    def progress(m: str) -> None:  # a phase's line also says the runs spent / planned and the time left
-        phase.saw(m)
-        if clock.likely is None and m.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
+    def progress(line: str) -> None:  # a phase's line also says the runs spent / planned and the time left
+        phase.saw(line)
+        if clock.likely is None and line.startswith("endpoints: "):  # the plan, from the first look as --plan makes it
             clock.likely = likely_runs(eng, b, plan, commits, extra)
-        say(m + clock.progress() if m.startswith(PHASES) else m)
+        say(line + clock.progress() if line.startswith(PHASES) else line)
 
     try:
         ends = retrying("the endpoints", lambda: decide.endpoints(eng, b.good, b.bad, plan, say=lambda m: progress(f"endpoints: {m}")))
@@ -268,11 +269,11 @@ def _mark_planned(store: Store, bisection: Bisection) -> None:
         store.set_state(bisection.key, d)
 
 
-def _first_line(profile: Profile, bisection: Bisection, g: str, bd: str, plan_only: bool) -> str:
+def _first_line(profile: Profile, bisection: Bisection, good: str, bad: str, plan_only: bool) -> str:
     """What the bisection of GOOD..BAD, found in progress, does now: resume from its log's entries,
     start from its plan, plan again, or start with nothing in its log."""
     n = len(bisection.log) - 1
-    span = f"{profile.name} {g[:12]}..{bd[:12]}"
+    span = f"{profile.name} {good[:12]}..{bad[:12]}"
     if n:
         marks = sum(1 for e in bisection.log if e["verb"] in ("good", "bad", "skip"))
         ends = " and the endpoints' test" if bisection.entry("endpoints") is not None else ""

@@ -83,37 +83,37 @@ class Verdict:
     # -- made from ------------------------------------------------------------------------------
 
     @classmethod
-    def of_bisection(cls, v: BisectionRecord | PlanRecord | dict) -> "Verdict":
+    def of_bisection(cls, result: BisectionRecord | PlanRecord | dict) -> "Verdict":
         """The verdict of ``bisect.run``'s record (or of its JSON, stored or printed: read typed)."""
-        if isinstance(v, dict):
-            v = record.read(v)
-        if isinstance(v, PlanRecord):
-            return cls("bisect", "plan", data=v)
-        st = v.status
-        culprits = v.culprits
-        if st == "found" and (v.several or len(culprits) > 1):
+        if isinstance(result, dict):
+            result = record.read(result)
+        if isinstance(result, PlanRecord):
+            return cls("bisect", "plan", data=result)
+        st = result.status
+        culprits = result.culprits
+        if st == "found" and (result.several or len(culprits) > 1):
             st = "several"
-        cand = v.candidate if st in ("uncertain", "budget") else None
-        if st == "budget" and not cand and v.candidates:
-            cand = max(v.candidates, key=lambda c: c.probability).commit
+        cand = result.candidate if st in ("uncertain", "budget") else None
+        if st == "budget" and not cand and result.candidates:
+            cand = max(result.candidates, key=lambda c: c.probability).commit
         not_shown = []
         if st == "not-shown":
             not_shown.append("a change of the minimum effect between GOOD and BAD (none ruled out either)")
-        for sd in v.sides or []:
+        for sd in result.sides or []:
             if sd.status == "not-shown":
                 not_shown.append(f"another change in {sd.good[:12]}..{sd.bad[:12]}")
         if st == "budget" and not culprits:
             not_shown.append("a confirmed first bad commit: the budget ended first")
-        rest = v.unexplained()
+        rest = result.unexplained()
         if rest is not None:
             not_shown.append(f"the rest of the endpoints' change ({100 * rest:.3g}%): --first-only searched one step")
-        sl = v.single_layout
+        sl = result.single_layout
         shadow = None
         if sl is not None:
             shadow = {"label": SHADOW_LABEL, "culprit": sl.culprit, "agrees": bool(sl.agrees),
                       "runs": sl.runs, "builds": sl.builds}
-        return cls("bisect", st, culprits, cand, v.effect.to_dict() if v.effect is not None else None,
-                   v.cost.to_dict(), not_shown, shadow, v, not_ruled_out(v))
+        return cls("bisect", st, culprits, cand, result.effect.to_dict() if result.effect is not None else None,
+                   result.cost.to_dict(), not_shown, shadow, result, not_ruled_out(result))
 
     @classmethod
     def of_compare(cls, rep: dict, fail_metrics: list[str] | None = None) -> "Verdict":

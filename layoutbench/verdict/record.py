@@ -91,21 +91,23 @@ class Effect(Record):
     test: str | None = None
 
     @classmethod
-    def comparison_fields(cls, c) -> dict:
+    def comparison_fields(cls, comparison) -> dict:
         """The fields of a stats.Comparison, as a verdict keeps them."""
-        return {"ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high, "confidence": c.confidence,
-                "sided": c.sided, "p_value": c.p_value, "verdict": c.verdict, "layouts": c.n_layouts_a,
-                "layouts_b": c.n_layouts_b, "runs_a": c.n_runs_a, "runs_b": c.n_runs_b,
-                "layout_noise": c.layout_noise, "layout_noise_upper": c.layout_noise_upper,
-                "noise_separated": c.noise_separated, "noise": c.noise_text(), "min_effect": c.min_effect,
-                "explained_by_layout": c.explained_by_layout, "per_layout_ratios": c.per_layout_ratios,
-                "wilcoxon_p": c.wilcoxon_p, "describe": c.describe(), "claim": c.claim(),
-                "shown": shown_state(c), "paired": c.paired, "test": c.test_text()}
+        return {"ratio": comparison.ratio, "ci_low": comparison.ci_low, "ci_high": comparison.ci_high,
+                "confidence": comparison.confidence, "sided": comparison.sided, "p_value": comparison.p_value,
+                "verdict": comparison.verdict, "layouts": comparison.n_layouts_a, "layouts_b": comparison.n_layouts_b,
+                "runs_a": comparison.n_runs_a, "runs_b": comparison.n_runs_b, "layout_noise": comparison.layout_noise,
+                "layout_noise_upper": comparison.layout_noise_upper, "noise_separated": comparison.noise_separated,
+                "noise": comparison.noise_text(), "min_effect": comparison.min_effect,
+                "explained_by_layout": comparison.explained_by_layout,
+                "per_layout_ratios": comparison.per_layout_ratios, "wilcoxon_p": comparison.wilcoxon_p,
+                "describe": comparison.describe(), "claim": comparison.claim(), "shown": shown_state(comparison),
+                "paired": comparison.paired, "test": comparison.test_text()}
 
     @classmethod
-    def of(cls, c, **more):
+    def of(cls, comparison, **more):
         """The effect of a stats.Comparison (``more``: the fields of a subclass, or one said otherwise)."""
-        return cls(**{**cls.comparison_fields(c), **more})
+        return cls(**{**cls.comparison_fields(comparison), **more})
 
     @property
     def words(self) -> str:
@@ -121,10 +123,10 @@ class Effect(Record):
         return f"{'one' if self.sided else 'two'}-sided, pooled over {self.layouts} vs {other}"
 
 
-def shown_state(c) -> str:
+def shown_state(comparison) -> str:
     """What an interval shows, as decide's Step.shown words it: "beyond" (a change beyond the minimum
     effect), "change" (it excludes 1, not the band), "none"."""
-    return "beyond" if c.significant else "change" if c.shown else "none"
+    return "beyond" if comparison.significant else "change" if comparison.shown else "none"
 
 
 @dataclass(frozen=True)

@@ -45,10 +45,11 @@ def budget_after(record: Rec) -> str:
     return "the budget ended before the ranges beside it were searched out"
 
 
-def effect_words(e: Effect, record: Rec) -> str:
+def effect_words(effect: Effect, record: Rec) -> str:
     """``x1.0316 (95% CI 1.02…1.04, slower by at least 0.50%, fresh layouts), <noise>``."""
-    return (f"{record.metric} x{e.ratio:.4f} ({ci_label(e.confidence, record)} {interval(e.ci_low, e.ci_high)}, "
-            f"{e.words}, fresh layouts), {e.noise}")
+    shown = interval(effect.ci_low, effect.ci_high)
+    return (f"{record.metric} x{effect.ratio:.4f} ({ci_label(effect.confidence, record)} {shown}, "
+            f"{effect.words}, fresh layouts), {effect.noise}")
 
 
 def summary_line(record: Rec) -> str:
@@ -258,12 +259,12 @@ def place_lines(record: Rec) -> list[str]:
     return out
 
 
-def not_ruled_out_line(u: NotRuledOut) -> str:
+def not_ruled_out_line(missed: NotRuledOut) -> str:
     """One entry of what a test could not see at this noise, as the terminal text and the report print it."""
-    what = "this test" if u.test == "endpoints" else "this side test"
-    return (f"not ruled out: a {'change' if u.test == 'endpoints' else 'step'} below {100 * u.below:.2f}% in "
-            f"{u.good[:12]}..{u.bad[:12]} (the smallest {what}, stopped at {u.layouts} layouts a side, "
-            f"shows {round(10 * u.power):g} times in 10 at this noise)")
+    what = "this test" if missed.test == "endpoints" else "this side test"
+    return (f"not ruled out: a {'change' if missed.test == 'endpoints' else 'step'} below {100 * missed.below:.2f}% in "
+            f"{missed.good[:12]}..{missed.bad[:12]} (the smallest {what}, stopped at {missed.layouts} layouts a side, "
+            f"shows {round(10 * missed.power):g} times in 10 at this noise)")
 
 
 def text(record: Rec) -> str:
