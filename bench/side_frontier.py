@@ -8,7 +8,7 @@ Every number comes from the real decision code (``layoutbench.decide``, unchange
 sigma_R 0.3%, one run a layout, ~40% layout-only commits), history i drawn from seed ``--seed0`` + i
 for every setting, so every column is measured on the same histories.  Only module constants
 (``decide.THOROUGH_A``, ``decide.THOROUGH_FIRST``) and ``Plan`` fields are varied, and they are
-restored afterwards.  It prints four sections:
+restored afterwards.  It prints five sections:
 
 1. **phases** -- the mean runs of a bisection split by the phase that asked for them: the
    endpoints' test (``decide.endpoints`` called by ``bisect_range``), the probes
@@ -41,6 +41,9 @@ restored afterwards.  It prints four sections:
 4. **prove-null** -- ``--prove-null`` at 1% layout noise: the endpoints of a null pair and of a
    true 0.5% shift (one commit, sigma_R 0.1%, pair i from seed 70000 + i, ``--pairs``: 1,000), how often
    "within layout noise" is said and at how many layouts a side.
+5. **outcomes** -- what single 1 and 2 sigma_L bisections end as (``simulate.outcome``): the first step
+   named alone, beside a candidate left unconfirmed, uncertain, nothing shown, ...; each outcome's share
+   of the histories, its mean runs and the runs it adds to the row's mean.
 
 A full default run takes about 2 minutes of CPU.  ``--json`` prints the same numbers as one
 JSON object instead of the tables.
@@ -162,6 +165,30 @@ def summary(rs: list[dict]) -> dict:
     return out
 
 
+def outcomes(n: int, s0: int, say) -> list[dict]:
+    """Section 5: what single-step bisections (1 and 2 sigma_L, default plan) end as (simulate.OUTCOMES),
+    each outcome's share of the histories (Wilson 95% interval), its mean runs, and the runs it adds to the
+    row's mean (share x mean runs): where a mean cost comes from."""
+    say("\n5. what a bisection ends as (default plan): share of the histories [Wilson 95%], mean runs, "
+        "and the runs the outcome adds to the row's mean")
+    out = []
+    for sc in singles()[:2]:
+        rs = rows(sc, decide.Plan(), n, s0)
+        total = float(np.mean([r["runs"] for r in rs]))
+        say(f"{sc.name}: {total:.1f} runs a bisection (mean)")
+        for name in S.OUTCOMES:
+            got = [r["runs"] for r in rs if r["outcome"] == name]
+            if not got:
+                continue
+            lo, hi = S.wilson(len(got) / n, n)
+            runs = float(np.mean(got))
+            out.append({"scenario": sc.name, "outcome": name, "histories": len(got), "share": len(got) / n,
+                        "share_lo": lo, "share_hi": hi, "runs": runs, "adds": len(got) / n * runs})
+            say(f"  {name:40s} {100 * len(got) / n:5.1f}% [{100 * lo:4.1f}-{100 * hi:4.1f}%]  {runs:6.1f} runs  "
+                f"adds {len(got) / n * runs:6.1f}")
+    return out
+
+
 def wald(alpha: float, beta: float, kl: float = 0.25) -> tuple[float, float]:
     """Wald's approximate expected sample sizes (E0[N], E1[N]) of a sequential test with errors
     alpha, beta whose observations carry Kullback-Leibler information ``kl`` each."""
@@ -199,14 +226,15 @@ def main() -> None:
     ap.add_argument("--seed0", type=int, default=0, help="history i is drawn from seed SEED0 + i (default 0)")
     ap.add_argument("--settings", help="frontier settings SIDE_A:FIRST,... (default: "
                     + ",".join(f"{a:g}:{f}" for a, f in SETTINGS) + ")")
-    ap.add_argument("--only", help="sections to print: phases,frontier,wald,prove-null (default: all)")
+    ap.add_argument("--only", help="sections to print: phases,frontier,wald,prove-null,outcomes (default: all)")
     ap.add_argument("--wald-alpha", type=float, default=0.025)
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the tables")
     a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else {"phases", "frontier", "wald", "prove-null"}
-    bad = only - {"phases", "frontier", "wald", "prove-null"}
+    sections = ("phases", "frontier", "wald", "prove-null", "outcomes")
+    only = set(a.only.split(",")) if a.only else set(sections)
+    bad = only - set(sections)
     if bad:
-        ap.error(f"--only: unknown section(s) {', '.join(sorted(bad))} (phases, frontier, wald, prove-null)")
+        ap.error(f"--only: unknown section(s) {', '.join(sorted(bad))} ({', '.join(sections)})")
     try:
         settings = ([(float(s.split(":")[0]), int(s.split(":")[1])) for s in a.settings.split(",")]
                     if a.settings else list(SETTINGS))
@@ -299,6 +327,9 @@ def main() -> None:
             lo, hi = S.wilson(r["noise"], r["pairs"])
             say(f"  true shift {100 * r['shift']:.1f}%: {100 * r['noise']:.1f}% [95% CI {100 * lo:.1f}-{100 * hi:.1f}%] "
                 f"of {r['pairs']} pairs, {r['layouts']:.1f} layouts a side (mean)")
+    # 5. outcomes
+    if "outcomes" in only:
+        res["outcomes"] = outcomes(n, s0, say)
     res["cpu_seconds"] = round(time.process_time() - t0, 1)
     if a.json:
         print(json.dumps(res, indent=1, ensure_ascii=False))

@@ -280,9 +280,11 @@ def _one(sc: Scenario, plan, seed: int, which: str = "tree") -> dict:
     culprit = out.culprit
     sl = decide.single_layout(p.single, p.names, threshold=plan.min_effect)
     first = p.names[p.steps[0]] if p.steps else None
+    right = culprit is not None and culprit == first if sc.kind != "two" else culprit in truth
     return {
         "blame": culprit is not None,
-        "right": culprit is not None and culprit == first if sc.kind != "two" else culprit in truth,
+        "right": right,
+        "outcome": outcome(out, right, named, truth),
         "wrong": any(c not in truth for c in named),
         "several": out.several,
         "both": truth <= set(named) if sc.kind == "two" else False,
@@ -389,6 +391,25 @@ def headline(commits: int = 16) -> list[Scenario]:
     # spreads ~2%, four times the minimum effect) with a large step in a hot function
     out.append(Scenario("step 4σL, σL 2%, σR 0", "step", 4, sigma_l=0.02, commits=commits))
     return out
+
+
+OUTCOMES = ("right", "right, and a candidate not confirmed", "uncertain", "nothing shown",
+            "a step named, not the first", "a commit without a step named")
+
+
+def outcome(out, right: bool, named: list, truth: set) -> str:
+    """What a bisection ended as, one of OUTCOMES: the first step named and nothing else; the first step
+    named beside a candidate whose confirmation did not show it (a side test's false alarm, or a second step
+    missed); no commit named but a candidate left uncertain; nothing shown (the endpoints did not show the
+    change); a true step named but not the first; a commit named that holds no step (a false blame)."""
+    unconfirmed = any(s.status != "found" for s in out.steps)
+    if any(c not in truth for c in named):
+        return OUTCOMES[5]
+    if right:
+        return OUTCOMES[1] if unconfirmed else OUTCOMES[0]
+    if named:
+        return OUTCOMES[4]
+    return OUTCOMES[2] if out.status == "uncertain" or unconfirmed else OUTCOMES[3]
 
 
 def min_effect_rows(commits: int = 16, min_effect: float = decide.DEFAULT_MIN_EFFECT) -> list[Scenario]:

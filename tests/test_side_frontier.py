@@ -80,3 +80,36 @@ def test_the_script_prints_json():
     bad = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--settings", "x"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode != 0 and "--settings" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_bisection_ends_as_one_outcome_and_the_outcomes_account_for_the_mean():
+    """simulate.outcome names what a bisection ended as from its steps, one class each (an unconfirmed
+    candidate beside the right step is its own class, a named commit without a step is a false blame
+    whatever else was named), and section 5's shares sum to 1 and its per-outcome runs to the row's mean."""
+    from types import SimpleNamespace as NS
+
+    OUT = sf.S.OUTCOMES
+
+    def out(status, *steps):
+        return NS(status=status, steps=[NS(status=s) for s in steps])
+
+    truth = {"c5"}
+    assert sf.S.outcome(out("found", "found"), True, ["c5"], truth) == OUT[0]
+    assert sf.S.outcome(out("found", "found", "uncertain"), True, ["c5"], truth) == OUT[1]
+    assert sf.S.outcome(out("found", "range", "found"), True, ["c5"], truth) == OUT[1]
+    assert sf.S.outcome(out("uncertain", "uncertain"), False, [], truth) == OUT[2]
+    assert sf.S.outcome(out("not-shown"), False, [], truth) == OUT[3]
+    assert sf.S.outcome(out("found", "found"), False, ["c5"], truth) == OUT[4]
+    assert sf.S.outcome(out("found", "found", "found"), True, ["c5", "c2"], truth) == OUT[5]
+    assert sf.S.outcome(out("found", "found"), False, ["c2"], set()) == OUT[5]
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--histories", "6", "--seed0", "40",
+                        "--only", "outcomes", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)["outcomes"]
+    for name in ("step 1σL", "step 2σL"):
+        mine = [r for r in rows if r["scenario"] == name]
+        assert sum(r["histories"] for r in mine) == 6 and math.isclose(sum(r["share"] for r in mine), 1.0)
+        mean = float(np.mean([x["runs"] for x in sf.rows(sf.singles()[0 if name == "step 1σL" else 1],
+                                                            decide.Plan(), 6, 40)]))
+        assert math.isclose(sum(r["adds"] for r in mine), mean, rel_tol=1e-9)
+        assert all(r["share_lo"] - 1e-12 <= r["share"] <= r["share_hi"] + 1e-12 for r in mine)
