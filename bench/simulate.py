@@ -366,7 +366,7 @@ def oracle(sc: Scenario, seed: int, alpha: float = 0.05, min_effect: float = dec
 
 def rates(sc: Scenario, plan, n: int, seed0: int = 0, which: str = "tree") -> dict:
     rows = [one(sc, plan, seed0 + i, which) for i in range(n)]
-    out = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]} | {"n": n}
+    out = {k: float(np.mean([r[k] for r in rows])) for k, v in rows[0].items() if not isinstance(v, str)} | {"n": n}
     out["p90"] = float(np.percentile([r["runs"] for r in rows], 90))
     return out
 
