@@ -49,7 +49,7 @@ def test_a_confirmations_last_look_is_the_last_of_its_design_within_the_share_bo
     cap (160); the last look taken is the design's
     last within the share bound of the runs spent before it (its boundary stays the whole design's).
     A share of 60%: 1.5 x the runs before it, at least 80 a side."""
-    plan, s2, a = decide.Plan(confirm_share=0.6), 1e-4, decide.family_level(0.05, 1)
+    plan, s2, a = decide.Plan(confirm_share=0.6), 1e-4, decide.confirm_level(0.05, 1)
     design = (4, 6, 9, 14, 21, 32, 40, 50, 63, 79, 99, 124, 155, 160)
     assert decide.confirm_looks(plan, s2, a, 1) == (design, 160)
     assert decide.confirm_looks(plan, s2, a, 1, spent=160) == (design, 99)  # bound 120 a side
@@ -106,7 +106,7 @@ def test_confirm_forecast_prices_a_confirmation_and_keeps_its_level_at_the_band(
     first look; one of 2x (1σL at a layout sd of 1.04%) over the looks 4..160 in about 95% at a mean of
     ~140 runs; one exactly at the minimum effect (the null's edge) in at most the level (within the
     simulation's own error)."""
-    a, m, s2 = decide.family_level(0.05, 1), math.log1p(0.005), 0.01 ** 2 + 0.003 ** 2
+    a, m, s2 = decide.confirm_level(0.05, 1), math.log1p(0.005), 0.01 ** 2 + 0.003 ** 2
     ns = tuple(decide.extended(4, 40, 160))
     assert decide.confirm_forecast(2 * m, s2, ns, a, m, last=40)["max_runs"] == 80  # stopped at the bound
     big = decide.confirm_forecast(5 * m, s2, ns, a, m)
@@ -162,12 +162,13 @@ def test_the_forecast_after_the_endpoints_is_their_runs_when_they_show_nothing_e
 @pytest.mark.parametrize("which", ["after the endpoints", "plan"])
 def test_the_forecasts_meet_the_runs_near_the_minimum_effect(which):
     """On simulate.py's histories of a 0.75% step (1.5x the minimum effect, sigma_L 1%: the dearest to
-    name), 10 histories with fixed seeds: the median of actual runs / the forecast is within 30%, for the
+    name), 30 histories with fixed seeds (the median of 10 ratios spreads about +-0.2 around its value: too
+    few to check a 30% bound): the median of actual runs / the forecast is within 30%, for the
     forecast once the endpoints' test decided and for --plan's (simulate.plan_forecast: forecast.plan_look
     on each history's own values, which goes on to that test where its first look cannot price the range)."""
     plan = decide.Plan()
     sc = sim.Scenario("s", "step", 0.75, sigma_r=0.003)
-    seeds = range(61_000, 61_010)
+    seeds = range(61_000, 61_030)
     actual = [sim.one(sc, plan, s)["runs"] for s in seeds]
     fc = sim.ends_forecast if which == "after the endpoints" else sim.plan_forecast
     forecast_runs = [fc(sc, plan, s) for s in seeds]

@@ -77,18 +77,18 @@ def test_every_confirmed_step_prints_an_interval_that_excludes_the_minimum_effec
             found += 1
             assert c.sided == 1 and c.ci_high == math.inf, (i, c.sided, c.ci_low, c.ci_high)
             assert c.ci_low > 1.0 + m, (i, c.ratio, c.ci_low)
-            assert c.confidence >= 1.0 - decide.family_level(plan.alpha, 1) - 1e-12
+            assert c.confidence >= 1.0 - decide.confirm_level(plan.alpha, 1) - 1e-12
     assert found >= 20, found
 
 
 @pytest.mark.parametrize("step", [0.003, 0.0045])
 def test_a_step_below_the_minimum_effect_is_confirmed_at_most_at_the_tests_level(step):
     """A true step of 0.3% or 0.45% (below the 0.5% minimum effect) confirmed on fresh layouts,
-    300 pairs at the first confirmation's level (3.04%): confirmed at most at that level (a
+    300 pairs at the first confirmation's level (4%): confirmed at most at that level (a
     point estimate of at least 0.5% is not enough), while a 1.5% step is confirmed in >= 95% (no
     share bound: these pairs spent nothing before their confirmation, which would bound it at 40)."""
     plan = decide.Plan(confirm_share=1.0)
-    level = decide.family_level(plan.alpha, 1)
+    level = decide.confirm_level(plan.alpha, 1)
     n = 300
     named = 0
     for i in range(n):
@@ -122,7 +122,7 @@ def test_one_outlier_run_on_a_fresh_layout_does_not_confirm_a_null_step():
         tr = decide.Tracked(_Outlier(0.0, 500 + i, sigma_r=0.0))
         for c in ("g", "x1", "x2", "x3", "b"):
             decide.tracked.measure_at(tr, c, 40, 1)
-        c, _, _ = decide.confirm(tr, "g", "b", plan, used=40, level=decide.family_level(plan.alpha, 1), sign=1)
+        c, _, _ = decide.confirm(tr, "g", "b", plan, used=40, level=decide.confirm_level(plan.alpha, 1), sign=1)
         named += c.significant
     assert named == 0, named
 

@@ -73,7 +73,8 @@ Johari, Pekelis and Walsh), which need no planned looks.
   (seeds beyond every seed any decision used on any commit; a prober with
   ``groups_after(commit, first, k, r)`` measures only those, else the seeds before are measured
   too), a one-sided group-sequential test in the direction of the range's change at
-  level alpha_i for the i-th confirmation (sum <= alpha) of the null "the step is at most
+  level :func:`plan.confirm_level` (0.8 alpha for the first, the rest as alpha_i for the later ones:
+  sum <= alpha) of the null "the step is at most
   ``min_effect``": confirmed when the test's own interval lies beyond the band +-min_effect,
   so a commit whose own step is at most the minimum effect is named with probability <= alpha
   over the whole bisection, on evidence the decisions did not select.  That interval is the
@@ -159,6 +160,7 @@ from .plan import (
     Skip,
     confirm_looks,
     extended,
+    confirm_level,
     family_level,
     gs_boundary,
     noise_cap,
@@ -219,6 +221,7 @@ __all__ = [
     "THOROUGH_A",
     "THOROUGH_FIRST",
     "extended",
+    "confirm_level",
     "family_level",
     "gs_boundary",
     "noise_cap",

@@ -50,8 +50,8 @@ RESIDUAL_FAR = 64  #: the side tests' far look (32 would cost a 5σL step 41 run
 #: noise_cap at a noisy benchmark) up to CONFIRM_FAR x the cap, and stops sooner once it would more
 #: likely miss a step of SIDE_STEP x the minimum effect than show it beyond the band (conditional_power
 #: below FUTILITY, from its first look).  A 1σL step (1%, twice the 0.5% minimum effect) at a layout sd
-#: of 1.04% is shown beyond the band with 90% power only at ~130 (level 0.0304, a first confirmation)
-#: to ~170 (0.0076, a second) fresh layouts a side.  bench/simulate.py --min-effect-rows --rows 1
+#: of 1.04% is shown beyond the band with 90% power only at ~130 (level 0.0304) to ~170 (0.0076) fresh
+#: layouts a side.  bench/simulate.py --min-effect-rows --rows 1
 #: --histories 50: a single 1σL step named 78% at 242 runs with 3, 92% at 266 runs with 4; the 80 two-step
 #: histories of tests/test_calibration.py (1+3σL, 3+1σL): both named 67 (3) / 74 (4) of 80.  With the
 #: far look held to 128 layouts and a stop at the cap once the estimate itself could not clear
@@ -263,6 +263,23 @@ def gs_p(ns: tuple, z: float, one_sided: bool = False) -> float:
 def family_level(alpha: float, i: int) -> float:
     """alpha_i = alpha * 6 / (pi^2 i^2), i = 1, 2, ...: sums to alpha over any number of tests."""
     return alpha * 6.0 / (math.pi ** 2 * i * i)
+
+
+#: the first confirmation's share of alpha (the later ones share the rest as alpha_i): every bisection that
+#: finds a step makes a first confirmation, few a second.  bench/simulate.py --min-effect-rows --rows 1,2 and
+#: --only-two --rows 1,2, 1,000 histories a row, right and runs at 6/pi^2 (0.61, alpha_i for every one) / 0.8:
+#: 1σL 90.4% 253.2 / 91.4% 244.8; 2σL 100% 80.2 / 100% 79.4; two steps 1+3σL and 3+1σL both named
+#: 92.5% 374.5 and 91.5% 351.4 / 92.2% 381.6 and 91.6% 357.3 (docs/how-it-decides.md, Figure 1)
+CONFIRM_FIRST = 0.8
+
+
+def confirm_level(alpha: float, i: int) -> float:
+    """The level of the i-th confirmation of a bisection: CONFIRM_FIRST x alpha for the first, then the
+    rest of alpha spread as alpha_i (:func:`family_level`) over the later ones: all of them together
+    confirm a step of at most the minimum effect with probability <= alpha."""
+    if i <= 1:
+        return CONFIRM_FIRST * alpha
+    return family_level((1.0 - CONFIRM_FIRST) * alpha, i - 1)
 
 
 def probe_level(alpha: float, j: int, planned: int) -> float:

@@ -17,7 +17,7 @@ from .plan import (
     Plan,
     top_looks,
     extended,
-    family_level,
+    confirm_level,
     gs_boundary,
     noise_cap,
 )
@@ -33,7 +33,7 @@ def step_power(step: float, noise: float, plan: Plan) -> dict:
     beyond the minimum effect); ``likely_missed`` when power < 0.8."""
     d, m = math.log1p(step), math.log1p(plan.min_effect)
     s2 = noise * noise
-    lc = family_level(plan.alpha, 1)
+    lc = confirm_level(plan.alpha, 1)
     top = plan.cap
     if top < plan.noise_top:
         top = max(top, noise_cap(plan, s2, top_looks(plan), lc, one_sided=True))

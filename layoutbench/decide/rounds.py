@@ -9,7 +9,7 @@ import numpy as np
 
 from . import sequential
 from .outcome import Step, marked_window
-from .plan import CONFIRM_LATER, NEAR, Plan, Skip, confirm_looks, family_level, planned_probes, probe_level, split
+from .plan import CONFIRM_LATER, NEAR, Plan, Skip, confirm_level, confirm_looks, planned_probes, probe_level, split
 from .power import confirm_forecast
 from .tracked import measure_at
 
@@ -113,7 +113,7 @@ def _confirmed(prober, commits: list[str], plan: Plan, marks: dict, window: tupl
     ledger.confirmations += 1
     y = prober.pool.y
     sign = int(np.sign(y[bad].mean() - y[good].mean())) if good in y and bad in y else 0
-    level = family_level(plan.alpha, ledger.confirmations)
+    level = confirm_level(plan.alpha, ledger.confirmations)
     cap = None if ledger.confirmations == 1 else min(plan.max_layouts, max(plan.cap, CONFIRM_LATER))
     fc = _near(prober, plan, (commits[lo], culprit), sign, level, cap, say)
     say(f"confirmation {commits[lo][:12]}..{culprit[:12]} on fresh layouts ({ledger.spent} runs spent"
