@@ -95,3 +95,23 @@ def test_a_store_on_a_read_only_file_system_is_read(tmp_path):
     p = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.split() == ["True", "v", "0"], p.stdout
+
+
+def test_only_a_full_disk_folds_the_stores_write_ahead_log_back(tmp_path):
+    """explain(..., checkpoint=True) folds the opened store's log back only for a full disk: a locked store or a
+    damaged page is explained as it is, and its log is left as it was (another process may be writing)."""
+    import sqlite3
+
+    st = store.Store(tmp_path / "s.sqlite")
+    st.db.execute("PRAGMA wal_autocheckpoint=0")  # the log is not folded back on its own
+    for i in range(20):
+        st.set_state(f"k{i}", "x" * 4000)
+    wal = tmp_path / "s.sqlite-wal"
+    held = wal.stat().st_size
+    assert held > 0
+    for said in ("database is locked", "database disk image is malformed"):
+        e = sqlite3.OperationalError(said)
+        line = store.explain(e, checkpoint=True)
+        assert line == store.explain(e) and "write-ahead log" not in line, line
+        assert wal.stat().st_size == held
+    st.close()
