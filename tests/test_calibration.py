@@ -81,6 +81,7 @@ def test_family_and_probe_levels_sum_to_alpha():
     assert decide.confirm_level(0.05, 1) == pytest.approx(decide.plan.CONFIRM_FIRST * 0.05)
     assert sum(decide.confirm_level(0.05, i) for i in range(1, 5000)) <= 0.05 + 1e-9
     assert decide.confirm_level(0.05, 3) < decide.confirm_level(0.05, 2) < decide.confirm_level(0.05, 1)
+    assert decide.confirm_level(0.05, 2) == pytest.approx(decide.family_level((1 - decide.plan.CONFIRM_FIRST) * 0.05, 1))
     assert decide.probe_level(0.05, 5, 4) < decide.probe_level(0.05, 4, 4)  # beyond the plan: less
 
 

@@ -78,6 +78,8 @@ def test_every_confirmed_step_prints_an_interval_that_excludes_the_minimum_effec
             assert c.sided == 1 and c.ci_high == math.inf, (i, c.sided, c.ci_low, c.ci_high)
             assert c.ci_low > 1.0 + m, (i, c.ratio, c.ci_low)
             assert c.confidence >= 1.0 - decide.confirm_level(plan.alpha, 1) - 1e-12
+            if len(out.steps) == 1:  # the bisection's one confirmation: its first, at the first's level
+                assert c.confidence == pytest.approx(1.0 - decide.confirm_level(plan.alpha, 1)), (i, c.confidence)
     assert found >= 20, found
 
 
