@@ -5,7 +5,8 @@
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::image::{leak, Image, Map};
+use crate::basics::leak;
+use crate::image::{Image, Map};
 
 pub const TOOLCHAIN: &str = "(toolchain / archives)";
 const ARCHIVES: [&str; 3] = ["libc.a", "libgcc.a", "libgcc_eh.a"];

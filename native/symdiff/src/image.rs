@@ -5,7 +5,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::elf::{self, Elf, SHF_ALLOC, SHF_EXECINSTR, SHN_ABS, SHT_NOBITS};
-use crate::plan::Plan;
+use crate::basics::leak;
+use crate::planfile::Plan;
 
 pub const PAGE: i128 = 4096;
 const NO_TWIN: i64 = i64::MIN;
@@ -89,11 +90,6 @@ impl Keys {
         let n = self.ids.len() as u32;
         *self.ids.entry(t).or_insert(n)
     }
-}
-
-/// A string that lives as long as the process (the images are kept for all of it).
-pub fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
 }
 
 /// key id → index of the symbol with that key (ids are dense: a vector, not a map)

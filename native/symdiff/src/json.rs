@@ -168,7 +168,7 @@ fn value(t: &'static str, b: &[u8], p: &mut usize) -> Result<Value, String> {
                 *p = end;
             }
             flush(&mut s, &mut out)?;
-            Ok(Value::Str(crate::image::leak(out)))
+            Ok(Value::Str(crate::basics::leak(out)))
         }
         b't' if b[*p..].starts_with(b"true") => {
             *p += 4;

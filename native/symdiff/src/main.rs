@@ -8,10 +8,12 @@
 //! anything, or exits 125 when no LAYOUTBENCH_PYTHON is set (the front end then diffs in Python).
 
 mod archives;
+mod basics;
 mod elf;
 mod image;
 mod json;
 mod plan;
+mod planfile;
 mod samecode;
 
 use std::collections::BTreeMap;
@@ -21,16 +23,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use image::{Image, Keys, Map, Set, Sym, PAGE};
-use plan::Plan;
+use basics::HandBack;
+use planfile::Plan;
 use samecode::Stats;
-
-pub struct HandBack(pub String);
-
-impl From<String> for HandBack {
-    fn from(s: String) -> Self {
-        HandBack(s)
-    }
-}
 
 const STATUSES: [&str; 6] = ["unchanged", "moved", "changed", "resized", "added", "removed"];
 const HANDBACK_EXIT: i32 = 125;
@@ -92,7 +87,7 @@ fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, HandBack> {
     let mut starts = None;
     if plan_path.is_file() {
         let text = std::fs::read_to_string(&plan_path).map_err(|e| HandBack(format!("{}: {e}", plan_path.display())))?;
-        let plan = Plan::parse(image::leak(text))?;
+        let plan = Plan::parse(basics::leak(text))?;
         mark(&format!("{which} plan parsed"));
         starts = plan::recorded(p, &plan.plan_id_text(), &img.markers);
         if starts.is_none() {
@@ -409,7 +404,7 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
 }
 
 fn kind_of(section: &str) -> Option<&'static str> {
-    plan::KINDS.into_iter().find(|k| section == format!(".{k}") || section.starts_with(&format!(".{k}.")))
+    planfile::KINDS.into_iter().find(|k| section == format!(".{k}") || section.starts_with(&format!(".{k}.")))
 }
 
 /// classify._layout_cause

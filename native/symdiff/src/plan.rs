@@ -1,194 +1,14 @@
-//! The layout plan beside an image, the objects it was linked from, the replay of the plan
+//! The objects an image was linked from, the replay of its plan (planfile.rs) over them
 //! (layoutbench/layout.py, placement.py, symdiff/objects.py), and the symbol keys.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::basics::{leak, HandBack};
 use crate::elf::{self, SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
-use crate::image::{leak, Image, Keys, Map, Sym};
+use crate::image::{Image, Keys, Map, Sym};
 use crate::json::{self, Value};
-use crate::HandBack;
-
-pub const KINDS: [&str; 4] = ["text", "rodata", "data", "bss"];
-
-#[derive(Clone, PartialEq)]
-pub struct Unit {
-    pub object: &'static str,
-    pub sections: Option<Vec<&'static str>>,
-    pub align: i64,
-    pub gap: i64,
-}
-
-pub struct Plan {
-    pub kernel: String,
-    pub image: String,
-    pub commit: String,
-    pub layout: String,
-    pub seed: i64,
-    pub groups: Vec<(String, Vec<Unit>)>,
-    pub pinned: Vec<String>,
-    pub format: i64,
-    pub stored_id: Option<String>, //: the "plan_id" layoutbench wrote into plan.json
-}
-
-fn s(v: Option<&Value>) -> Result<&'static str, HandBack> {
-    match v {
-        Some(Value::Str(s)) => Ok(s),
-        _ => Err(HandBack("plan.json: a field is not a string".into())),
-    }
-}
-fn i(v: Option<&Value>) -> Result<i64, HandBack> {
-    match v {
-        Some(Value::Int(i)) => i64::try_from(*i).map_err(|_| HandBack("plan.json: an integer out of range".into())),
-        _ => Err(HandBack("plan.json: a field is not an integer".into())),
-    }
-}
-fn strs(v: &Value) -> Result<Vec<&'static str>, HandBack> {
-    match v {
-        Value::List(l) => l.iter().map(|x| s(Some(x))).collect(),
-        _ => Err(HandBack("plan.json: a field is not a list".into())),
-    }
-}
-fn keys_are(v: &Value, want: &[&str]) -> bool {
-    match v {
-        Value::Obj(kv) => kv.len() == want.len() && want.iter().all(|w| kv.iter().any(|(k, _)| k == w)),
-        _ => false,
-    }
-}
-
-impl Plan {
-    /// A plan.json as layoutbench writes it; any other shape is handed back to Python.
-    pub fn parse(text: &'static str) -> Result<Plan, HandBack> {
-        let v = json::parse(text).map_err(|e| HandBack(format!("plan.json: {e}")))?;
-        let top = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format"];
-        let with_id = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format", "plan_id"];
-        if !keys_are(&v, &top) && !keys_are(&v, &with_id) {
-            return Err(HandBack("plan.json: not the fields of a plan".into()));
-        }
-        let mut groups = Vec::new();
-        match v.get("groups") {
-            Some(Value::Obj(kv)) => {
-                for (kind, units) in kv {
-                    if groups.iter().any(|(k, _): &(String, Vec<Unit>)| k == kind) {
-                        return Err(HandBack("plan.json: a group twice".into()));
-                    }
-                    let mut out = Vec::new();
-                    let l = match units {
-                        Value::List(l) => l,
-                        _ => return Err(HandBack("plan.json: units".into())),
-                    };
-                    for u in l {
-                        if !keys_are(u, &["object", "sections", "align", "gap"]) {
-                            return Err(HandBack("plan.json: a unit's fields".into()));
-                        }
-                        let sections = match u.get("sections") {
-                            Some(Value::Null) => None,
-                            Some(x) => Some(strs(x)?),
-                            None => None,
-                        };
-                        out.push(Unit { object: s(u.get("object"))?, sections, align: i(u.get("align"))?, gap: i(u.get("gap"))? });
-                    }
-                    groups.push((kind.to_string(), out));
-                }
-            }
-            _ => return Err(HandBack("plan.json: groups".into())),
-        }
-        Ok(Plan {
-            kernel: s(v.get("kernel"))?.to_string(),
-            image: s(v.get("image"))?.to_string(),
-            commit: s(v.get("commit"))?.to_string(),
-            layout: s(v.get("layout"))?.to_string(),
-            seed: i(v.get("seed"))?,
-            groups,
-            pinned: strs(v.get("pinned").unwrap())?.into_iter().map(str::to_string).collect(),
-            format: i(v.get("format"))?,
-            stored_id: match v.get("plan_id") {
-                Some(Value::Str(t))
-                    if t.len() == 9 && t.starts_with("0x") && t[2..].bytes().all(|c| b"0123456789abcdef".contains(&c)) =>
-                {
-                    Some(t.to_string())
-                }
-                _ => None,
-            },
-        })
-    }
-
-    pub fn group(&self, kind: &str) -> Option<&Vec<Unit>> {
-        self.groups.iter().find(|(k, _)| k == kind).map(|(_, u)| u)
-    }
-
-    /// json.dumps(asdict(plan), sort_keys=True, separators=(",", ":"))
-    fn canonical(&self) -> String {
-        let mut o = String::new();
-        o.push_str("{\"commit\":");
-        json::quote(&mut o, &self.commit);
-        o.push_str(&format!(",\"format\":{},\"groups\":{{", self.format));
-        let mut g: Vec<&(String, Vec<Unit>)> = self.groups.iter().collect();
-        g.sort_by(|a, b| cmp_py(&a.0, &b.0));
-        for (n, (kind, units)) in g.iter().enumerate() {
-            if n > 0 {
-                o.push(',');
-            }
-            json::quote(&mut o, kind);
-            o.push_str(":[");
-            for (m, u) in units.iter().enumerate() {
-                if m > 0 {
-                    o.push(',');
-                }
-                o.push_str(&format!("{{\"align\":{},\"gap\":{},\"object\":", u.align, u.gap));
-                json::quote(&mut o, &u.object);
-                o.push_str(",\"sections\":");
-                match &u.sections {
-                    None => o.push_str("null"),
-                    Some(l) => {
-                        o.push('[');
-                        for (k, x) in l.iter().enumerate() {
-                            if k > 0 {
-                                o.push(',');
-                            }
-                            json::quote(&mut o, x);
-                        }
-                        o.push(']');
-                    }
-                }
-                o.push('}');
-            }
-            o.push(']');
-        }
-        o.push_str("},\"image\":");
-        json::quote(&mut o, &self.image);
-        o.push_str(",\"kernel\":");
-        json::quote(&mut o, &self.kernel);
-        o.push_str(",\"layout\":");
-        json::quote(&mut o, &self.layout);
-        o.push_str(",\"pinned\":[");
-        for (k, x) in self.pinned.iter().enumerate() {
-            if k > 0 {
-                o.push(',');
-            }
-            json::quote(&mut o, x);
-        }
-        o.push_str(&format!("],\"seed\":{}}}", self.seed));
-        o
-    }
-
-    /// The 28-bit id linked into the image as __lb_plan_id.
-    pub fn plan_id(&self) -> u32 {
-        let h = json::sha256(self.canonical().as_bytes());
-        (u32::from_be_bytes([h[0], h[1], h[2], h[3]])) >> 4
-    }
-
-    /// objects._stored_id or the plan id: "0x1234abc" (hashing a plan that lists every
-    /// function section costs more than the rest of reading it)
-    pub fn plan_id_text(&self) -> String {
-        self.stored_id.clone().unwrap_or_else(|| format!("0x{:07x}", self.plan_id()))
-    }
-}
-
-/// Python's str ordering (code points; the same as UTF-8 byte order).
-fn cmp_py(a: &str, b: &str) -> std::cmp::Ordering {
-    a.cmp(b)
-}
+use crate::planfile::{Plan, KINDS};
 
 pub struct InSec {
     pub kind: Option<&'static str>, //: section_kind, once
@@ -596,7 +416,7 @@ pub fn recorded(elf: &Path, plan_id: &str, markers: &[(String, u64, usize)]) -> 
     if !path.is_file() {
         return None; // none, or a FIFO (whose read would wait for a writer forever)
     }
-    let text = crate::image::leak(std::fs::read_to_string(&path).ok()?);
+    let text = leak(std::fs::read_to_string(&path).ok()?);
     let size = std::fs::metadata(elf).ok()?.len() as i128;
     let v = json::parse(&text).ok()?;
     let int = |v: Option<&Value>| match v {

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::{Child, Command, Stdio};
 
 use crate::image::{same_target, Image, Map, Sym};
-use crate::HandBack;
+use crate::basics::HandBack;
 
 #[derive(Default)]
 pub struct Stats {
