@@ -1,7 +1,7 @@
 """Build specs on the command line: ``KERNEL@REV:LAYOUT[:SEED]`` parsed, resolved and built.
 
-Used by the CLI (``layoutbench symdiff`` takes an ELF path or a build spec on each side);
-the diff itself (:mod:`layoutbench.symdiff`) only reads images.
+Used by the CLI (``layoutbench symdiff`` takes an ELF path or a build spec on each side): a spec
+becomes the image it names; the diff itself (:mod:`layoutbench.symdiff`) only reads images.
 """
 
 from __future__ import annotations
@@ -28,23 +28,21 @@ def parse_spec(spec: str) -> tuple[str, str, str, int]:
     return m["kernel"], ":".join(parts[:-1]), parts[-1], seed
 
 
-def symdiff_side(side: str, image: str | None = None, repo: str | None = None, say=lambda msg: None):
-    """One side of ``layoutbench symdiff``: an ELF path (:func:`symdiff.load_side`), or a build spec
-    looked up or built, read with its plan and objects."""
+def symdiff_image(side: str, image: str | None = None, repo: str | None = None,
+                  say=lambda msg: None) -> tuple[str, str | None]:
+    """One side of ``layoutbench symdiff``: (the ELF file, the label the diff shows for it).  An ELF
+    path is itself (label None: the path); a build spec is looked up or built in the work dir, its
+    plan and objects beside it, where the diff finds them (:func:`layoutbench.symdiff.diff_files`)."""
     from pathlib import Path
 
-    from . import symdiff
-
     if Path(side).exists() or "@" not in side:
-        return symdiff.load_side(side)
-    from . import build, layout, profile, source
+        return side, None
+    from . import build, profile, source
 
     kernel, rev, layout_name, seed = parse_spec(side)
     prof = profile.load(kernel)
     co = source.resolve(prof, None if rev == source.WORKTREE else rev, repo)
     image = image or next(iter(prof.images))
     prof.image(image)
-    objs, (v,) = build.build_variants(prof, co, [(layout_name, seed)], [image], say=say)
-    return symdiff.built_side(v.elf, f"{prof.name}@{co.short}:{v.label} ({image})",
-                              layout.LayoutPlan.from_json(v.plan_path.read_text()),
-                              symdiff.read_objects(objs.objdir, objs.entries(image)))
+    _, (v,) = build.build_variants(prof, co, [(layout_name, seed)], [image], say=say)
+    return str(v.elf), f"{prof.name}@{co.short}:{v.label} ({image})"

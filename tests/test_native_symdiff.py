@@ -412,3 +412,38 @@ def test_data_globals_are_on_the_object_that_defines_them(matcher):
             assert "names.o 5 3 2 +192" in " ".join(text.stdout.split())
             rows = lb("symdiff", str(matcher[0]), str(matcher[1]), "--symbols", check=False).stdout.splitlines()
             assert any(r.split()[:3] == ["moved", "match_calls", "names.o"] for r in rows), rows
+
+
+def test_two_build_specs_are_diffed_by_the_helper_under_their_labels(repo):  # noqa: F811
+    """Build specs name images in the work dir: the helper diffs them (the Python path's bytes, JSON and
+    text), each side shown as its spec (kernel@commit:layout (image)), not as the path it was built to."""
+    args = ("symdiff", f"minikernel@{repo['base']}:sorted", f"minikernel@{repo['edit']}:random:3",
+            "--repo", str(repo["path"]))
+    for extra in (("--json",), ()):
+        fast = lb(*args, *extra, env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+        slow = lb(*args, *extra, env={"LAYOUTBENCH_NATIVE": "0", "LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+        assert NATIVE_SAYS in fast.stderr and "layoutbench-symdiff" not in slow.stderr, (fast.stderr, slow.stderr)
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout) and fast.returncode == 1, fast.stderr
+    d = json.loads(lb(*args, "--json", check=False).stdout)
+    assert d["old"]["label"] == f"minikernel@{repo['base'][:12]}:sorted (kernel)", d["old"]
+    assert d["new"]["label"] == f"minikernel@{repo['edit'][:12]}:random:3 (kernel)", d["new"]
+    assert d["old"]["path"].endswith("image.elf") and d["mapping"] == "plan"
+    assert "crc32c" in {s["name"] for s in d["symbols"] if s["status"] in ("changed", "resized")}
+
+
+def test_every_diff_of_the_package_is_the_helpers_and_the_python_paths_when_it_hands_back(repo, monkeypatch,  # noqa: F811
+                                                                                          capfd):
+    """symdiff.diff_files (a bisection's code evidence, a report's page, the command) runs the helper;
+    with the helper turned off the Python path gives the same result; the labels name the sides."""
+    from layoutbench import symdiff
+
+    a, b = image(repo, "base", "sorted"), image(repo, "edit", "sorted")
+    capfd.readouterr()
+    monkeypatch.setenv("LAYOUTBENCH_NATIVE_TRACE", "1")
+    fast = symdiff.diff_files(a, b, ("parent", None))
+    assert NATIVE_SAYS in capfd.readouterr().err
+    monkeypatch.setenv("LAYOUTBENCH_NATIVE", "0")
+    slow = symdiff.diff_files(a, b, ("parent", None))
+    assert "layoutbench-symdiff" not in capfd.readouterr().err
+    assert fast.to_json() == slow.to_json()
+    assert (fast.old.label, fast.new.label) == ("parent", str(b)) and not fast.placement_identical

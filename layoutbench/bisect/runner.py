@@ -60,13 +60,12 @@ def code_evidence(profile: Profile, settings: Settings, parent: str, culprit: st
     (``sorted``): how many functions changed code, and the largest changes."""
     from .. import symdiff
     try:
-        imgs = []
+        elfs = []
         for sha in (parent, culprit):
             co = source.resolve(profile, sha, settings.repo, settings.subdir)
             objs = buildmod.compile_objects(profile, co, None, say)
-            v = buildmod.link_variant(objs, profile.image().name, "sorted", 0)
-            imgs.append(symdiff.read_image(v.elf))
-        d = symdiff.diff(imgs[0], imgs[1])
+            elfs.append(buildmod.link_variant(objs, profile.image().name, "sorted", 0).elf)
+        d = symdiff.diff_files(elfs[0], elfs[1])
     except (LayoutbenchError, OSError, ValueError) as e:
         return {"error": str(e)}
     funcs = [x for x in d.symbols if x.kind == "func" and x.status in ("changed", "resized", "added", "removed")]

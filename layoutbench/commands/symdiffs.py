@@ -65,27 +65,26 @@ def symdiff_cmd(opts: SymdiffOptions):
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree), of one machine and kind (an x86-64 image and an AArch64 one,
     or a .o and a linked image, are refused).  Exit 0: placement identical, 1: differs, 2: error.
-    Two ELF files without --own-only or --cache are diffed by the compiled helper native/symdiff,
-    the same diff, when setup.sh built it  [env LAYOUTBENCH_NATIVE=0: the Python path].
+    Without --own-only or --cache the diff is the compiled helper's (native/symdiff, built by
+    setup.sh), the same diff  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """
-    from .. import native, specs, symdiff
+    from .. import specs, symdiff
 
     cache, functions = opts.cache, opts.functions
     if not cache and (opts.cache_target or opts.cachegrind_out or functions or opts.extra):
         raise LayoutbenchError("--target, --cachegrind-out, --functions and --args go with --cache L1I|SIZE,WAYS,LINE")
     if opts.extra and opts.cachegrind_out:
         raise LayoutbenchError("--args goes with the runs symdiff makes; --cachegrind-out gives counts already made")
-    python_only = cache or opts.own_only  # what only the Python path does
-    found = None if python_only else native.diff_json(opts.old, opts.new, opts.as_json or opts.show_symbols)
-    if found is not None:
-        res = symdiff.SymdiffResult.from_dict(found)
+    (old, old_label), (new, new_label) = (specs.symdiff_image(side, opts.image, opts.repo, say)
+                                          for side in (opts.old, opts.new))
+    if not (cache or opts.own_only):  # what only the Python path does
+        res = symdiff.diff_files(old, new, (old_label, new_label), opts.as_json or opts.show_symbols)
         if opts.as_json:
-            click.echo(json.dumps(found))
+            click.echo(res.to_json())
         else:
             click.echo(symdiff.text(res, opts.show_symbols), nl=False)
         sys.exit(0 if res.placement_identical else 1)
-    a = specs.symdiff_side(opts.old, opts.image, opts.repo, say)
-    b = specs.symdiff_side(opts.new, opts.image, opts.repo, say)
+    a, b = symdiff.load_side(old, old_label), symdiff.load_side(new, new_label)
     if opts.own_only:
         from ..symdiff.archives import own_only
 

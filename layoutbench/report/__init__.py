@@ -279,14 +279,13 @@ def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.P
     if a is None or b is None:
         return {"available": False, "reason": "the images of the two commits are no longer on disk"}
     try:
-        old, new = symdiff.load_side(str(a)), symdiff.load_side(str(b))
-        res = symdiff.diff(old, new)
+        res = symdiff.diff_files(a, b)
     except LayoutbenchError as e:  # an image it cannot read: say so on the page, write the rest
         return {"available": False, "reason": f"symdiff failed: {e}"}
     d = {"available": True, "title": f"{prev.short} → {p.short}, {h.series.image} image in the {lb} layout:",
          "text": _symdiff_text(res), "cache": None}
     if res.counts["changed"] == res.counts["resized"] == 0 and not res.placement_identical:
-        d["cache"] = _cache_link(store, prev, p, (old, new), out, h.series.args)
+        d["cache"] = _cache_link(store, prev, p, (a, b), out, h.series.args)
     return d
 
 
@@ -302,17 +301,19 @@ def _cachegrind_out(store: Store, point: history.Point, elf: Path) -> tuple[Path
     return None
 
 
-def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tuple, out: Path, args: str = "") -> dict:
-    """The cache view of a layout-only commit: a page (``commits/cache/<commit12>.html``) from the
-    kept cachegrind outputs of both images' runs, else the command that prints it."""
+def _cache_link(store: Store, prev: history.Point, p: history.Point, images: tuple[Path, Path], out: Path,
+                args: str = "") -> dict:
+    """The cache view of a layout-only commit (``images``: its parent's and its own ELF file): a page
+    (``commits/cache/<commit12>.html``) from the kept cachegrind outputs of both images' runs, else the
+    command that prints it."""
     from rich.console import Console
 
     from .. import cacheview
 
-    old, new = sides
-    command = f"layoutbench symdiff {shlex.quote(str(old.path))} {shlex.quote(str(new.path))} --cache L1I"
+    old, new = images
+    command = f"layoutbench symdiff {shlex.quote(str(old))} {shlex.quote(str(new))} --cache L1I"
     with_args = f" --args {shlex.quote(args)}" if args else ""  # the runs' own arguments: the same counts
-    found = _cachegrind_out(store, prev, Path(old.path)), _cachegrind_out(store, p, Path(new.path))
+    found = _cachegrind_out(store, prev, old), _cachegrind_out(store, p, new)
     if None in found:
         return {"page": None, "command": command + with_args,
                 "reason": "the cachegrind outputs of the two images are not kept"}
@@ -321,7 +322,8 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, sides: tupl
                 f"({found[0][1]}, {found[1][1]}): their caches differ"}
     command += f" --target {shlex.quote(found[1][1])}" + with_args
     try:
-        v = cacheview.cache_view(old, new, "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
+        v = cacheview.cache_view(symdiff.load_side(old), symdiff.load_side(new), "L1I", found[1][1],
+                                 (str(found[0][0]), str(found[1][0])))
     except LayoutbenchError as e:
         return {"page": None, "command": command, "reason": str(e)}
     buf = io.StringIO()

@@ -97,7 +97,8 @@ _WHERE = {
     **{n: "image" for n in ("Image", "Section", "Sym", "read_image", "same_target")},
     **{n: "model" for n in ("STATUSES", "ObjectDiff", "Propagation", "ShiftOrigin", "SideInfo", "SymbolDiff",
                             "SymdiffResult")},
-    **{n: "objects" for n in ("assign_keys", "built_side", "load_side", "read_objects")},
+    **{n: "objects" for n in ("assign_keys", "built_side", "load_side")},
+    "diff_files": "files",
     **{n: "render" for n in ("summary_lines", "text")},
     **{n: "samecode" for n in ("Stats", "explain", "explain_all")},
 }

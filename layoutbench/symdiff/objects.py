@@ -17,11 +17,11 @@ from .model import without_gc
 
 
 @without_gc
-def load_side(side: str | Path) -> Image:
-    """An ELF image, with the plan beside it (``plan.json``) and its objects, if any (a build spec is
-    :func:`layoutbench.specs.symdiff_side`'s)."""
+def load_side(side: str | Path, label: str | None = None) -> Image:
+    """An ELF image, with the plan beside it (``plan.json``) and its objects, if any (those a layoutbench
+    work dir holds beside it: :func:`find_objects`); ``label`` names it in the diff (default: its path)."""
     p = Path(side)
-    img = read_image(p)
+    img = read_image(p, label)
     plan_path = p.parent / "plan.json"
     rec = None
     if plan_path.is_file():
@@ -49,7 +49,7 @@ def _stored_id(v) -> str | None:
 
 @without_gc
 def built_side(elf: Path, label: str, plan: LayoutPlan, objects: dict) -> Image:
-    """A side layoutbench built: the image, its plan and the objects (name → elfinfo.ObjectInfo)."""
+    """An image with its plan and objects given (name → elfinfo.ObjectInfo), wherever they are."""
     img = read_image(elf, label)
     img.plan = plan
     img.plan_id = f"0x{plan.plan_id:07x}"
@@ -59,7 +59,7 @@ def built_side(elf: Path, label: str, plan: LayoutPlan, objects: dict) -> Image:
 
 
 def read_objects(objdir: Path, entries: list[tuple[str, str]]) -> dict:
-    """elfinfo.ObjectInfo of each (name, file relative to objdir), cached for the other side."""
+    """elfinfo.ObjectInfo of each (name, file relative to objdir)."""
     return {n: elfinfo.read_object(objdir / rel, n) for n, rel in entries}
 
 
