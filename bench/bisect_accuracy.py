@@ -45,8 +45,8 @@ oracle's runs, the effect and the layout noise measured) and every line of the s
 (histories, right, wrong, both, the earliest step, mean runs); an oracle that cannot reach the
 power at that noise has runs null.
 
-    python bench/bisect_accuracy.py [--histories 20] [--null 20] [--commits 8] [--regression-pct 0.5,1,3]
-                                    [--two 1+3,3+1,2+2] [--before 9319707] [--json]
+    python3 -m bench.bisect_accuracy [--histories 20] [--null 20] [--commits 8] [--regression-pct 0.5,1,3]
+                                     [--two 1+3,3+1,2+2] [--before 9319707] [--json]
 """
 
 from __future__ import annotations
@@ -67,7 +67,6 @@ from pathlib import Path
 from scipy.special import ndtri
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def load_make_history():

@@ -39,10 +39,10 @@ neighbour's objects (layoutbench's object reuse, ``[build] untracked_inputs`` in
 profile), and kernels/linux/build.sh compiles through ccache, so a neighbouring commit's build
 recompiles only what changed.  Measured runs: docs/debian-history.md.
 
-    nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian fetch repo
-    nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian plant \
+    nice -n 10 python3 -m bench.debian_linux_history --workdir /tmp/lb-debian fetch repo
+    nice -n 10 python3 -m bench.debian_linux_history --workdir /tmp/lb-debian plant \
         --plant-after 2bb0fc5b9 --plant-until 0c327b742
-    nice -n 10 python bench/debian_linux_history.py --workdir /tmp/lb-debian \
+    nice -n 10 python3 -m bench.debian_linux_history --workdir /tmp/lb-debian \
         --range 893865746..layoutbench/planted-10 --layouts default,random:3 sweep bisect table --json OUT.json
 """
 
@@ -217,7 +217,6 @@ def make_repo(workdir: Path, version: str, src: Path) -> Path:
 def build_inputs(objdir: Path, tree: Path) -> set[str]:
     """Paths (relative to the source tree) of every file the build read, from its dependency
     files: layoutbench's own reader (reuse.build_inputs, what object reuse decides with)."""
-    sys.path.insert(0, str(ROOT))
     from layoutbench.reuse import build_inputs as read
 
     return read(objdir, tree)
@@ -225,7 +224,6 @@ def build_inputs(objdir: Path, tree: Path) -> set[str]:
 
 def _untracked(path: str) -> bool:
     """A file the build reads that no dependency file names: the linux profile's untracked_inputs."""
-    sys.path.insert(0, str(ROOT))
     from layoutbench import profile, reuse
 
     return reuse._matches(path, tuple(profile.load("linux").build.untracked_inputs or ()))

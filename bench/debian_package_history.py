@@ -3,8 +3,8 @@
 
 Real histories nobody wrote for layoutbench, for ``bench/real_history.py`` (docs/real-history.md):
 
-    python bench/debian_package_history.py --workdir /tmp/rh dash=0.5.12-12
-    python bench/debian_package_history.py --workdir /tmp/rh xz-utils=5.4.1-1+deb12u1 xz-utils=5.8.1-1+deb13u1
+    python3 -m bench.debian_package_history --workdir /tmp/rh dash=0.5.12-12
+    python3 -m bench.debian_package_history --workdir /tmp/rh xz-utils=5.4.1-1+deb12u1 xz-utils=5.8.1-1+deb13u1
 
 downloads the source package once (``apt-get source --download-only`` through a private apt
 configuration in WORKDIR: ``deb-src`` lines for the machine's Debian mirror and the suites given
@@ -26,8 +26,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from debian_linux_history import DATE, git, patch_header  # noqa: E402
+from bench.debian_linux_history import DATE, git, patch_header
 
 
 def apt_opts(workdir: Path) -> list[str]:

@@ -3,7 +3,7 @@
 side by side in one run: ``source.export`` (``git archive`` streamed into ``tar -x``) beside the
 same tree read into memory whole through GitPython and unpacked with Python's tarfile.
 
-    python bench/export_tree.py REPO COMMIT [--repeat 3]
+    python3 -m bench.export_tree REPO COMMIT [--repeat 3]
 
 Prints the median seconds of each and their ratio.  Each export starts after the page cache's
 dirty pages of the one before are written out (``os.sync``), the two ways alternating.
@@ -16,16 +16,14 @@ import io
 import os
 import shutil
 import statistics
-import sys
 import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from layoutbench import profile, source
 
-from layoutbench import profile, source  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def in_memory(co: source.Checkout, dest: Path) -> None:

@@ -21,7 +21,7 @@ fall as the rounds do (three valgrind runs compete for two cores, and every mach
 measures GOOD and BAD itself).  On a farm of real machines a round costs about one probe's
 time, so the rounds are the number that carries over.
 
-    python3 bench/farm_bisect.py [--kind ssh|labgrid] [--commits 16] [--regression-at 11]
+    python3 -m bench.farm_bisect [--kind ssh|labgrid] [--commits 16] [--regression-at 11]
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # bench.labs, when run as python3 bench/farm_bisect.py
 
 
 def main() -> int:

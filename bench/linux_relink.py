@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/guide/internals.md, "Linux: the relink": a full Linux build vs a relink per layout, side by side in one run.
 
-    python bench/linux_relink.py [--workdir DIR] [--layouts default,sorted,aligned,random:1,function-aligned,padded]
+    python3 -m bench.linux_relink [--workdir DIR] [--layouts default,sorted,aligned,random:1,function-aligned,padded]
 
 The full build unpacks Debian's linux-source-6.1, applies the quirks, configures and
 compiles (LLVM=1, tinyconfig + kernels/linux/config.fragment) in a fresh work directory.
@@ -20,14 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from layoutbench import build, elfinfo, layout, placement, profile, source  # noqa: E402
+from layoutbench import build, elfinfo, layout, placement, profile, source
 
 
 def main() -> None:

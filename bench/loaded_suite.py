@@ -2,9 +2,9 @@
 
 It runs the README's test command while CPU-bound loops run beside it, and prints its wall time, the load it ran under and its ten slowest tests.
 
-    python3 bench/loaded_suite.py                 # two loops beside the whole suite
-    python3 bench/loaded_suite.py --loops 4 -- tests/test_bisect.py -k timeout
-    python3 bench/loaded_suite.py --workers 0 -- tests/test_stats.py   # pytest in one process
+    python3 -m bench.loaded_suite                 # two loops beside the whole suite
+    python3 -m bench.loaded_suite --loops 4 -- tests/test_bisect.py -k timeout
+    python3 -m bench.loaded_suite --workers 0 -- tests/test_stats.py   # pytest in one process
 
 No test may depend on how fast the machine is: every timeout in a test is far above the work's normal
 duration (a hang is a ``sleep 300``), and every polling loop waits for its event, not for a fixed time.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """docs/guide/internals.md's mutation scores: does a test fail when the code of a core module is wrong?
 
-    nice -n 15 python3 bench/mutate.py --module stats --max 50          # one module, 50 sampled mutants
-    nice -n 15 python3 bench/mutate.py --max 50 --json > mutants.json    # every module in MODULES
+    nice -n 15 python3 -m bench.mutate --module stats --max 50          # one module, 50 sampled mutants
+    nice -n 15 python3 -m bench.mutate --max 50 --json > mutants.json    # every module in MODULES
 
 A small runner of the project's own over Python's ``ast``.  Each mutant is one change of one
 node of a module's source:
@@ -488,7 +488,7 @@ def main(argv=None) -> int:
             tree = Path(tmp) / "tree"
             _copy_tree(tree)
             results = [recheck_module(r, tree, args, eqs, say) for r in d["modules"]]
-        cmd = f"{d['command']}; python3 bench/mutate.py --recheck {args.recheck}"
+        cmd = f"{d['command']}; python3 -m bench.mutate --recheck {args.recheck}"
         if args.json:
             print(json.dumps({**d, "command": cmd, "modules": results}, indent=1))
             print(table(results, cmd), file=sys.stderr)
@@ -513,7 +513,7 @@ def main(argv=None) -> int:
             r = run_module(name, MODULES[name], tree, args, eqs, say)
             results.append(r)
             say(f"{name}: {r['killed']}/{r['total']} killed, {len(r['equivalent'])} equivalent")
-    cmd = "python3 bench/mutate.py" + "".join(f" --module {n}" for n in (args.module or [])) + \
+    cmd = "python3 -m bench.mutate" + "".join(f" --module {n}" for n in (args.module or [])) + \
         (f" --max {args.max} --seed {args.seed}" if args.max else "")
     if args.json:
         print(json.dumps({"command": cmd, "seed": args.seed, "max": args.max, "modules": results}, indent=1))

@@ -8,7 +8,7 @@ openssh-server), then runs the same `layoutbench compare` of the hosted minikern
 sleeps SLEEP seconds before the benchmark, standing in for a slower machine, so the
 ratio shows the overlap rather than this 2-core machine's contention.
 
-    python3 bench/parallel_targets.py [--runs 3] [--sleep 0.5]
+    python3 -m bench.parallel_targets [--runs 3] [--sleep 0.5]
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # bench.labs, when run as python3 bench/parallel_targets.py
+from bench.labs import sshd as _sshd
 
-from bench.labs import sshd as _sshd  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:

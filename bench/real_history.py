@@ -22,7 +22,7 @@ judged against its first parent.  Resumable: the sweep keeps every run in the st
 same command again to continue.
 
     python kernels/minikernel/make_history.py /tmp/h --commits 12 --seed 5 --regression-at 7
-    nice -n 10 python bench/real_history.py --profile minikernel --repo /tmp/h --range GOOD..BAD \\
+    nice -n 10 python3 -m bench.real_history --profile minikernel --repo /tmp/h --range GOOD..BAD \\
         --target cachegrind --args iterations=300 --workdir /tmp/lb-h --json /tmp/lb-h/random-6.json
 """
 
@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def kind_of(delta: float, base: float, min_effect: float) -> str:

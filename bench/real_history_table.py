@@ -8,7 +8,7 @@ layouts sample the layout effect of the layout-only steps (truth equal): the mea
 K layouts of each such step's paired change, which a layout kind that samples the effect
 well keeps near 0, and the same for the real changes.
 
-    python bench/real_history_table.py --workdir /tmp/lb-h --kinds random,shuffled,padded --layouts 6,12
+    python3 -m bench.real_history_table --workdir /tmp/lb-h --kinds random,shuffled,padded --layouts 6,12
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             })
     if not rows:
         print(f"real_history_table: error: no KIND-K.json in {work} for kinds {a.kinds} and K {a.layouts} "
-              "(write them with bench/real_history.py --json)", file=sys.stderr)
+              "(write them with python3 -m bench.real_history --json)", file=sys.stderr)
         return 2
     r0 = rows[0]
     print(f"history ({r0['steps']} first-parent steps; {metric}, truth {truth_metric}, min effect "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/guide/internals.md, "Builds: compile once, link many": a full build vs a relink, side by side in one run.
 
-    python bench/relink.py [--kernel minikernel] [--repeat 3]
+    python3 -m bench.relink [--kernel minikernel] [--repeat 3]
 
 A full build = export nothing, compile every object from scratch, link the default layout.
 A relink = link one more layout (a new random seed) from the compiled objects, with the
@@ -13,14 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from layoutbench import build, profile, source  # noqa: E402
+from layoutbench import build, profile, source
 
 
 def main() -> None:

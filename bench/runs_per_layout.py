@@ -9,22 +9,18 @@ simulated prober draws 8 runs a layout), and with a fixed larger R, and prints t
 wrong rates beside the layouts, runs and the time they take at the stated costs:
 time = layouts x c_layout + runs x c_run (+ the 2-run look of the choice).
 
-    python bench/runs_per_layout.py [--histories 60] [--layout-cost 60] [--run-cost 5]
+    python3 -m bench.runs_per_layout [--histories 60] [--layout-cost 60] [--run-cost 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layoutbench import costs, decide  # noqa: E402
-import simulate as sim  # noqa: E402
+from bench import simulate as sim
+from layoutbench import costs, decide
 
 
 def one(sc: sim.Scenario, seed: int, runs: int | None, c_l: float, c_r: float) -> dict:

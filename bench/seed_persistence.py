@@ -20,8 +20,8 @@ value) are counted and left out: they measure the image twice, not two commits. 
 distance of each pair (positions in ``git rev-list --topo-order --all``), pairs only commits
 of one repository, and prints the same numbers by distance.
 
-    python bench/seed_persistence.py STORE [--metric cg_cost] [--layout random] [--target T]
-                                     [--args A] [--min-shared 6] [--repo REPO ...] [--json]
+    python3 -m bench.seed_persistence STORE [--metric cg_cost] [--layout random] [--target T]
+                                      [--args A] [--min-shared 6] [--repo REPO ...] [--json]
 """
 
 from __future__ import annotations
@@ -32,14 +32,12 @@ import itertools
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from layoutbench.errors import LayoutbenchError  # noqa: E402
-from layoutbench.store import Store  # noqa: E402
+from layoutbench.errors import LayoutbenchError
+from layoutbench.store import Store
 
 BINS = ((1, 1), (2, 3), (4, 7), (8, 15), (16, 31), (32, 10 ** 9))  #: commit-distance groups of the table
 

@@ -1,7 +1,7 @@
 """Figure 3 (and 7) of docs/how-it-decides.md: where a bisection's runs go, and what the side tests cost and buy.
 
-    nice -n 10 python bench/side_frontier.py [--histories 100] [--settings 0.05:4,0.02:8] [--only phases,frontier]
-                                             [--json]
+    nice -n 10 python3 -m bench.side_frontier [--histories 100] [--settings 0.05:4,0.02:8] [--only phases,frontier]
+                                              [--json]
 
 Every number comes from the real decision code (``layoutbench.decide``, unchanged) run against
 ``bench/simulate.py``'s synthetic histories (``Scenario``, ``SimProber``: 16 commits, sigma_L 1%,
@@ -55,18 +55,13 @@ import argparse
 import contextlib
 import json
 import math
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import simulate as S  # noqa: E402
-
-from layoutbench import decide  # noqa: E402
+from bench import simulate as S
+from layoutbench import decide
 
 PHASES = ("endpoints", "probes", "confirmation", "sides")
 #: (SIDE_A, first look): the default, the frontier around it, and --thorough (THOROUGH_A, THOROUGH_FIRST)

@@ -14,10 +14,10 @@ blaming one is a false blame.  Scenarios: null, one step of ``size * sigma_L``, 
 (``sizes``, the first in the first half of the range), a drift.  The default link (what a
 single-layout bisection measures) is seed 0.
 
-    python bench/simulate.py [--histories 200] [--commits 16] [--two] [--thorough] [--first-only] [--oracle-every]
-    python bench/simulate.py --only-two [--first-only] [--before REV] [--histories 200]
-    python bench/simulate.py --min-effect-rows [--before REV] [--histories 1000] [--commits 64] [--forecast-every 10]
-    python bench/simulate.py --min-effect-rows --forecast-only [--histories 1000] [--forecast-every 10]
+    python3 -m bench.simulate [--histories 200] [--commits 16] [--two] [--thorough] [--first-only] [--oracle-every]
+    python3 -m bench.simulate --only-two [--first-only] [--before REV] [--histories 200]
+    python3 -m bench.simulate --min-effect-rows [--before REV] [--histories 1000] [--commits 64] [--forecast-every 10]
+    python3 -m bench.simulate --min-effect-rows --forecast-only [--histories 1000] [--forecast-every 10]
 
 prints, on the SAME histories (every value is drawn from a generator keyed by the history and
 its place, so the order of asking does not matter):
@@ -46,9 +46,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import ndtri
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from layoutbench import decide, forecast  # noqa: E402
+from layoutbench import decide, forecast
 
 BLOCK = 64  #: seeds drawn per generator call
 

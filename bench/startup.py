@@ -5,7 +5,7 @@ them.  This prints, side by side in one run (interleaved, the median of ``--repe
 a bare Python start, ``layoutbench --help`` as it is, and the same with scipy.stats imported first
 (what every start cost while the command line imported it), with the ratio of the last two.
 
-    python3 bench/startup.py [--repeat 7]
+    python3 -m bench.startup [--repeat 7]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """docs/guide/internals.md's symdiff timing table: `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
 
-    python bench/symdiff.py [OLD NEW]...   [--runs N] [--functions N[,N...]] [--cache SIZE,WAYS,LINE]
+    python3 -m bench.symdiff [OLD NEW]...   [--runs N] [--functions N[,N...]] [--cache SIZE,WAYS,LINE]
 
 Without arguments it builds (once per size, cached in $LAYOUTBENCH_BENCH_DIR or
 /tmp/layoutbench-bench) generated kernels with --functions functions (default 8000, 32000 and
@@ -192,7 +192,6 @@ def main() -> None:
     tmp = base / "nm"
     tmp.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parent.parent
-    sys.path.insert(0, str(root))
     from layoutbench import native
 
     # every command runs outside any checkout (`python -m` puts the working directory first on

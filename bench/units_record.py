@@ -2,7 +2,7 @@
 """docs/guide/internals.md, "The placement check": what recording the data globals' objects
 beside an image costs a link, on a real image and its objects, side by side.
 
-    python bench/units_record.py WORK/images/K/<commit>-<config>/I/L-S [--repeat 5]
+    python3 -m bench.units_record WORK/images/K/<commit>-<config>/I/L-S [--repeat 5]
 
 Times reading every linked object as the link's check does (elfinfo.read_object, in a fresh
 process: nothing cached) beside the part of it that reads their data globals (for the record:
@@ -23,12 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from layoutbench import elfinfo, placement
+from layoutbench.layout import LayoutPlan
+from layoutbench.symdiff import objects as symobjects
 
-from layoutbench import elfinfo, placement  # noqa: E402
-from layoutbench.layout import LayoutPlan  # noqa: E402
-from layoutbench.symdiff import objects as symobjects  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 READ = """
 import sys, time

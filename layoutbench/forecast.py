@@ -12,7 +12,7 @@ a layout's value, run noise included).  With a seed correlation ``corr`` (a ``--
 of a seed's layout effect the endpoints share, :func:`decide.seed_corr`), a seed's effect is
 sqrt(corr) x a part it keeps at every commit plus sqrt(1 - corr) x its epoch's own draw: any two
 epochs share ``corr``, what the endpoints measured (docs/guide/bisecting.md: this plan beside the
-actual runs of histories whose neighbours share more than their ends, bench/simulate.py --layout-corr).
+actual runs of histories whose neighbours share more than their ends, python3 -m bench.simulate --layout-corr).
 The draws are seeded: the same inputs give the same plan.
 """
 
@@ -145,7 +145,7 @@ def after_endpoints(n_commits: int, status: str, spent: int, ratio: float, noise
     medians of the phases after the endpoints (probes, confirmation, side tests) of :func:`expected_cost`
     at that change and noise (``after``).  The endpoints' first look (4 layouts a side, what ``--plan``
     measures) cannot tell a step near the minimum effect from none; their test's decision, tens of
-    layouts a side, can (bench/simulate.py --forecast-only prints both forecasts beside the actual runs)."""
+    layouts a side, can (python3 -m bench.simulate --forecast-only prints both forecasts beside the actual runs)."""
     if status != "differs":
         return {"runs": int(spent), "endpoints": int(spent), "after": 0, "status": status}
     c = expected_cost(n_commits, ratio, noise, plan, corr)

@@ -18,12 +18,20 @@ MINI_TOML = ROOT / "kernels" / "minikernel" / "kernel.toml"
 
 def script(relpath: str):
     """A script of this repository (``bench/simulate.py``, ``kernels/minikernel/make_history.py``)
-    loaded as a module, once: the tests call its functions as they are."""
-    name = Path(relpath).stem
+    loaded as a module, once: the tests call its functions as they are.  A script under bench/ is
+    imported as a module of the bench package (``bench.simulate``, as ``python3 -m bench.simulate``
+    runs it); another is loaded from its file under its path's name (``kernels.minikernel.make_history``),
+    which no module of the package shares."""
+    import importlib
+
+    path = Path(relpath)
+    name = ".".join(path.with_suffix("").parts)
+    if path.parts[0] == "bench":
+        return importlib.import_module(name)
     if name not in sys.modules:
         import importlib.util
 
-        spec = importlib.util.spec_from_file_location(name, ROOT / relpath)
+        spec = importlib.util.spec_from_file_location(name, ROOT / path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod  # dataclasses look their module up
         spec.loader.exec_module(mod)

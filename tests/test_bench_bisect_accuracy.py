@@ -1,4 +1,4 @@
-"""bench/bisect_accuracy.py --json: the numbers behind its tables, for programs.
+"""python3 -m bench.bisect_accuracy --json: the numbers behind its tables, for programs.
 
 One real run on its smallest configuration (one history of 2 commits with a 3% step in the
 minikernel's hot path, cachegrind's cg_cost: deterministic, ~30 s), whose JSON must say what its
@@ -21,9 +21,9 @@ acc = script("bench/bisect_accuracy.py")
 
 
 def test_the_smallest_run_prints_every_number_of_its_table_as_json(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "bisect_accuracy.py"), "--histories", "1", "--null", "0",
+    p = subprocess.run([sys.executable, "-m", "bench.bisect_accuracy", "--histories", "1", "--null", "0",
                         "--regression-pct", "3", "--commits", "2", "--workdir", str(tmp_path), "--json"],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)  # stdout is the JSON and nothing else; the tables went to stderr
     assert d["settings"]["regression_pct"] == [3.0] and d["settings"]["commits"] == 2
@@ -133,9 +133,9 @@ def test_an_older_revision_runs_beside_on_images_this_tree_linked(tmp_path):
     (9319707 here) too: it reads no image record this tree wrote (its own images, the object
     cache shared), so it finishes and its row says what it found, instead of failing on a field
     of this tree's records it does not know (``link_seconds``)."""
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "bisect_accuracy.py"), "--histories", "1", "--null", "0",
+    p = subprocess.run([sys.executable, "-m", "bench.bisect_accuracy", "--histories", "1", "--null", "0",
                         "--regression-pct", "3", "--commits", "2", "--workdir", str(tmp_path), "--before", "9319707",
-                        "--json"], capture_output=True, text=True, timeout=900)
+                        "--json"], capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     (row,) = d["rows"]

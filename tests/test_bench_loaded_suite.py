@@ -21,7 +21,7 @@ def _yes_pids() -> set[str]:
 def _loaded(*args: str) -> subprocess.CompletedProcess:
     """The script on a one-test suite run in one process (``--workers 0``): what is tested is the
     script (its report, its exit, its loops), not pytest-xdist's start and stop under load."""
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "loaded_suite.py"), "--workers", "0", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "bench.loaded_suite", "--workers", "0", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
 
 
@@ -50,7 +50,7 @@ def test_the_loops_end_with_the_script_whatever_ends_it(sig, tmp_path):
     inner = tmp_path / "test_inner.py"
     inner.write_text("import time\n\ndef test_long():\n    time.sleep(600)\n")
     before = _yes_pids()
-    p = subprocess.Popen([sys.executable, str(ROOT / "bench" / "loaded_suite.py"), "--workers", "0", "--loops", "2",
+    p = subprocess.Popen([sys.executable, "-m", "bench.loaded_suite", "--workers", "0", "--loops", "2",
                           "--", str(inner)],
                          cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          preexec_fn=hostile_cli.as_from_a_terminal())

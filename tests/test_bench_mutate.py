@@ -53,14 +53,14 @@ def test_recheck_kills_a_survivor_a_test_now_catches_and_marks_a_gone_one(tmp_pa
     real = next(m for m in ms if m.op == "call" and "acts.append('skip')" in m.mutation)
     moved = {**asdict(real), "line": real.line + 40, "result": "pass"}
     gone = {**asdict(real), "code": "acts.append('skip')  # a line that is not there", "result": "pass"}
-    saved = {"command": "python3 bench/mutate.py --module quirks --max 2", "seed": 1, "max": 2,
+    saved = {"command": "python3 -m bench.mutate --module quirks --max 2", "seed": 1, "max": 2,
              "modules": [{"module": "quirks", "files": ["layoutbench/quirks.py"],
                           "tests": mutate.MODULES["quirks"]["tests"], "mutants_in_module": len(ms), "sampled": 3,
                           "killed": 1, "total": 3, "score": 0.3333, "equivalent": [],
                           "survived": [moved, gone], "killed_mutants": [{**asdict(ms[0]), "result": "fail"}]}]}
     f = tmp_path / "saved.json"
     f.write_text(json.dumps(saved))
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "mutate.py"), "--recheck", str(f), "--json"],
+    p = subprocess.run([sys.executable, "-m", "bench.mutate", "--recheck", str(f), "--json"],
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     r = json.loads(p.stdout)["modules"][0]

@@ -68,12 +68,13 @@ def test_same_seed_correlation_falls_with_commit_distance_and_identical_images_a
     assert near["corr_mean"] > 0.7 and far["corr_mean"] < near["corr_mean"] - 0.15
     assert near["ratio_median"] < 0.25 < 0.5 < far["ratio_median"]
     # the command: the same numbers as JSON, the table, one line for a store that is not there
-    run = [sys.executable, str(ROOT / "bench" / "seed_persistence.py"), str(tmp_path / "r.sqlite"), "--repo", str(repo)]
-    d = json.loads(subprocess.run(run + ["--json"], capture_output=True, text=True, check=True).stdout)
+    cmd = [sys.executable, "-m", "bench.seed_persistence"]
+    run = [*cmd, str(tmp_path / "r.sqlite"), "--repo", str(repo)]
+    d = json.loads(subprocess.run(run + ["--json"], capture_output=True, text=True, check=True, cwd=ROOT).stdout)
     assert d["all"] == sp.summary(ps) and d["left_out"] == left and d["commits"] == 10
     assert [(b["lo"], b["pairs"]) for b in d["by_distance"]] == [(1, 7), (2, 13), (4, 14), (8, 1)]
-    table = subprocess.run(run, capture_output=True, text=True, check=True).stdout
+    table = subprocess.run(run, capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert "35 pairs with >= 6 shared seeds" in table and "1 (identical images)" in table
-    p = subprocess.run(run[:2] + [str(tmp_path / "none.sqlite")], capture_output=True, text=True)
+    p = subprocess.run([*cmd, str(tmp_path / "none.sqlite")], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1 and "no such store" in p.stderr
     assert not (tmp_path / "none.sqlite").exists()

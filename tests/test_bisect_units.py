@@ -5,7 +5,7 @@ replaced when the target's configuration or the metric changed -- on one small r
 (two commits after GOOD: a layout-only commit, then a 3% regression), built for real and
 measured under cachegrind (deterministic), with two runs per layout (repetition 1 too).
 
-Fast enough for the mutation runner (``bench/mutate.py --module bisect``): one bisection of two
+Fast enough for the mutation runner (``python3 -m bench.mutate --module bisect``): one bisection of two
 commits, every other path read from its store or on its first look."""
 
 from __future__ import annotations

@@ -431,7 +431,7 @@ def test_a_noisy_null_pair_stops_once_the_minimum_effect_is_unlikely():
 
 
 def test_the_oracle_that_looks_for_every_change_pays_for_its_side_tests_on_a_single_step():
-    """bench/simulate.py --oracle-every: the floor of this design (knows sigma, fixed-size z tests)
+    """python3 -m bench.simulate --oracle-every: the floor of this design (knows sigma, fixed-size z tests)
     when it also tests the sub-ranges beside a found step for a second step of twice the minimum
     effect (90% power at 5%).  On the same 30 single 5 sigma_L histories it names the step as
     often as the plain oracle, give or take a side's false alarm at 5%, and costs far more (each side's ends get ~22 layouts: 2 (z.975 +

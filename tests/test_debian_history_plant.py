@@ -79,7 +79,7 @@ def test_places_and_loops_that_do_not_fit_are_one_line_errors(tmp_path, afters, 
     (tmp_path / "src" / "linux_1-1.dsc").write_text("")
     (tmp_path / "repo-1-1").symlink_to(repo)
     git(repo, "tag", "debian/1-1")
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "debian_linux_history.py"), "--workdir", str(tmp_path),
+    p = subprocess.run([sys.executable, "-m", "bench.debian_linux_history", "--workdir", str(tmp_path),
                         "--version", "1-1", "plant", "--plant-after", afters, "--plant-until", "main",
-                        "--loops", loops], capture_output=True, text=True)
+                        "--loops", loops], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode != 0 and says in p.stderr and "Traceback" not in p.stderr

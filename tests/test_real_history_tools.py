@@ -24,11 +24,11 @@ def checked(tmp_path_factory, workdir):
     m = script("kernels/minikernel/make_history.py").make_history(
         d / "repo", 6, seed=5, regression_at=REGRESSION_AT, regression_pct=4.0, layout_only=LAYOUT_ONLY)
     out = d / "random-3.json"
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "real_history.py"), "--profile", "minikernel",
+    p = subprocess.run([sys.executable, "-m", "bench.real_history", "--profile", "minikernel",
                         "--repo", m["repo"], "--range", f"{m['good']}..{m['bad']}", "--target", "cachegrind",
                         "--args", "iterations=300", "--metric", "cg_cost", "--layouts", "3", "--window", "6",
                         "--workdir", str(workdir), "--store", str(d / "results.sqlite"), "--json", str(out)],
-                       capture_output=True, text=True, timeout=1200)
+                       capture_output=True, text=True, timeout=1200, cwd=ROOT)
     assert p.returncode == 0, p.stdout + p.stderr
     return m, json.loads(out.read_text()), p.stdout, d
 
@@ -53,8 +53,8 @@ def test_the_bisection_is_checked_against_the_truth_and_names_the_regression(che
 
 def test_the_table_reads_the_json_and_the_store(checked):
     m, _, _, d = checked
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "real_history_table.py"), "--workdir", str(d),
-                        "--kinds", "random", "--layouts", "3"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-m", "bench.real_history_table", "--workdir", str(d),
+                        "--kinds", "random", "--layouts", "3"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     row = next(line for line in p.stdout.splitlines() if line.startswith("random:3") and "(code)" in line)
     assert row.split()[1:3] == ["1", "0"]  # culprit right, false claim
@@ -63,9 +63,10 @@ def test_the_table_reads_the_json_and_the_store(checked):
 
 
 def test_bad_input_is_one_line(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "real_history.py"), "--profile", "nosuch", "--repo",
-                        str(tmp_path), "--range", "a..b", "--workdir", str(tmp_path)], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "bench.real_history", "--profile", "nosuch", "--repo",
+                        str(tmp_path), "--range", "a..b", "--workdir", str(tmp_path)], capture_output=True, text=True,
+                       cwd=ROOT)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "unknown kernel 'nosuch'" in p.stderr
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "real_history_table.py"), "--workdir", str(tmp_path)],
-                       capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-m", "bench.real_history_table", "--workdir", str(tmp_path)],
+                       capture_output=True, text=True, cwd=ROOT)
     assert p.returncode != 0 and "Traceback" not in p.stderr

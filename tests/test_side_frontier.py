@@ -69,7 +69,7 @@ def test_wald_expected_sample_size_matches_a_simulated_sprt():
 
 
 def test_the_script_prints_json():
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--histories", "2",
+    p = subprocess.run([sys.executable, "-m", "bench.side_frontier", "--histories", "2",
                         "--settings", f"{decide.SIDE_A:g}:{decide.SIDE_FIRST}", "--only", "frontier", "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr
@@ -77,7 +77,7 @@ def test_the_script_prints_json():
     row = d["frontier"][0]
     assert (row["side_a"], row["first"], row["thorough"]) == (decide.SIDE_A, decide.SIDE_FIRST, False)
     assert set(row["rows"]) == {"step 5σL", "step 2σL", "two steps 1+3σL", "two steps 3+1σL"}
-    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--settings", "x"],
+    bad = subprocess.run([sys.executable, "-m", "bench.side_frontier", "--settings", "x"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode != 0 and "--settings" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -102,7 +102,7 @@ def test_a_bisection_ends_as_one_outcome_and_the_outcomes_account_for_the_mean()
     assert sf.S.outcome(out("found", "found"), False, ["c5"], truth) == OUT[4]
     assert sf.S.outcome(out("found", "found", "found"), True, ["c5", "c2"], truth) == OUT[5]
     assert sf.S.outcome(out("found", "found"), False, ["c2"], set()) == OUT[5]
-    p = subprocess.run([sys.executable, str(ROOT / "bench" / "side_frontier.py"), "--histories", "6", "--seed0", "40",
+    p = subprocess.run([sys.executable, "-m", "bench.side_frontier", "--histories", "6", "--seed0", "40",
                         "--only", "outcomes", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert p.returncode == 0, p.stderr
     rows = json.loads(p.stdout)["outcomes"]

@@ -222,3 +222,22 @@ def test_bench_imports_no_test(tmp_path):
     (tmp_path / "b" / "x.py").write_text("import os\nfrom _lab import thing\n")
     (tmp_path / "b" / "y.py").write_text("import sys\nsys.path.insert(0, str(ROOT / 'tests'))\n")
     assert reaches_tests(tmp_path / "b", tmp_path / "t") == ["x.py:2: _lab", "y.py: puts the tests on sys.path"]
+
+
+def edits_sys_path(root: Path) -> list[str]:
+    """Every line of a module under ``root`` that puts a folder on ``sys.path`` (``sys.path.insert`` or
+    ``sys.path.append``)."""
+    return [f"{f.relative_to(root).as_posix()}:{i}" for f in sorted(root.rglob("*.py"))
+            for i, line in enumerate(f.read_text().splitlines(), 1)
+            if "sys.path.insert" in line or "sys.path.append" in line]
+
+
+def test_no_bench_script_edits_sys_path(tmp_path):
+    """A bench script runs as a module from the checkout's top (``python3 -m bench.simulate``), which puts
+    that checkout first on sys.path: none adds a folder of its own (a child's code in a string included)."""
+    assert edits_sys_path(PKG.parent / "bench") == []
+    (tmp_path / "a.py").write_text("import sys\nsys.path.insert(0, '.')\n")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "b.py").write_text('CHILD = """\nimport sys\nsys.path.append(root)\n"""\n')
+    (tmp_path / "c.py").write_text("import sys\nprint(sys.path[0])\n")
+    assert edits_sys_path(tmp_path) == ["a.py:2", "s/b.py:3"]

@@ -190,8 +190,7 @@ class Elf:
 
 _SERVER = r"""
 import json, os, resource, sys, tempfile, time, traceback
-root, memory = sys.argv[1], int(sys.argv[2])
-sys.path.insert(0, root)
+memory = int(sys.argv[1])
 os.environ["LAYOUTBENCH_NATIVE"] = "0"
 import layoutbench.cli as cli
 import layoutbench.commands, layoutbench.specs, layoutbench.symdiff.classify  # noqa: F401,E401  (what the command imports, once)
@@ -254,8 +253,11 @@ class _Server:
     def run(cls, args: list[str], out: Path, err: Path, cwd: Path, timeout: float, tmpdir: Path) -> int | str:
         with cls.lock:
             if cls.proc is None or cls.proc.poll() is not None:
-                env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "COLUMNS": "160"}
-                cls.proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(ROOT), str(MEMORY)],
+                # this checkout's layoutbench: PYTHONPATH first on the server's sys.path (-P: no working
+                # directory before it, which every child changes)
+                env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "COLUMNS": "160",
+                       "PYTHONPATH": str(ROOT)}
+                cls.proc = subprocess.Popen([sys.executable, "-P", "-c", _SERVER, str(MEMORY)],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
             req = {"args": args, "out": str(out), "err": str(err), "cwd": str(cwd), "timeout": timeout,
                    "tmpdir": str(tmpdir)}

@@ -31,7 +31,7 @@ GROWTH = 1.5  #: layouts per side grow by this factor from look to look
 #: measured commits make a step of SIDE_STEP x the minimum effect, at one of the places a step could
 #: split them, at least SIDE_A times as likely as no step (side_llr: the lower boundary of Wald's
 #: test of those two), asked after every layout added a side (asked at the x1.5 looks only, the
-#: test overshot that boundary).  bench/side_frontier.py, 200 histories, 16 commits:
+#: test overshot that boundary).  python3 -m bench.side_frontier, 200 histories, 16 commits:
 #: (SIDE_A, SIDE_FIRST) = (0.05, 4): a single 5σL step 63.8 runs, 2σL 74.5, two steps 1+3σL / 3+1σL
 #: both named 91.0% / 90.5%; (0.25, 3): 44.8, 61.5, 82.0% / 78.5%; (0.4, 3, asked at the looks):
 #: 45.6, 61.7, 80.5% / 74.5%.  The default names every change point in nine of ten such ranges;
@@ -51,7 +51,7 @@ RESIDUAL_FAR = 64  #: the side tests' far look (32 would cost a 5σL step 41 run
 #: likely miss a step of SIDE_STEP x the minimum effect than show it beyond the band (conditional_power
 #: below FUTILITY, from its first look).  A 1σL step (1%, twice the 0.5% minimum effect) at a layout sd
 #: of 1.04% is shown beyond the band with 90% power only at ~130 (level 0.0304) to ~170 (0.0076) fresh
-#: layouts a side.  bench/simulate.py --min-effect-rows --rows 1
+#: layouts a side.  python3 -m bench.simulate --min-effect-rows --rows 1
 #: --histories 50: a single 1σL step named 78% at 242 runs with 3, 92% at 266 runs with 4; the 80 two-step
 #: histories of tests/test_calibration.py (1+3σL, 3+1σL): both named 67 (3) / 74 (4) of 80.  With the
 #: far look held to 128 layouts and a stop at the cap once the estimate itself could not clear
@@ -69,7 +69,7 @@ CONFIRM_LATER = 64  #: the cap of the confirmations after the first (a second st
 #: design within CONFIRM_SHARE / (1 - CONFIRM_SHARE) x the runs spent before it (layouts a side: that / 2R),
 #: at least SHARE_FLOOR x Plan.cap (Plan.confirm_share, --confirm-share; 1: no bound).  A confirmation that
 #: reaches the bound without showing the step beyond the minimum effect ends uncertain and says what it
-#: showed.  bench/simulate.py --min-effect-rows --rows 1,2, 100 histories, right at 1σL / 2σL and runs:
+#: showed.  python3 -m bench.simulate --min-effect-rows --rows 1,2, 100 histories, right at 1σL / 2σL and runs:
 #: 91% 243.1 / 100% 82.6 at 0.9 (no bound: the same), 88% 240.8 at 0.85, 86% 239.0 at 0.75, 72% 222.3 at
 #: 0.6: the bound binds where the search was cheap (20-45 runs) and the step needs 90-135 fresh layouts.
 CONFIRM_SHARE = 0.9
@@ -87,7 +87,7 @@ NOISE_POWER = 0.9
 #: the minimum effect with probability below FUTILITY given what it measured (conditional_power): it
 #: would more likely miss that step than show it.  The verdict then gives the step its cap shows with
 #: probability FUTILITY_POWER at the pooled noise (reach): a smaller one there is not ruled out.
-#: bench/simulate.py --rows 3,7 --first-only and --only-two, 200 histories, without the stop / with
+#: python3 -m bench.simulate --rows 3,7 --first-only and --only-two, 200 histories, without the stop / with
 #: it: a 4σL step at σL 2% (a layout-noisy target, four times the minimum effect) 167.4 / 42.1 runs
 #: (--first-only 28.9); a 5σL step at σL 1% 63.8 / 63.6; two steps 1+3σL / 3+1σL both named
 #: 91.0% / 90.5% without, 90.0% / 90.5% with it (258.9 / 237.5 and 255.9 / 236.7 runs).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100
@@ -120,7 +120,7 @@ class Plan:
     confirm_share: float = CONFIRM_SHARE  #: a confirmation's runs at most this share of the bisection's (1: no bound)
     #: the endpoints and the confirmation read a paired test (per-seed differences) beside the pooled one,
     #: each at half the level (Bonferroni): a change or an equivalence when either shows it (--paired; off by
-    #: default: bench/simulate.py --layout-corr, 300 histories a row: a 1σL step 0.69x / 0.51x the runs at
+    #: default: python3 -m bench.simulate --layout-corr, 300 histories a row: a 1σL step 0.69x / 0.51x the runs at
     #: correlation 0.8 / 0.99 but 1.06x at 0, and layout-only shifts of 0.3% 1.15x / 1.26x at 0.8 / 0.99)
     paired: bool = False
 
@@ -266,7 +266,7 @@ def family_level(alpha: float, i: int) -> float:
 
 
 #: the first confirmation's share of alpha (the later ones share the rest as alpha_i): every bisection that
-#: finds a step makes a first confirmation, few a second.  bench/simulate.py --min-effect-rows --rows 1,2 and
+#: finds a step makes a first confirmation, few a second.  python3 -m bench.simulate --min-effect-rows --rows 1,2 and
 #: --only-two --rows 1,2, 1,000 histories a row, right and runs at 6/pi^2 (0.61, alpha_i for every one) / 0.8:
 #: 1σL 90.4% 253.2 / 91.4% 244.8; 2σL 100% 80.2 / 100% 79.4; two steps 1+3σL and 3+1σL both named
 #: 92.5% 374.5 and 91.5% 351.4 / 92.2% 381.6 and 91.6% 357.3 (docs/how-it-decides.md, Figure 1)
