@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/how-it-decides.md, Figure 6: how often a bisection on real builds blames the right commit, beside a single-layout one.
 
 For each of N seeded histories made by ``kernels/minikernel/make_history.py`` (a planted

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/debian-history.md's tables: a real kernel history nobody wrote for layoutbench, Debian's ``linux`` source package as git.
 
 Debian's ``linux`` source package is the upstream 6.1.x tarball plus the series of patches in

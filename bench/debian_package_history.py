@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A Debian source package as a git history: its upstream tarball, then one commit per patch of its series.
 
 Real histories nobody wrote for layoutbench, for ``bench/real_history.py`` (docs/real-history.md):

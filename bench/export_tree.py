@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/guide/internals.md, "Exporting a commit": what writing a commit's tree for its build costs,
 side by side in one run: ``source.export`` (``git archive`` streamed into ``tar -x``) beside the
 same tree read into memory whole through GitPython and unpacked with Python's tarfile.

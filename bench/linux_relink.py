@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/guide/internals.md, "Linux: the relink": a full Linux build vs a relink per layout, side by side in one run.
 
     python3 -m bench.linux_relink [--workdir DIR] [--layouts default,sorted,aligned,random:1,function-aligned,padded]

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/guide/internals.md's mutation scores: does a test fail when the code of a core module is wrong?
 
     nice -n 15 python3 -m bench.mutate --module stats --max 50          # one module, 50 sampled mutants

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/guide/remote.md, "Several targets at once": two ssh targets one after the other vs in parallel.
 
 Starts two throw-away sshd on 127.0.0.1 (as tests/test_ssh.py does; needs root and

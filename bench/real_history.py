@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/real-history.md's tables: layoutbench on a history, checked against a ground truth it does not use.
 
 For any profile and any range of its repository: the range is swept along first parents

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/real-history.md, "Several layout kinds side by side": bench/real_history.py's runs with several seeded layout kinds, side by side.
 
 Reads the ``--json`` files real_history.py wrote (``WORKDIR/KIND-K.json``) and the store

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/guide/internals.md, "Builds: compile once, link many": a full build vs a relink, side by side in one run.
 
     python3 -m bench.relink [--kernel minikernel] [--repeat 3]

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/how-it-decides.md, Figure 5: what the runs per layout cost in time, where a layout costs more than a run.
 
 On bench/simulate.py's synthetic histories (the decision code of layoutbench.decide,

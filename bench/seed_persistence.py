@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/how-it-decides.md, "A layout's value, and the noise pooled": how alike a seed's layout is on two commits.
 
 A random layout is drawn from its seed over the commit's objects.  Where the objects barely

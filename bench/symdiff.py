@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/guide/internals.md's symdiff timing table: `layoutbench symdiff` against `llvm-nm -n A > a; llvm-nm -n B > b; diff a b`.
 
     python3 -m bench.symdiff [OLD NEW]...   [--runs N] [--functions N[,N...]] [--cache SIZE,WAYS,LINE]

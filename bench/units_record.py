@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """docs/guide/internals.md, "The placement check": what recording the data globals' objects
 beside an image costs a link, on a real image and its objects, side by side.
 
