@@ -92,9 +92,10 @@ def _print_text(pair: list[str], symbols: bool) -> None:
     sys.exit(code)
 
 
-def diff_json(old: str, new: str, symbols: bool = True) -> dict | None:
+def diff_json(old: str, new: str, symbols: bool = True, own_only: bool = False) -> dict | None:
     """The helper's diff of the ELF files ``old`` and ``new`` (its ``--json``, parsed; without
-    ``symbols`` its list of symbols is empty); None when it is not built, turned off, or hands the
+    ``symbols`` its list of symbols is empty; ``own_only``: without the symbols of the toolchain's
+    archives and crt files); None when it is not built, turned off, or hands the
     pair back (the Python path answers then).  Under ``LAYOUTBENCH_NATIVE_TRACE`` what it says on
     stderr is passed on."""
     exe = binary() if wanted() else None
@@ -105,7 +106,8 @@ def diff_json(old: str, new: str, symbols: bool = True) -> dict | None:
 
     env = {k: v for k, v in os.environ.items() if k != "LAYOUTBENCH_PYTHON"}
     env["LAYOUTBENCH_ROOT"] = ROOT
-    p = subprocess.run([exe, old, new, "--json", *([] if symbols else ["--no-symbols"])], env=env, capture_output=True)
+    flags = [*([] if symbols else ["--no-symbols"]), *(["--own-only"] if own_only else [])]
+    p = subprocess.run([exe, old, new, "--json", *flags], env=env, capture_output=True)
     if os.environ.get("LAYOUTBENCH_NATIVE_TRACE", "0") not in ("", "0"):
         sys.stderr.write(p.stderr.decode(errors="replace"))
     if p.returncode not in (0, 1):  # 125: handed back; anything else (a crash): the Python path

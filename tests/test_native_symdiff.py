@@ -188,6 +188,36 @@ def test_static_glibc_program(prog):
     assert d["counts"]["moved"] > 100
 
 
+def test_own_only_is_the_helpers_diff_too(prog):
+    """--own-only: the helper leaves the C library's archive members and the crt files out of both
+    images, as the Python path does (the same bytes, JSON and text: what an address into the C library
+    names is then looked up without its symbols), and the new side's note says how many."""
+    _, (a, b) = prog
+    got = {}
+    for extra in ("--json", "--symbols"):
+        args = ("symdiff", str(a), str(b), "--own-only", extra)
+        fast = lb(*args, env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+        slow = lb(*args, env={"LAYOUTBENCH_NATIVE": "0", "LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
+        assert NATIVE_SAYS in fast.stderr and HANDS_BACK not in fast.stderr, fast.stderr
+        assert "layoutbench-symdiff" not in slow.stderr
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout) and fast.returncode == 1
+        got[extra] = fast.stdout
+    d, whole = json.loads(got["--json"]), both(a, b)
+    def foreign(o: str) -> bool:
+        return o.endswith(".o)") or o in ("crt1.o", "crti.o", "crtbeginT.o", "crtend.o", "crtn.o", "crtstuff.c",
+                                          "(toolchain / archives)")
+
+    objs = {s["object"] for s in d["symbols"]}
+    assert "main.o" in objs and not any(foreign(o) for o in objs), objs
+    out = [sum(s[f"{side}_addr"] is not None and foreign(s["object"]) for s in whole["symbols"])
+           for side in ("old", "new")]
+    assert out[0] > 100 and len(whole["symbols"]) - len(d["symbols"]) == sum(foreign(s["object"])
+                                                                             for s in whole["symbols"])
+    assert d["notes"] == [f"--own-only: {out[0]} and {out[1]} symbol(s) of the toolchain's archives and crt "
+                          "files left out"]
+    assert "strcmp" not in got["--symbols"] and "main.o" in got["--symbols"]
+
+
 def test_static_glibc_program_with_its_profile(prog):
     """With its profile folder on LAYOUTBENCH_PROFILES the objects are found: the plan maps them."""
     root, (a, b) = prog
@@ -327,7 +357,7 @@ def test_bad_input_is_one_line_from_python(repo, tmp_path):  # noqa: F811
 
 def test_the_symbol_table_is_rendered_from_the_helpers_json(repo):  # noqa: F811
     """--symbols: the helper diffs, the front end prints every symbol but the unchanged ones, as the
-    Python path does; --own-only (it changes the sides) and build specs stay on the Python path."""
+    Python path does; --own-only too (the helper leaves the toolchain's symbols out)."""
     a, b = image(repo, "base", "sorted"), image(repo, "base", "aligned")
     fast = lb("symdiff", str(a), str(b), "--symbols", env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
     slow = lb("symdiff", str(a), str(b), "--symbols", env={"LAYOUTBENCH_NATIVE": "0"}, check=False)
@@ -336,7 +366,7 @@ def test_the_symbol_table_is_rendered_from_the_helpers_json(repo):  # noqa: F811
     d = json.loads(lb("symdiff", str(a), str(b), "--json", check=False).stdout)
     assert len(rows) == sum(s["status"] != "unchanged" for s in d["symbols"]) > 0
     p = lb("symdiff", str(a), str(b), "--own-only", env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
-    assert p.returncode == 1 and "per object" in p.stdout and "layoutbench-symdiff" not in p.stderr
+    assert p.returncode == 1 and "per object" in p.stdout and NATIVE_SAYS in p.stderr
     assert native.supported(["symdiff", str(a), str(b), "--json"])
     assert not native.supported(["symdiff", str(a), str(b)])  # text: the front end prints the helper's JSON
     assert not native.supported(["symdiff", str(a), str(b), "--json", "--symbols"])

@@ -65,7 +65,7 @@ def symdiff_cmd(opts: SymdiffOptions):
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree), of one machine and kind (an x86-64 image and an AArch64 one,
     or a .o and a linked image, are refused).  Exit 0: placement identical, 1: differs, 2: error.
-    Without --own-only or --cache the diff is the compiled helper's (native/symdiff, built by
+    Without --cache the diff is the compiled helper's (native/symdiff, built by
     setup.sh), the same diff  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """
     from .. import specs, symdiff
@@ -77,8 +77,8 @@ def symdiff_cmd(opts: SymdiffOptions):
         raise LayoutbenchError("--args goes with the runs symdiff makes; --cachegrind-out gives counts already made")
     (old, old_label), (new, new_label) = (specs.symdiff_image(side, opts.image, opts.repo, say)
                                           for side in (opts.old, opts.new))
-    if not (cache or opts.own_only):  # what only the Python path does
-        res = symdiff.diff_files(old, new, (old_label, new_label), opts.as_json or opts.show_symbols)
+    if not cache:  # (the cache view is the Python path's)
+        res = symdiff.diff_files(old, new, (old_label, new_label), opts.as_json or opts.show_symbols, opts.own_only)
         if opts.as_json:
             click.echo(res.to_json())
         else:

@@ -350,7 +350,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
 }
 
 impl Image {
-    fn post_init(&mut self) {
+    pub fn post_init(&mut self) {
         let alloc: Vec<usize> = (0..self.sections.len()).filter(|&i| self.sections[i].size != 0).collect();
         self.lo = alloc.iter().map(|&i| self.sections[i].addr).min().unwrap_or(0);
         self.hi = alloc.iter().map(|&i| self.sections[i].addr + self.sections[i].size).max().unwrap_or(0);

@@ -816,16 +816,35 @@ fn to_json(r: &Result_, old: &Image, new: &Image, symbols: bool) -> String {
     o
 }
 
+/// --own-only: both images without the symbols of the toolchain's archives and crt files (a static
+/// program's C library), a note on the new side saying how many (archives.py `own_only`).  What is
+/// left is looked up as if the image held nothing else (post_init: what an address names).
+fn leave_the_toolchain_out(old: &mut Image, new: &mut Image) {
+    let before = (old.syms.len(), new.syms.len());
+    for img in [&mut *old, &mut *new] {
+        img.syms.retain(|s| !archives::foreign_name(s.obj));
+        img.post_init();
+    }
+    new.notes.push(format!(
+        "--own-only: {} and {} symbol(s) of the toolchain's archives and crt files left out",
+        before.0 - old.syms.len(),
+        before.1 - new.syms.len()
+    ));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut pos: Vec<&String> = Vec::new();
     let mut as_json = false;
     let mut symbols = true;
+    let mut own_only = false;
     for a in &args {
         if a == "--json" {
             as_json = true;
         } else if a == "--no-symbols" {
             symbols = false;
+        } else if a == "--own-only" {
+            own_only = true;
         } else if a.starts_with('-') {
             hand_back(&format!("option {a}"), &args);
         } else {
@@ -833,7 +852,7 @@ fn main() {
         }
     }
     if pos.len() != 2 {
-        hand_back("only `symdiff OLD NEW --json [--no-symbols]` for two ELF files is native", &args);
+        hand_back("only `symdiff OLD NEW --json [--no-symbols] [--own-only]` for two ELF files is native", &args);
     }
     if !as_json {
         // the text is the Python front end's (layoutbench/symdiff/render.py), rendered from this JSON
@@ -861,6 +880,9 @@ fn main() {
         });
         let (mut a, mut b) = (a?, b?);
         mark("both sides read");
+        if own_only {
+            leave_the_toolchain_out(&mut a, &mut b);
+        }
         let r = diff(&mut a, &mut b, "llvm-objdump-19")?;
         mark("diff done");
         let identical = r.counts[1] + r.counts[3] + r.counts[4] + r.counts[5] == 0;
