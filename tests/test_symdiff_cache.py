@@ -240,6 +240,10 @@ def test_cache_view_named_functions_and_given_geometry(mini):
     v = json.loads(p.stdout)["cache"]
     assert [f["name"] for f in v["functions"]] == ["crc32c", "memcpy"] and v["misses"] == []
     assert v["geometry"]["sets"] == 16 and all(s < 16 for f in v["functions"] for s in f["new"]["sets"])
+    data = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo",
+              str(mini), "--cache", "2048,2,64", "--functions", "crc32c_table", check=False)  # an array: no function
+    assert data.returncode == 2 and data.stderr.splitlines()[-1] == ("layoutbench: error: --functions: no function "
+                                                                     "crc32c_table in either image"), data.stderr
     bad = lb("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo",
              str(mini), "--cache", "3000,2,64", check=False)
     assert bad.returncode == 2 and bad.stderr.startswith("layoutbench: error: cache geometry") and \

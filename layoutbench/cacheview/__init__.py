@@ -15,7 +15,8 @@ each image, or output files given.
 
 from .geometry import L1I, Geometry, parse_geometry
 from .runs import cache_view, geometry_of, run_model, target_for
+from .sides import Function, Side, sides_of
 from .view import counts_line, print_view, view
 
-__all__ = ["L1I", "Geometry", "cache_view", "counts_line", "geometry_of", "parse_geometry", "print_view",
-           "run_model", "target_for", "view"]
+__all__ = ["L1I", "Function", "Geometry", "Side", "cache_view", "counts_line", "geometry_of", "parse_geometry",
+           "print_view", "run_model", "sides_of", "target_for", "view"]

@@ -24,9 +24,8 @@ from pathlib import Path
 
 from ..errors import LayoutbenchError
 from ..safety import read_regular
-from ..symdiff.image import Image
 from .geometry import Geometry
-from .view import functions
+from .sides import Side
 
 SHF_EXECINSTR = 4
 #: cachegrind's line: "desc: I1 cache: 4096 B, 64 B, 2-way associative" (or direct-mapped, fully associative)
@@ -134,13 +133,13 @@ def _check_image(path: Path, text: str, image: Path) -> None:
                                f"build; run cachegrind on {image} again (`touch {path}` if the image was only copied)")
 
 
-def read_blocks(path: Path, img: Image) -> dict[str, dict[str, int]]:
+def read_blocks(path: Path, img: Side) -> dict[str, dict[str, int]]:
     """The QEMU cache model's measured blocks (``<result>.blocks``: address, instructions,
     executions, misses per line) summed per function of ``img``, the one whose bytes hold the
     block's first instruction: name → {``Ir``: instructions × executions, ``I1mr``: misses}.
     A block outside every function is counted under ``(no function)``."""
     text = read_text(Path(path), "the cache model's blocks file")
-    funcs = sorted((s for ss in functions(img).values() for s in ss), key=lambda s: s.addr)
+    funcs = sorted((s for ss in img.functions.values() for s in ss), key=lambda s: s.addr)
     starts = [s.addr for s in funcs]
     out: dict[str, dict[str, int]] = {}
     for n, line in enumerate(text.splitlines(), 1):
@@ -158,7 +157,7 @@ def read_blocks(path: Path, img: Image) -> dict[str, dict[str, int]]:
     return out
 
 
-def read_counts(path: Path, img: Image, g: Geometry) -> dict[str, dict[str, int]]:
+def read_counts(path: Path, img: Side, g: Geometry) -> dict[str, dict[str, int]]:
     """Per-function counts from a cachegrind output file (checked against ``img`` and ``g``:
     counts.read_functions), or from the QEMU cache model's ``.blocks`` file mapped to the
     functions of ``img`` (its geometry checked against the result file written beside it)."""

@@ -7,9 +7,9 @@ import tempfile
 from pathlib import Path
 
 from ..errors import LayoutbenchError
-from ..symdiff.image import Image
 from .counts import read_counts
 from .geometry import L1I, Geometry, parse_geometry
+from .sides import Side
 from .view import view
 
 def target_for(prof, name: str | None):
@@ -40,7 +40,7 @@ def geometry_of(spec: str, prof=None, target: str | None = None) -> Geometry:
     return parse_geometry(str(i1), f"{prof.name}'s target {t.name} ({t.kind}) i1")
 
 
-def run_model(img: Image, prof, target: str | None, workdir: Path, g: Geometry,
+def run_model(img: Side, prof, target: str | None, workdir: Path, g: Geometry,
               extra: tuple[str, ...] = ()) -> dict[str, dict[str, int]]:
     """Run the profile's cache-model target (cachegrind, or qemu-icache) on the image with the
     program's arguments (kernel command line) ``extra``; its per-function counts (checked against
@@ -61,7 +61,7 @@ def run_model(img: Image, prof, target: str | None, workdir: Path, g: Geometry,
     return read_counts(out, img, g)
 
 
-def cache_view(old: Image, new: Image, spec: str, target: str | None = None, outs: tuple = (),
+def cache_view(old: Side, new: Side, spec: str, target: str | None = None, outs: tuple = (),
                names: list[str] | None = None, top: int = 10, extra: tuple[str, ...] = ()) -> dict:
     """Geometry, counts (given output files, else cachegrind runs when the images are builds of a
     profile with a cachegrind target, with the program's arguments ``extra``: the counts a
@@ -71,9 +71,9 @@ def cache_view(old: Image, new: Image, spec: str, target: str | None = None, out
 
     prof = None
     for img in (new, old):
-        if img.plan is not None and prof is None:
+        if img.kernel is not None and prof is None:
             try:
-                prof = profmod.load(img.plan.kernel)
+                prof = profmod.load(img.kernel)
             except LayoutbenchError:
                 prof = None
     g = geometry_of(spec, prof, target)

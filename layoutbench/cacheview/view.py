@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..errors import LayoutbenchError
 from ..fmt import PAGE
-from ..symdiff.image import Image, Sym
 from .geometry import Geometry
+from .sides import Function, Side
 
 def _ranges(xs: list[int]) -> str:
     """``[1, 2, 3, 7]`` → ``1-3,7``."""
@@ -21,25 +21,17 @@ def _ranges(xs: list[int]) -> str:
     return ",".join(out)
 
 
-def place(s: Sym, g: Geometry) -> dict:
+def place(s: Function, g: Geometry) -> dict:
     end = s.addr + max(s.size, 1) - 1
     lines = list(range(s.addr // g.line, end // g.line + 1))
     return {"addr": s.addr, "size": s.size, "lines": [lines[0], lines[-1]],
             "sets": sorted({ln % g.sets for ln in lines}), "pages": sorted(set(range(s.addr // PAGE, end // PAGE + 1)))}
 
 
-def functions(img: Image) -> dict[str, list[Sym]]:
-    out: dict[str, list[Sym]] = {}
-    for s in img.syms:
-        if s.kind == "func" and s.sec.executable and s.size:
-            out.setdefault(s.name, []).append(s)
-    return out
-
-
-def view(old: Image, new: Image, g: Geometry, counts: tuple[dict, dict] | None = None,
+def view(old: Side, new: Side, g: Geometry, counts: tuple[dict, dict] | None = None,
          names: list[str] | None = None, top: int = 10) -> dict:
     """The cache view of two images (as a dict: the text and ``--json`` are rendered from it)."""
-    fo, fn = functions(old), functions(new)
+    fo, fn = old.functions, new.functions
     co, cn = counts if counts else ({}, {})
 
     def c(side: dict, name: str, ev: str) -> int | None:

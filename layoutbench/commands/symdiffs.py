@@ -65,7 +65,7 @@ def symdiff_cmd(opts: SymdiffOptions):
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree), of one machine and kind (an x86-64 image and an AArch64 one,
     or a .o and a linked image, are refused).  Exit 0: placement identical, 1: differs, 2: error.
-    Without --cache the diff is the compiled helper's (native/symdiff, built by
+    The diff is the compiled helper's (native/symdiff, built by
     setup.sh), the same diff  [env LAYOUTBENCH_NATIVE=0: the Python path].
     """
     from .. import specs, symdiff
@@ -77,26 +77,15 @@ def symdiff_cmd(opts: SymdiffOptions):
         raise LayoutbenchError("--args goes with the runs symdiff makes; --cachegrind-out gives counts already made")
     (old, old_label), (new, new_label) = (specs.symdiff_image(side, opts.image, opts.repo, say)
                                           for side in (opts.old, opts.new))
-    if not cache:  # (the cache view is the Python path's)
-        res = symdiff.diff_files(old, new, (old_label, new_label), opts.as_json or opts.show_symbols, opts.own_only)
-        if opts.as_json:
-            click.echo(res.to_json())
-        else:
-            click.echo(symdiff.text(res, opts.show_symbols), nl=False)
-        sys.exit(0 if res.placement_identical else 1)
-    a, b = symdiff.load_side(old, old_label), symdiff.load_side(new, new_label)
-    if opts.own_only:
-        from ..symdiff.archives import own_only
-
-        a, b = own_only(a, b)
-    res = symdiff.diff(a, b)
+    res = symdiff.diff_files(old, new, (old_label, new_label), bool(opts.as_json or opts.show_symbols or cache),
+                             opts.own_only)
     view = None
-    if cache:
+    if cache:  # where the hot functions sit, from the diff's symbols
         from .. import cacheview
 
         names = [n.strip() for n in functions.split(",") if n.strip()] if functions else None
-        view = cacheview.cache_view(a, b, cache, opts.cache_target, tuple(opts.cachegrind_out), names, opts.top,
-                                   tuple((opts.extra or "").split()))
+        view = cacheview.cache_view(*cacheview.sides_of(res), cache, opts.cache_target, tuple(opts.cachegrind_out),
+                                    names, opts.top, tuple((opts.extra or "").split()))
     if opts.as_json:  # plain json: rich's print_json takes seconds on 30k symbols
         if view is None:
             click.echo(res.to_json())

@@ -285,7 +285,7 @@ def _symdiff(store: Store, h: history.History, prev: history.Point, p: history.P
     d = {"available": True, "title": f"{prev.short} → {p.short}, {h.series.image} image in the {lb} layout:",
          "text": _symdiff_text(res), "cache": None}
     if res.counts["changed"] == res.counts["resized"] == 0 and not res.placement_identical:
-        d["cache"] = _cache_link(store, prev, p, (a, b), out, h.series.args)
+        d["cache"] = _cache_link(store, prev, p, res, out, h.series.args)
     return d
 
 
@@ -301,16 +301,15 @@ def _cachegrind_out(store: Store, point: history.Point, elf: Path) -> tuple[Path
     return None
 
 
-def _cache_link(store: Store, prev: history.Point, p: history.Point, images: tuple[Path, Path], out: Path,
-                args: str = "") -> dict:
-    """The cache view of a layout-only commit (``images``: its parent's and its own ELF file): a page
-    (``commits/cache/<commit12>.html``) from the kept cachegrind outputs of both images' runs, else the
-    command that prints it."""
+def _cache_link(store: Store, prev: history.Point, p: history.Point, res, out: Path, args: str = "") -> dict:
+    """The cache view of a layout-only commit (``res``: the diff of its parent's image and its own): a
+    page (``commits/cache/<commit12>.html``) from the kept cachegrind outputs of both images' runs, else
+    the command that prints it."""
     from rich.console import Console
 
     from .. import cacheview
 
-    old, new = images
+    old, new = Path(res.old.path), Path(res.new.path)
     command = f"layoutbench symdiff {shlex.quote(str(old))} {shlex.quote(str(new))} --cache L1I"
     with_args = f" --args {shlex.quote(args)}" if args else ""  # the runs' own arguments: the same counts
     found = _cachegrind_out(store, prev, old), _cachegrind_out(store, p, new)
@@ -322,8 +321,7 @@ def _cache_link(store: Store, prev: history.Point, p: history.Point, images: tup
                 f"({found[0][1]}, {found[1][1]}): their caches differ"}
     command += f" --target {shlex.quote(found[1][1])}" + with_args
     try:
-        v = cacheview.cache_view(symdiff.load_side(old), symdiff.load_side(new), "L1I", found[1][1],
-                                 (str(found[0][0]), str(found[1][0])))
+        v = cacheview.cache_view(*cacheview.sides_of(res), "L1I", found[1][1], (str(found[0][0]), str(found[1][0])))
     except LayoutbenchError as e:
         return {"page": None, "command": command, "reason": str(e)}
     buf = io.StringIO()
