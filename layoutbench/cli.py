@@ -2,8 +2,9 @@
 
 The commands live in :mod:`layoutbench.commands`, one module a job.  :func:`run` is the installed
 ``layoutbench`` command and ``python -m layoutbench.cli`` the same; ``main`` (the click group) is
-imported from here by whoever needs it.  Both first try the native fast path of ``symdiff`` of two ELF
-files (:func:`layoutbench.native.fast_path`), before anything heavy is imported.
+imported from here by whoever needs it.  Both first try the native fast paths of ``symdiff`` of two ELF
+files, before anything heavy is imported: ``--json`` becomes the helper (:func:`layoutbench.native.fast_path`),
+the text is rendered from its JSON (:func:`layoutbench.symdiff.files.text_fast_path`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from . import native
 def run() -> None:
     """The ``layoutbench`` command: the fast path, else the click command line."""
     native.fast_path(sys.argv[1:])
+    from .symdiff.files import text_fast_path
+
+    text_fast_path(sys.argv[1:])
     from .commands import main
 
     main(prog_name="layoutbench")

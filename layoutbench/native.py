@@ -7,7 +7,8 @@ that prints the same JSON, byte for byte, as :mod:`layoutbench.symdiff`.  This m
 before anything heavy (it uses only ``os`` and ``sys``): for ``symdiff OLD NEW --json``, when the
 helper is built and not older than its sources, the process becomes the helper (``os.execve``,
 :func:`fast_path`).  For the text, the command runs the helper (:func:`diff_json`) and renders its
-JSON with :mod:`layoutbench.symdiff.render`: one renderer for both paths.  Whatever the helper does
+JSON with :mod:`layoutbench.symdiff.render` (:func:`layoutbench.symdiff.files.text_fast_path`): one
+renderer for both paths.  This module imports nothing of the package.  Whatever the helper does
 not handle itself (another ELF flavour, an unusual plan, a file cut short...) it hands back before
 printing anything: under :func:`fast_path` by running ``python -m layoutbench.cli`` with
 ``LAYOUTBENCH_NATIVE=0``, under :func:`diff_json` by exit status 125 (the Python path then diffs).
@@ -65,33 +66,6 @@ def supported(args: list[str]) -> bool:
     return "--json" in args[1:] and _files(args, "--json") is not None
 
 
-def _print_text(pair: list[str], symbols: bool) -> None:
-    """Print the text of the helper's diff of ``pair`` and exit as the command does (0: placement
-    identical, 1: it differs); return when the helper gives no diff."""
-    try:
-        found = diff_json(*pair, symbols=symbols)
-    except KeyboardInterrupt:  # Ctrl-C while the helper diffs: one line, as the command says it
-        sys.stderr.write("layoutbench: interrupted\n")
-        sys.exit(130)
-    if found is None:
-        return
-    from .symdiff.model import SymdiffResult
-    from .symdiff.render import text
-
-    r = SymdiffResult.from_dict(found)
-    code = 0 if r.placement_identical else 1
-    try:
-        sys.stdout.write(text(r, symbols))
-        sys.stdout.flush()
-    except BrokenPipeError:  # a reader that stopped reading (| head) is no error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except OSError as e:
-        hint = "; free some space and run the same command again" if e.errno == 28 else ""
-        sys.stderr.write(f"layoutbench: error: cannot write the diff ({e.strerror or e}){hint}\n")
-        code = 2
-    sys.exit(code)
-
-
 def diff_json(old: str, new: str, symbols: bool = True, own_only: bool = False) -> dict | None:
     """The helper's diff of the ELF files ``old`` and ``new`` (its ``--json``, parsed; without
     ``symbols`` its list of symbols is empty; ``own_only``: without the symbols of the toolchain's
@@ -118,16 +92,24 @@ def diff_json(old: str, new: str, symbols: bool = True, own_only: bool = False) 
         return None
 
 
+def text_pair(args: list[str]) -> list[str] | None:
+    """OLD and NEW of ``symdiff OLD NEW [--symbols]`` of two existing files (whose text the front end
+    renders from the helper's JSON: :func:`layoutbench.symdiff.files.text_fast_path`), when the helper
+    is wanted; else None."""
+    return _files(args, "--symbols") if wanted() else None
+
+
+def decline() -> None:
+    """The helper gave this command no diff: the Python path answers, without running it again."""
+    global _declined
+    _declined = True
+
+
 def fast_path(args: list[str]) -> None:
-    """Answer ``symdiff OLD NEW [--json | --symbols]`` of two ELF files with the native helper: become
-    it (``--json``), or print the text of its JSON; return when it cannot (the command line answers)."""
+    """Answer ``symdiff OLD NEW --json`` of two ELF files with the native helper: become it; return
+    when it cannot (the command line answers)."""
     if not wanted():
         return
-    global _declined
-    pair = _files(args, "--symbols")
-    if pair is not None:
-        _print_text(pair, "--symbols" in args)
-        _declined = True  # (it returned: no diff from the helper)
     exe = binary() if supported(args) else None
     if exe is None:
         return

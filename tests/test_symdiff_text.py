@@ -174,8 +174,9 @@ def test_ctrl_c_while_the_helper_diffs_is_one_line_and_exit_130(tmp_path):
     a, b = tmp_path / "a.elf", tmp_path / "b.elf"
     a.write_bytes(b"x")
     b.write_bytes(b"y")
-    code = (f"import sys; from layoutbench import native; native.binary = lambda: {str(helper)!r}; "
-            f"print('ready', flush=True); native.fast_path(['symdiff', {str(a)!r}, {str(b)!r}])")
+    code = (f"import sys; from layoutbench import native; from layoutbench.symdiff import files; "
+            f"native.binary = lambda: {str(helper)!r}; "
+            f"print('ready', flush=True); files.text_fast_path(['symdiff', {str(a)!r}, {str(b)!r}])")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
     assert p.stdout.readline() == "ready\n"
