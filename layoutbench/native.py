@@ -9,7 +9,7 @@ helper is built and not older than its sources, the process becomes the helper (
 :func:`fast_path`).  For the text, the command runs the helper (:func:`diff_json`) and renders its
 JSON with :mod:`layoutbench.symdiff.render` (:func:`layoutbench.symdiff.files.text_fast_path`): one
 renderer for both paths.  This module imports nothing of the package.  Whatever the helper does
-not handle itself (another ELF flavour, an unusual plan, a file cut short...) it hands back before
+not handle itself (an unusual plan, a file cut short or not ELF...) it hands back before
 printing anything: under :func:`fast_path` by running ``python -m layoutbench.cli`` with
 ``LAYOUTBENCH_NATIVE=0``, under :func:`diff_json` by exit status 125 (the Python path then diffs).
 ``LAYOUTBENCH_NATIVE=0`` forces the Python path; ``LAYOUTBENCH_NATIVE_TRACE=1`` makes the helper say

@@ -477,3 +477,40 @@ def test_every_diff_of_the_package_is_the_helpers_and_the_python_paths_when_it_h
     assert "layoutbench-symdiff" not in capfd.readouterr().err
     assert fast.to_json() == slow.to_json()
     assert (fast.old.label, fast.new.label) == ("parent", str(b)) and not fast.placement_identical
+
+
+FLAVOUR_A = ("int g[4]; const char *names[2] = {\"a\", \"b\"};\n"
+             "__attribute__((noinline)) static int h(int x) { return x * 3; }\n"
+             "__attribute__((noinline)) int f(int x) { return h(x) + g[x & 3] + names[x & 1][0]; }\n"
+             "void _start(void) { f(1); for (;;); }\n")
+FLAVOUR_B = ("int k = 5;\n__attribute__((noinline)) int q(int x) { return x + k; }\n"
+             "__attribute__((noinline)) int r(int x) { return q(x) * KMUL; }\n")
+
+
+@pytest.mark.parametrize("target", ["i686-unknown-none-elf", "powerpc64-unknown-none-elf"])
+def test_32_bit_and_big_endian_images_are_the_helpers_too(tmp_path, target):
+    """ELF32 (i386) and big-endian (PowerPC 64) images: the helper reads them (no hand-back) and prints
+    the Python path's bytes, JSON and text: two link orders of the same objects (every symbol of the
+    second object moved), and a function of it grown (resized)."""
+    def obj(name: str, text: str, mul: int) -> Path:
+        src, o = tmp_path / f"{name}.c", tmp_path / f"{name}-{mul}.o"
+        src.write_text(text)
+        subprocess.run(["clang-19", f"--target={target}", "-ffreestanding", "-O1", f"-DKMUL={mul}", "-c", str(src),
+                        "-o", str(o)], check=True)
+        return o
+
+    def link(out: str, *objs: Path) -> Path:
+        elf = tmp_path / out
+        subprocess.run(["ld.lld-19", "-e", "_start", "-o", str(elf), *map(str, objs)], check=True)
+        return elf
+
+    a, b, b2 = obj("a", FLAVOUR_A, 3), obj("b", FLAVOUR_B, 3), obj("b", FLAVOUR_B + "int pad(int x) { return "
+                                                                    "x * x * x + 7 * x; }\n", 1000003)
+    ab, ba, grown = link("ab.elf", a, b), link("ba.elf", b, a), link("grown.elf", a, b2)
+    d = both(ab, ba)
+    moved = {s["name"] for s in d["symbols"] if s["status"] == "moved"}
+    assert {"k", "names"} <= moved, d["symbols"]  # data that moved with the link order
+    if target.startswith("i686"):  # code too (PowerPC 64's functions are descriptors in .opd)
+        assert {"q", "r", "f", "h", "_start"} <= moved, d["symbols"]
+    d = both(ab, grown)
+    assert d["counts"]["added"] == 1 and {s["name"] for s in d["symbols"] if s["status"] == "added"} == {"pad"}

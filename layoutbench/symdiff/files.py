@@ -1,9 +1,9 @@
 """The diff of two ELF files, as every caller asks for it (the command, a bisection's code evidence,
 the report): the native helper's (:mod:`layoutbench.native`) when it answers, else this package's
 (each image read with the plan and objects beside it: :func:`.objects.load_side`).  The helper hands
-back, before it prints anything, what it does not handle: another ELF flavour (32-bit, big-endian),
-a plan.json of another shape, a file that is not ELF or is cut short (the error is this package's
-one line)."""
+back, before it prints anything, what it does not handle: a plan.json of another shape, a file that
+is not ELF or is cut short (the error is this package's one line).  It reads ELF files of either
+class (32- or 64-bit) and either byte order."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-//! ELF64 little-endian files, read (never mapped: a mapped file cut short while it is read kills
-//! the process with SIGBUS): section headers, names, the symbol table.  Anything else (32-bit,
-//! big-endian, extended numbering, a truncated or corrupt file) is handed back to the Python
-//! reader, which has the one-line error for it; what it refuses (elfinfo.py `read_elf`,
+//! ELF files of either class (32- or 64-bit) and either byte order, read (never mapped: a mapped
+//! file cut short while it is read kills the process with SIGBUS): section headers, names, the
+//! symbol table.  Anything else (extended numbering, a truncated or corrupt file) is handed back to
+//! the Python reader, which has the one-line error for it; what it refuses (elfinfo.py `read_elf`,
 //! `Elf.symtab`, `check_strings`) is refused here too, so that the helper never answers for it.
 
 use std::fs::File;
@@ -35,9 +35,68 @@ pub struct RawSym {
     pub size: u64,
 }
 
+/// How a file's numbers are written: its class (64-bit: `wide`) and byte order.
+#[derive(Clone, Copy)]
+pub struct Form {
+    pub wide: bool,
+    pub little: bool,
+}
+
+impl Form {
+    fn u16(self, d: &[u8], o: usize) -> u16 {
+        let b = [d[o], d[o + 1]];
+        if self.little {
+            u16::from_le_bytes(b)
+        } else {
+            u16::from_be_bytes(b)
+        }
+    }
+    fn u32(self, d: &[u8], o: usize) -> u32 {
+        let b = d[o..o + 4].try_into().unwrap();
+        if self.little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    }
+    fn u64(self, d: &[u8], o: usize) -> u64 {
+        let b = d[o..o + 8].try_into().unwrap();
+        if self.little {
+            u64::from_le_bytes(b)
+        } else {
+            u64::from_be_bytes(b)
+        }
+    }
+    /// an address or a size: 8 bytes in a 64-bit file, 4 in a 32-bit one
+    fn word(self, d: &[u8], o: usize) -> u64 {
+        if self.wide {
+            self.u64(d, o)
+        } else {
+            self.u32(d, o) as u64
+        }
+    }
+    /// the size of a section header
+    fn shent(self) -> usize {
+        if self.wide {
+            64
+        } else {
+            40
+        }
+    }
+    /// the size of a symbol table entry
+    fn syment(self) -> usize {
+        if self.wide {
+            24
+        } else {
+            16
+        }
+    }
+}
+
 pub struct Elf {
     /// the whole file (read with `whole`), else empty: sections are then read one by one from `file`
     pub data: &'static [u8],
+    pub form: Form,
     file: Option<File>,
     size: u64,
     pub sh: Vec<Shdr>,
@@ -48,12 +107,7 @@ pub const SHT_STRTAB: u32 = 3;
 /// elfinfo.NAME_SLACK: what a string table's names may add up to beyond twice its size
 const NAME_SLACK: u64 = 64 << 20;
 
-fn u16at(d: &[u8], o: usize) -> u16 {
-    u16::from_le_bytes([d[o], d[o + 1]])
-}
-fn u32at(d: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes(d[o..o + 4].try_into().unwrap())
-}
+/// 8 bytes of code or data read as image.py reads them (little-endian, whatever the file's order)
 pub fn u64at(d: &[u8], o: usize) -> u64 {
     u64::from_le_bytes(d[o..o + 8].try_into().unwrap())
 }
@@ -192,44 +246,52 @@ fn parse(data: &'static [u8], file: Option<File>, len: u64) -> Result<Elf, Strin
     if data.len() < 4 || &data[..4] != b"\x7fELF" {
         return Err("not an ELF file".into());
     }
-    if data.len() < 0x40 || data[4] != 2 || data[5] != 1 {
-        return Err("unsupported: not a 64-bit little-endian ELF file".into());
+    if data.len() < 0x34 || !(1..=2).contains(&data[4]) || !(1..=2).contains(&data[5]) {
+        return Err("truncated or corrupt ELF header".into());
     }
-    let shoff = u64at(data, 0x28) as usize;
-    let shentsize = u16at(data, 0x3A) as usize;
-    let mut shnum = u16at(data, 0x3C) as usize;
-    let shstrndx = u16at(data, 0x3E) as usize;
+    let form = Form { wide: data[4] == 2, little: data[5] == 1 };
+    if form.wide && data.len() < 0x40 {
+        return Err("truncated ELF header".into());
+    }
+    let (shoff, at) = if form.wide { (form.u64(data, 0x28), 0x3A) } else { (form.u32(data, 0x20) as u64, 0x2E) };
+    let shoff = usize::try_from(shoff).map_err(|_| "truncated section headers".to_string())?;
+    let shentsize = form.u16(data, at) as usize;
+    let mut shnum = form.u16(data, at + 2) as usize;
+    let shstrndx = form.u16(data, at + 4) as usize;
+    let ent = form.shent();
     if shoff == 0 {
         shnum = 0;
     } else if shnum == 0 || shstrndx == 0xFFFF {
         return Err("unsupported: extended section numbering".into());
     }
-    if shnum != 0 && shentsize != 64 {
+    if shnum != 0 && shentsize != ent {
         return Err("section header size".into());
     }
-    if shoff.checked_add(shnum * 64).map_or(true, |e| e > size) {
+    if shoff.checked_add(shnum * ent).map_or(true, |e| e > size) {
         return Err("truncated section headers".into());
     }
     let table: &[u8] = match &file {
-        None => &data[shoff..shoff + shnum * 64],
+        None => &data[shoff..shoff + shnum * ent],
         Some(f) => {
-            let mut v = vec![0u8; shnum * 64];
+            let mut v = vec![0u8; shnum * ent];
             f.read_exact_at(&mut v, shoff as u64).map_err(|e| e.to_string())?;
             Box::leak(v.into_boxed_slice())
         }
     };
     let mut sh = Vec::with_capacity(shnum);
+    // the fields after sh_type: flags, addr, offset, size are words; then link (4 bytes), info, align
+    let (w, f) = (if form.wide { 8 } else { 4 }, form);
     for i in 0..shnum {
-        let (o, data) = (64 * i, table);
+        let (o, d) = (ent * i, table);
         sh.push(Shdr {
-            name: u32at(data, o),
-            typ: u32at(data, o + 4),
-            flags: u64at(data, o + 8),
-            addr: u64at(data, o + 16),
-            offset: u64at(data, o + 24),
-            size: u64at(data, o + 32),
-            link: u32at(data, o + 40),
-            align: u64at(data, o + 48),
+            name: f.u32(d, o),
+            typ: f.u32(d, o + 4),
+            flags: f.word(d, o + 8),
+            addr: f.word(d, o + 8 + w),
+            offset: f.word(d, o + 8 + 2 * w),
+            size: f.word(d, o + 8 + 3 * w),
+            link: f.u32(d, o + 8 + 4 * w),
+            align: f.word(d, o + 16 + 4 * w),
         });
     }
     let names: Vec<&'static str> = vec![""; shnum];
@@ -249,7 +311,7 @@ fn parse(data: &'static [u8], file: Option<File>, len: u64) -> Result<Elf, Strin
             return Err("section names table".into());
         }
     }
-    let mut e = Elf { data, file, size: len, sh, names };
+    let mut e = Elf { data, form, file, size: len, sh, names };
     if shnum > 0 {
         let tab = e.section(shstrndx)?;
         check_strings(tab, e.sh.iter().map(|s| s.name))?;
@@ -289,14 +351,13 @@ impl Elf {
         if link >= self.names.len() || self.sh[link].typ != SHT_STRTAB {
             return Err("symbol string table index".into());
         }
-        let mut out = Vec::with_capacity(raw.len() / 24);
-        for e in raw.chunks_exact(24) {
-            out.push(RawSym {
-                name: u32at(e, 0),
-                info: e[4],
-                shndx: u16at(e, 6),
-                value: u64at(e, 8),
-                size: u64at(e, 16),
+        let f = self.form;
+        let mut out = Vec::with_capacity(raw.len() / f.syment());
+        for e in raw.chunks_exact(f.syment()) {
+            out.push(if f.wide {
+                RawSym { name: f.u32(e, 0), info: e[4], shndx: f.u16(e, 6), value: f.u64(e, 8), size: f.u64(e, 16) }
+            } else {
+                RawSym { name: f.u32(e, 0), value: f.u32(e, 4) as u64, size: f.u32(e, 8) as u64, info: e[12], shndx: f.u16(e, 14) }
             });
         }
         let strtab = self.section(link)?;

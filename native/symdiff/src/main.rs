@@ -2,7 +2,7 @@
 //! as the Python package layoutbench/symdiff (whose docstring explains the algorithm; each
 //! function here names the Python function it follows).  It prints JSON only: the text is
 //! rendered by the Python front end from this JSON (layoutbench/symdiff/render.py), which runs this
-//! program for it.  What this program does not handle (another ELF flavour, an unusual plan.json,
+//! program for it.  What this program does not handle (an unusual plan.json,
 //! bytes cut short by the end of a file, any error) it hands back: it runs the Python path
 //! (`$LAYOUTBENCH_PYTHON -m layoutbench.cli symdiff ...` with LAYOUTBENCH_NATIVE=0) before printing
 //! anything, or exits 125 when no LAYOUTBENCH_PYTHON is set (the front end then diffs in Python).
