@@ -44,8 +44,8 @@ read once per image:
   byte by byte (numpy); identical bytes are the same code.  Otherwise every run of
   differing bytes must be covered by a 4-byte field that, read as a PC-relative
   displacement (instruction end 0, 1, 2 or 4 bytes after the field) or as a
-  sign-extended absolute address, or an 8-byte absolute address, names the *same
-  target* in both images: the same symbol at the same offset, or for addresses
+  sign-extended absolute address, or an 8-byte absolute address (each read in the
+  file's byte order), names the *same target* in both images: the same symbol at the same offset, or for addresses
   outside every symbol (merged strings and constants) the same bytes in the same
   output section (for a table of addresses, what those addresses name) or, in code, the
   same nm-style label: the nearest symbol at or before it in its section (the section

@@ -68,6 +68,7 @@ class Image:
     lo: int = 0
     hi: int = 0
     tls_base: int = 0  #: where the TLS initialization image starts (the lowest SHF_TLS section, = PT_TLS p_vaddr)
+    order: str = "little"  #: the file's byte order ("little", "big"): how an address in its bytes is read
 
     def __post_init__(self):
         alloc = sorted((s for s in self.sections if s.size), key=lambda s: s.addr)
@@ -160,10 +161,10 @@ class Image:
         """Bytes at an unlabelled address (merged strings, constants, jump tables), addresses resolved."""
         off = sec.offset + addr - sec.addr
         chunk = bytes(self.data[off:off + 32])
-        if len(chunk) >= 8 and self.lo <= int.from_bytes(chunk[:8], "little") <= self.hi:
+        if len(chunk) >= 8 and self.lo <= int.from_bytes(chunk[:8], self.order) <= self.hi:
             out = []
             for j in range(0, len(chunk) - 7, 8):  # a table of addresses (a switch's jump table)
-                v = int.from_bytes(chunk[j:j + 8], "little")
+                v = int.from_bytes(chunk[j:j + 8], self.order)
                 i = bisect.bisect_right(self._sized_addr, v) - 1
                 s = self._sized[i] if i >= 0 else None
                 out.append((s.key, v - s.addr) if s is not None and v < s.addr + s.size else v)
@@ -275,7 +276,8 @@ def read_image(path: Path, label: str | None = None) -> Image:
         bind = BIND.get(inf >> 4, "global")
         syms.append(Sym(n, v, sz, STT[inf & 0xF], bind, by_index[idx], fnames[f] if bind == "local" else "",
                         tls=inf & 0xF == STT_TLS))
-    img = Image(path, label or str(path), sorted(sections, key=lambda s: (s.addr, s.index)), syms, elf.data)
+    img = Image(path, label or str(path), sorted(sections, key=lambda s: (s.addr, s.index)), syms, elf.data,
+                order="little" if elf.little else "big")
     img.tls_base = min((addr[i] for i in range(len(types)) if flags[i] & SHF_ALLOC and flags[i] & SHF_TLS),
                        default=0)
     img.markers = markers

@@ -50,8 +50,8 @@ def explain(old: Image, o: Sym, new: Image, n: Sym, ob: bytes, nb: bytes, st: St
         for s in (i, i - 1, i - 2, i - 3):
             if s < 0 or s + 4 > L or s + 3 < j:
                 continue
-            ro = int.from_bytes(ob[s:s + 4], "little", signed=True)
-            rn = int.from_bytes(nb[s:s + 4], "little", signed=True)
+            ro = int.from_bytes(ob[s:s + 4], old.order, signed=True)
+            rn = int.from_bytes(nb[s:s + 4], old.order, signed=True)
             if old.lo <= ro & MASK64 <= old.hi and same_target(old, ro & MASK64, new, rn & MASK64):
                 hit = s + 4  # an absolute address (non-PIC code, data pointers)
                 break
@@ -69,8 +69,8 @@ def explain(old: Image, o: Sym, new: Image, n: Sym, ob: bytes, nb: bytes, st: St
             for s in range(i, i - 8, -1):
                 if s < 0 or s + 8 > L:
                     continue
-                if same_target(old, int.from_bytes(ob[s:s + 8], "little"), new,
-                               int.from_bytes(nb[s:s + 8], "little")):
+                if same_target(old, int.from_bytes(ob[s:s + 8], old.order), new,
+                               int.from_bytes(nb[s:s + 8], old.order)):
                     hit = s + 8
                     break
         if not hit:
@@ -142,10 +142,10 @@ class _Targets:
         return np.array(out, bool)
 
 
-def _word(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
-    """The little-endian unsigned `width`-byte words of buf at the given offsets, as uint64."""
+def _word(buf: np.ndarray, at: np.ndarray, width: int, order: str = "little") -> np.ndarray:
+    """The unsigned `width`-byte words (in byte ``order``) of buf at the given offsets, as uint64."""
     rows = np.lib.stride_tricks.sliding_window_view(buf, width)[at]  # one gather: (len(at), width) bytes
-    return rows.view("<u4" if width == 4 else "<u8").reshape(-1).astype(np.uint64)
+    return rows.view(("<" if order == "little" else ">") + ("u4" if width == 4 else "u8")).reshape(-1).astype(np.uint64)
 
 
 def _displaced(base: np.ndarray, disp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -292,7 +292,7 @@ def _covers(bt: _Batch, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not r.size:
             continue
         g = rows[r] - back
-        x, y = _word(a, g, width), _word(b, g, width)
+        x, y = _word(a, g, width, bt.targets.old.order), _word(b, g, width, bt.targets.old.order)
         valid = True
         if width == 4:  # sign-extended
             x, y = (np.where(v >= 1 << 31, v.astype(np.int64) - (1 << 32), v.astype(np.int64)) for v in (x, y))

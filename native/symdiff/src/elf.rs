@@ -107,9 +107,14 @@ pub const SHT_STRTAB: u32 = 3;
 /// elfinfo.NAME_SLACK: what a string table's names may add up to beyond twice its size
 const NAME_SLACK: u64 = 64 << 20;
 
-/// 8 bytes of code or data read as image.py reads them (little-endian, whatever the file's order)
-pub fn u64at(d: &[u8], o: usize) -> u64 {
-    u64::from_le_bytes(d[o..o + 8].try_into().unwrap())
+/// 8 bytes of code or data, in the file's byte order
+pub fn u64at(d: &[u8], o: usize, little: bool) -> u64 {
+    let w = d[o..o + 8].try_into().unwrap();
+    if little {
+        u64::from_le_bytes(w)
+    } else {
+        u64::from_be_bytes(w)
+    }
 }
 
 /// A regular file opened for reading (a FIFO would block, a device never end): the file and its size.

@@ -155,6 +155,7 @@ pub struct Image {
     pub lo: u64,
     pub hi: u64,
     pub tls_base: u64, //: where the TLS initialization image starts (image.py `tls_base`)
+    pub little: bool,  //: the file's byte order: how an address in its bytes is read (image.py `order`)
     alloc: Vec<usize>,
     sec_starts: Vec<u64>,
     pub sized: Vec<usize>,
@@ -335,6 +336,7 @@ pub fn read_image(path: &str) -> Result<Image, String> {
         lo: 0,
         hi: 0,
         tls_base: tls_base.unwrap_or(0),
+        little: e.form.little,
         alloc: Vec::new(),
         sec_starts: Vec::new(),
         sized: Vec::new(),
@@ -551,12 +553,12 @@ impl Image {
         let end = (off + 32).min(self.data.len());
         let chunk: &[u8] = if off < self.data.len() { &self.data[off..end] } else { &[] };
         if chunk.len() >= 8 {
-            let v = elf::u64at(chunk, 0);
+            let v = elf::u64at(chunk, 0, self.little);
             if self.lo <= v && v <= self.hi {
                 let mut out = Vec::new();
                 let mut j = 0;
                 while j + 8 <= chunk.len() {
-                    let v = elf::u64at(chunk, j);
+                    let v = elf::u64at(chunk, j, self.little);
                     match self.sized_at(v) {
                         Some(s) if (v as u128) < s.addr as u128 + s.size as u128 => out.push(Ent::Sym(s.key, v - s.addr)),
                         _ => out.push(Ent::Val(v)),

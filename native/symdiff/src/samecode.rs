@@ -16,8 +16,14 @@ pub struct Stats {
     pub objdump: u64,
 }
 
-fn i32at(b: &[u8], s: usize) -> i128 {
-    i32::from_le_bytes(b[s..s + 4].try_into().unwrap()) as i128
+fn i32at(b: &[u8], s: usize, little: bool) -> i128 {
+    let w = b[s..s + 4].try_into().unwrap();
+    (if little { i32::from_le_bytes(w) } else { i32::from_be_bytes(w) }) as i128
+}
+
+fn u64at(b: &[u8], s: usize, little: bool) -> i128 {
+    let w = b[s..s + 8].try_into().unwrap();
+    (if little { u64::from_le_bytes(w) } else { u64::from_be_bytes(w) }) as i128
 }
 
 /// Some(true): same code; Some(false): differs; None: undecided (the instruction view decides).
@@ -50,8 +56,8 @@ pub fn explain(old: &Image, o: &Sym, new: &Image, n: &Sym, ob: &[u8], nb: &[u8],
             if s < 0 || s + 4 > len || s + 3 < j {
                 continue;
             }
-            let ro = i32at(ob, s as usize);
-            let rn = i32at(nb, s as usize);
+            let ro = i32at(ob, s as usize, old.little);
+            let rn = i32at(nb, s as usize, old.little);
             let (xo, xn) = (m64(ro), m64(rn));
             if lo <= xo && xo <= hi && same_target(old, xo, new, xn, false) {
                 hit = s + 4;
@@ -77,8 +83,8 @@ pub fn explain(old: &Image, o: &Sym, new: &Image, n: &Sym, ob: &[u8], nb: &[u8],
             let mut s = i;
             while s > i - 8 {
                 if s >= 0 && s + 8 <= len {
-                    let a = u64::from_le_bytes(ob[s as usize..s as usize + 8].try_into().unwrap()) as i128;
-                    let b = u64::from_le_bytes(nb[s as usize..s as usize + 8].try_into().unwrap()) as i128;
+                    let a = u64at(ob, s as usize, old.little);
+                    let b = u64at(nb, s as usize, old.little);
                     if same_target(old, a, new, b, false) {
                         hit = s + 8;
                         break;
