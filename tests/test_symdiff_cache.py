@@ -459,3 +459,35 @@ def test_cache_view_from_the_qemu_cache_model_maps_its_blocks_to_functions(mini,
     assert top["delta"] and top["name"] != "(no function)" and top["partners"], top
     funcs = {f["name"]: f for f in v["functions"]}
     assert funcs[top["name"]]["i1_misses"] == {"old": top["old"], "new": top["new"]}
+
+
+def test_an_images_identity_is_its_code(tmp_path):
+    """A cachegrind file is checked against the image by identity: without a build id, a hash of the
+    executable sections -- the same code with other data is the same program, other code is not."""
+    from layoutbench.cacheview.counts import identity
+
+    def image(name: str, data: int, mul: int) -> Path:
+        src, obj, elf = tmp_path / f"{name}.c", tmp_path / f"{name}.o", tmp_path / f"{name}.elf"
+        src.write_text(f"int d = {data};\n__attribute__((noinline)) int f(int x) {{ return x * {mul}; }}\n"
+                       "void _start(void) { for (;;) d = f(d); }\n")
+        subprocess.run(["clang-19", "-ffreestanding", "-O1", "-c", str(src), "-o", str(obj)], check=True)
+        subprocess.run(["ld.lld-19", "-e", "_start", "-o", str(elf), str(obj)], check=True)
+        return elf
+
+    a, other_data, other_code = image("a", 1, 3), image("b", 2, 3), image("c", 1, 5)
+    assert a.read_bytes() != other_data.read_bytes()
+    assert identity(a) == identity(other_data) != identity(other_code) and identity(a).startswith("text:")
+
+
+def test_cache_view_text_names_the_cache_and_its_sets_as_ranges(mini):
+    """The text: the cache's geometry first, then each function's sets as ranges (1-3,7)."""
+    from layoutbench.cacheview.view import _ranges
+
+    assert (_ranges([7, 1, 3, 2, 3]), _ranges([5]), _ranges([]), _ranges([0, 2, 4])) == ("1-3,7", "5", "", "0,2,4")
+    args = ("symdiff", "minikernel@HEAD:default", "minikernel@HEAD:aligned", "--image", "hosted", "--repo", str(mini),
+            "--cache", "2048,2,64", "--functions", "crc32c")
+    v = json.loads(lb(*args, "--json", check=False).stdout)["cache"]
+    text = lb(*args, check=False).stdout
+    assert "cache: 2048 bytes, 2-way, 64-byte lines = 16 sets (from " in text, text
+    row = next(ln.split() for ln in text.splitlines() if ln.split()[:1] == ["crc32c"])
+    assert row[2:4] == [_ranges(v["functions"][0]["old"]["sets"]), _ranges(v["functions"][0]["new"]["sets"])], row
