@@ -66,6 +66,7 @@ EQUIVALENT = ROOT / "bench" / "mutants-equivalent.toml"
 #: ``workdir``: the tests share one layoutbench work directory across the mutants (compiled objects
 #: are reused), for modules that neither compile nor link; every other module's tests start empty.
 #: ``functions``: only the mutants inside these top-level functions of the files (one job of a module)
+#: ``native``: the tests run the symdiff helper (built here, copied with the tree); else it is turned off
 MODULES: dict[str, dict] = {
     "stats": {"files": [f"layoutbench/stats/{m}.py" for m in ("base", "summary", "noise", "comparison", "family")], "tests": ["tests/test_stats.py", "tests/test_directions.py"]},
     "layout": {"files": ["layoutbench/layout.py"], "tests": ["tests/test_layout_registry.py", "tests/test_layout_units.py"]},
@@ -90,7 +91,7 @@ MODULES: dict[str, dict] = {
                   "tests": ["tests/test_symdiff_cache.py"], "workdir": True},
     "symdiff_files": {"files": ["layoutbench/symdiff/files.py", "layoutbench/specs.py"],
                       "tests": ["tests/test_native_symdiff.py", "-k", "build_specs or every_diff or own_only"],
-                      "workdir": True},
+                      "workdir": True, "native": True},
     "symdiff_text": {"files": ["layoutbench/symdiff/render.py", "layoutbench/symdiff/model.py"],
                      "tests": ["tests/test_symdiff_text.py"]},
     "decide": {"files": [f"layoutbench/decide/{m}.py" for m in ("plan", "model", "tracked", "sequential", "outcome",
@@ -316,12 +317,18 @@ def _copy_tree(dest: Path) -> None:
             continue
         (dest / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / f, dest / f)
+    # the built symdiff helper (not tracked): as new as the sources copied beside it (copy2 keeps times)
+    helper = Path("native/symdiff/target/release/layoutbench-symdiff")
+    if (ROOT / helper).is_file():
+        (dest / helper).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / helper, dest / helper)
 
 
 def _run_tests(tree: Path, tests: list[str], timeout: float, basetemp: Path,
-               workdir: Path | None = None) -> tuple[str, float]:
-    """'pass', 'fail' or 'timeout', and the seconds it took."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "LAYOUTBENCH_NATIVE": "0"}
+               workdir: Path | None = None, native: bool = False) -> tuple[str, float]:
+    """'pass', 'fail' or 'timeout', and the seconds it took.  Without ``native`` the symdiff helper is
+    turned off (the Python path is the one mutated); with it, the copy's helper (:func:`_copy_tree`) runs."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "LAYOUTBENCH_NATIVE": "1" if native else "0"}
     env.pop("LAYOUTBENCH_TEST_WORKDIR", None)
     if workdir is not None:
         env["LAYOUTBENCH_TEST_WORKDIR"] = str(workdir)
@@ -362,7 +369,7 @@ def run_module(name: str, spec: dict, tree: Path, args, eqs: list[dict], say) ->
     basetemp = tree.parent / "pytest"
     has_files = any(t.startswith("tests/") for t in tests)
     work = tree.parent / "work" if spec.get("workdir") else None
-    status, base_s = _run_tests(tree, tests, args.timeout or 1800, basetemp, work) if has_files else ("none", 0.0)
+    status, base_s = _run_tests(tree, tests, args.timeout or 1800, basetemp, work, spec.get("native", False)) if has_files else ("none", 0.0)
     if status == "none":
         say(f"{name}: no test of {' '.join(spec['tests'])} in this checkout: all {len(mutants)} mutants survive")
         return _result(name, spec, n_all, mutants, [], [{**asdict(m), "result": "no test"} for m in mutants], [])
@@ -380,7 +387,7 @@ def run_module(name: str, spec: dict, tree: Path, args, eqs: list[dict], say) ->
         src = mutant_source(m.file, m.node, m.op, m.arg, tree)
         if src is None:  # does not compile: not a program, not counted
             continue
-        result, secs = _with_mutant(tree, m.file, src, lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work))
+        result, secs = _with_mutant(tree, m.file, src, lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work, spec.get("native", False)))
         (survived if result == "pass" else killed).append({**asdict(m), "result": result})
         say(f"  [{k}/{len(mutants)}] {'SURVIVED' if result == 'pass' else result:8} {m.where()}  {m.mutation}"
             f"  ({secs:.1f}s)")
@@ -397,7 +404,7 @@ def recheck_module(r: dict, tree: Path, args, eqs: list[dict], say) -> dict:
     r = _reapply(r, eqs)
     basetemp = tree.parent / "pytest"
     work = tree.parent / "work" if spec.get("workdir") else None
-    status, base_s = _run_tests(tree, spec["tests"], args.timeout or 1800, basetemp, work)
+    status, base_s = _run_tests(tree, spec["tests"], args.timeout or 1800, basetemp, work, spec.get("native", False))
     if status != "pass":
         raise SystemExit(f"mutate.py: the tests of {r['module']} fail without any mutant; fix them first")
     timeout = args.timeout or 4 * base_s + 20
@@ -413,7 +420,7 @@ def recheck_module(r: dict, tree: Path, args, eqs: list[dict], say) -> dict:
             continue
         m = same[0]
         result, secs = _with_mutant(tree, m.file, mutant_source(m.file, m.node, m.op, m.arg, tree),
-                                    lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work))
+                                    lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work, spec.get("native", False)))
         (survived if result == "pass" else killed).append({**s, "result": result})
         say(f"  [{k}/{len(r['survived'])}] {'SURVIVED' if result == 'pass' else result:8} {m.where()}  {m.mutation}"
             f"  ({secs:.1f}s)")

@@ -459,6 +459,10 @@ def test_two_build_specs_are_diffed_by_the_helper_under_their_labels(repo):  # n
     assert d["new"]["label"] == f"minikernel@{repo['edit'][:12]}:random:3 (kernel)", d["new"]
     assert d["old"]["path"].endswith("image.elf") and d["mapping"] == "plan"
     assert "crc32c" in {s["name"] for s in d["symbols"] if s["status"] in ("changed", "resized")}
+    from layoutbench import specs  # a spec without a seed is the layout's seed 1; a REV may hold colons
+
+    assert specs.parse_spec("minikernel@HEAD:random") == ("minikernel", "HEAD", "random", 1)
+    assert specs.parse_spec("minikernel@v1:2:sorted:7") == ("minikernel", "v1:2", "sorted", 7)
 
 
 def test_every_diff_of_the_package_is_the_helpers_and_the_python_paths_when_it_hands_back(repo, monkeypatch,  # noqa: F811

@@ -207,3 +207,21 @@ def test_a_pair_the_helper_hands_back_is_diffed_once_by_the_python_path(tmp_path
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "not an ELF file" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert calls.read_text() == "run\n"
+
+
+def test_the_text_to_a_full_disk_or_a_reader_that_stops_is_one_line_or_nothing(repo, native_helper):  # noqa: F811
+    """The text of the helper's diff written to a full disk: one line that says so and what to do, exit
+    2; to a reader that has stopped reading (| true): nothing on stderr, the diff's own exit."""
+    a, b = image(repo, "base", "sorted"), image(repo, "base", "random", 2)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b)], stdout=full,
+                           stderr=subprocess.PIPE, text=True, env={**os.environ, "LAYOUTBENCH_NATIVE_TRACE": "1"})
+    assert p.returncode == 2 and "layoutbench-symdiff: native" in p.stderr, p.stderr
+    assert p.stderr.splitlines()[-1] == ("layoutbench: error: cannot write the diff (No space left on device); free "
+                                         "some space and run the same command again"), p.stderr
+    # (the reader is gone long before the diff is written; a text shorter than the pipe's buffer fails
+    # when it is flushed, a longer one when it is written)
+    for x, y, code in ((a, b, "1"), (a, a, "0")):
+        sh = subprocess.run(f"{sys.executable} -m layoutbench.cli symdiff {x} {y} | true; echo \"${{PIPESTATUS[0]}}\"",
+                            shell=True, executable="/bin/bash", capture_output=True, text=True)
+        assert sh.stdout == f"{code}\n" and sh.stderr == "", sh
