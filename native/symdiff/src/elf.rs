@@ -43,29 +43,22 @@ pub struct Form {
 }
 
 impl Form {
-    fn u16(self, d: &[u8], o: usize) -> u16 {
-        let b = [d[o], d[o + 1]];
-        if self.little {
-            u16::from_le_bytes(b)
-        } else {
-            u16::from_be_bytes(b)
+    /// N bytes at o, little-endian first (a big-endian file's reversed): read as a little-endian number
+    fn le<const N: usize>(self, d: &[u8], o: usize) -> [u8; N] {
+        let mut b: [u8; N] = d[o..o + N].try_into().unwrap();
+        if !self.little {
+            b.reverse();
         }
+        b
+    }
+    fn u16(self, d: &[u8], o: usize) -> u16 {
+        u16::from_le_bytes(self.le(d, o))
     }
     fn u32(self, d: &[u8], o: usize) -> u32 {
-        let b = d[o..o + 4].try_into().unwrap();
-        if self.little {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        }
+        u32::from_le_bytes(self.le(d, o))
     }
     fn u64(self, d: &[u8], o: usize) -> u64 {
-        let b = d[o..o + 8].try_into().unwrap();
-        if self.little {
-            u64::from_le_bytes(b)
-        } else {
-            u64::from_be_bytes(b)
-        }
+        u64::from_le_bytes(self.le(d, o))
     }
     /// an address or a size: 8 bytes in a 64-bit file, 4 in a 32-bit one
     fn word(self, d: &[u8], o: usize) -> u64 {
@@ -109,12 +102,12 @@ const NAME_SLACK: u64 = 64 << 20;
 
 /// 8 bytes of code or data, in the file's byte order
 pub fn u64at(d: &[u8], o: usize, little: bool) -> u64 {
-    let w = d[o..o + 8].try_into().unwrap();
-    if little {
-        u64::from_le_bytes(w)
-    } else {
-        u64::from_be_bytes(w)
-    }
+    Form { wide: true, little }.u64(d, o)
+}
+
+/// 4 bytes of code or data, in the file's byte order, sign-extended
+pub fn i32at(d: &[u8], o: usize, little: bool) -> i32 {
+    Form { wide: true, little }.u32(d, o) as i32
 }
 
 /// A regular file opened for reading (a FIFO would block, a device never end): the file and its size.

@@ -17,13 +17,11 @@ pub struct Stats {
 }
 
 fn i32at(b: &[u8], s: usize, little: bool) -> i128 {
-    let w = b[s..s + 4].try_into().unwrap();
-    (if little { i32::from_le_bytes(w) } else { i32::from_be_bytes(w) }) as i128
+    crate::elf::i32at(b, s, little) as i128
 }
 
 fn u64at(b: &[u8], s: usize, little: bool) -> i128 {
-    let w = b[s..s + 8].try_into().unwrap();
-    (if little { u64::from_le_bytes(w) } else { u64::from_be_bytes(w) }) as i128
+    crate::elf::u64at(b, s, little) as i128
 }
 
 /// Some(true): same code; Some(false): differs; None: undecided (the instruction view decides).
