@@ -17,9 +17,10 @@ from . import native
 def run() -> None:
     """The ``layoutbench`` command: the fast path, else the click command line."""
     native.fast_path(sys.argv[1:])
-    from .symdiff.files import text_fast_path
+    if native.text_pair(sys.argv[1:]) is not None:  # (other commands do not import the diff's model)
+        from .symdiff.files import text_fast_path
 
-    text_fast_path(sys.argv[1:])
+        text_fast_path(sys.argv[1:])
     from .commands import main
 
     main(prog_name="layoutbench")
