@@ -27,7 +27,8 @@ read from Debian's linux-source package when installed) on the same pair, and `t
 ratio to it.  Without the helper built, the first
 columns time the Python path too (a line says so).  --cache SIZE,WAYS,LINE adds a line per pair
 timing the cache view (``symdiff --cache`` with the 8 largest functions named, no cachegrind
-run), which runs on the Python path, and its cost over that path's plain diff.
+run: the helper's diff, the view read from its symbols), its cost over the plain diff, and with
+--baseline the other checkout's ``--cache`` in the same rotation.
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def main() -> None:
                     help="sizes of the generated kernels, comma-separated (without OLD NEW pairs)")
     ap.add_argument("--cache", metavar="SIZE,WAYS,LINE",
                     help="also time the cache view (symdiff --cache SIZE,WAYS,LINE --functions of the largest "
-                         "functions, no cachegrind run) apart, on the Python path it always takes")
+                         "functions, no cachegrind run) apart, against the plain diff (and --baseline's --cache)")
     args = ap.parse_args()
     if len(args.pairs) % 2:
         sys.exit("give ELF files in pairs: OLD NEW [OLD NEW]...")
@@ -239,17 +240,20 @@ def main() -> None:
               f"{pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}   "
               + (f"{bw:>12.3f}s {tw / bw:>6.2f}x" if bw is not None else f"{'n/a':>13} {'':>7}")
               + (f"   {got[-1][0]:>7.3f}s {got[-1][1]:>5.3f}s" if args.baseline else ""), flush=True)
-        if args.cache:  # the cache view's own cost: the same diff on the Python path plus the view
+        if args.cache:  # the cache view's own cost: the helper's diff (with its symbols) plus the view
             listed = subprocess.run([NM, "-S", "--size-sort", "--defined-only", str(b)], capture_output=True,
                                     text=True).stdout.splitlines()
             big = [f[3] for f in map(str.split, listed) if len(f) == 4 and f[2] in "tT"][-8:]  # functions
             view = cmd + ["--cache", args.cache, "--functions", ",".join(big)]
-            (vw, vc, vrc, _), (qw, qc, _, _) = side_by_side(
-                [(view, False, ours), (cmd, False, {**ours, "LAYOUTBENCH_NATIVE": "0"})], args.runs)
+            base = {**os.environ, "PYTHONPATH": str(args.baseline.resolve())} if args.baseline else None
+            timed = side_by_side([(view, False, ours), (cmd, False, ours)]
+                                 + ([(view, False, base)] if base else []), args.runs)
+            (vw, vc, vrc, _), (qw, qc, _, _) = timed[:2]
             if vrc not in (0, 1):
                 sys.exit(f"symdiff --cache failed (exit {vrc}) on {a} {b}")
             print(f"{'  + --cache ' + args.cache + ' (8 functions)':44} {'':>8} {vw:>7.3f}s {'':>8} {'':>6} {'':>6}   "
-                  f"{vc:>11.3f}s   the view alone: {vw - qw:+.3f}s wall, {vc - qc:+.3f}s CPU over the Python path",
+                  f"{vc:>11.3f}s   the view: {vw - qw:+.3f}s wall, {vc - qc:+.3f}s CPU over the plain diff"
+                  + (f"; baseline's --cache {timed[2][0]:.3f}s (x{vw / timed[2][0]:.2f})" if base else ""),
                   flush=True)
 
 
