@@ -76,7 +76,7 @@ def load_make_history():
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     ap.add_argument("--histories", type=int, default=20, help="histories with a planted regression")
     ap.add_argument("--null", type=int, default=20, help="histories with layout-only/ordinary commits only")
     ap.add_argument("--commits", type=int, default=8, help="commits per history (after the import)")

@@ -119,7 +119,7 @@ def commit_patch(repo: Path, path: Path, where: str, fixed: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.splitlines()[0])
     ap.add_argument("versions", nargs="+", help="PACKAGE=VERSION, e.g. dash=0.5.12-12; several versions of one "
                     "package (oldest first) follow each other in one history")
     ap.add_argument("--workdir", type=Path, required=True)

@@ -27,7 +27,8 @@ from layoutbench import build, elfinfo, layout, placement, profile, source
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", help="work directory (default: a fresh temporary one)")
     ap.add_argument("--layouts", default="default,sorted,aligned,random:1,function-aligned,padded")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count())

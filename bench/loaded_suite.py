@@ -33,7 +33,7 @@ def _die_with_parent() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.splitlines()[0])
     ap.add_argument("--loops", type=int, default=2, help="CPU-bound loops beside the suite (default 2)")
     ap.add_argument("--workers", type=int, default=2,
                     help="pytest-xdist workers, as the README's test command (default 2; 0: one process)")

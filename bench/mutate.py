@@ -466,7 +466,7 @@ def table(results: list[dict], cmd: str | None = None) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--module", action="append", choices=sorted(MODULES),
                     help="module to mutate (repeatable; default: all of them)")

@@ -63,7 +63,7 @@ def ground_truth(points, truth_metric: str, min_eff: float) -> tuple[dict, dict]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", required=True, help="a profile name (kernels/, $LAYOUTBENCH_PROFILES) or kernel.toml")
     ap.add_argument("--repo", required=True, help="the git repository holding the history")
     ap.add_argument("--range", dest="range_", required=True, help="A..B, walked along first parents")

@@ -42,7 +42,7 @@ def mean_change(vals: dict, prev: str, cur: str, k: int) -> float | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", required=True, help="where real_history.py wrote KIND-K.json")
     ap.add_argument("--store", help="the store real_history.py used (default WORKDIR/results.sqlite)")
     ap.add_argument("--kinds", default="random,shuffled,padded", help="the KIND-K.json files to read, per kind")

@@ -19,7 +19,8 @@ from layoutbench import build, profile, source
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernel", default="minikernel")
     ap.add_argument("--image", default=None, help="image to link (default: the profile's first)")
     ap.add_argument("--repeat", type=int, default=3)

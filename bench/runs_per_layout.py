@@ -46,7 +46,7 @@ def one(sc: sim.Scenario, seed: int, runs: int | None, c_l: float, c_r: float) -
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n")[0])
     ap.add_argument("--histories", type=int, default=60)
     ap.add_argument("--layout-cost", type=float, default=60.0, help="seconds a new layout costs (a reboot)")
     ap.add_argument("--run-cost", type=float, default=5.0, help="seconds a rerun on the same layout costs")

@@ -131,7 +131,7 @@ def bin_label(lo: int, hi: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     ap.add_argument("store", help="a results store (SQLite file)")
     ap.add_argument("--metric", default="cg_cost")
     ap.add_argument("--layout", default="random", help="the layout whose seeds are compared (default: random)")

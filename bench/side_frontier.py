@@ -215,7 +215,7 @@ def prove_null(n: int = 1000, sigma_l: float = 0.01, seed0: int = 70_000) -> lis
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n")[0])
     ap.add_argument("--histories", type=int, default=100)
     ap.add_argument("--pairs", type=int, default=1000, help="--only prove-null: pairs per row (default 1000)")
     ap.add_argument("--seed0", type=int, default=0, help="history i is drawn from seed SEED0 + i (default 0)")

@@ -554,7 +554,7 @@ def twos(commits: int = 16) -> list[Scenario]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.split("\n")[0])
     ap.add_argument("--histories", type=int, default=200)
     ap.add_argument("--commits", type=int, default=16)
     ap.add_argument("--min-effect", type=float, default=decide.DEFAULT_MIN_EFFECT)

@@ -25,7 +25,7 @@ CASES = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7, help="starts of each, interleaved (default 7)")
     a = ap.parse_args(argv)
     times: dict[str, list[float]] = {k: [] for k in CASES}

@@ -167,7 +167,7 @@ def count_symbols(elf: Path) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__.splitlines()[0])
     ap.add_argument("pairs", nargs="*", type=Path, help="OLD NEW ELF files (any number of pairs)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--baseline", type=Path, metavar="DIR",

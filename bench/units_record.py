@@ -54,7 +54,8 @@ def read_time(what: str, objdir: Path, listing: Path) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog=f"python3 -m {__spec__.name}", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("variant", type=Path, help="a linked variant's folder (image.elf and plan.json)")
     ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()

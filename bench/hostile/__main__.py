@@ -31,7 +31,7 @@ COLUMNS = ("tried", "clean", "traceback", "wrong-success", "hang", "leak", "outs
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m bench.hostile", description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true", help="print the counts as JSON")
     ap.add_argument("--only", action="append", default=[], help="run only this module (repeatable)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
