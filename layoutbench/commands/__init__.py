@@ -106,7 +106,7 @@ def say(msg: str) -> None:
 
 
 def _exit_epilog() -> str:
-    from ..verdict import exit_table_text
+    from ..exits import exit_table_text
 
     return "\b\nExit codes (every command; README and docs/guide/reading-output.md hold the same table):\n" + exit_table_text()
 
