@@ -255,7 +255,10 @@ def plan_side(objs, name, seed):  # noqa: F811
     plan = layout.make_plan(objs["objects"], name, seed, kernel="k", image="kernel", commit="c" * 40,
                             pin_first=("boot/start.o",))
     elf, _ = link_plan(objs, plan, f"sd-{name}-{seed}")
-    return symdiff.built_side(elf, f"{name}:{seed}", plan, objs["by_name"])
+    img = symdiff.read_image(elf, f"{name}:{seed}")  # its plan and objects given, not found beside it
+    img.plan, img.plan_id, img.objects = plan, f"0x{plan.plan_id:07x}", objs["by_name"]
+    symdiff.map_objects(img)
+    return img
 
 
 def test_the_plans_say_how_a_layout_moved_an_object(objs):  # noqa: F811

@@ -97,7 +97,7 @@ _WHERE = {
     **{n: "image" for n in ("Image", "Section", "Sym", "read_image", "same_target")},
     **{n: "model" for n in ("STATUSES", "ObjectDiff", "Propagation", "ShiftOrigin", "SideInfo", "SymbolDiff",
                             "SymdiffResult")},
-    **{n: "objects" for n in ("assign_keys", "built_side", "load_side")},
+    **{n: "objects" for n in ("assign_keys", "load_side", "map_objects")},
     "diff_files": "files",
     **{n: "render" for n in ("summary_lines", "text")},
     **{n: "samecode" for n in ("Stats", "explain", "explain_all")},

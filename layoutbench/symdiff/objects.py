@@ -47,17 +47,6 @@ def _stored_id(v) -> str | None:
         all(c in "0123456789abcdef" for c in v[2:]) else None
 
 
-@without_gc
-def built_side(elf: Path, label: str, plan: LayoutPlan, objects: dict) -> Image:
-    """An image with its plan and objects given (name → elfinfo.ObjectInfo), wherever they are."""
-    img = read_image(elf, label)
-    img.plan = plan
-    img.plan_id = f"0x{plan.plan_id:07x}"
-    img.objects = objects
-    map_objects(img)
-    return img
-
-
 def read_objects(objdir: Path, entries: list[tuple[str, str]]) -> dict:
     """elfinfo.ObjectInfo of each (name, file relative to objdir)."""
     return {n: elfinfo.read_object(objdir / rel, n) for n, rel in entries}
