@@ -49,6 +49,7 @@ import copy
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -66,7 +67,7 @@ EQUIVALENT = ROOT / "bench" / "mutants-equivalent.toml"
 #: ``workdir``: the tests share one layoutbench work directory across the mutants (compiled objects
 #: are reused), for modules that neither compile nor link; every other module's tests start empty.
 #: ``functions``: only the mutants inside these top-level functions of the files (one job of a module)
-#: ``native``: the tests run the symdiff helper (built here, copied with the tree); else it is turned off
+#: ``native``: the tests run the symdiff helper (copied with the tree; a Rust mutant is built before its run)
 MODULES: dict[str, dict] = {
     "stats": {"files": [f"layoutbench/stats/{m}.py" for m in ("base", "summary", "noise", "comparison", "family")], "tests": ["tests/test_stats.py", "tests/test_directions.py"]},
     "layout": {"files": ["layoutbench/layout.py"], "tests": ["tests/test_layout_registry.py", "tests/test_layout_units.py"]},
@@ -84,9 +85,10 @@ MODULES: dict[str, dict] = {
                 "tests": ["tests/test_history_points.py", "tests/test_history_analysis.py"], "workdir": True},
     "quirks": {"files": ["layoutbench/quirks.py"],
                "tests": ["tests/test_quirks.py", "-k", "prepare or from_until or naming or errors_and"]},
-    "symdiff": {"files": ["layoutbench/symdiff/classify.py", "layoutbench/symdiff/samecode.py",
-                          "layoutbench/symdiff/model.py"],
-                "tests": ["tests/test_symdiff_rules.py"]},
+    "symdiff": {"files": [f"native/symdiff/src/{m}.rs" for m in ("main", "samecode", "plan", "image", "elf",
+                                                                  "archives", "planfile", "json")],
+                "tests": ["tests/test_symdiff_rules.py", "tests/test_native_symdiff.py", "tests/test_symdiff.py"],
+                "workdir": True, "native": True},
     "cacheview": {"files": [f"layoutbench/cacheview/{m}.py" for m in ("sides", "view", "counts", "runs")],
                   "tests": ["tests/test_symdiff_cache.py"], "workdir": True},
     "symdiff_files": {"files": ["layoutbench/symdiff/files.py", "layoutbench/specs.py"],
@@ -252,8 +254,76 @@ def _parents(tree: ast.AST) -> dict[int, tuple[ast.AST, str, int | None]]:
     return out
 
 
+#: Rust's binary operators written with a space on each side (rustfmt's style: generics, arrows, shifts
+#: and closures are not), and what each becomes
+RUST_OPS = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "&&": "||", "||": "&&", "+": "-",
+            "-": "+"}
+_RUST_TOKEN = re.compile(r"(?<= )(<=|>=|==|!=|&&|\|\||<|>|\+|-)(?= )|(?<![\w.])(\d+)(?![\w.])|\b(true|false)\b")
+_RUST_IF = re.compile(r"^(\s*(?:\} else )?(?:if|while) )(?!let )(.+)( \{)$")
+
+
+def _rust_code(line: str) -> str:
+    """The line with its string and char literals and its // comment blanked out (same length)."""
+    out, i, quote = [], 0, None
+    while i < len(line):
+        c = line[i]
+        if quote:
+            out.append(" ")
+            if c == "\\":
+                out.append(" ")
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c == '"' or (c == "'" and i + 2 < len(line) and (line[i + 2] == "'" or line[i + 1] == "\\")):
+            quote = c
+            out.append(" ")
+        elif line.startswith("//", i):
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).ljust(len(line))
+
+
+def _rust_mutants(relpath: str, root: Path) -> list[tuple[int, int, str, str, str]]:
+    """(line, col, op, before, after) of every mutant of a Rust file: a spaced binary operator flipped
+    (RUST_OPS), an integer literal plus one, true/false swapped, an if/while condition negated."""
+    out = []
+    for n, line in enumerate((root / relpath).read_text().splitlines(), 1):
+        code = _rust_code(line)
+        if code.lstrip().startswith(("#", "use ", "const ", "static ", "pub const ")) or not code.strip():
+            continue
+        for m in _RUST_TOKEN.finditer(code):
+            tok = m.group(0)
+            if m.group(1):
+                out.append((n, m.start(), "binop", tok, RUST_OPS[tok]))
+            elif m.group(2):
+                out.append((n, m.start(), "const", tok, str(int(tok) + 1)))
+            else:
+                out.append((n, m.start(), "bool", tok, "false" if tok == "true" else "true"))
+        cond = _RUST_IF.match(code.rstrip())
+        if cond:
+            out.append((n, len(cond.group(1)), "negate", cond.group(2), f"!({cond.group(2)})"))
+    return out
+
+
+def _rust_source(relpath: str, index: int, root: Path) -> str:
+    """The Rust file's text with its ``index``-th mutant (in :func:`_rust_mutants` order) applied."""
+    n, col, _, before, after = _rust_mutants(relpath, root)[index]
+    lines = (root / relpath).read_text().split("\n")
+    line = lines[n - 1]
+    assert line[col:col + len(before)] == before, (relpath, n, col, before)
+    lines[n - 1] = line[:col] + after + line[col + len(before):]
+    return "\n".join(lines)
+
+
 def mutants_of(relpath: str, root: Path = ROOT, functions: list[str] | None = None) -> list[Mutant]:
-    """The mutants of a file, in source order (with ``functions``: those inside these top-level functions)."""
+    """The mutants of a file, in source order (with ``functions``: those inside these top-level functions
+    of a Python file).  A Rust file's are :func:`_rust_mutants`."""
+    if relpath.endswith(".rs"):
+        lines = (root / relpath).read_text().splitlines()
+        return [Mutant(relpath, n, col, i, op, 0, f"{op}: {before} -> {after}", lines[n - 1].strip())
+                for i, (n, col, op, before, after) in enumerate(_rust_mutants(relpath, root))]
     text = (root / relpath).read_text()
     lines = text.splitlines()
     tree = ast.parse(text)
@@ -279,7 +349,9 @@ def mutants_of(relpath: str, root: Path = ROOT, functions: list[str] | None = No
 
 
 def mutant_source(relpath: str, index: int, op: str, arg: int, root: Path = ROOT) -> str | None:
-    """The mutated module's text; None when it does not compile."""
+    """The mutated module's text; None when it does not compile (a Rust file: see :func:`_compiles`)."""
+    if relpath.endswith(".rs"):
+        return _rust_source(relpath, index, root)
     tree = ast.parse((root / relpath).read_text())
     nodes = list(ast.walk(tree))
     parents = _parents(tree)
@@ -327,9 +399,9 @@ def _copy_tree(dest: Path) -> None:
 
 def _run_tests(tree: Path, tests: list[str], timeout: float, basetemp: Path,
                workdir: Path | None = None, native: bool = False) -> tuple[str, float]:
-    """'pass', 'fail' or 'timeout', and the seconds it took.  Without ``native`` the symdiff helper is
-    turned off (the Python path is the one mutated); with it, the copy's helper (:func:`_copy_tree`) runs."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "LAYOUTBENCH_NATIVE": "1" if native else "0"}
+    """'pass', 'fail' or 'timeout', and the seconds it took (the copy's symdiff helper runs:
+    :func:`_copy_tree`; ``native`` is kept for the record of which modules need it)."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("LAYOUTBENCH_TEST_WORKDIR", None)
     if workdir is not None:
         env["LAYOUTBENCH_TEST_WORKDIR"] = str(workdir)
@@ -349,12 +421,23 @@ def _run_tests(tree: Path, tests: list[str], timeout: float, basetemp: Path,
     return {0: "pass", 5: "none"}.get(rc, "fail"), time.monotonic() - t0
 
 
+def _compiles(tree: Path, file: str) -> bool:
+    """A Rust mutant builds (the helper in the copy ``tree``, cargo offline); a Python file always does
+    here (:func:`mutant_source` compiled it)."""
+    if not file.endswith(".rs"):
+        return True
+    crate = tree / "native" / "symdiff"
+    return subprocess.run(["cargo", "build", "--release", "--offline", "--quiet"], cwd=crate,
+                          capture_output=True).returncode == 0
+
+
 def _with_mutant(tree: Path, file: str, src: str, run):
-    """``run()`` with ``file`` of the copy ``tree`` holding the mutant's source, put back after."""
+    """``run()`` with ``file`` of the copy ``tree`` holding the mutant's source, put back after; None
+    when the mutant does not build (a Rust one), without running."""
     original = (tree / file).read_text()
     try:
         (tree / file).write_text(src)
-        return run()
+        return run() if _compiles(tree, file) else None
     finally:
         (tree / file).write_text(original)
 
@@ -388,7 +471,10 @@ def run_module(name: str, spec: dict, tree: Path, args, eqs: list[dict], say) ->
         src = mutant_source(m.file, m.node, m.op, m.arg, tree)
         if src is None:  # does not compile: not a program, not counted
             continue
-        result, secs = _with_mutant(tree, m.file, src, lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work, spec.get("native", False)))
+        ran = _with_mutant(tree, m.file, src, lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work, spec.get("native", False)))
+        if ran is None:  # does not build: not a program, not counted
+            continue
+        result, secs = ran
         (survived if result == "pass" else killed).append({**asdict(m), "result": result})
         say(f"  [{k}/{len(mutants)}] {'SURVIVED' if result == 'pass' else result:8} {m.where()}  {m.mutation}"
             f"  ({secs:.1f}s)")
@@ -421,7 +507,8 @@ def recheck_module(r: dict, tree: Path, args, eqs: list[dict], say) -> dict:
             continue
         m = same[0]
         result, secs = _with_mutant(tree, m.file, mutant_source(m.file, m.node, m.op, m.arg, tree),
-                                    lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work, spec.get("native", False)))
+                                    lambda: _run_tests(tree, spec["tests"], timeout, basetemp, work, spec.get("native", False))
+                                    ) or ("fail", 0.0)
         (survived if result == "pass" else killed).append({**s, "result": result})
         say(f"  [{k}/{len(r['survived'])}] {'SURVIVED' if result == 'pass' else result:8} {m.where()}  {m.mutation}"
             f"  ({secs:.1f}s)")

@@ -18,14 +18,11 @@ lines first: starting Python (what any Python front end costs before its first l
 starting it and importing numpy, and `layoutbench --help` (every import).
 
 `layoutbench symdiff OLD NEW --json` of two ELF files runs the native helper (native/symdiff,
-built by setup.sh); `text` times `layoutbench symdiff OLD NEW` (the helper's JSON, without its
-symbol list, rendered by the Python front end) and its ratio to nm + diff; the last two columns
-time the JSON command on the Python path (LAYOUTBENCH_NATIVE=0) in the same rotation, and its
-ratio to nm + diff; `output` says whether both paths printed the same bytes, JSON and text;
-`bloat-o-meter` times Linux's scripts/bloat-o-meter (nm plus a script: the symbol sizes that changed,
-read from Debian's linux-source package when installed) on the same pair, and `text/it` the text's
-ratio to it.  Without the helper built, the first
-columns time the Python path too (a line says so).  --cache SIZE,WAYS,LINE adds a line per pair
+built by setup.sh: the diff's one implementation); `text` times `layoutbench symdiff OLD NEW` (the
+helper's JSON, without its symbol list, rendered by the Python front end) and its ratio to nm +
+diff; `bloat-o-meter` times Linux's scripts/bloat-o-meter (nm plus a script: the symbol sizes that
+changed, read from Debian's linux-source package when installed) on the same pair, and `text/it`
+the text's ratio to it.  --cache SIZE,WAYS,LINE adds a line per pair
 timing the cache view (``symdiff --cache`` with the 8 largest functions named, no cachegrind
 run: the helper's diff, the view read from its symbols), its cost over the plain diff, and with
 --baseline the other checkout's ``--cache`` in the same rotation.
@@ -199,15 +196,13 @@ def main() -> None:
     os.chdir(tmp)
     ours = {**os.environ, "PYTHONPATH": str(root)}
 
-    if native.binary() is None:
-        print(f"note: the native helper is not built ({native.BINARY}); run setup.sh (cargo build --release "
-              f"in native/symdiff): symdiff is timed on its Python path")
+    native.built()  # built before the first timing, not during it
     bom = bloat_o_meter(base)
     if bom is None:
         print("note: no linux-source package in /usr/src (apt-get install linux-source-6.1): no bloat-o-meter column")
     print(f"{'image pair':44} {'symbols':>8} {'symdiff':>8} {'nm+diff':>8} {'ratio':>6} {'median':>6}   "
-          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}   {'text':>7} {'ratio':>6}   {'python':>8} {'ratio':>6} "
-          f"{'output':>6}   {'bloat-o-meter':>13} {'text/it':>7}"
+          f"{'CPU: symdiff':>12} {'nm+diff':>8} {'ratio':>6}   {'text':>7} {'ratio':>6}   "
+          f"{'bloat-o-meter':>13} {'text/it':>7}"
           + (f"   {'baseline':>8} {'CPU':>6}" if args.baseline else ""))
     floors = [("(floor) python -c pass", [sys.executable, "-c", "pass"]),
               ("(floor) python -c 'import numpy'", [sys.executable, "-c", "import numpy"]),
@@ -218,26 +213,20 @@ def main() -> None:
         cmd = [sys.executable, "-m", "layoutbench.cli", "symdiff", str(a), str(b), "--json"]
         cmds = [(cmd, False, ours),
                 (f"{NM} -n '{a}' > '{tmp}/a'; {NM} -n '{b}' > '{tmp}/b'; diff '{tmp}/a' '{tmp}/b'", True, None),
-                (cmd, False, {**ours, "LAYOUTBENCH_NATIVE": "0"}),
                 (cmd[:-1], False, ours)]  # the text: the helper's JSON rendered by the front end
         if bom is not None:
             cmds.append(([sys.executable, str(bom), str(a), str(b)], False, None))
         if args.baseline:
             cmds.append((cmd, False, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}))
         got = side_by_side(cmds, args.runs)
-        (sw, sc, rc, sm), (nw, nc, _, nm), (pw, _, prc, _), (tw, _, _, _) = got[:4]
-        bw = got[4][0] if bom is not None else None
-        if rc not in (0, 1) or prc not in (0, 1):
+        (sw, sc, rc, sm), (nw, nc, _, nm), (tw, _, trc, _) = got[:3]
+        bw = got[3][0] if bom is not None else None
+        if rc not in (0, 1) or trc not in (0, 1):
             subprocess.run(cmd[:-1])
             sys.exit(f"symdiff failed (exit {rc}) on {a} {b}")
-        # the fast path and the Python path print the same bytes, JSON and text (the tests check it too)
-        outs = [subprocess.run(c, capture_output=True, env=env).stdout
-                for env in (ours, {**ours, "LAYOUTBENCH_NATIVE": "0"}) for c in (cmd, cmd[:-1])]
-        same = "same" if outs[:2] == outs[2:] else "DIFFER"
         label = f"{a.parent.name}/{a.name} vs {b.parent.name}/{b.name}"
         print(f"{label[-44:]:44} {count_symbols(a):>8} {sw:>7.3f}s {nw:>7.3f}s {sw / nw:>5.2f}x {sm / nm:>5.2f}x   "
               f"{sc:>11.3f}s {nc:>7.3f}s {sc / max(nc, 1e-3):>5.2f}x   {tw:>6.3f}s {tw / nw:>5.2f}x   "
-              f"{pw:>7.2f}s {pw / nw:>5.2f}x {same:>6}   "
               + (f"{bw:>12.3f}s {tw / bw:>6.2f}x" if bw is not None else f"{'n/a':>13} {'':>7}")
               + (f"   {got[-1][0]:>7.3f}s {got[-1][1]:>5.3f}s" if args.baseline else ""), flush=True)
         if args.cache:  # the cache view's own cost: the helper's diff (with its symbols) plus the view

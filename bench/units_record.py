@@ -22,9 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from layoutbench import elfinfo, placement
+from layoutbench import elfinfo, placement, reuse
 from layoutbench.layout import LayoutPlan
-from layoutbench.symdiff import objects as symobjects
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,9 +64,9 @@ def main() -> None:
     work, key = elf.resolve().parents[5], elf.resolve().parents[2].name
     objdir = work / "objects" / plan.kernel / key / "obj"
     listing = next(objdir.glob("*.objs"))
-    objects = symobjects.find_objects(elf, plan)
-    if objects is None:
-        sys.exit(f"{elf}: its objects were not found (a profile given by path: set LAYOUTBENCH_DIR to its work dir)")
+    entries = dict(reuse.object_entries(listing))
+    names = dict.fromkeys([*(u.object for units in plan.groups.values() for u in units), *entries])
+    objects = {n: elfinfo.read_object(objdir / entries.get(n, n), n) for n in names}
     print(f"{elf}: {len(objects)} objects, {sum(len(o.data_globals) for o in objects.values())} data globals, "
           f"{len(placement.data_owners(objects))} with one object")
 

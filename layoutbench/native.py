@@ -1,19 +1,20 @@
-"""The native helper in ``native/symdiff``: the diff of two ELF files, as JSON.
+"""The native helper in ``native/symdiff``: the diff of two ELF files, as JSON -- the diff's one
+implementation.
 
 Starting Python and importing numpy alone costs about twice what ``llvm-nm -n A; llvm-nm -n B;
 diff`` takes on a 32k-symbol kernel, so the whole diff of two ELF files is done by a compiled
-program (Rust, std only: ``native/symdiff``, built by setup.sh with ``cargo build --release``)
-that prints the same JSON, byte for byte, as :mod:`layoutbench.symdiff`.  This module is imported
-before anything heavy (it uses only ``os`` and ``sys``): for ``symdiff OLD NEW --json``, when the
-helper is built and not older than its sources, the process becomes the helper (``os.execve``,
-:func:`fast_path`).  For the text, the command runs the helper (:func:`diff_json`) and renders its
-JSON with :mod:`layoutbench.symdiff.render` (:func:`layoutbench.symdiff.files.text_fast_path`): one
-renderer for both paths.  This module imports nothing of the package.  Whatever the helper does
-not handle itself (an unusual plan, a file cut short or not ELF...) it hands back before
-printing anything: under :func:`fast_path` by running ``python -m layoutbench.cli`` with
-``LAYOUTBENCH_NATIVE=0``, under :func:`diff_json` by exit status 125 (the Python path then diffs).
-``LAYOUTBENCH_NATIVE=0`` forces the Python path; ``LAYOUTBENCH_NATIVE_TRACE=1`` makes the helper say
-on stderr that it ran.
+program (Rust, std only: ``native/symdiff``, built by setup.sh with ``cargo build --release``, or
+here on first use when cargo is installed) that prints the diff as JSON.  This module is imported
+before anything heavy (it uses only ``os`` and ``sys``): for ``symdiff OLD NEW --json`` the process
+becomes the helper (``os.execve``, :func:`fast_path`).  Everything else runs it (:func:`diff_json`)
+and renders its JSON with :mod:`layoutbench.symdiff.render`
+(:func:`layoutbench.symdiff.files.text_fast_path` for the text): one renderer.  This module imports
+nothing of the package.  The helper says its own errors in one line (exit 2: :class:`Failed`); a
+file it cannot diff as a file (not ELF, cut short, corrupt, another machine: exit 125,
+:class:`Unreadable`) is worded by the front end with the package's ELF reader
+(:func:`layoutbench.symdiff.files.unreadable`): under :func:`fast_path` the helper runs ``python -m
+layoutbench.cli`` in its place with ``LAYOUTBENCH_NATIVE_EXEC=0`` (run the helper, do not become it).
+``LAYOUTBENCH_NATIVE_TRACE=1`` makes the helper say on stderr what it does and when.
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ def _sources() -> list[str]:
     return [os.path.join(CRATE, "Cargo.toml")] + [os.path.join(src, n) for n in names if n.endswith(".rs")]
 
 
+class Failed(Exception):
+    """The helper's one-line error (its exit 2), or it is not built and cannot be."""
+
+
+class Unreadable(Exception):
+    """OLD or NEW cannot be diffed as a file (the helper's exit 125): why, in the helper's words."""
+
+
 def binary() -> str | None:
     """The helper, or None when it is not built or older than one of its sources."""
     try:
@@ -41,14 +50,37 @@ def binary() -> str | None:
         return None
 
 
-#: the helper already handed this command's pair back (or is not built): the Python path answers,
-#: without running the helper a second time
-_declined = False
+def built() -> str:
+    """The helper, built first when it is missing or older than its sources (cargo, offline: the
+    crate uses std only); :class:`Failed` when it cannot be."""
+    exe = binary()
+    if exe is not None:
+        return exe
+    import shutil
+    import subprocess
+
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        raise Failed("the symdiff helper (native/symdiff) is not built and there is no cargo to build it: "
+                     "run ./setup.sh (it installs Debian's cargo and builds the helper)")
+    sys.stderr.write("layoutbench: building the symdiff helper (native/symdiff, once)\n")
+    p = subprocess.run([cargo, "build", "--release", "--offline", "--quiet", "--manifest-path",
+                        os.path.join(CRATE, "Cargo.toml")], capture_output=True, text=True)
+    exe = binary()
+    if p.returncode != 0 or exe is None:
+        first = next((ln.strip() for ln in p.stderr.splitlines() if ln.strip()), f"exit {p.returncode}")
+        raise Failed(f"cannot build the symdiff helper (cargo build in {CRATE}): {first}")
+    return exe
 
 
-def wanted() -> bool:
-    """Not turned off (``LAYOUTBENCH_NATIVE=0``), and not declined already by this command."""
-    return not _declined and os.environ.get("LAYOUTBENCH_NATIVE", "1") != "0"
+#: the error the helper gave for this command's pair, when the text's fast path asked first: the
+#: command says it, without running the helper a second time
+_declined: Exception | None = None
+
+
+def _exec_wanted() -> bool:
+    """Becoming the helper is not turned off (``LAYOUTBENCH_NATIVE_EXEC=0``)."""
+    return os.environ.get("LAYOUTBENCH_NATIVE_EXEC", "1") != "0"
 
 
 def _files(args: list[str], flag: str) -> list[str] | None:
@@ -66,49 +98,57 @@ def supported(args: list[str]) -> bool:
     return "--json" in args[1:] and _files(args, "--json") is not None
 
 
-def diff_json(old: str, new: str, symbols: bool = True, own_only: bool = False) -> dict | None:
+def diff_json(old: str, new: str, symbols: bool = True, own_only: bool = False) -> dict:
     """The helper's diff of the ELF files ``old`` and ``new`` (its ``--json``, parsed; without
     ``symbols`` its list of symbols is empty; ``own_only``: without the symbols of the toolchain's
-    archives and crt files); None when it is not built, turned off, or hands the
-    pair back (the Python path answers then).  Under ``LAYOUTBENCH_NATIVE_TRACE`` what it says on
-    stderr is passed on."""
-    exe = binary() if wanted() else None
-    if exe is None or not (os.path.isfile(old) and os.path.isfile(new)):
-        return None
+    archives and crt files).  Raises :class:`Unreadable` for a file it cannot diff, :class:`Failed`
+    with its one line for anything else.  Under ``LAYOUTBENCH_NATIVE_TRACE`` what it says on stderr
+    is passed on."""
+    global _declined
+    if _declined is not None:
+        e, _declined = _declined, None
+        raise e
+    exe = built()
     import json
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "LAYOUTBENCH_PYTHON"}
     env["LAYOUTBENCH_ROOT"] = ROOT
     flags = [*([] if symbols else ["--no-symbols"]), *(["--own-only"] if own_only else [])]
-    p = subprocess.run([exe, old, new, "--json", *flags], env=env, capture_output=True)
+    p = subprocess.run([exe, "--json", *flags, "--", old, new], env=env, capture_output=True)
+    said = p.stderr.decode(errors="replace")
     if os.environ.get("LAYOUTBENCH_NATIVE_TRACE", "0") not in ("", "0"):
-        sys.stderr.write(p.stderr.decode(errors="replace"))
-    if p.returncode not in (0, 1):  # 125: handed back; anything else (a crash): the Python path
-        return None
+        sys.stderr.write(said)
+    last = next((ln for ln in reversed(said.splitlines()) if ln.strip()), "")
+    if p.returncode == 125:
+        raise Unreadable(last.removeprefix("layoutbench-symdiff: "))
+    if p.returncode not in (0, 1):
+        why = last.removeprefix("layoutbench: error: ") or f"exit {p.returncode}"
+        raise Failed(why)
     try:
         return json.loads(p.stdout)
-    except ValueError:  # not the helper's JSON (cut short): the Python path answers
-        return None
+    except ValueError:
+        raise Failed(f"the symdiff helper printed no diff for {old} and {new} (its output was cut short); "
+                     f"run the same command again") from None
 
 
 def text_pair(args: list[str]) -> list[str] | None:
     """OLD and NEW of ``symdiff OLD NEW [--symbols]`` of two existing files (whose text the front end
-    renders from the helper's JSON: :func:`layoutbench.symdiff.files.text_fast_path`), when the helper
-    is wanted; else None."""
-    return _files(args, "--symbols") if wanted() else None
+    renders from the helper's JSON: :func:`layoutbench.symdiff.files.text_fast_path`); else None."""
+    return _files(args, "--symbols")
 
 
-def decline() -> None:
-    """The helper gave this command no diff: the Python path answers, without running it again."""
+def decline(error: Exception) -> None:
+    """The helper gave this command's pair no diff but ``error``: the command says it (the next
+    :func:`diff_json` raises it), without running the helper again."""
     global _declined
-    _declined = True
+    _declined = error
 
 
 def fast_path(args: list[str]) -> None:
     """Answer ``symdiff OLD NEW --json`` of two ELF files with the native helper: become it; return
     when it cannot (the command line answers)."""
-    if not wanted():
+    if not _exec_wanted():
         return
     exe = binary() if supported(args) else None
     if exe is None:

@@ -69,3 +69,34 @@ def test_recheck_kills_a_survivor_a_test_now_catches_and_marks_a_gone_one(tmp_pa
     assert r["killed_mutants"][-1]["code"] == real.code and r["killed_mutants"][-1]["result"] == "fail"
     assert "gone from the source: score the module again" in p.stderr
     assert json.loads(p.stdout)["command"].endswith(f"--recheck {f}")
+
+
+RUST = '''use std::collections::BTreeMap;
+fn f(v: Vec<u64>, a: u64) -> Option<u64> {
+    let s = "a < b && 1"; // a < b, 2 + 3 in a comment
+    if a < 0x10 && v.len() >= 2 {
+        return Some(a + 1);
+    }
+    if let Some(x) = v.first() {
+        return Some(*x << 2);
+    }
+    let ok = true;
+    None
+}
+'''
+
+
+def test_rust_mutants_are_spaced_operators_literals_and_conditions_outside_strings(tmp_path):
+    """A Rust file's mutants: a binary operator with a space on each side flipped, a decimal literal plus
+    one, true/false swapped, an if condition negated (not an `if let`); nothing in a string, a comment,
+    a generic, an arrow, a shift or a hex literal; each applied at its place."""
+    (tmp_path / "m.rs").write_text(RUST)
+    got = [(n, op, before, after) for n, _, op, before, after in mutate._rust_mutants("m.rs", tmp_path)]
+    assert got == [(4, "binop", "<", "<="), (4, "binop", "&&", "||"), (4, "binop", ">=", ">"), (4, "const", "2", "3"),
+                   (4, "negate", "a < 0x10 && v.len() >= 2", "!(a < 0x10 && v.len() >= 2)"),
+                   (5, "binop", "+", "-"), (5, "const", "1", "2"), (8, "const", "2", "3"), (10, "bool", "true", "false")]
+    src = mutate._rust_source("m.rs", 4, tmp_path).splitlines()
+    assert src[3] == "    if !(a < 0x10 && v.len() >= 2) {"
+    assert src[:3] + src[4:] == RUST.splitlines()[:3] + RUST.splitlines()[4:]
+    ms = mutate.mutants_of("m.rs", tmp_path)
+    assert [m.mutation for m in ms][:2] == ["binop: < -> <=", "binop: && -> ||"] and ms[5].code == "return Some(a + 1);"

@@ -31,7 +31,7 @@ def repo(tmp_path_factory) -> Path:
 
 def bisect(repo: Path, store: Path, workdir: Path, *args: str, check: bool = True):
     return lb("bisect", str(repo / "kernel.toml"), *args, "--store", str(store), "--no-shadow",
-              env={"LAYOUTBENCH_DIR": str(workdir), "LAYOUTBENCH_NATIVE": "0"}, check=check)
+              env={"LAYOUTBENCH_DIR": str(workdir)}, check=check)
 
 
 def state(store: Path) -> dict:

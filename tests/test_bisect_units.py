@@ -307,8 +307,8 @@ def test_the_code_evidence_is_symdiff_of_the_culprit_and_its_parent(hist, prof, 
     sides = []
     for c in (sha(hist, 1), sha(hist, 2)):
         objs = buildmod.compile_objects(prof, source.resolve(prof, c, hist["repo"]))
-        sides.append(symdiff.read_image(buildmod.link_variant(objs, prof.image().name, "sorted", 0).elf))
-    d = symdiff.diff(*sides)
+        sides.append(buildmod.link_variant(objs, prof.image().name, "sorted", 0).elf)
+    d = symdiff.diff_files(*sides)
     funcs = [x for x in d.symbols if x.kind == "func"]
     changed = sorted(x.name for x in funcs if x.status in ("changed", "resized", "added", "removed"))
     assert code["changed_functions"] == len(changed) and "cksum_fold" in changed
@@ -319,7 +319,7 @@ def test_the_code_evidence_is_symdiff_of_the_culprit_and_its_parent(hist, prof, 
     # from GOOD: the layout-only commit added a function (553 bytes); the largest change comes first
     ev = bisect.code_evidence(prof, settings(hist), hist["good"], sha(hist, 2), top=2)
     objs = buildmod.compile_objects(prof, source.resolve(prof, hist["good"], hist["repo"]))
-    d = symdiff.diff(symdiff.read_image(buildmod.link_variant(objs, prof.image().name, "sorted", 0).elf), sides[1])
+    d = symdiff.diff_files(buildmod.link_variant(objs, prof.image().name, "sorted", 0).elf, sides[1])
     grown = [(abs((x.new_size or 0) - (x.old_size or 0)), x.name, x.status) for x in d.symbols
              if x.kind == "func" and x.status in ("changed", "resized", "added", "removed")]
     assert ev["changed_functions"] == len(grown) > len(changed) and len({g for g, _, _ in grown}) > 1

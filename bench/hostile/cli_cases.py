@@ -302,7 +302,7 @@ class World:
         self.tiny = write_tiny(self.profiles / "tiny")
         self.store = tmp / "store.sqlite"
         self.env = {"LAYOUTBENCH_DIR": str(self.work), "LAYOUTBENCH_STORE": None,
-                    "LAYOUTBENCH_PROFILES": str(self.profiles), "LAYOUTBENCH_NATIVE": "0"}
+                    "LAYOUTBENCH_PROFILES": str(self.profiles)}
         self._good_store: Path | None = None
 
     def good_store(self) -> Path:

@@ -1,28 +1,27 @@
-"""Hostile ELF files against both symdiff paths: crafted files and a seeded byte-flip fuzz.
+"""Hostile ELF files against symdiff: crafted files and a seeded byte-flip fuzz.
 
 Two small real images are linked with the real toolchain (clang-19, ld.lld-19: two source files,
 so STT_FILE symbols, locals, globals, a TLS variable, data, and a function whose bytes differ
 by more than an address so that llvm-objdump is asked), then mutated: header fields, section
 headers, the symbol table and its string table, the file's length, the path, the kind of file.
-Each input is diffed against the other, untouched image through BOTH paths:
+Each input is diffed against the other, untouched image twice:
 
-* the Python path, ``layoutbench symdiff OLD NEW --json`` with ``LAYOUTBENCH_NATIVE=0``, run by a
-  fork server (one interpreter that imported layoutbench once forks a child per input: the same
-  code as the command, without paying an interpreter start per input), and
-* the native helper (``native/symdiff``), started directly without ``LAYOUTBENCH_PYTHON``: it
-  answers, or exits 125 where it would hand the command back to the Python path (which then
-  answers for it: the Python run above is that answer).
+* the command, ``layoutbench symdiff OLD NEW --json``, run by a fork server (one interpreter that
+  imported layoutbench once forks a child per input: the same code as the command, without paying
+  an interpreter start per input): it runs the helper and words what the helper cannot diff, and
+* the native helper (``native/symdiff``) alone, started directly without ``LAYOUTBENCH_PYTHON``:
+  it answers, says one line (exit 2), or exits 125 for a file the front end words.
 
 Both run under a memory limit (``RLIMIT_AS``, 1 GiB) and a timeout.  An input's outcome:
 
 ``clean``
-    both answered with the same bytes and exit status, or both refused with ONE line
-    ``layoutbench: error: ...`` naming the file (exit 2; the helper by handing back);
+    both answered with the same bytes and exit status, or the command refused with ONE line
+    ``layoutbench: error: ...`` naming the file (exit 2) where the helper declined (125 or 2);
 ``traceback``
     a traceback, a crash (a signal, a panic caught in the helper, an exit that is neither an
     answer nor a refusal), or an error that is not one line naming the file;
 ``wrong-success``
-    the paths disagree, or an answer for a file that must be refused (a refusal where an answer
+    the two disagree, or an answer for a file that must be refused (a refusal where an answer
     is due), or a temporary file left behind (llvm-objdump's response file), or what a file that
     must not be read holds (a response file named by a symbol) printed;
 ``hang``
@@ -191,9 +190,8 @@ class Elf:
 _SERVER = r"""
 import json, os, resource, sys, tempfile, time, traceback
 memory = int(sys.argv[1])
-os.environ["LAYOUTBENCH_NATIVE"] = "0"
 import layoutbench.cli as cli
-import layoutbench.commands, layoutbench.specs, layoutbench.symdiff.classify  # noqa: F401,E401  (what the command imports, once)
+import layoutbench.commands, layoutbench.elfinfo, layoutbench.specs, layoutbench.symdiff.files  # noqa: F401,E401  (what the command imports, once)
 replies = os.fdopen(os.dup(1), "w")
 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
 for line in sys.stdin:
@@ -244,7 +242,7 @@ for line in sys.stdin:
 
 
 class _Server:
-    """The Python path's fork server (started once, on first use)."""
+    """The command's fork server (started once, on first use)."""
 
     proc: subprocess.Popen | None = None
     lock = threading.Lock()
@@ -276,8 +274,8 @@ def _limit() -> None:
 
 def run_native(args: list[str], cwd: Path, timeout: float = TIMEOUT, tmpdir: Path | None = None
                ) -> tuple[int | str, bytes, str]:
-    """The helper on its own (no LAYOUTBENCH_PYTHON: exit 125 where it would hand back), under the
-    memory limit: (exit status or "hang"; negative: a signal), stdout, stderr."""
+    """The helper on its own (no LAYOUTBENCH_PYTHON: exit 125 where the front end words the error),
+    under the memory limit: (exit status or "hang"; negative: a signal), stdout, stderr."""
     env = {k: v for k, v in os.environ.items() if k != "LAYOUTBENCH_PYTHON"}
     env.update(LAYOUTBENCH_NATIVE_TRACE="1", LAYOUTBENCH_ROOT=str(ROOT), TMPDIR=str(tmpdir or _tmpdir(cwd)))
     p = subprocess.Popen([str(HELPER), *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -302,9 +300,9 @@ def _tmpdir(cwd: Path) -> Path:
     return d
 
 
-def run_python(args: list[str], cwd: Path, timeout: float = TIMEOUT, tmpdir: Path | None = None
-               ) -> tuple[int | str, bytes, str]:
-    """``layoutbench symdiff`` on the Python path (the fork server), under the memory limit."""
+def run_command(args: list[str], cwd: Path, timeout: float = TIMEOUT, tmpdir: Path | None = None
+                ) -> tuple[int | str, bytes, str]:
+    """``layoutbench symdiff`` (the fork server), under the memory limit."""
     out, err = cwd / ".py.out", cwd / ".py.err"
     status = _Server.run(["symdiff", *args], out, err, cwd, timeout, tmpdir or _tmpdir(cwd))
     return status, out.read_bytes(), err.read_bytes().decode("utf-8", "replace")
@@ -319,9 +317,9 @@ def refusal_ok(err: str, files: list[str]) -> bool:
 
 def judge(old: str, new: str, cwd: Path, expect: str | None = None, timeout: float = TIMEOUT,
           detail: dict | None = None, forbid: str | None = None, text: bool = False) -> str:
-    """Diff OLD NEW through both paths; the outcome (see the module's docstring).  expect "refuse":
-    an answer is a wrong success; "answer": so is a refusal; forbid: text neither path may print
-    (what a file that must not be read holds); text: the text report, not JSON."""
+    """Diff OLD NEW by the command and by the helper alone; the outcome (see the module's docstring).
+    expect "refuse": an answer is a wrong success; "answer": so is a refusal; forbid: text neither
+    may print (what a file that must not be read holds); text: the text report, not JSON."""
     flag = [] if text else ["--json"]
     args = [old, new, *flag]
     if any(a.startswith("-") for a in (old, new)):
@@ -329,14 +327,13 @@ def judge(old: str, new: str, cwd: Path, expect: str | None = None, timeout: flo
     tmpdir = _tmpdir(cwd)
     for f in tmpdir.iterdir():
         f.unlink()
-    py, py_out, py_err = run_python(args, cwd, timeout, tmpdir)
-    na, na_out, na_err = (run_native([old, new, *flag], cwd, timeout, tmpdir) if HELPER.is_file()
-                          else (125, b"", "layoutbench-symdiff: handing back to Python: not built"))
+    py, py_out, py_err = run_command(args, cwd, timeout, tmpdir)
+    na, na_out, na_err = run_native(["--json", "--", old, new], cwd, timeout, tmpdir)
     left = sorted(f.name for f in tmpdir.iterdir())
     if detail is None:
         detail = LAST
     detail.clear()
-    detail.update(py=py, py_err=py_err[-2000:], native=na, native_err=na_err[-2000:],
+    detail.update(command=py, command_err=py_err[-2000:], native=na, native_err=na_err[-2000:],
                   same=py_out == na_out, left=left)
     if "hang" in (py, na):
         return "hang"
@@ -345,18 +342,16 @@ def judge(old: str, new: str, cwd: Path, expect: str | None = None, timeout: flo
     if forbid and any(forbid in t for t in (py_out.decode("utf-8", "replace"), py_err,
                                              na_out.decode("utf-8", "replace"), na_err)):
         return "wrong-success"
-    if "Traceback" in py_err or "internal error" in na_err or not isinstance(na, int) or na < 0 \
+    if "Traceback" in py_err or "internal error" in na_err + py_err or not isinstance(na, int) or na < 0 \
             or na not in (0, 1, 2, 125) or py not in (0, 1, 2):
         return "traceback"
     if py == 2:
         if not refusal_ok(py_err, [old, new]):
             return "traceback"
-        return "clean" if na == 125 and expect != "answer" else "wrong-success"
-    if expect == "refuse":
+        return "clean" if na in (2, 125) and expect != "answer" else "wrong-success"
+    if expect == "refuse" or na != py:
         return "wrong-success"
-    if na == 125:
-        return "clean"  # handed back: the command prints the Python path's answer
-    return "clean" if (na, na_out) == (py, py_out) else "wrong-success"
+    return "clean" if text or na_out == py_out else "wrong-success"
 
 
 # -- the crafted inputs ---------------------------------------------------------------------------
@@ -743,8 +738,8 @@ def truncated_while_read(tmp: Path, rounds: int = 8) -> list[tuple[str, int | st
     try:
         for _ in range(rounds):
             seen.append(("native", run_native([str(old), str(f), "--json"], d)[0]))
-            py, _, err = run_python([str(old), str(f), "--json"], d)
-            seen.append(("python", "traceback" if "Traceback" in err else py))
+            py, _, err = run_command([str(old), str(f), "--json"], d)
+            seen.append(("command", "traceback" if "Traceback" in err else py))
     finally:
         stop.set()
         t.join()

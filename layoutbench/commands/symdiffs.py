@@ -65,8 +65,7 @@ def symdiff_cmd(opts: SymdiffOptions):
     where the shift starts and why.  OLD and NEW are ELF files or builds KERNEL@REV:LAYOUT[:SEED]
     (REV 'worktree': the working tree), of one machine and kind (an x86-64 image and an AArch64 one,
     or a .o and a linked image, are refused).  Exit 0: placement identical, 1: differs, 2: error.
-    The diff is the compiled helper's (native/symdiff, built by setup.sh)  [env
-    LAYOUTBENCH_NATIVE=0: the Python path, the same diff].
+    The diff is the compiled helper's (native/symdiff: built by setup.sh, else on first use with cargo).
     """
     from .. import specs, symdiff
 

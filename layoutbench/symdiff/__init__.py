@@ -1,18 +1,19 @@
 """Diff two linked images symbol by symbol: unchanged, moved, changed, resized, added, removed.
 
 A side is an ELF image (a kernel or any linked executable) or a build layoutbench made
-(``KERNEL@REV:LAYOUT[:SEED]``, resolved and built by :mod:`layoutbench.specs`).  The package:
-:mod:`.image` reads a side, :mod:`.objects` maps symbols to objects and gives them keys,
-:mod:`.samecode` decides same code, :mod:`.classify` is the diff and its shift origins,
-:mod:`.model` the result (and its JSON), :mod:`.render` its text, :mod:`.archives` the
-toolchain's archive members of a static C-library image.  The cache view (``--cache``: hot
-functions' sets in both images, their I1 misses) is :mod:`layoutbench.cacheview`'s.  Everything is
-read once per image:
+(``KERNEL@REV:LAYOUT[:SEED]``, resolved and built by :mod:`layoutbench.specs`).  The diff itself is
+computed in one place, the compiled helper ``native/symdiff`` (Rust, std only; run by
+:mod:`layoutbench.native`), which prints it as JSON.  This package: :mod:`.files` asks the helper
+for the diff of two files (and words, in one line, a file it cannot diff), :mod:`.model` is the
+result (parsed from the helper's JSON, and written back as JSON), :mod:`.render` its text.  The
+cache view (``--cache``: hot functions' sets in both images, their I1 misses) is
+:mod:`layoutbench.cacheview`'s.  What the helper does, each image read once
+(``native/symdiff/src``: ``elf.rs`` reads, ``image.rs`` a side, ``plan.rs`` the objects and keys,
+``samecode.rs`` same code, ``archives.rs`` the toolchain's archive members, ``main.rs`` the
+classes, origins and JSON):
 
-* **Symbols.**  :func:`layoutbench.elfinfo.read_elf` reads the file and decodes the section
-  headers and the ``.symtab`` entries in bulk with numpy (pyelftools' per-symbol objects
-  cost ~25 µs each, too slow for a vmlinux; ``elfinfo.read_image_reference`` keeps that
-  path as the reference the tests compare with).  Function, object and untyped
+* **Symbols.**  The section headers and the ``.symtab`` entries of either ELF class and byte
+  order.  Function, object and untyped
   (label) symbols with an address are kept.  layoutbench's ``__lb_*`` markers are not
   diffed (they only help map objects and name addresses), nor are absolute symbols,
   though a field holding an absolute symbol's value (``__lb_plan_id``) names that symbol.
@@ -20,11 +21,12 @@ read once per image:
 * **Which object a symbol came from.**  With a layout plan (``plan.json`` beside the
   image, or the build spec's variant), where each object's units start is read from the
   record the build wrote beside the image after its placement check
-  (``units.json``, :func:`layoutbench.placement.read_record`: used only when its plan id,
-  markers and the image's size are this image's), else found by replaying the plan over
-  the objects it was linked from (:func:`layoutbench.placement.replay`); a symbol belongs
+  (``units.json``, as :func:`layoutbench.placement.read_record` reads it: used only when its plan
+  id, markers and the image's size are this image's), else found by replaying the plan over
+  the objects it was linked from (as :func:`layoutbench.placement.replay` does); a symbol belongs
   to the unit whose range holds its address, and a data global outside the units to the
   object that defines it (recorded there too: :func:`layoutbench.placement.data_owners`).
+  A plan.json that cannot be read, or objects not found, leave a note and the ``STT_FILE`` rule.
   Without one,
   local symbols belong to the ``STT_FILE`` symbol before them (a source file name,
   ``ring.c``); a global belongs to a file only when the nearest local symbols on both
@@ -36,12 +38,11 @@ read once per image:
   object compiled from it, of those the units place (``stage_d.c`` → ``stage_d.o``: one row per
   object; the same in every layout of the same objects).  In an image
   that links a C library statically, the archive members' symbols are attributed to their
-  members (``libc.a(strcmp.o)``) or ``(toolchain / archives)``, never to a user's object
-  (:mod:`.archives`).
+  members (``libc.a(strcmp.o)``) or ``(toolchain / archives)``, never to a user's object.
 
 * **Same code.**  A linked image has no relocations left, so the fields that held
   them are found by explaining differences.  A pair of same-size symbols is compared
-  byte by byte (numpy); identical bytes are the same code.  Otherwise every run of
+  byte by byte; identical bytes are the same code.  Otherwise every run of
   differing bytes must be covered by a 4-byte field that, read as a PC-relative
   displacement (instruction end 0, 1, 2 or 4 bytes after the field) or as a
   sign-extended absolute address, or an 8-byte absolute address (each read in the
@@ -60,10 +61,9 @@ read once per image:
   the instruction texts are compared.  Data objects are decided by bytes and masking
   alone.  A TLS symbol's value is its offset in the TLS block: its bytes (initial value)
   are read at the start of the TLS image (the lowest SHF_TLS section, PT_TLS) + value.
-  The bytes of all same-size pairs are compared at once, and the candidate fields
-  of every run are tried in bulk with numpy (:func:`explain_all`); :func:`explain` is
-  the same check, one symbol at a time, kept as the reference (and for symbols cut short
-  by the end of the file).  Limits: identical bytes are taken as the same code even if an address they
+  The same-size pairs are compared on two threads.  A symbol whose bytes run past the end of
+  the file is the same only when the bytes there are identical.  Limits: identical bytes are
+  taken as the same code even if an address they
   reference now holds a different symbol (only possible when the source changed the
   reference *and* the new target landed on the old address); a constant that happens
   to fall in the image's address range is read as an address.
@@ -72,12 +72,6 @@ read once per image:
   ``moved`` (same size and code, new address), ``changed`` (same size, code or data
   differs), ``resized`` (size differs), ``added``, ``removed``.  Labels (size 0) are
   only unchanged/moved/added/removed.
-
-* **Native.**  ``layoutbench symdiff OLD NEW [--json]`` of two ELF files runs the same algorithm
-  compiled (``native/symdiff``, Rust; :mod:`layoutbench.native` runs it), printing the same JSON,
-  byte for byte; the text of both is :mod:`.render`'s; what it does not handle it hands back to
-  this package.  A change here is a change there:
-  ``tests/test_native_symdiff.py`` compares both outputs.
 
 * **Shift origin.**  Per output section, the lowest address where placement differs
   (a symbol moved, added or removed).  Its cause: an added (removed) object or symbol
@@ -90,17 +84,12 @@ from __future__ import annotations
 
 import importlib
 
-#: the package's names and the module that holds each: imported when first used, so that rendering
-#: a native diff (:mod:`.model`, :mod:`.render`) does not import the diff itself (numpy)
+#: the package's names and the module that holds each: imported when first used
 _WHERE = {
-    "diff": "classify",
-    **{n: "image" for n in ("Image", "Section", "Sym", "read_image", "same_target")},
     **{n: "model" for n in ("STATUSES", "ObjectDiff", "Propagation", "ShiftOrigin", "SideInfo", "SymbolDiff",
                             "SymdiffResult")},
-    **{n: "objects" for n in ("assign_keys", "load_side", "map_objects")},
-    "diff_files": "files",
+    **{n: "files" for n in ("diff_files", "unreadable")},
     **{n: "render" for n in ("summary_lines", "text")},
-    **{n: "samecode" for n in ("Stats", "explain", "explain_all")},
 }
 
 __all__ = sorted(_WHERE)

@@ -1,6 +1,30 @@
-//! symdiff/archives.py: the symbols of a static C-library image that came from the toolchain's
-//! archives (libc.a, libgcc.a, libgcc_eh.a) and crt files, given to their members.  The same
-//! rules, in the same order; see that module for why they hold.
+//! Which symbols of a static image came from the toolchain: the C library's and the compiler's
+//! archives (libc.a, libgcc.a, libgcc_eh.a) and the crt files (crt1.o...), given to their members.
+//!
+//! A static image records no archive member names, and Debian's libc.a members carry no STT_FILE
+//! symbol: ld.lld writes each input file's local symbols together, in input order, so an archive
+//! member's locals follow the STT_FILE of whichever object came before it (the last user object,
+//! or crtstuff.c).  The members are found again from the archives:
+//!
+//! * a symbol the image defines and an archive member defines as a global (most of libc's are
+//!   hidden, so local in the image) (`llvm-nm` of the toolchain's archives, as `clang
+//!   -print-file-name` finds them) belongs to that member: `libc.a(strcmp.o)`, unless the plan's
+//!   units place it;
+//! * the locals after an STT_FILE symbol belong to that file until the first one that shows it is
+//!   not: one outside the plan's units in code (a plan places all code of its objects), a member's
+//!   global, or a local whose name a linked member (one whose globals the image holds) defines as
+//!   a local (of k locals of a name that j linked members define, the last j: the members come
+//!   after the user's objects in the link).  Objects do not interleave in the symbol table, so
+//!   every later local of that run is not the file's either.  These tests read names and the
+//!   symbol table's order (the link command's order of input files), never addresses: a relink in
+//!   another layout gives the same answer;
+//! * such a local belongs to the one linked member that defines it as a local, else to the member
+//!   of the nearest member global before it in its section (else after it), else to
+//!   `(toolchain / archives)`; so do the crt files' (crtstuff.c);
+//! * a global no archive defines keeps the object of the locals on both sides of it when that is a
+//!   user's file, else it is shown as `(global)`.
+//!
+//! Only images that link a C library statically (they define `__libc_start_main`) are looked at.
 
 use std::process::Command;
 use std::sync::OnceLock;

@@ -1,12 +1,18 @@
-//! What every module of the helper shares: the hand-back to the Python path, and strings that live
-//! as long as the process.
+//! What every module of the helper shares: why it stops without a diff, and strings that live as
+//! long as the process.
 
-/// What this program does not handle, and why: the Python path answers it (main.rs hands it back).
-pub struct HandBack(pub String);
+/// Why the helper stops without a diff (main.rs says it and exits).
+pub enum Stop {
+    /// One line, printed as `layoutbench: error: ...` (exit 2): what failed and what to do.
+    Error(String),
+    /// OLD or NEW cannot be diffed as a file (not ELF, cut short, corrupt, no symbol table, another
+    /// machine): the front end words the error with the package's ELF reader (exit 125).
+    Files(String),
+}
 
-impl From<String> for HandBack {
+impl From<String> for Stop {
     fn from(s: String) -> Self {
-        HandBack(s)
+        Stop::Error(s)
     }
 }
 

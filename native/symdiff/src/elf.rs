@@ -1,8 +1,9 @@
 //! ELF files of either class (32- or 64-bit) and either byte order, read (never mapped: a mapped
 //! file cut short while it is read kills the process with SIGBUS): section headers, names, the
-//! symbol table.  Anything else (extended numbering, a truncated or corrupt file) is handed back to
-//! the Python reader, which has the one-line error for it; what it refuses (elfinfo.py `read_elf`,
-//! `Elf.symtab`, `check_strings`) is refused here too, so that the helper never answers for it.
+//! symbol table.  Anything else (extended numbering, a truncated or corrupt file) is refused, and
+//! the front end words it with the package's reader (elfinfo.py `read_elf`, `Elf.symtab`,
+//! `check_strings`); what that reader refuses is refused here too, so that the helper never answers
+//! for it.
 
 use std::fs::File;
 use std::io::Read;
@@ -121,7 +122,7 @@ pub fn open(path: &str) -> Result<(File, u64), String> {
     Ok((f, m.len()))
 }
 
-/// (class, byte order, machine, kind) of a file's ELF header, as image.py `kind_of` reads it (kind
+/// (class, byte order, machine, kind) of a file's ELF header, as symdiff/files.py `kind_of` reads it (kind
 /// 1: a relocatable object, 4: a core dump, 2: anything else, a linked image); None when the file
 /// cannot be opened or has no ELF header (then the reading of the file says why).
 pub fn kind(path: &str) -> Option<(u8, u8, u16, u16)> {
@@ -199,7 +200,7 @@ pub fn check_strings(tab: &[u8], offsets: impl Iterator<Item = u32>) -> Result<(
     Ok(())
 }
 
-/// Python's string_at/strings: the bytes at off up to the next NUL, decoded (invalid UTF-8 replaced).
+/// The bytes at off up to the next NUL, decoded (invalid UTF-8 replaced), as elfinfo.py `string_at`.
 pub fn string_at(tab: &[u8], off: usize) -> String {
     if off >= tab.len() {
         return String::new();

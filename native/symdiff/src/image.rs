@@ -1,5 +1,5 @@
 //! One side of a diff: sections, symbols, markers, and what an address names
-//! (layoutbench/symdiff/image.py, objects.py).
+//! (the front end's ELF reader is layoutbench/elfinfo.py; the plan's, layoutbench/layout.py).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -73,7 +73,7 @@ pub struct Sym {
     pub tls: bool, //: STT_TLS: addr is its offset in the TLS block, not an address
 }
 
-/// Keys are tuples of strings (and a count) in Python; here each distinct tuple gets one id,
+/// A key is a tuple of strings (and a count); each distinct tuple gets one id,
 /// shared by both images (so that equal tuples are equal ids).  A tuple is (parts, strings, count):
 /// 2 or 3 strings, then the count when it is not the first of its kind (0: no count).
 #[derive(Default)]
@@ -126,7 +126,7 @@ pub enum Tok {
     SecNobits(&'static str),
     SecBytes(&'static str, Vec<u8>),
     SecTable(&'static str, Vec<Ent>),
-    /// image.py `_label`: a symbol (or marker) at the nearest address at or before, + offset
+    /// A symbol (or marker) at the nearest address at or before, + offset
     Label(u32, u64),
     /// ... or, when no symbol is before it in its section, the section + offset
     SecLabel(&'static str, u64),
@@ -154,8 +154,8 @@ pub struct Image {
     pub absolute: Map<u64, String>,
     pub lo: u64,
     pub hi: u64,
-    pub tls_base: u64, //: where the TLS initialization image starts (image.py `tls_base`)
-    pub little: bool,  //: the file's byte order: how an address in its bytes is read (image.py `order`)
+    pub tls_base: u64, //: where the TLS initialization image starts
+    pub little: bool,  //: the file's byte order: how an address in its bytes is read
     alloc: Vec<usize>,
     sec_starts: Vec<u64>,
     pub sized: Vec<usize>,
@@ -358,7 +358,7 @@ impl Image {
         self.hi = alloc.iter().map(|&i| self.sections[i].addr + self.sections[i].size).max().unwrap_or(0);
         self.sec_starts = alloc.iter().map(|&i| self.sections[i].addr).collect();
         self.alloc = alloc;
-        // a TLS symbol's value is no address: it names none (image.py)
+        // a TLS symbol's value is no address: it names none
         let mut sized: Vec<usize> = (0..self.syms.len()).filter(|&i| self.syms[i].size != 0 && !self.syms[i].tls).collect();
         let syms = &self.syms;
         sized.sort_unstable_by(|&a, &b| {
@@ -395,12 +395,23 @@ impl Image {
         Some(&self.data[off as usize..(off as usize + s.size as usize)])
     }
 
+    /// The bytes of a symbol that runs past the end of the file, as far as the file goes (None when it
+    /// starts outside it).
+    pub fn bytes_cut_short(&self, s: &Sym) -> Option<&'static [u8]> {
+        let off = self.offset_of(s);
+        if off < 0 || off > self.data.len() as i128 {
+            return None;
+        }
+        let end = (off + s.size as i128).min(self.data.len() as i128);
+        Some(&self.data[off as usize..end as usize])
+    }
+
     pub fn in_file(&self, s: &Sym) -> bool {
         let off = self.offset_of(s);
         off >= 0 && off + s.size as i128 <= self.data.len() as i128
     }
 
-    /// Where a symbol's bytes start in the file (image.py `offset_of`): a TLS symbol's value is its
+    /// Where a symbol's bytes start in the file: a TLS symbol's value is its
     /// offset in the TLS block, whose initialization image starts at tls_base.
     pub fn offset_of(&self, s: &Sym) -> i128 {
         let sec = self.sec(s);
@@ -529,7 +540,7 @@ impl Image {
     }
 
     /// Bytes at an unlabelled address (merged strings, constants, jump tables), addresses resolved.
-    /// image.py `_label`: an nm-style name for an address in no symbol.
+    /// An nm-style name for an address in no symbol.
     fn label(&self, p: usize, addr: u64, toks: &mut Vec<Tok>) {
         let sec = &self.sections[p];
         let i = self.at.partition_point(|e| e.0 <= addr);

@@ -206,7 +206,7 @@ fn value(t: &'static str, b: &[u8], p: &mut usize) -> Result<Value, String> {
 
 fn flush(s: &mut Vec<u16>, out: &mut String) -> Result<(), String> {
     if !s.is_empty() {
-        // lone surrogates would be kept by Python; we hand such a file back
+        // lone surrogates: not a plan layoutbench wrote
         out.push_str(&String::from_utf16(s).map_err(|_| "surrogate")?);
         s.clear();
     }

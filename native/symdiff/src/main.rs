@@ -1,11 +1,12 @@
-//! `layoutbench symdiff OLD NEW --json` for two ELF files, natively: the same JSON, byte for byte,
-//! as the Python package layoutbench/symdiff (whose docstring explains the algorithm; each
-//! function here names the Python function it follows).  It prints JSON only: the text is
-//! rendered by the Python front end from this JSON (layoutbench/symdiff/render.py), which runs this
-//! program for it.  What this program does not handle (an unusual plan.json,
-//! bytes cut short by the end of a file, any error) it hands back: it runs the Python path
-//! (`$LAYOUTBENCH_PYTHON -m layoutbench.cli symdiff ...` with LAYOUTBENCH_NATIVE=0) before printing
-//! anything, or exits 125 when no LAYOUTBENCH_PYTHON is set (the front end then diffs in Python).
+//! `layoutbench symdiff OLD NEW --json` for two ELF files: the diff's one implementation (the
+//! docstring of the Python package layoutbench/symdiff explains the algorithm).  It prints JSON
+//! only: the text is rendered by the Python front end from this JSON
+//! (layoutbench/symdiff/render.py), which runs this program for it.  An error is one line
+//! (`layoutbench: error: ...`, exit 2); a file it cannot diff as a file (not ELF, cut short,
+//! corrupt, no symbol table, another machine, or a panic while reading it) is worded by the front
+//! end with the package's ELF reader: this program runs `$LAYOUTBENCH_PYTHON -m layoutbench.cli
+//! symdiff ...` in its place before printing anything, or exits 125 when no LAYOUTBENCH_PYTHON is
+//! set.  A plan.json it cannot read, or objects it cannot find, are a note.
 
 mod archives;
 mod basics;
@@ -23,12 +24,13 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use image::{Image, Keys, Map, Set, Sym, PAGE};
-use basics::HandBack;
+use basics::Stop;
 use planfile::Plan;
 use samecode::Stats;
 
 const STATUSES: [&str; 6] = ["unchanged", "moved", "changed", "resized", "added", "removed"];
-const HANDBACK_EXIT: i32 = 125;
+/// OLD or NEW cannot be diffed as a file: the front end words the error (basics::Stop::Files)
+const FILES_EXIT: i32 = 125;
 static START: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
 
 fn elapsed() -> std::time::Duration {
@@ -45,23 +47,32 @@ fn trace() -> bool {
     std::env::var("LAYOUTBENCH_NATIVE_TRACE").map_or(false, |v| !v.is_empty() && v != "0")
 }
 
-fn hand_back(reason: &str, args: &[String]) -> ! {
-    if trace() {
-        eprintln!("layoutbench-symdiff: handing back to Python: {reason}");
-    }
-    match std::env::var("LAYOUTBENCH_PYTHON") {
-        Ok(py) if !py.is_empty() => {
-            let err = std::process::Command::new(&py)
-                .args(["-m", "layoutbench.cli", "symdiff"])
-                .args(args)
-                .env("LAYOUTBENCH_NATIVE", "0")
-                .exec();
-            eprintln!("layoutbench: error: cannot run {py}: {err}");
+/// Stop without a diff: an error is one line (exit 2); a file that cannot be diffed is worded by the
+/// front end (`python -m layoutbench.cli`, run in this process's place when it ran this one: exit
+/// 125 otherwise).
+fn stop(why: Stop, args: &[String]) -> ! {
+    match why {
+        Stop::Error(line) => {
+            eprintln!("layoutbench: error: {line}");
             std::process::exit(2);
         }
-        _ => {
-            eprintln!("layoutbench-symdiff: not handled natively ({reason}); run `layoutbench symdiff` instead");
-            std::process::exit(HANDBACK_EXIT);
+        Stop::Files(reason) => {
+            if trace() {
+                eprintln!("layoutbench-symdiff: the front end words it: {reason}");
+            }
+            if let Ok(py) = std::env::var("LAYOUTBENCH_PYTHON") {
+                if !py.is_empty() {
+                    let err = std::process::Command::new(&py)
+                        .args(["-m", "layoutbench.cli", "symdiff"])
+                        .args(args)
+                        .env("LAYOUTBENCH_NATIVE_EXEC", "0")
+                        .exec();
+                    eprintln!("layoutbench: error: cannot run {py}: {err}");
+                    std::process::exit(2);
+                }
+            }
+            eprintln!("layoutbench-symdiff: {reason}");
+            std::process::exit(FILES_EXIT);
         }
     }
 }
@@ -77,8 +88,8 @@ fn root() -> PathBuf {
     exe.ancestors().nth(5).map(Path::to_path_buf).unwrap_or_default()
 }
 
-fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, HandBack> {
-    let mut img = image::read_image(side).map_err(|e| HandBack(format!("{side}: {e}")))?;
+fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, Stop> {
+    let mut img = image::read_image(side).map_err(|e| Stop::Files(format!("{side}: {e}")))?;
     img.side = which;
     mark(&format!("{which} image read"));
     let p = Path::new(side);
@@ -86,17 +97,23 @@ fn load_side(side: &str, root: &Path, which: usize) -> Result<Image, HandBack> {
     let mut objects = None;
     let mut starts = None;
     if plan_path.is_file() {
-        let text = std::fs::read_to_string(&plan_path).map_err(|e| HandBack(format!("{}: {e}", plan_path.display())))?;
-        let plan = Plan::parse(basics::leak(text))?;
-        mark(&format!("{which} plan parsed"));
-        starts = plan::recorded(p, &plan.plan_id_text(), &img.markers);
-        if starts.is_none() {
-            objects = plan::find_objects(side, &plan, root, which == 1)?;
-            mark(&format!("{which} objects read"));
-        } else {
-            mark(&format!("{which} units recorded beside it"));
+        let read = std::fs::read(&plan_path).map_err(|e| e.to_string()).and_then(|b| {
+            String::from_utf8(b).map_err(|_| "not UTF-8".to_string()).and_then(|t| Plan::parse(basics::leak(t)))
+        });
+        match read {
+            Ok(plan) => {
+                mark(&format!("{which} plan parsed"));
+                starts = plan::recorded(p, &plan.plan_id_text(), &img.markers);
+                if starts.is_none() {
+                    objects = plan::find_objects(side, &plan, root, which == 1);
+                    mark(&format!("{which} objects read"));
+                } else {
+                    mark(&format!("{which} units recorded beside it"));
+                }
+                img.plan = Some(plan);
+            }
+            Err(e) => img.notes.push(format!("{}: unreadable plan ({e}); objects from STT_FILE symbols", plan_path.display())),
         }
-        img.plan = Some(plan);
     }
     plan::map_objects(&mut img, objects.as_ref(), starts);
     mark(&format!("{which} mapped"));
@@ -172,7 +189,7 @@ pub fn is(a: &str, b: &str) -> bool {
 }
 
 /// classify.diff
-fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_, HandBack> {
+fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_, Stop> {
     let plan_mode = old.mapping == "plan" && new.mapping == "plan";
     let mut keys = Keys::default();
     plan::assign_keys(old, plan_mode, &mut keys);
@@ -207,11 +224,14 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
         }
         let (os, ns) = (old.sec(o), new.sec(n));
         if o.size != 0 && !os.nobits && !ns.nobits {
-            if !(old.in_file(o) && new.in_file(n)) {
-                return Err(HandBack(format!("{}: bytes cut short by the end of the file", o.name)));
+            if old.in_file(o) && new.in_file(n) {
+                decs.push((oi, ni, Dec::Explain(work.len())));
+                work.push((oi, ni));
+            } else {
+                // bytes cut short by the end of the file: the same only when what is there is identical
+                let (a, b) = (old.bytes_cut_short(o), new.bytes_cut_short(n));
+                decs.push((oi, ni, Dec::Same(Some(a.is_some() && a == b))));
             }
-            decs.push((oi, ni, Dec::Explain(work.len())));
-            work.push((oi, ni));
         } else if o.size != 0 && os.nobits != ns.nobits {
             decs.push((oi, ni, Dec::Same(Some(false))));
         } else {
@@ -367,16 +387,12 @@ fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_,
             tb = tb.saturating_add(r.new_size.unwrap_or(0));
             if is(r.status, "unchanged") {
                 tuf += 1;
-                tub += r.new_size.unwrap_or(0);
+                tub = tub.saturating_add(r.new_size.unwrap_or(0));
             }
         }
         if is(r.status, "moved") && ex {
             *text_moved.entry(r.new_addr.unwrap() as i128 - r.old_addr.unwrap() as i128).or_default() += 1;
         }
-    }
-    if tb > 1 << 53 {
-        // the share would not be Python's (its sizes do not wrap, its int division rounds once)
-        return Err(HandBack("text bytes beyond 2**53".into()));
     }
     let (origins, prop) = origins(old, new, &status, &stat_of);
     mark("origins");
@@ -817,7 +833,7 @@ fn to_json(r: &Result_, old: &Image, new: &Image, symbols: bool) -> String {
 }
 
 /// --own-only: both images without the symbols of the toolchain's archives and crt files (a static
-/// program's C library), a note on the new side saying how many (archives.py `own_only`).  What is
+/// program's C library), a note on the new side saying how many.  What is
 /// left is looked up as if the image held nothing else (post_init: what an address names).
 fn leave_the_toolchain_out(old: &mut Image, new: &mut Image) {
     let before = (old.syms.len(), new.syms.len());
@@ -838,40 +854,45 @@ fn main() {
     let mut as_json = false;
     let mut symbols = true;
     let mut own_only = false;
+    let mut options = true;
     for a in &args {
-        if a == "--json" {
+        if !options {
+            pos.push(a);
+        } else if a == "--" {
+            options = false; // what follows is OLD and NEW, whatever they start with
+        } else if a == "--json" {
             as_json = true;
         } else if a == "--no-symbols" {
             symbols = false;
         } else if a == "--own-only" {
             own_only = true;
         } else if a.starts_with('-') {
-            hand_back(&format!("option {a}"), &args);
+            stop(Stop::Error(format!("symdiff helper: no option {a}; run `layoutbench symdiff --help`")), &args);
         } else {
             pos.push(a);
         }
     }
     if pos.len() != 2 {
-        hand_back("only `symdiff OLD NEW --json [--no-symbols] [--own-only]` for two ELF files is native", &args);
+        stop(Stop::Error("symdiff helper: usage: --json [--no-symbols] [--own-only] [--] OLD NEW".into()), &args);
     }
     if !as_json {
-        // the text is the Python front end's (layoutbench/symdiff/render.py), rendered from this JSON
-        hand_back("text is rendered by the Python front end from --json", &args);
+        // the text is the front end's (layoutbench/symdiff/render.py), rendered from this JSON
+        stop(Stop::Error("symdiff helper: it prints --json only (`layoutbench symdiff` renders the text)".into()), &args);
     }
     if !Path::new(pos[0]).is_file() || !Path::new(pos[1]).is_file() {
-        hand_back("OLD and NEW must be files", &args);
+        stop(Stop::Files("OLD and NEW must be files".into()), &args);
     }
     if let (Some(a), Some(b)) = (elf::kind(pos[0]), elf::kind(pos[1])) {
         if a != b {
-            // images of two machines or kinds (a .o beside an executable): the Python path refuses them
-            hand_back("OLD and NEW are images of different machines or kinds", &args);
+            // images of two machines or kinds (a .o beside an executable): the front end words it
+            stop(Stop::Files("OLD and NEW are images of different machines or kinds".into()), &args);
         }
     }
     if trace() {
         eprintln!("layoutbench-symdiff: native");
     }
     let root = root();
-    let run = || -> Result<(String, bool), HandBack> {
+    let run = || -> Result<(String, bool), Stop> {
         elapsed();
         let (a, b) = std::thread::scope(|sc| {
             let h = sc.spawn(|| load_side(pos[0], &root, 0));
@@ -891,22 +912,25 @@ fn main() {
         std::mem::forget((a, b, r)); // the process ends now: no point freeing
         Ok((text, identical))
     };
-    // a panic is a bug here: say so under the trace, and let the Python path answer
+    // a panic is a bug here, or a file corrupt in a way nothing checked: the front end reads both
+    // files with the package's ELF reader and says which (or that the helper failed, and where)
+    static PANIC: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
     std::panic::set_hook(Box::new(|info| {
-        if trace() {
-            eprintln!("layoutbench-symdiff: internal error: {info}");
-        }
+        let at = info.location().map_or(String::new(), |l| format!(" at {}:{}", l.file(), l.line()));
+        let what = info.payload().downcast_ref::<&str>().map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+        *PANIC.lock().unwrap_or_else(|e| e.into_inner()) = format!("internal error{at}: {what}");
     }));
     let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(r) => r,
-        Err(_) => Err(HandBack("internal error (a panic)".into())),
+        Err(_) => Err(Stop::Files(PANIC.lock().unwrap_or_else(|e| e.into_inner()).clone())),
     };
     match result {
         Ok((text, identical)) => {
             let mut out = std::io::stdout().lock();
             let code = if identical { 0 } else { 1 };
             if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-                // as the Python path: a reader that stopped reading is no error; a full disk is one line
+                // a reader that stopped reading is no error; a full disk is one line
                 if e.kind() == std::io::ErrorKind::BrokenPipe {
                     std::process::exit(code);
                 }
@@ -919,6 +943,6 @@ fn main() {
             }
             std::process::exit(code);
         }
-        Err(HandBack(reason)) => hand_back(&reason, &args),
+        Err(why) => stop(why, &args),
     }
 }

@@ -1,10 +1,10 @@
 //! The objects an image was linked from, the replay of its plan (planfile.rs) over them
-//! (layoutbench/layout.py, placement.py, symdiff/objects.py), and the symbol keys.
+//! (as layoutbench/layout.py and placement.py define them), and the symbol keys.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::basics::{leak, HandBack};
+use crate::basics::leak;
 use crate::elf::{self, SHF_ALLOC, SHF_EXECINSTR, SHF_MERGE, SHT_NOBITS, SHT_PROGBITS};
 use crate::image::{Image, Keys, Map, Sym};
 use crate::json::{self, Value};
@@ -43,14 +43,11 @@ pub type Owners = Map<&'static str, &'static str>;
 /// and are read at once on two threads (one from each end of the list).
 static OBJECTS: Mutex<Option<Map<PathBuf, Arc<Obj>>>> = Mutex::new(None);
 
-/// Read an object (elfinfo.read_object): Err(None) is an error Python reports as "not found".
-fn read_object(path: &Path) -> Result<Obj, Option<HandBack>> {
-    let p = path.to_str().ok_or(None)?;
-    let e = match elf::read(p, false) {
-        Ok(e) => e,
-        Err(m) if m.starts_with("unsupported") => return Err(Some(HandBack(format!("{p}: {m}")))),
-        Err(_) => return Err(None),
-    };
+/// Read an object (elfinfo.read_object); None when it cannot be read (the plan's objects are then
+/// "not found").
+fn read_object(path: &Path) -> Option<Obj> {
+    let p = path.to_str()?;
+    let e = elf::read(p, false).ok()?;
     let mut secs: Vec<(usize, InSec)> = Vec::new();
     let mut pos: Map<usize, usize> = Map::default();
     for (i, s) in e.sh.iter().enumerate() {
@@ -60,7 +57,7 @@ fn read_object(path: &Path) -> Result<Obj, Option<HandBack>> {
         }
     }
     let mut data = Vec::new();
-    if let Some((raw, strtab)) = e.symtab().map_err(|_| None)? {
+    if let Some((raw, strtab)) = e.symtab().ok()? {
         for r in raw.iter().skip(1) {
             let t = r.info & 0xF;
             let (bind, common) = (r.info >> 4, r.shndx == SHN_COMMON);
@@ -86,7 +83,7 @@ fn read_object(path: &Path) -> Result<Obj, Option<HandBack>> {
     for (_, s) in secs.iter_mut() {
         s.kind = section_kind(s);
     }
-    Ok(Obj { secs: secs.into_iter().map(|(_, s)| s).collect(), data })
+    Some(Obj { secs: secs.into_iter().map(|(_, s)| s).collect(), data })
 }
 
 const SHN_COMMON: u16 = 0xFFF2;
@@ -167,7 +164,7 @@ fn remembered(kernel: &str) -> Option<PathBuf> {
 }
 
 /// The `objects` key of `[images.NAME]` in a kernel.toml (the only key we need; the file is
-/// otherwise the Python loader's business).
+/// otherwise the Python front end's business).
 fn image_objects(toml: &str, image: &str) -> Option<String> {
     let head = format!("[images.{image}]");
     let mut inside = false;
@@ -197,38 +194,18 @@ fn image_objects(toml: &str, image: &str) -> Option<String> {
 
 /// find_objects: the objects an image in a layoutbench work dir was linked from, all of them (the
 /// plan's first: their data globals too), None when not found.
-pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Result<Option<Objects>, HandBack> {
-    let real = match std::fs::canonicalize(elf) {
-        Ok(r) => r,
-        Err(_) => return Ok(None),
-    };
+pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Option<Objects> {
+    let real = std::fs::canonicalize(elf).ok()?;
     let anc: Vec<&Path> = real.ancestors().skip(1).collect();
     if anc.len() < 6 {
-        return Ok(None);
+        return None;
     }
-    let work = anc[5];
-    let key = match anc[2].file_name() {
-        Some(k) => k,
-        None => return Ok(None),
-    };
+    let (work, key) = (anc[5], anc[2].file_name()?);
     let objdir = work.join("objects").join(&plan.kernel).join(key).join("obj");
-    let toml = match find_profile(&plan.kernel, root) {
-        Some(t) => t,
-        None => return Ok(None),
-    };
-    let text = std::fs::read_to_string(&toml).map_err(|e| HandBack(format!("{}: {e}", toml.display())))?;
-    let listing = match image_objects(&text, &plan.image) {
-        Some(l) => l,
-        None => {
-            return Err(HandBack(format!("{}: no [images.{}] objects = \"...\" line", toml.display(), plan.image)))
-        }
-    };
-    let listing = objdir.join(listing);
-    let bytes = match std::fs::read(&listing) {
-        Ok(b) => b,
-        Err(_) => return Ok(None),
-    };
-    let text = String::from_utf8(bytes).map_err(|_| HandBack("object list is not UTF-8".into()))?;
+    let toml = find_profile(&plan.kernel, root)?;
+    let text = std::fs::read_to_string(&toml).ok()?;
+    let listing = objdir.join(image_objects(&text, &plan.image)?);
+    let text = String::from_utf8(std::fs::read(&listing).ok()?).ok()?;
     let mut entries: Map<String, String> = Map::default();
     for line in text.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -254,8 +231,7 @@ pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Res
     if backwards {
         names.reverse(); // the other side reads from the front: together each object is read once
     }
-    // any object that cannot be read makes the whole answer None (Python: the first one, in
-    // order; which one does not matter), unless it is one Python reads and we do not: hand back
+    // any object that cannot be read makes the whole answer None
     let mut out: Objects = Map::default();
     for n in names {
         let rel = entries.get(n).cloned().unwrap_or_else(|| n.to_string());
@@ -264,18 +240,17 @@ pub fn find_objects(elf: &str, plan: &Plan, root: &Path, backwards: bool) -> Res
         let secs = match hit {
             Some(secs) => secs,
             None => match read_object(&path) {
-                Ok(secs) => {
+                Some(secs) => {
                     let secs = Arc::new(secs);
                     OBJECTS.lock().unwrap().get_or_insert_with(Map::default).insert(path, secs.clone());
                     secs
                 }
-                Err(None) => return Ok(None),
-                Err(Some(h)) => return Err(h),
+                None => return None,
             },
         };
         out.insert(n.to_string(), secs);
     }
-    Ok(Some(out))
+    Some(out)
 }
 
 fn section_kind(s: &InSec) -> Option<&'static str> {

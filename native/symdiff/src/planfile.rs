@@ -1,7 +1,6 @@
 //! The layout plan beside an image (its plan.json, as layoutbench/layout.py writes it): its units,
 //! its id (the one linked into the image as __lb_plan_id).
 
-use crate::basics::HandBack;
 use crate::json::{self, Value};
 
 pub const KINDS: [&str; 4] = ["text", "rodata", "data", "bss"];
@@ -26,22 +25,22 @@ pub struct Plan {
     pub stored_id: Option<String>, //: the "plan_id" layoutbench wrote into plan.json
 }
 
-fn s(v: Option<&Value>) -> Result<&'static str, HandBack> {
+fn s(v: Option<&Value>) -> Result<&'static str, String> {
     match v {
         Some(Value::Str(s)) => Ok(s),
-        _ => Err(HandBack("plan.json: a field is not a string".into())),
+        _ => Err(String::from("a field is not a string")),
     }
 }
-fn i(v: Option<&Value>) -> Result<i64, HandBack> {
+fn i(v: Option<&Value>) -> Result<i64, String> {
     match v {
-        Some(Value::Int(i)) => i64::try_from(*i).map_err(|_| HandBack("plan.json: an integer out of range".into())),
-        _ => Err(HandBack("plan.json: a field is not an integer".into())),
+        Some(Value::Int(i)) => i64::try_from(*i).map_err(|_| String::from("an integer out of range")),
+        _ => Err(String::from("a field is not an integer")),
     }
 }
-fn strs(v: &Value) -> Result<Vec<&'static str>, HandBack> {
+fn strs(v: &Value) -> Result<Vec<&'static str>, String> {
     match v {
         Value::List(l) => l.iter().map(|x| s(Some(x))).collect(),
-        _ => Err(HandBack("plan.json: a field is not a list".into())),
+        _ => Err(String::from("a field is not a list")),
     }
 }
 fn keys_are(v: &Value, want: &[&str]) -> bool {
@@ -52,29 +51,29 @@ fn keys_are(v: &Value, want: &[&str]) -> bool {
 }
 
 impl Plan {
-    /// A plan.json as layoutbench writes it; any other shape is handed back to Python.
-    pub fn parse(text: &'static str) -> Result<Plan, HandBack> {
-        let v = json::parse(text).map_err(|e| HandBack(format!("plan.json: {e}")))?;
+    /// A plan.json as layoutbench writes it; any other shape is an error (the caller notes it).
+    pub fn parse(text: &'static str) -> Result<Plan, String> {
+        let v = json::parse(text)?;
         let top = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format"];
         let with_id = ["kernel", "image", "commit", "layout", "seed", "groups", "pinned", "format", "plan_id"];
         if !keys_are(&v, &top) && !keys_are(&v, &with_id) {
-            return Err(HandBack("plan.json: not the fields of a plan".into()));
+            return Err(String::from("not the fields of a layoutbench plan"));
         }
         let mut groups = Vec::new();
         match v.get("groups") {
             Some(Value::Obj(kv)) => {
                 for (kind, units) in kv {
                     if groups.iter().any(|(k, _): &(String, Vec<Unit>)| k == kind) {
-                        return Err(HandBack("plan.json: a group twice".into()));
+                        return Err(String::from("a group named twice"));
                     }
                     let mut out = Vec::new();
                     let l = match units {
                         Value::List(l) => l,
-                        _ => return Err(HandBack("plan.json: units".into())),
+                        _ => return Err(String::from("a group's units are not a list")),
                     };
                     for u in l {
                         if !keys_are(u, &["object", "sections", "align", "gap"]) {
-                            return Err(HandBack("plan.json: a unit's fields".into()));
+                            return Err(String::from("a unit without the fields object, sections, align, gap"));
                         }
                         let sections = match u.get("sections") {
                             Some(Value::Null) => None,
@@ -86,7 +85,7 @@ impl Plan {
                     groups.push((kind.to_string(), out));
                 }
             }
-            _ => return Err(HandBack("plan.json: groups".into())),
+            _ => return Err(String::from("its groups are not an object")),
         }
         Ok(Plan {
             kernel: s(v.get("kernel"))?.to_string(),

@@ -1,12 +1,12 @@
 //! Same code: bytes compared, differing runs explained as address fields naming the same targets
-//! (symdiff/samecode.py `explain`), and llvm-objdump's instruction view for what remains.
+//! (`explain`), and llvm-objdump's instruction view for what remains.
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Child, Command, Stdio};
 
 use crate::image::{same_target, Image, Map, Sym};
-use crate::basics::HandBack;
+use crate::basics::Stop;
 
 #[derive(Default)]
 pub struct Stats {
@@ -110,7 +110,7 @@ pub struct Objdump {
 }
 
 impl Drop for Objdump {
-    /// Whatever happened: llvm-objdump stopped, its response file removed (samecode.py `close`).
+    /// Whatever happened: llvm-objdump stopped, its response file removed.
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
@@ -120,7 +120,7 @@ impl Drop for Objdump {
     }
 }
 
-/// samecode.py `rsp_quote`: one argument as a response-file entry llvm-objdump reads back as that
+/// One argument as a response-file entry llvm-objdump reads back as that
 /// argument (a backslash makes the next character literal): a name with a space or a quote stays
 /// one argument, and ` @file` in it is no response file to read.
 pub fn rsp_quote(arg: &str) -> String {
@@ -134,7 +134,7 @@ pub fn rsp_quote(arg: &str) -> String {
     out
 }
 
-/// samecode.py `file_arg`: a path as llvm-objdump's operand, never an option or a response file.
+/// A path as llvm-objdump's operand, never an option or a response file.
 pub fn file_arg(path: &str) -> String {
     if path.starts_with('/') {
         path.to_string()
@@ -144,7 +144,7 @@ pub fn file_arg(path: &str) -> String {
 }
 
 /// Start ONE llvm-objdump over the given functions (and any label inside them).
-pub fn objdump(img: &Image, syms: &[&Sym], tool: &str) -> Result<Objdump, HandBack> {
+pub fn objdump(img: &Image, syms: &[&Sym], tool: &str) -> Result<Objdump, Stop> {
     let mut ranges: Vec<(u64, u64)> = syms.iter().map(|s| (s.addr, s.addr + s.size)).collect();
     ranges.sort();
     let starts: Vec<u64> = ranges.iter().map(|r| r.0).collect();
@@ -159,10 +159,10 @@ pub fn objdump(img: &Image, syms: &[&Sym], tool: &str) -> Result<Objdump, HandBa
                       img.path.len() ^ (img as *const Image as usize));
     // a new file (not one someone placed there), removed when the Objdump is dropped
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&rsp)
-        .map_err(|e| HandBack(format!("{rsp}: {e}")))?;
+        .map_err(|e| Stop::Error(format!("cannot write llvm-objdump's response file {rsp} ({e}); check {}", std::env::temp_dir().display())))?;
     let mut p = Objdump { child: None, rsp };
     let list: Vec<&str> = names.into_iter().collect();
-    writeln!(f, "{}", rsp_quote(&format!("--disassemble-symbols={}", list.join(",")))).map_err(|e| HandBack(e.to_string()))?;
+    writeln!(f, "{}", rsp_quote(&format!("--disassemble-symbols={}", list.join(",")))).map_err(|e| Stop::Error(format!("cannot write llvm-objdump's response file ({e})")))?;
     drop(f);
     let child = Command::new(tool)
         .args(["-d", "--no-show-raw-insn", &format!("@{}", p.rsp), &file_arg(&img.path)])
@@ -175,7 +175,7 @@ pub fn objdump(img: &Image, syms: &[&Sym], tool: &str) -> Result<Objdump, HandBa
             p.child = Some(child);
             Ok(p)
         }
-        Err(e) => Err(HandBack(format!("{tool}: {e}"))),
+        Err(e) => Err(Stop::Error(format!("cannot run {tool} ({e}); install Debian's llvm-19 (./setup.sh does)"))),
     }
 }
 
@@ -239,16 +239,18 @@ fn strip_annot(s: &str) -> String {
 }
 
 /// Each function's instructions (by address) as (text with addresses taken out, [addresses]).
-pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, HandBack> {
+pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, Stop> {
     let mut p = p;
-    let out = p.child.take().unwrap().wait_with_output().map_err(|e| HandBack(e.to_string()));
+    let out = p.child.take().unwrap().wait_with_output().map_err(|e| Stop::Error(format!("llvm-objdump on {}: {e}", img.path)));
     crate::mark("llvm-objdump exited");
     drop(p);
     let out = out?;
     if !out.status.success() {
-        return Err(HandBack(format!("llvm-objdump failed on {}", img.path)));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().map(str::trim).find(|l| !l.is_empty()).map_or_else(|| format!("{}", out.status), str::to_string);
+        return Err(Stop::Error(format!("llvm-objdump failed on {}: {first}", img.path)));
     }
-    let text = String::from_utf8(out.stdout).map_err(|_| HandBack("llvm-objdump output is not UTF-8".into()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
     let mut ranges: Vec<(u64, u64)> = syms.iter().map(|s| (s.addr, s.addr + s.size)).collect();
     ranges.sort();
     let starts: Vec<u64> = ranges.iter().map(|r| r.0).collect();
@@ -259,16 +261,13 @@ pub fn instructions(img: &Image, syms: &[&Sym], p: Objdump) -> Result<Insns, Han
     let mut lines: Vec<(u64, &str)> = Vec::new();
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.contains(|c| matches!(c, '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e')) {
-            return Err(HandBack("llvm-objdump output has unusual line breaks".into()));
-        }
         let t = line.trim_start();
         let hexlen = t.bytes().take_while(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')).count();
         if hexlen == 0 || t.as_bytes().get(hexlen) != Some(&b':') {
             continue;
         }
         if hexlen > 16 {
-            return Err(HandBack("llvm-objdump address too long".into()));
+            continue; // not an address of a 64-bit image
         }
         let a = u64::from_str_radix(&t[..hexlen], 16).unwrap();
         lines.push((a, t[hexlen + 1..].trim_start()));
