@@ -263,6 +263,29 @@ def test_static_glibc_tls_initial_values(tmp_path, init, status):
     assert d["counts"]["changed"] == (status == "changed")
 
 
+READ_INT_C = """
+#include <stdio.h>
+__attribute__((noinline, used)) static int read_int(const char *s) { int v = 0; while (*s) v = v * BASE + *s++ - '0'; return v; }
+int main(int argc, char **argv) { printf("%d\\n", read_int(argc > 1 ? argv[1] : "42")); return 0; }
+"""
+
+
+def test_a_users_local_named_as_a_c_library_members_local_stays_the_users(tmp_path):
+    """u.c defines a static read_int, and so do several members of libc.a that printf links: the
+    user's (first in the link) is u.c's, every other one a libc.a member's, in both images; the
+    user's changed code shows on its own row."""
+    exes = []
+    for name, base in (("a", "10"), ("b", "8")):
+        (tmp_path / "u.c").write_text(READ_INT_C.replace("BASE", base))
+        subprocess.run(["clang-19", "-O1", "-static", "-o", str(tmp_path / name), str(tmp_path / "u.c")], check=True)
+        exes.append(tmp_path / name)
+    d = both(*exes)
+    rows = [(s["object"], s["status"]) for s in d["symbols"] if s["name"] == "read_int"]
+    assert len(rows) >= 3 and sum(o == "u.c" for o, _ in rows) == 1, rows
+    assert all(o.startswith("libc.a(") for o, _ in rows if o != "u.c"), rows
+    assert dict(rows)["u.c"] in ("changed", "resized") and {st for o, st in rows if o != "u.c"} == {"unchanged"}, rows
+
+
 STUB_C = r"""
 __attribute__((noinline)) int g(int x) { return x * 3 + 1; }
 __attribute__((noinline)) int f(int x) {   /* jumps into code with no symbol of its own, and back */

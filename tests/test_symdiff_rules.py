@@ -274,6 +274,51 @@ def test_the_plans_say_how_a_layout_moved_an_object(objs):  # noqa: F811
     assert origin(r).detail == "layout random:3 -> random:4: gap before kern/main.o is 2672 bytes (was 0)"
 
 
+def test_a_plan_without_its_recorded_id_is_known_by_the_id_it_hashes_to(objs):  # noqa: F811
+    """A plan.json without the ``plan_id`` layoutbench writes into it (an older layoutbench's): the helper
+    hashes the plan to the id linked into the image, so the units recorded beside it are this image's
+    and map its symbols (its objects are nowhere to be found: without the record, STT_FILE and a note)."""
+    import json
+
+    sides = [plan_side(objs, "sorted", 0), plan_side(objs, "random", 3)]
+    ids = []
+    for elf in sides:
+        d = json.loads((elf.parent / "plan.json").read_text())
+        ids.append(d.pop("plan_id"))
+        (elf.parent / "plan.json").write_text(json.dumps(d))
+    r = symdiff.diff_files(*sides)
+    assert (r.old.plan_id, r.new.plan_id) == tuple(ids) and r.old.plan_id != r.new.plan_id
+    assert r.mapping == "plan" and r.notes == [], r.notes
+    (sides[1].parent / "plan.json").write_text(json.dumps({**d, "seed": 4}))  # another plan: not this image's
+    r = symdiff.diff_files(*sides)
+    assert r.new.mapping == "file" and any("objects of its plan were not found" in n for n in r.notes), r.notes
+
+
+END_C = """
+__attribute__((noinline, used)) int grows(int x) { return x * GROW; }
+__attribute__((noinline, used)) long past_end(void) { long v; asm("movl $_end+0x1000, %k0" : "=r"(v)); return v; }
+char buf[64];
+void _start(void) { buf[0] = grows(3) + (int)past_end(); for (;;); }
+"""
+
+
+def test_an_address_on_the_page_past_the_images_end_names_nothing(tmp_path):
+    """past_end holds `_end + 4096`, an address on the page after the one past the image's last (_end
+    moves with the grown function before it): an address in no section and more than a page from
+    every symbol names nothing, so the two values are a change, decided without a crash."""
+    elfs = []
+    for name, grow in (("a", "3"), ("b", "(x >> 3) * 11 + (x << 2) * 13 + x * 7")):
+        (tmp_path / f"{name}.c").write_text(END_C.replace("GROW", grow))
+        subprocess.run(["clang-19", "-O1", "-fno-pic", "-ffreestanding", "-fno-asynchronous-unwind-tables", "-c",
+                        f"{name}.c", "-o", f"{name}.o"], cwd=tmp_path, check=True)
+        subprocess.run(["ld.lld-19", "-static", "-e", "_start", "--image-base=0x10000000", "-o", f"{name}.elf",
+                        f"{name}.o"], cwd=tmp_path, check=True)
+        elfs.append(tmp_path / f"{name}.elf")
+    r = symdiff.diff_files(*elfs)
+    st = status(r)
+    assert (st["grows"], st["past_end"], st["_start"], st["buf"]) == ("resized", "changed", "moved", "moved"), st
+
+
 def test_the_instruction_view_names_addresses_by_what_they_point_at(images, tmp_path, monkeypatch):
     """What decides a function the byte masking cannot: ONE llvm-objdump per image, its address
     operands compared by what they name.  helper with another constant: its instructions differ
@@ -313,6 +358,41 @@ def test_an_image_linked_elsewhere_moves_every_symbol_and_changes_no_code(images
     assert r.compared["identical_bytes"] + r.compared["same_after_masking"] == 7
     o = origin(r)
     assert (o.cause, o.responsible) == ("section", ".text")
+
+
+def test_two_functions_appended_at_the_end_of_the_symbol_table_are_both_added(images, tmp_path):
+    """base's objects with one more linked last, whose only symbols are two globals: the new symbol
+    table is the old one with two entries at its end (every old key still at its place), and both
+    new functions are added, each on its own."""
+    d = images["base"].parent
+    (tmp_path / "t2.s").write_text(".text\n.globl tail_one\n.type tail_one,@function\ntail_one:\n\tret\n"
+                                   ".size tail_one, .-tail_one\n.globl tail_two\n.type tail_two,@function\n"
+                                   "tail_two:\n\tnop\n\tret\n.size tail_two, .-tail_two\n")
+    subprocess.run(["clang-19", "-c", str(tmp_path / "t2.s"), "-o", str(tmp_path / "t2.o")], check=True)
+    out = tmp_path / "tail.elf"
+    subprocess.run(["ld.lld-19", "-static", "-e", "_start", "--image-base=0x10000000", "-o", str(out),
+                    str(d / "a-base.o"), str(d / "b.o"), str(tmp_path / "t2.o")], check=True)
+    r = symdiff.diff_files(images["base"], out)
+    st = status(r)
+    assert (st.pop("tail_one"), st.pop("tail_two")) == ("added", "added") and set(st.values()) == {"unchanged"}, st
+    assert r.counts["added"] == 2 and len(r.symbols) == 11
+
+
+def test_a_function_renamed_to_a_name_of_the_same_length_is_removed_and_added(tmp_path):
+    """Two images whose symbol tables list their symbols in the same order, one function renamed to a
+    name as long (`g_two` -> `g_owt`: the same offset in a string table that differs): the old name
+    is removed and the new one added, not matched by where its name sits."""
+    elfs = []
+    for name, g in (("a", "g_two"), ("b", "g_owt")):
+        (tmp_path / f"{name}.s").write_text(
+            ".text\n.globl _start\n.type _start,@function\n_start:\n\tcall " + g + "\n\tret\n.size _start, .-_start\n"
+            ".globl " + g + "\n.type " + g + ",@function\n" + g + ":\n\tret\n.size " + g + ", .-" + g + "\n")
+        subprocess.run(["clang-19", "-c", str(tmp_path / f"{name}.s"), "-o", str(tmp_path / f"{name}.o")], check=True)
+        subprocess.run(["ld.lld-19", "-static", "-o", str(tmp_path / f"{name}.elf"), str(tmp_path / f"{name}.o")],
+                       check=True)
+        elfs.append(tmp_path / f"{name}.elf")
+    st = status(symdiff.diff_files(*elfs))
+    assert (st["g_two"], st["g_owt"], st["_start"]) == ("removed", "added", "unchanged"), st
 
 
 def test_a_function_with_a_label_inside_is_compared_whole(images):
