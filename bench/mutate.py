@@ -302,8 +302,9 @@ def _rust_mutants(relpath: str, root: Path) -> list[tuple[int, int, str, str, st
             else:
                 out.append((n, m.start(), "bool", tok, "false" if tok == "true" else "true"))
         cond = _RUST_IF.match(code.rstrip())
-        if cond:
-            out.append((n, len(cond.group(1)), "negate", cond.group(2), f"!({cond.group(2)})"))
+        if cond:  # the condition as written (a string in it is blanked in ``code`` only)
+            text = line[cond.start(2):cond.end(2)]
+            out.append((n, cond.start(2), "negate", text, f"!({text})"))
     return out
 
 

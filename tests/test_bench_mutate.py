@@ -77,6 +77,9 @@ fn f(v: Vec<u64>, a: u64) -> Option<u64> {
     if a < 0x10 && v.len() >= 2 {
         return Some(a + 1);
     }
+    if s == "x {" {
+        return None;
+    }
     if let Some(x) = v.first() {
         return Some(*x << 2);
     }
@@ -94,7 +97,8 @@ def test_rust_mutants_are_spaced_operators_literals_and_conditions_outside_strin
     got = [(n, op, before, after) for n, _, op, before, after in mutate._rust_mutants("m.rs", tmp_path)]
     assert got == [(4, "binop", "<", "<="), (4, "binop", "&&", "||"), (4, "binop", ">=", ">"), (4, "const", "2", "3"),
                    (4, "negate", "a < 0x10 && v.len() >= 2", "!(a < 0x10 && v.len() >= 2)"),
-                   (5, "binop", "+", "-"), (5, "const", "1", "2"), (8, "const", "2", "3"), (10, "bool", "true", "false")]
+                   (5, "binop", "+", "-"), (5, "const", "1", "2"), (7, "binop", "==", "!="),
+                   (7, "negate", 's == "x {"', '!(s == "x {")'), (11, "const", "2", "3"), (13, "bool", "true", "false")]
     src = mutate._rust_source("m.rs", 4, tmp_path).splitlines()
     assert src[3] == "    if !(a < 0x10 && v.len() >= 2) {"
     assert src[:3] + src[4:] == RUST.splitlines()[:3] + RUST.splitlines()[4:]
