@@ -14,7 +14,16 @@ node of a module's source:
     return    return None instead of the value
     call      remove a call statement (`f(x)` on a line of its own)
 
-Docstrings, annotations and decorators are left alone.  The mutants of a module are listed in
+Docstrings, annotations and decorators are left alone.  A Rust file (the symdiff helper's,
+``native/symdiff/src``) is mutated by text, never inside a string or a comment:
+
+    binop     flip a binary operator written with a space on each side (< <=, > >=, == !=, && ||, + -)
+    const     a decimal literal +1
+    bool      swap true / false
+    negate    negate the condition of an if / while (not an `if let`)
+
+and each mutant is built (cargo, offline) before its tests run; one that does not build is not
+counted.  The mutants of a module are listed in
 source order; ``--max N`` samples N of them with a fixed seed (``--seed``, default 24), so two
 runs over the same source try the same mutants.  Each mutant is written into a temporary copy
 of the checkout (the working tree is never touched) and the module's chosen fast tests
