@@ -55,7 +55,7 @@ TIMEOUT = float(os.environ.get("HOSTILE_ELF_TIMEOUT", "30"))  #: seconds before 
 SEED = 22
 FLIPS = 200  #: byte-flipped inputs
 OUTCOMES = ("clean", "traceback", "wrong-success", "hang")
-LAST: dict = {}  #: what the last judge() saw (statuses, stderr of both paths)
+LAST: dict = {}  #: what the last judge() saw (statuses, stderr of the command and of the helper)
 
 # -- two small real images ----------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ class Elf:
         return path
 
 
-# -- running both paths ---------------------------------------------------------------------------
+# -- running the command and the helper ----------------------------------------------------------
 
 _SERVER = r"""
 import json, os, resource, sys, tempfile, time, traceback
@@ -533,7 +533,7 @@ def other_machine(tmp: Path, target: str) -> Path:
 
 
 def _machines(base: Path) -> list[tuple[str, Callable[[Path], tuple[str, str]]]]:
-    """Pairs of images of different machines or kinds: each must be refused by both paths, in both orders."""
+    """Pairs of images of different machines or kinds: each must be refused, in both orders."""
     def pair(target: str | None, swap: bool):
         def make(tmp: Path) -> tuple[str, str]:
             old, _ = base_images(base)
@@ -711,8 +711,9 @@ def cases(tmp: Path, flips: int = FLIPS) -> list[tuple[str, Callable[[], str]]]:
 
 
 def truncated_while_read(tmp: Path, rounds: int = 8) -> list[tuple[str, int | str]]:
-    """Both paths on an image that another thread keeps truncating and rewriting: (path, status) of
-    each run.  A status is an exit code (0, 1, 2, or 125: handed back), never a signal or a hang."""
+    """The helper and the command on an image that another thread keeps truncating and rewriting:
+    (who, status) of each run.  A status is an exit code (0, 1, 2, or 125: the front end words it),
+    never a signal or a hang."""
     old, new = base_images(tmp / "images")
     d = tmp / "truncating"
     d.mkdir(parents=True, exist_ok=True)
