@@ -188,7 +188,7 @@ pub fn is(a: &str, b: &str) -> bool {
     a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
 }
 
-/// classify.diff
+/// The diff of two sides: each symbol's class, the rows, the counts, the shift origins.
 fn diff(old: &mut Image, new: &mut Image, objdump_tool: &str) -> Result<Result_, Stop> {
     let plan_mode = old.mapping == "plan" && new.mapping == "plan";
     let mut keys = Keys::default();
@@ -423,7 +423,7 @@ fn kind_of(section: &str) -> Option<&'static str> {
     planfile::KINDS.into_iter().find(|k| section == format!(".{k}") || section.starts_with(&format!(".{k}.")))
 }
 
-/// classify._layout_cause
+/// How the two plans place `obj` in `section` differently (order, alignment, gap), if they do.
 fn layout_cause(old: &Image, new: &Image, section: &str, obj: &str) -> Option<String> {
     let (op, np) = (old.plan.as_ref()?, new.plan.as_ref()?);
     let kind = kind_of(section);
@@ -463,7 +463,8 @@ fn layout_cause(old: &Image, new: &Image, section: &str, obj: &str) -> Option<St
     None
 }
 
-/// classify._origins
+/// Per output section, the lowest address where placement differs and its cause; and how far the
+/// shift that starts .text's propagates.
 fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &Map<u32, &'static str>)
            -> (Vec<Origin>, Option<Prop>) {
     let oget = |k: u32| old.by_key.get(&k).map(|&i| &old.syms[i]);
@@ -585,7 +586,7 @@ fn origins(old: &Image, new: &Image, status: &[(u32, &'static str)], stat_of: &M
         }
         out.push(Origin { section: sec, address: addr, symbol: r.name, object: obj, cause, responsible: resp, detail });
     }
-    // classify.section_rank: .text (and .text.*) first, then other code, then data
+    // the sections' rank: .text (and .text.*) first, then other code, then data
     out.sort_by_key(|g| {
         let rank = if g.section == ".text" || g.section.starts_with(".text.") {
             0

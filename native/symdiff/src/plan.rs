@@ -512,7 +512,7 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
     if let Some((starts, owners)) = found {
         place_units(img, starts, &by_sec, &mut placed);
         for (i, s) in img.syms.iter_mut().enumerate() {
-            // objects._owned: a data global belongs to the object that defines it
+            // a data global belongs to the object that defines it
             if let Some(&o) = owners.as_ref().and_then(|m| m.get(s.name)) {
                 if s.bind != "local" && !placed[i] {
                     s.obj = o;
@@ -527,7 +527,7 @@ pub fn map_objects(img: &mut Image, objects: Option<&Objects>, recorded: Option<
     }
 }
 
-/// objects._placed: symbols inside the plan's units belong to the unit's object.
+/// Symbols inside the plan's units belong to the unit's object.
 fn place_units(img: &mut Image, starts: Starts, by_sec: &Map<usize, Vec<usize>>, placed: &mut [bool]) {
     let end = img.markers.iter().find(|m| m.0 == "__lb_text_units_end").map(|m| m.1);
     let mut rank: Map<&str, usize> = Map::default();
@@ -572,7 +572,7 @@ fn place_units(img: &mut Image, starts: Starts, by_sec: &Map<usize, Vec<usize>>,
     img.mapping = "plan";
 }
 
-/// objects._stem: a file name without its extension.
+/// A file name without its extension.
 fn stem(name: &str) -> String {
     let base = name.rsplit('/').next().unwrap_or(name);
     let head = &name[..name.len() - base.len()];
@@ -582,7 +582,7 @@ fn stem(name: &str) -> String {
     }
 }
 
-/// objects._compiled_names: the names (without extension) of the files an object can be compiled
+/// The names (without extension) of the files an object can be compiled
 /// from: its own name's, and every tail of it after a '/' or ':'.
 fn compiled_names(obj: &str) -> Vec<String> {
     let st = stem(obj);
@@ -595,7 +595,7 @@ fn compiled_names(obj: &str) -> Vec<String> {
     out
 }
 
-/// objects.one_row_per_object: a symbol outside the units given to a source file by STT_FILE
+/// A symbol outside the units given to a source file by STT_FILE
 /// symbols belongs to the one object, of those the units place symbols of, compiled from it.
 fn one_row_per_object(img: &mut Image, placed: &[bool]) {
     if img.plan.is_none() {
@@ -625,7 +625,7 @@ fn one_row_per_object(img: &mut Image, placed: &[bool]) {
     }
 }
 
-/// objects._replayed: the unit starts by replaying the plan over its objects; None (and a note)
+/// The unit starts by replaying the plan over its objects; None (and a note)
 /// when it cannot.
 fn replayed(img: &mut Image, objects: Option<&Objects>) -> Option<Starts> {
     let (plan, objects) = match (img.plan.as_ref(), objects) {

@@ -172,7 +172,7 @@ impl Plan {
         (u32::from_be_bytes([h[0], h[1], h[2], h[3]])) >> 4
     }
 
-    /// objects._stored_id or the plan id: "0x1234abc" (hashing a plan that lists every
+    /// The id layoutbench stored in plan.json, or the plan's own: "0x1234abc" (hashing a plan that lists every
     /// function section costs more than the rest of reading it)
     pub fn plan_id_text(&self) -> String {
         self.stored_id.clone().unwrap_or_else(|| format!("0x{:07x}", self.plan_id()))
