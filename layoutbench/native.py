@@ -122,9 +122,16 @@ def diff_json(old: str, new: str, symbols: bool = True, own_only: bool = False) 
     last = next((ln for ln in reversed(said.splitlines()) if ln.strip()), "")
     if p.returncode == 125:
         raise Unreadable(last.removeprefix("layoutbench-symdiff: "))
+    if p.returncode < 0:  # a signal: the kernel's out-of-memory killer, a crash
+        import signal
+
+        name = signal.Signals(-p.returncode).name if -p.returncode in signal.valid_signals() else -p.returncode
+        raise Failed(f"the symdiff helper was killed by {name} while diffing {old} and {new}; if the machine "
+                     f"ran out of memory, free some and run the same command again")
     if p.returncode not in (0, 1):
-        why = last.removeprefix("layoutbench: error: ") or f"exit {p.returncode}"
-        raise Failed(why)
+        said_line = last.startswith("layoutbench: error: ")
+        raise Failed(last.removeprefix("layoutbench: error: ") if said_line else
+                     f"the symdiff helper failed on {old} and {new} (exit {p.returncode}: {last or 'nothing said'})")
     try:
         return json.loads(p.stdout)
     except ValueError:

@@ -190,6 +190,14 @@ def test_ctrl_c_while_the_helper_diffs_is_one_line_and_exit_130(tmp_path):
     with mock.patch.object(native, "binary", lambda: str(helper)):
         with pytest.raises(native.Failed, match="output was cut short"):
             native.diff_json(str(a), str(b))
+    helper.write_text("#!/bin/sh\nkill -9 $$\n")  # killed (the out-of-memory killer's signal)
+    with mock.patch.object(native, "binary", lambda: str(helper)):
+        with pytest.raises(native.Failed, match=r"^the symdiff helper was killed by SIGKILL while diffing .*a\.elf"):
+            native.diff_json(str(a), str(b))
+    helper.write_text("#!/bin/sh\necho 'thread panicked' >&2\nexit 101\n")  # neither an answer nor its line
+    with mock.patch.object(native, "binary", lambda: str(helper)):
+        with pytest.raises(native.Failed, match=r"failed on .* \(exit 101: thread panicked\)$"):
+            native.diff_json(str(a), str(b))
 
 
 def test_a_pair_the_helper_cannot_diff_is_worded_once_by_the_front_end(tmp_path):
