@@ -551,6 +551,14 @@ def test_every_diff_of_the_package_is_the_helpers(repo, tmp_path, monkeypatch, c
     with pytest.raises(LayoutbenchError, match=f"^{short}: truncated") as e:
         symdiff.diff_files(a, short)
     assert "\n" not in str(e.value)
+    # two files the package's reader reads well, that the helper still cannot diff: its words, one line
+    fake = tmp_path / "helper"
+    fake.write_text("#!/bin/sh\necho 'layoutbench-symdiff: internal error at src/x.rs:1: boom' >&2\nexit 125\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(native, "binary", lambda: str(fake))
+    with pytest.raises(LayoutbenchError, match=r"^the symdiff helper cannot diff .* \(internal error at src/x\.rs:1: "
+                                               r"boom\); please report it with both files$"):
+        symdiff.diff_files(a, b)
 
 
 FLAVOUR_A = ("int g[4]; const char *names[2] = {\"a\", \"b\"};\n"

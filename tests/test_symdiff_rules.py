@@ -395,6 +395,22 @@ def test_a_function_renamed_to_a_name_of_the_same_length_is_removed_and_added(tm
     assert (st["g_two"], st["g_owt"], st["_start"]) == ("removed", "added", "unchanged"), st
 
 
+def test_a_symbol_that_runs_past_the_end_of_the_file_is_the_same_only_when_its_bytes_there_are(images, tmp_path):
+    """A symbol whose size runs past the end of the file (a corrupt size): compared on the bytes the
+    file holds -- the same when those are identical, changed when one of them differs."""
+    from bench.hostile.elf_cases import Elf
+
+    e = Elf(images["base"].read_bytes())
+    k = e.sym_index("after")
+    e.set_sym(k, size=len(e.b))  # from its address to well past the end of the file
+    a, b = e.write(tmp_path / "a.elf"), e.write(tmp_path / "b.elf")
+    assert status(symdiff.diff_files(a, b))["after"] == "unchanged"
+    data = bytearray(b.read_bytes())
+    data[-1] ^= 0xFF  # the last byte of the file: inside after's bytes as far as the file goes
+    b.write_bytes(bytes(data))
+    assert status(symdiff.diff_files(a, b))["after"] == "changed"
+
+
 def test_a_function_with_a_label_inside_is_compared_whole(images):
     """lbl_fn (hand-written assembly) has a label, lbl_inner, before its `addl $2` / `addl $3`: the
     one differing byte is no address, so llvm-objdump decides, and it must be asked for the label

@@ -10,12 +10,6 @@ pub enum Stop {
     Files(String),
 }
 
-impl From<String> for Stop {
-    fn from(s: String) -> Self {
-        Stop::Error(s)
-    }
-}
-
 /// A string that lives as long as the process (the images are kept for all of it).
 pub fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
