@@ -1,6 +1,6 @@
 """Figure 3 (and 7) of docs/how-it-decides.md: where a bisection's runs go, and what the side tests cost and buy.
 
-    nice -n 10 python3 -m bench.side_frontier [--histories 100] [--settings 0.05:4,0.02:8] [--only phases,frontier]
+    nice -n 10 python3 -m bench.side_frontier [--histories 100] [--settings 0.05:4,0.02:8] [--only phases,frontier,floor]
                                               [--json]
 
 Every number comes from the real decision code (``layoutbench.decide``, unchanged) run against
@@ -8,7 +8,7 @@ Every number comes from the real decision code (``layoutbench.decide``, unchange
 sigma_R 0.3%, one run a layout, ~40% layout-only commits), history i drawn from seed ``--seed0`` + i
 for every setting, so every column is measured on the same histories.  Only module constants
 (``decide.THOROUGH_A``, ``decide.THOROUGH_FIRST``) and ``Plan`` fields are varied, and they are
-restored afterwards.  It prints five sections:
+restored afterwards.  It prints six sections:
 
 1. **phases** -- the mean runs of a bisection split by the phase that asked for them: the
    endpoints' test (``decide.endpoints`` called by ``bisect_range``), the probes
@@ -44,6 +44,11 @@ restored afterwards.  It prints five sections:
 5. **outcomes** -- what single 1 and 2 sigma_L bisections end as (``simulate.outcome``): the first step
    named alone, beside a candidate left unconfirmed, uncertain, nothing shown, ...; each outcome's share
    of the histories, its mean runs and the runs it adds to the row's mean.
+6. **floor** -- for single 1 and 2 sigma_L steps, each phase's runs beside the least any sequential test
+   that keeps the engine's levels and reaches its power (both measured on the same histories) can expect
+   to spend there: d(p || q) / K (``floor_rows``), a bound that knows the noise, the levels a probe sits
+   between and the step, which the engine must estimate.  It says how far each phase is from what no
+   design can beat.
 
 A full default run takes about 2 minutes of CPU.  ``--json`` prints the same numbers as one
 JSON object instead of the tables.
@@ -85,6 +90,10 @@ class PhaseMeter:
         self.calls: Counter = Counter()
         self.side_have: list[tuple] = []  #: per side test: the layouts its two ends had when it began
         self.confirm_k: list[int] = []  #: per confirmation: the fresh layouts a side it measured
+        self.ends_status: list[str] = []  #: per endpoints' test (not a side test): its status
+        self.probe_levels: list[float] = []  #: per probe: the level it was judged at
+        self.probe_verdicts: list[tuple] = []  #: per probe: (probe, good, bad, its verdict)
+        self.confirms: list[tuple] = []  #: per confirmation: (last good, culprit, level, what it showed)
         self._saved: dict = {}
 
     def _wrap(self, fn, phase_of):
@@ -99,6 +108,12 @@ class PhaseMeter:
                 out = fn(prober, *a, **k)
                 if phase == "confirmation":
                     self.confirm_k.append(int(out[1]))
+                    self.confirms.append((a[0], a[1], k.get("level"), out.shown))
+                elif phase == "endpoints":
+                    self.ends_status.append(out.status)
+                elif phase == "probes":
+                    self.probe_levels.append(a[4] if len(a) > 4 else k.get("level"))
+                    self.probe_verdicts.append((a[0], a[1], a[2], out.verdict))
                 return out
             finally:  # (no wrapped call runs inside another: a nested one would be charged twice and
                 self.runs[phase] += ledger.spent - s0  # the phases would add up to more than the total)
@@ -138,9 +153,12 @@ def one(sc: S.Scenario, plan: decide.Plan, seed: int) -> dict:
     """One history (``simulate.one``: the same outcome fields) with its runs split by phase."""
     with PhaseMeter() as m:
         r = S.one(sc, plan, seed)
+    steps = S.SimProber(sc, np.random.default_rng(seed)).steps  # (the history S.one drew from this seed)
+    r = r | {"truth": (f"c{steps[0] - 1}", f"c{steps[0]}") if sc.kind == "step" else None}
     ph = {p: m.runs[p] for p in PHASES}
     return r | ph | {"other": r["runs"] - sum(ph.values()), "side_tests": m.calls["sides"],
-                     "side_have": m.side_have, "confirm_k": m.confirm_k}
+                     "side_have": m.side_have, "confirm_k": m.confirm_k, "ends_status": m.ends_status,
+                     "probe_levels": m.probe_levels, "probe_verdicts": m.probe_verdicts, "confirms": m.confirms}
 
 
 def rows(sc: S.Scenario, plan, n: int, seed0: int = 0) -> list[dict]:
@@ -199,6 +217,70 @@ def side_runs(e0: float, ends: list[tuple], per: float) -> float:
     return per * float(np.mean([sum(max(0.0, e0 - x) for x in ab) for ab in ends]))
 
 
+def kl_bits(p: float, q: float) -> float:
+    """d(p || q): the Kullback-Leibler divergence (nats) of a coin with P(heads) p from one with q."""
+    def t(x, y):
+        return 0.0 if x <= 0 else x * math.log(x / y)
+    return t(p, q) + t(1.0 - p, 1.0 - q)
+
+
+def misjudged(r: dict) -> tuple[int, int]:
+    """(probes judged, probes misjudged) of one single-step history ``r``: the probes of a window holding
+    the step (its GOOD before the step, its BAD at or after it), misjudged when called good at or after the
+    step, or bad before it (an uncertain probe is neither)."""
+    at = int(r["truth"][1][1:])
+    n = wrong = 0
+    for probe, good, bad, verdict in r["probe_verdicts"]:
+        if int(good[1:]) < at <= int(bad[1:]):
+            n += 1
+            wrong += verdict in ("good", "bad") and verdict != ("bad" if int(probe[1:]) >= at else "good")
+    return n, wrong
+
+
+def floor_rows(sc: S.Scenario, rs: list[dict], plan: decide.Plan) -> dict:
+    """Section 6 for one single-step row: each phase's runs beside the least any sequential test with the
+    same errors can expect to spend on it.  For a test that tells a parameter value theta0 from theta1 on iid
+    observations each carrying Kullback-Leibler information K, and errs at most q under theta0 and at most
+    1 - p under theta1, E_theta1[N] >= d(p || q) / K (Wald's identity and the data-processing inequality;
+    Wald's SPRT nearly attains it).  The errors are the engine's, measured on these histories:
+
+    * endpoints: "no change" against the true step d (log), a pair of layouts (one a side, unpaired) an
+      observation, K = d^2 / (4 s^2), s^2 = sigma_L^2 + sigma_R^2 / R; q = alpha / 2 (a two-sided test
+      gives either direction half), p = the share of histories whose endpoints showed the change;
+    * probes: GOOD's level against BAD's, both known, one layout an observation, K = d^2 / (2 s^2),
+      q = 1 - p = the level each probe was judged at (its own): summed over a history's probes;
+    * confirmation: the step at the minimum effect m (its null's edge) against the true step, on fresh
+      pairs, K = (d - m)^2 / (4 s^2); q = its level, p = the share of confirmations of the true pair that
+      showed the step beyond the band.
+
+    The bound knows what the engine must estimate (s, the two levels a probe sits between, the step): a
+    floor, not a design."""
+    s2 = sc.sigma_l ** 2 + sc.sigma_r ** 2 / sc.runs
+    d, m = sc.size * sc.sigma_l, math.log1p(plan.min_effect)
+    ends_p = float(np.mean([bool(r["ends_status"]) and r["ends_status"][0] == "differs" for r in rs]))
+    ends = 2 * kl_bits(ends_p, plan.alpha / 2) / (d * d / (4 * s2))
+    kp = d * d / (2 * s2)
+    probes = float(np.mean([sum(kl_bits(1 - q, q) for q in r["probe_levels"]) / kp for r in rs]))
+    true = [c for r in rs for c in r["confirms"] if (c[0], c[1]) == r["truth"]]
+    conf_p = float(np.mean([c[3] == "beyond" for c in true])) if true else math.nan
+    lv = float(np.mean([c[2] for c in true])) if true else math.nan
+    conf = (2 * kl_bits(conf_p, lv) / ((d - m) ** 2 / (4 * s2)) * float(np.mean([len(r["confirms"]) > 0 for r in rs]))
+            if true and d > m else math.nan)
+    clean = [r for r in rs if r["outcome"] == S.OUTCOMES[0]]
+    mj = [misjudged(r) for r in rs]
+
+    def mean(rows, k):
+        return float(np.mean([r[k] for r in rows])) if rows else math.nan
+    return {"scenario": sc.name, "histories": len(rs), "ends_power": ends_p, "confirm_power": conf_p,
+            "confirm_level": lv, "probes_per": float(np.mean([len(r["probe_levels"]) for r in rs])),
+            "floor": {"endpoints": ends, "probes": probes, "confirmation": conf},
+            "engine": {k: mean(rs, k) for k in PHASES + ("runs",)},
+            "engine_clean": {k: mean(clean, k) for k in PHASES + ("runs",)}, "clean_share": len(clean) / len(rs),
+            "probes_judged": sum(n for n, _ in mj), "probes_misjudged": sum(w for _, w in mj),
+            "histories_misjudged": sum(w > 0 for _, w in mj),
+            "level_sum": float(np.mean([sum(r["probe_levels"]) for r in rs if r["probe_levels"]] or [math.nan]))}
+
+
 def prove_null(n: int = 1000, sigma_l: float = 0.01, seed0: int = 70_000) -> list[dict]:
     out = []
     for shift in (0.0, 0.005):
@@ -221,11 +303,11 @@ def main() -> None:
     ap.add_argument("--seed0", type=int, default=0, help="history i is drawn from seed SEED0 + i (default 0)")
     ap.add_argument("--settings", help="frontier settings SIDE_A:FIRST,... (default: "
                     + ",".join(f"{a:g}:{f}" for a, f in SETTINGS) + ")")
-    ap.add_argument("--only", help="sections to print: phases,frontier,wald,prove-null,outcomes (default: all)")
+    ap.add_argument("--only", help="sections to print: phases,frontier,wald,prove-null,outcomes,floor (default: all)")
     ap.add_argument("--wald-alpha", type=float, default=0.025)
     ap.add_argument("--json", action="store_true", help="one JSON object instead of the tables")
     a = ap.parse_args()
-    sections = ("phases", "frontier", "wald", "prove-null", "outcomes")
+    sections = ("phases", "frontier", "wald", "prove-null", "outcomes", "floor")
     only = set(a.only.split(",")) if a.only else set(sections)
     bad = only - set(sections)
     if bad:
@@ -325,6 +407,32 @@ def main() -> None:
     # 5. outcomes
     if "outcomes" in only:
         res["outcomes"] = outcomes(n, s0, say)
+    # 6. the floor
+    if "floor" in only:
+        say("\n6. the floor: each phase's runs (mean) beside the least any sequential test with the engine's errors "
+            "can expect to spend there (d(p||q) / K, knowing the noise, the levels and the step)")
+        say(f"{'row':10s} {'phase':13s} | {'engine':>7s} {'named alone':>11s} | {'floor':>6s} | errors")
+        res["floor"] = []
+        for sc in singles()[:2]:
+            f = floor_rows(sc, rows(sc, decide.Plan(), n, s0), decide.Plan())
+            res["floor"].append(f)
+            hm = f["histories_misjudged"] / f["histories"]
+            hlo, hhi = S.wilson(hm, f["histories"])
+            errs = {"endpoints": f"showed the change in {100 * f['ends_power']:.1f}% of histories; level "
+                                 f"{decide.Plan().alpha / 2:g} a direction",
+                    "probes": f"{f['probes_per']:.2f} probes a history at levels summing to {f['level_sum']:.3f} "
+                              f"(mean); misjudged: {f['probes_misjudged']} of {f['probes_judged']} probes "
+                              f"({100 * f['probes_misjudged'] / max(1, f['probes_judged']):.2f}%), in "
+                              f"{100 * hm:.1f}% [{100 * hlo:.1f}-{100 * hhi:.1f}%] of histories",
+                    "confirmation": f"the true pair shown beyond the band {100 * f['confirm_power']:.1f}%; level "
+                                    f"{f['confirm_level']:.3g}",
+                    "sides": "(section 3: the least a side test costs)"}
+            for ph in PHASES + ("runs",):
+                fl = f["floor"].get(ph, math.nan) if ph != "runs" else sum(f["floor"].values())
+                say(f"{sc.name:10s} {ph if ph != 'runs' else 'total':13s} | {f['engine'][ph]:7.1f} "
+                    f"{f['engine_clean'][ph]:11.1f} | {fl:6.1f} | {errs.get(ph, '')}")
+        say("engine: every history's mean; named alone: the histories that named the step and nothing else "
+            "(section 5's first outcome); floor total: endpoints + probes + confirmation (no side test, no detour)")
     res["cpu_seconds"] = round(time.process_time() - t0, 1)
     if a.json:
         print(json.dumps(res, indent=1, ensure_ascii=False))

@@ -57,7 +57,9 @@ def test_an_outcomes_bound_states_the_level_and_the_farm():
     ends = decide.Ends.__new__(decide.Ends)
     one = decide.Outcome("found", ends, alpha=0.05).bound()
     assert one.startswith("a range without a code change is blamed with probability <= 5% ")
-    assert "any probe misjudged with probability <= 5% (every probe counted)" in one and "per round" not in one
+    # the probes' levels are stated as levels: their SPRT plugs in measured means, so no bound is claimed for them
+    assert "the probes' levels sum to at most 5% (a level, not a bound" in one and "per round" not in one
+    assert "misjudged with probability" not in one
     two = decide.Outcome("found", ends, alpha=0.01, k=2).bound()
     assert "<= 1% (the endpoints'" in two
     assert two.endswith("; 2 probes per round, each against GOOD and BAD measured on its own machine")

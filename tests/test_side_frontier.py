@@ -113,3 +113,58 @@ def test_a_bisection_ends_as_one_outcome_and_the_outcomes_account_for_the_mean()
                                                             decide.Plan(), 6, 40)]))
         assert math.isclose(sum(r["adds"] for r in mine), mean, rel_tol=1e-9)
         assert all(r["share_lo"] - 1e-12 <= r["share"] <= r["share_hi"] + 1e-12 for r in mine)
+
+
+def test_the_floor_is_what_the_best_sequential_test_spends():
+    """d(p || q) / K: Wald's SPRT of a step of 1 sigma_L against none, on pairs of layouts, spends at least
+    the bound at the errors it reached and not much more (it nearly attains it); a test told nothing
+    (p = q) needs no observation, a surer one needs more."""
+    assert sf.kl_bits(0.5, 0.5) == 0.0 and sf.kl_bits(0.9, 0.05) < sf.kl_bits(0.99, 0.05) < sf.kl_bits(0.99, 0.01)
+    assert math.isclose(sf.kl_bits(1.0, 0.04), math.log(25.0))
+    rng = np.random.default_rng(11)
+    k = 0.25  # 1 sigma_L on a pair's difference N(d, 2)
+    lo, hi = math.log(0.05 / 0.975), math.log(0.95 / 0.025)
+    ends = []
+    for mean in (1.0, 0.0):
+        x = rng.normal(mean, math.sqrt(2.0), (4000, 400))
+        llr = np.cumsum((x - 0.5) / 2.0, axis=1)
+        out = (llr <= lo) | (llr >= hi)
+        assert out.any(axis=1).all()
+        n = out.argmax(axis=1) + 1
+        ends.append((n.mean(), (llr[np.arange(4000), n - 1] >= hi).mean()))
+    (n1, power), (_, level) = ends
+    bound = sf.kl_bits(power, level) / k
+    assert bound <= n1 <= 1.35 * bound
+
+
+def test_the_floor_section_finds_the_true_pair_and_stays_below_the_engine():
+    """Section 6 reads the engine's own errors from the histories (the endpoints' status, each probe's
+    level, the confirmations of the step's own pair) and every floor lies below what the engine spent."""
+    sc = sf.singles()[0]
+    rs = sf.rows(sc, decide.Plan(), 6, seed0=50)
+    for r in rs:
+        steps = sf.S.SimProber(sc, np.random.default_rng(50 + rs.index(r))).steps
+        assert r["truth"] == (f"c{steps[0] - 1}", f"c{steps[0]}")
+        assert r["ends_status"][0] in ("differs", "not-shown", "noise")
+        if r["ends_status"][0] == "differs":  # 16 commits: at least three probes, each below alpha
+            assert len(r["probe_levels"]) >= 3 and all(0 < q < 0.05 for q in r["probe_levels"])
+        else:
+            assert not r["probe_levels"] and not r["confirms"]
+    assert any((c[0], c[1]) == r["truth"] and c[3] == "beyond" for r in rs for c in r["confirms"])
+    f = sf.floor_rows(sc, rs, decide.Plan())
+    assert 0 < f["ends_power"] <= 1 and 0 < f["confirm_power"] <= 1 and 0 < f["confirm_level"] <= 0.04 + 1e-12
+    for ph in ("endpoints", "probes", "confirmation"):
+        assert 0 < f["floor"][ph] < f["engine"][ph], ph
+    # a 1σL step is twice the minimum effect: the confirmation's pair carries a quarter of the endpoints' information
+    assert f["floor"]["confirmation"] > 2 * f["floor"]["endpoints"]
+
+
+def test_a_probe_is_misjudged_only_on_the_wrong_side_of_the_step_in_a_window_holding_it():
+    r = {"truth": ("c5", "c6"), "probe_verdicts": [
+        ("c8", "c0", "c16", "bad"),   # right
+        ("c4", "c0", "c8", "bad"),    # before the step, called bad: misjudged
+        ("c6", "c4", "c8", "good"),   # at the step, called good: misjudged
+        ("c5", "c4", "c6", "uncertain"),  # neither
+        ("c3", "c0", "c4", "bad"),    # a window without the step (a side search): not counted
+    ]}
+    assert sf.misjudged(r) == (4, 2)

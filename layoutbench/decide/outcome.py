@@ -87,8 +87,9 @@ class Outcome:
         farm = f"; {self.k} probes per round, each against GOOD and BAD measured on its own machine" if self.k > 1 else ""
         return (f"a range without a code change is blamed with probability <= {a} (the endpoints' group-"
                 f"sequential test); any named commit whose own step is at most the minimum effect passes its confirmation on fresh layouts with "
-                f"probability <= {a} (all confirmations together); any probe misjudged with probability <= {a} "
-                f"(every probe counted)" + farm)
+                f"probability <= {a} (all confirmations together); the probes' levels sum to at most {a} (a level, not a "
+                f"bound: a probe plugs in GOOD's and BAD's measured means; a misjudged one costs runs, not a false "
+                f"name)" + farm)
 
 
 def marked_window(commits: list[str], marks: dict[str, dict]) -> tuple[int, int, list[int]]:

@@ -285,7 +285,8 @@ def confirm_level(alpha: float, i: int) -> float:
 def probe_level(alpha: float, j: int, planned: int) -> float:
     """The level of the j-th probe (1-based) of a bisection: 3/4 alpha / planned for the
     planned probes, then a quarter of alpha spread as alpha_i over the ones beyond: every probe
-    counts, and all of them together are misjudged with probability <= alpha."""
+    counts, and the levels of all of them sum to at most alpha (a level for the search, not a bound on
+    misjudging a probe: judge_probe plugs in GOOD's and BAD's measured means)."""
     if j <= planned:
         return 0.75 * alpha / planned
     return family_level(alpha / 4.0, j - planned)
