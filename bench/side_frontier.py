@@ -217,67 +217,77 @@ def side_runs(e0: float, ends: list[tuple], per: float) -> float:
     return per * float(np.mean([sum(max(0.0, e0 - x) for x in ab) for ab in ends]))
 
 
-def kl_bits(p: float, q: float) -> float:
+def kl_coin(p: float, q: float) -> float:
     """d(p || q): the Kullback-Leibler divergence (nats) of a coin with P(heads) p from one with q."""
     def t(x, y):
         return 0.0 if x <= 0 else x * math.log(x / y)
     return t(p, q) + t(1.0 - p, 1.0 - q)
 
 
-def misjudged(r: dict) -> tuple[int, int]:
-    """(probes judged, probes misjudged) of one single-step history ``r``: the probes of a window holding
-    the step (its GOOD before the step, its BAD at or after it), misjudged when called good at or after the
-    step, or bad before it (an uncertain probe is neither)."""
+def misjudged(r: dict) -> tuple[int, int, int]:
+    """(probes judged, misjudged, judged right) of one single-step history ``r``: the probes of a window
+    holding the step (its GOOD before the step, its BAD at or after it), misjudged when called good at or
+    after the step, or bad before it, right when called the other way (an uncertain probe is neither)."""
     at = int(r["truth"][1][1:])
-    n = wrong = 0
+    n = wrong = right = 0
     for probe, good, bad, verdict in r["probe_verdicts"]:
         if int(good[1:]) < at <= int(bad[1:]):
             n += 1
-            wrong += verdict in ("good", "bad") and verdict != ("bad" if int(probe[1:]) >= at else "good")
-    return n, wrong
+            truth = "bad" if int(probe[1:]) >= at else "good"
+            wrong += verdict in ("good", "bad") and verdict != truth
+            right += verdict == truth or (verdict == "between" and truth == "bad")
+    return n, wrong, right
 
 
 def floor_rows(sc: S.Scenario, rs: list[dict], plan: decide.Plan) -> dict:
     """Section 6 for one single-step row: each phase's runs beside the least any sequential test with the
-    same errors can expect to spend on it.  For a test that tells a parameter value theta0 from theta1 on iid
-    observations each carrying Kullback-Leibler information K, and errs at most q under theta0 and at most
-    1 - p under theta1, E_theta1[N] >= d(p || q) / K (Wald's identity and the data-processing inequality;
-    Wald's SPRT nearly attains it).  The errors are the engine's, measured on these histories:
+    engine's errors can expect to spend on it.  For a test that tells a parameter value theta0 from theta1
+    on iid observations each carrying Kullback-Leibler information K, rejecting theta0 with probability at
+    most q under it and at least p under theta1 (p > q), E_theta1[N] >= d(p || q) / K (Wald's identity and
+    the data-processing inequality; Wald's SPRT nearly attains it; a composite null such as "the step is at
+    most m" holds it at its edge).  The errors, from these histories:
 
-    * endpoints: "no change" against the true step d (log), a pair of layouts (one a side, unpaired) an
-      observation, K = d^2 / (4 s^2), s^2 = sigma_L^2 + sigma_R^2 / R; q = alpha / 2 (a two-sided test
-      gives either direction half), p = the share of histories whose endpoints showed the change;
-    * probes: GOOD's level against BAD's, both known, one layout an observation, K = d^2 / (2 s^2),
-      q = 1 - p = the level each probe was judged at (its own): summed over a history's probes;
-    * confirmation: the step at the minimum effect m (its null's edge) against the true step, on fresh
-      pairs, K = (d - m)^2 / (4 s^2); q = its level, p = the share of confirmations of the true pair that
-      showed the step beyond the band.
+    * endpoints: "no change" against the true step d (log), a pair of layouts (one a side) an observation,
+      K = d^2 / (4 s^2), s^2 = sigma_L^2 + sigma_R^2 / R; q = alpha / 2, the nominal level of a symmetric
+      two-sided test in one direction (its true rate is lower: the floor at it would be higher); p = the
+      share of histories whose endpoints showed the change;
+    * probes: GOOD's level against BAD's, both known, one layout an observation, K = d^2 / (2 s^2);
+      q = the share of the probes of a window holding the step that were misjudged, p = the share judged
+      right (:func:`misjudged`), charged per such probe (a probe of a window without the step has none);
+    * confirmation: the step at the minimum effect m against the true step, on fresh pairs,
+      K = (d - m)^2 / (4 s^2); q = the mean level of the confirmations of the step's own pair, p = the share
+      of them that showed the step beyond the band; charged per such confirmation.
 
-    The bound knows what the engine must estimate (s, the two levels a probe sits between, the step): a
-    floor, not a design."""
+    Each power p enters at the lower end of its Wilson 95% interval, the probes' q at the upper end, and errors
+    are averaged over histories before d(.||.): each only lowers the floor (d is jointly convex).  The floor
+    knows what the engine must estimate (s, the two means a probe sits between, the step): a floor, not a
+    design.  It treats every layout as an independent draw: where a probe shares GOOD's or BAD's layout
+    epoch (no layout change between them), a test pairing their seeds could do better."""
     s2 = sc.sigma_l ** 2 + sc.sigma_r ** 2 / sc.runs
     d, m = sc.size * sc.sigma_l, math.log1p(plan.min_effect)
+    n = len(rs)
     ends_p = float(np.mean([bool(r["ends_status"]) and r["ends_status"][0] == "differs" for r in rs]))
-    ends = 2 * kl_bits(ends_p, plan.alpha / 2) / (d * d / (4 * s2))
-    kp = d * d / (2 * s2)
-    probes = float(np.mean([sum(kl_bits(1 - q, q) for q in r["probe_levels"]) / kp for r in rs]))
+    low = lambda x, k: S.wilson(x, k)[0]  # noqa: E731  (the errors' 95% bounds: a lower floor)
+    ends = 2 * kl_coin(low(ends_p, n), plan.alpha / 2) / (d * d / (4 * s2))
+    mj = [misjudged(r) for r in rs]
+    judged, wrong, right = (sum(x[i] for x in mj) for i in range(3))
+    p_right, q_wrong = (low(right / judged, judged), S.wilson(wrong / judged, judged)[1]) if judged else (0, 1)
+    probes = judged / n * kl_coin(p_right, q_wrong) / (d * d / (2 * s2)) if p_right > q_wrong else math.nan
     true = [c for r in rs for c in r["confirms"] if (c[0], c[1]) == r["truth"]]
     conf_p = float(np.mean([c[3] == "beyond" for c in true])) if true else math.nan
     lv = float(np.mean([c[2] for c in true])) if true else math.nan
-    conf = (2 * kl_bits(conf_p, lv) / ((d - m) ** 2 / (4 * s2)) * float(np.mean([len(r["confirms"]) > 0 for r in rs]))
-            if true and d > m else math.nan)
-    clean = [r for r in rs if r["outcome"] == S.OUTCOMES[0]]
-    mj = [misjudged(r) for r in rs]
+    conf = (len(true) / n * 2 * kl_coin(low(conf_p, len(true)), lv) / ((d - m) ** 2 / (4 * s2))
+            if true and d > m and low(conf_p, len(true)) > lv else math.nan)
 
-    def mean(rows, k):
-        return float(np.mean([r[k] for r in rows])) if rows else math.nan
-    return {"scenario": sc.name, "histories": len(rs), "ends_power": ends_p, "confirm_power": conf_p,
-            "confirm_level": lv, "probes_per": float(np.mean([len(r["probe_levels"]) for r in rs])),
+    def mean(k):
+        return float(np.mean([r[k] for r in rs]))
+    return {"scenario": sc.name, "histories": n, "ends_power": ends_p, "confirm_power": conf_p,
+            "confirm_level": lv, "confirms_true": len(true) / n,
+            "probes_per": float(np.mean([len(r["probe_levels"]) for r in rs])),
             "floor": {"endpoints": ends, "probes": probes, "confirmation": conf},
-            "engine": {k: mean(rs, k) for k in PHASES + ("runs",)},
-            "engine_clean": {k: mean(clean, k) for k in PHASES + ("runs",)}, "clean_share": len(clean) / len(rs),
-            "probes_judged": sum(n for n, _ in mj), "probes_misjudged": sum(w for _, w in mj),
-            "histories_misjudged": sum(w > 0 for _, w in mj),
+            "engine": {k: mean(k) for k in PHASES + ("runs",)},
+            "probes_judged": judged, "probes_misjudged": wrong, "probes_right": right,
+            "histories_misjudged": sum(x[1] > 0 for x in mj),
             "level_sum": float(np.mean([sum(r["probe_levels"]) for r in rs if r["probe_levels"]] or [math.nan]))}
 
 
@@ -409,30 +419,31 @@ def main() -> None:
         res["outcomes"] = outcomes(n, s0, say)
     # 6. the floor
     if "floor" in only:
-        say("\n6. the floor: each phase's runs (mean) beside the least any sequential test with the engine's errors "
-            "can expect to spend there (d(p||q) / K, knowing the noise, the levels and the step)")
-        say(f"{'row':10s} {'phase':13s} | {'engine':>7s} {'named alone':>11s} | {'floor':>6s} | errors")
+        say("\n6. the floor: each phase's runs (mean over every history) beside the least any sequential test "
+            "with the engine's errors (measured here) can expect to spend there: d(p||q) / K, knowing the noise, "
+            "the means and the step")
+        say(f"{'row':10s} {'phase':13s} | {'engine':>7s} {'floor':>6s} {'ratio':>6s} | errors")
         res["floor"] = []
         for sc in singles()[:2]:
             f = floor_rows(sc, rows(sc, decide.Plan(), n, s0), decide.Plan())
             res["floor"].append(f)
             hm = f["histories_misjudged"] / f["histories"]
             hlo, hhi = S.wilson(hm, f["histories"])
+            judged = max(1, f["probes_judged"])
             errs = {"endpoints": f"showed the change in {100 * f['ends_power']:.1f}% of histories; level "
-                                 f"{decide.Plan().alpha / 2:g} a direction",
-                    "probes": f"{f['probes_per']:.2f} probes a history at levels summing to {f['level_sum']:.3f} "
-                              f"(mean); misjudged: {f['probes_misjudged']} of {f['probes_judged']} probes "
-                              f"({100 * f['probes_misjudged'] / max(1, f['probes_judged']):.2f}%), in "
-                              f"{100 * hm:.1f}% [{100 * hlo:.1f}-{100 * hhi:.1f}%] of histories",
-                    "confirmation": f"the true pair shown beyond the band {100 * f['confirm_power']:.1f}%; level "
-                                    f"{f['confirm_level']:.3g}",
+                                 f"{decide.Plan().alpha / 2:g} a direction (nominal)",
+                    "probes": f"{f['probes_per']:.2f} a history, levels summing to {f['level_sum']:.3f}; in a window "
+                              f"holding the step {f['probes_judged']} judged: right {100 * f['probes_right'] / judged:.2f}%, "
+                              f"misjudged {f['probes_misjudged']} ({100 * f['probes_misjudged'] / judged:.2f}%), "
+                              f"in {100 * hm:.1f}% [{100 * hlo:.1f}-{100 * hhi:.1f}%] of histories",
+                    "confirmation": f"{f['confirms_true']:.3f} of the step's own pair a history, shown beyond the "
+                                    f"band {100 * f['confirm_power']:.1f}%; level {f['confirm_level']:.3g} (mean)",
                     "sides": "(section 3: the least a side test costs)"}
             for ph in PHASES + ("runs",):
                 fl = f["floor"].get(ph, math.nan) if ph != "runs" else sum(f["floor"].values())
-                say(f"{sc.name:10s} {ph if ph != 'runs' else 'total':13s} | {f['engine'][ph]:7.1f} "
-                    f"{f['engine_clean'][ph]:11.1f} | {fl:6.1f} | {errs.get(ph, '')}")
-        say("engine: every history's mean; named alone: the histories that named the step and nothing else "
-            "(section 5's first outcome); floor total: endpoints + probes + confirmation (no side test, no detour)")
+                say(f"{sc.name:10s} {ph if ph != 'runs' else 'total':13s} | {f['engine'][ph]:7.1f} {fl:6.1f} "
+                    f"{f['engine'][ph] / fl if fl > 0 else math.nan:5.2f}x | {errs.get(ph, '')}")
+        say("floor total: endpoints + probes + confirmation (no side test); ratio: engine / floor")
     res["cpu_seconds"] = round(time.process_time() - t0, 1)
     if a.json:
         print(json.dumps(res, indent=1, ensure_ascii=False))

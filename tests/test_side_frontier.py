@@ -119,8 +119,8 @@ def test_the_floor_is_what_the_best_sequential_test_spends():
     """d(p || q) / K: Wald's SPRT of a step of 1 sigma_L against none, on pairs of layouts, spends at least
     the bound at the errors it reached and not much more (it nearly attains it); a test told nothing
     (p = q) needs no observation, a surer one needs more."""
-    assert sf.kl_bits(0.5, 0.5) == 0.0 and sf.kl_bits(0.9, 0.05) < sf.kl_bits(0.99, 0.05) < sf.kl_bits(0.99, 0.01)
-    assert math.isclose(sf.kl_bits(1.0, 0.04), math.log(25.0))
+    assert sf.kl_coin(0.5, 0.5) == 0.0 and sf.kl_coin(0.9, 0.05) < sf.kl_coin(0.99, 0.05) < sf.kl_coin(0.99, 0.01)
+    assert math.isclose(sf.kl_coin(1.0, 0.04), math.log(25.0))
     rng = np.random.default_rng(11)
     k = 0.25  # 1 sigma_L on a pair's difference N(d, 2)
     lo, hi = math.log(0.05 / 0.975), math.log(0.95 / 0.025)
@@ -133,7 +133,7 @@ def test_the_floor_is_what_the_best_sequential_test_spends():
         n = out.argmax(axis=1) + 1
         ends.append((n.mean(), (llr[np.arange(4000), n - 1] >= hi).mean()))
     (n1, power), (_, level) = ends
-    bound = sf.kl_bits(power, level) / k
+    bound = sf.kl_coin(power, level) / k
     assert bound <= n1 <= 1.35 * bound
 
 
@@ -153,6 +153,8 @@ def test_the_floor_section_finds_the_true_pair_and_stays_below_the_engine():
     assert any((c[0], c[1]) == r["truth"] and c[3] == "beyond" for r in rs for c in r["confirms"])
     f = sf.floor_rows(sc, rs, decide.Plan())
     assert 0 < f["ends_power"] <= 1 and 0 < f["confirm_power"] <= 1 and 0 < f["confirm_level"] <= 0.04 + 1e-12
+    assert f["probes_right"] + f["probes_misjudged"] <= f["probes_judged"] <= 6 * f["probes_per"]
+    assert 0 < f["confirms_true"] <= 1
     for ph in ("endpoints", "probes", "confirmation"):
         assert 0 < f["floor"][ph] < f["engine"][ph], ph
     # a 1σL step is twice the minimum effect: the confirmation's pair carries a quarter of the endpoints' information
@@ -167,4 +169,4 @@ def test_a_probe_is_misjudged_only_on_the_wrong_side_of_the_step_in_a_window_hol
         ("c5", "c4", "c6", "uncertain"),  # neither
         ("c3", "c0", "c4", "bad"),    # a window without the step (a side search): not counted
     ]}
-    assert sf.misjudged(r) == (4, 2)
+    assert sf.misjudged(r) == (4, 2, 1)
