@@ -433,7 +433,8 @@ def main() -> None:
             errs = {"endpoints": f"showed the change in {100 * f['ends_power']:.1f}% of histories; level "
                                  f"{decide.Plan().alpha / 2:g} a direction (nominal)",
                     "probes": f"{f['probes_per']:.2f} a history, levels summing to {f['level_sum']:.3f}; in a window "
-                              f"holding the step {f['probes_judged']} judged: right {100 * f['probes_right'] / judged:.2f}%, "
+                              f"holding the step {f['probes_judged']} judged: right "
+                              f"{100 * f['probes_right'] / judged:.2f}%, "
                               f"misjudged {f['probes_misjudged']} ({100 * f['probes_misjudged'] / judged:.2f}%), "
                               f"in {100 * hm:.1f}% [{100 * hlo:.1f}-{100 * hhi:.1f}%] of histories",
                     "confirmation": f"{f['confirms_true']:.3f} of the step's own pair a history, shown beyond the "
