@@ -59,9 +59,9 @@ Johari, Pekelis and Walsh), which need no planned looks.
   alpha, group-sequential over the same looks (their 1 - 2 alpha interval inside +-min_effect);
   the endpoints look further for it (up to ``max_layouts``) only with ``plan.prove_null``.
 * **Probes**: probe j of the whole bisection (every probe counts, an uncertain one too) gets
-  level alpha_j, sum over all j <= alpha (:func:`probe_level`; a level, not a bound: the means it
-  plugs in are measured, and its verdict may come from either of its tests -- a misjudged probe
-  costs runs: its candidate must still pass a confirmation).  It runs a sequential
+  level alpha_j, sum over all j <= alpha (:func:`probe_level`; a level, not a bound: its SPRT plugs
+  in GOOD's and BAD's measured means as if they were known -- a misjudged probe costs runs: its
+  candidate must still pass a confirmation).  It runs a sequential
   probability ratio test (Wald) of "like GOOD" against "like BAD" (the two endpoint levels,
   pooled variance) beside two mSPRTs "differs from GOOD" and "differs from BAD".  A probe
   shown to differ from GOOD is *bad* (never good); one that also differs from BAD holds a
