@@ -267,7 +267,9 @@ def floor_rows(sc: S.Scenario, rs: list[dict], plan: decide.Plan) -> dict:
     d, m = sc.size * sc.sigma_l, math.log1p(plan.min_effect)
     n = len(rs)
     ends_p = float(np.mean([bool(r["ends_status"]) and r["ends_status"][0] == "differs" for r in rs]))
-    low = lambda x, k: S.wilson(x, k)[0]  # noqa: E731  (the errors' 95% bounds: a lower floor)
+
+    def low(x, k):  # a power's Wilson 95% lower bound: a lower floor
+        return S.wilson(x, k)[0]
     ends = 2 * kl_coin(low(ends_p, n), plan.alpha / 2) / (d * d / (4 * s2))
     mj = [misjudged(r) for r in rs]
     judged, wrong, right = (sum(x[i] for x in mj) for i in range(3))
@@ -442,8 +444,9 @@ def main() -> None:
                     "sides": "(section 3: the least a side test costs)"}
             for ph in PHASES + ("runs",):
                 fl = f["floor"].get(ph, math.nan) if ph != "runs" else sum(f["floor"].values())
+                ratio = f"{f['engine'][ph] / fl:5.2f}x" if fl > 0 else f"{'-':>6s}"
                 say(f"{sc.name:10s} {ph if ph != 'runs' else 'total':13s} | {f['engine'][ph]:7.1f} {fl:6.1f} "
-                    f"{f['engine'][ph] / fl if fl > 0 else math.nan:5.2f}x | {errs.get(ph, '')}")
+                    f"{ratio} | {errs.get(ph, '')}")
         say("floor total: endpoints + probes + confirmation (no side test); ratio: engine / floor")
     res["cpu_seconds"] = round(time.process_time() - t0, 1)
     if a.json:
