@@ -161,8 +161,17 @@ def one(sc: S.Scenario, plan: decide.Plan, seed: int) -> dict:
                      "probe_levels": m.probe_levels, "probe_verdicts": m.probe_verdicts, "confirms": m.confirms}
 
 
+_ROWS: dict = {}
+
+
 def rows(sc: S.Scenario, plan, n: int, seed0: int = 0) -> list[dict]:
-    return [one(sc, plan, seed0 + i) for i in range(n)]
+    """The histories seed0 .. seed0+n-1 of ``sc`` under ``plan`` (:func:`one`), measured once per run of the
+    script: the sections that read the same row share it (the key holds the --thorough constants a
+    ``setting`` changes, which ``plan`` does not show)."""
+    key = (sc, plan, n, seed0, decide.plan.THOROUGH_A, decide.plan.THOROUGH_FIRST)
+    if key not in _ROWS:
+        _ROWS[key] = [one(sc, plan, seed0 + i) for i in range(n)]
+    return _ROWS[key]
 
 
 def summary(rs: list[dict]) -> dict:
@@ -204,9 +213,9 @@ def outcomes(n: int, s0: int, say) -> list[dict]:
 
 def wald(alpha: float, beta: float, kl: float = 0.25) -> tuple[float, float]:
     """Wald's approximate expected sample sizes (E0[N], E1[N]) of a sequential test with errors
-    alpha, beta whose observations carry Kullback-Leibler information ``kl`` each."""
-    a, b = math.log((1 - beta) / alpha), math.log(beta / (1 - alpha))
-    return ((1 - alpha) * b + alpha * a) / -kl, (beta * b + (1 - beta) * a) / kl
+    alpha, beta whose observations carry Kullback-Leibler information ``kl`` each: overshoot ignored,
+    they are the floors d(.||.) / kl of section 6 (:func:`kl_coin`), which no test with those errors beats."""
+    return kl_coin(1 - alpha, beta) / kl, kl_coin(1 - beta, alpha) / kl
 
 
 def side_runs(e0: float, ends: list[tuple], per: float) -> float:

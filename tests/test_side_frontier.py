@@ -58,14 +58,20 @@ def test_wald_expected_sample_size_matches_a_simulated_sprt():
     e0, e1 = sf.wald(alpha, beta)
     assert e0 < sf.wald(alpha, 0.03)[0] and e1 > 0
     lo, hi = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
-    rng = np.random.default_rng(5)
-    x = rng.normal(0.0, math.sqrt(2.0), (4000, 400))
-    llr = np.cumsum((1.0 * x - 0.5) / 2.0, axis=1)
-    out = (llr <= lo) | (llr >= hi)
-    n = out.argmax(axis=1) + 1
-    assert out.any(axis=1).all()
+    n, rejected = _sprt(np.random.default_rng(5), 0.0, lo, hi)
     assert e0 <= n.mean() <= 1.35 * e0
-    assert (llr[np.arange(4000), n - 1] >= hi).mean() < alpha  # its level, for the record
+    assert rejected.mean() < alpha  # its level, for the record
+
+
+def _sprt(rng, mean: float, lo: float, hi: float, paths: int = 4000):
+    """Wald's SPRT of no step (0) against 1 sigma_L (1) on pairs of layouts whose difference is
+    N(mean, 2), boundaries lo < 0 < hi: (each path's pairs, whether it rejected no step)."""
+    x = rng.normal(mean, math.sqrt(2.0), (paths, 400))
+    llr = np.cumsum((x - 0.5) / 2.0, axis=1)
+    out = (llr <= lo) | (llr >= hi)
+    assert out.any(axis=1).all()
+    n = out.argmax(axis=1) + 1
+    return n, llr[np.arange(paths), n - 1] >= hi
 
 
 def test_the_script_prints_json():
@@ -126,12 +132,8 @@ def test_the_floor_is_what_the_best_sequential_test_spends():
     lo, hi = math.log(0.05 / 0.975), math.log(0.95 / 0.025)
     ends = []
     for mean in (1.0, 0.0):
-        x = rng.normal(mean, math.sqrt(2.0), (4000, 400))
-        llr = np.cumsum((x - 0.5) / 2.0, axis=1)
-        out = (llr <= lo) | (llr >= hi)
-        assert out.any(axis=1).all()
-        n = out.argmax(axis=1) + 1
-        ends.append((n.mean(), (llr[np.arange(4000), n - 1] >= hi).mean()))
+        n, rejected = _sprt(rng, mean, lo, hi)
+        ends.append((n.mean(), rejected.mean()))
     (n1, power), (_, level) = ends
     bound = sf.kl_coin(power, level) / k
     assert bound <= n1 <= 1.35 * bound
@@ -170,3 +172,15 @@ def test_a_probe_is_misjudged_only_on_the_wrong_side_of_the_step_in_a_window_hol
         ("c3", "c0", "c4", "bad"),    # a window without the step (a side search): not counted
     ]}
     assert sf.misjudged(r) == (4, 2, 1)
+
+
+def test_a_row_is_measured_once_and_a_setting_is_a_row_of_its_own():
+    """rows() keeps what it measured for the sections that read the same row, but two --thorough settings
+    (the same Plan, other module constants) are two rows."""
+    first = sf.rows(FIVE, decide.Plan(), 3, seed0=310)
+    assert sf.rows(FIVE, decide.Plan(), 3, seed0=310) is first
+    with sf.setting(0.4, 3) as plan:
+        loose = sf.rows(FIVE, plan, 3, seed0=310)
+    with sf.setting(decide.THOROUGH_A, decide.THOROUGH_FIRST) as plan:
+        thorough = sf.rows(FIVE, plan, 3, seed0=310)
+    assert sum(r["sides"] for r in thorough) > sum(r["sides"] for r in loose)  # first look 8 against 3
