@@ -57,6 +57,8 @@ def test_wald_expected_sample_size_matches_a_simulated_sprt():
     alpha, beta = 0.025, 0.05
     e0, e1 = sf.wald(alpha, beta)
     assert e0 < sf.wald(alpha, 0.03)[0] and e1 > 0
+    # no step and a step trade places with the errors: what one costs under its hypothesis, the other does
+    assert math.isclose(e0, sf.wald(beta, alpha)[1]) and not math.isclose(e0, e1)
     lo, hi = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
     n, rejected = _sprt(np.random.default_rng(5), 0.0, lo, hi)
     assert e0 <= n.mean() <= 1.35 * e0
