@@ -27,7 +27,10 @@ the original is put back afterwards; everything else is the engine's code, run a
    layout at the commit whose side is the most uncertain (and one at GOOD or BAD while the far side
    of that commit holds fewer layouts than it) until one place holds POSTERIOR_EPS of the mass or
    less is left elsewhere.  ``search`` is every run neither the endpoints, the confirmations nor the
-   side tests asked for (the probes, or the posterior search).  *both*: the two together.
+   side tests asked for (the probes, or the posterior search).  *both*: the two together.  *oracle
+   search*: not a design but a bound: the search replaced by the history's truth at no run (the
+   endpoints, the confirmation and the side tests as shipped; a confirmation unbounded by the runs
+   spent before it, which no search spent), what the rest of a bisection costs.
 
 A default run takes about 6 minutes of CPU.
 """
@@ -219,6 +222,28 @@ def posterior_search():
         yield
 
 
+def oracle_rounds(probers, commits, plan, journal, segment, say, ctx, pool_ex):
+    """In place of ``rounds._rounds``: no run spent, the history's first true step in the segment marked
+    (its last good commit good, it bad; ``bench/simulate.py``'s prober knows where its steps are), else the
+    segment's first commit marked bad.  Not a design: what the rest of the bisection costs with a search
+    that is free and never wrong."""
+    sim = probers[0].prober
+    at = next((i for i in (commits.index(sim.names[j]) for j in sim.steps if sim.names[j] in commits) if i > 0), 1)
+    for i in (at - 1, at):
+        if 0 < i < len(commits) - 1:
+            journal.record(segment, commits[i], Q.Judgement("bad" if i == at else "good"),
+                           getattr(probers[0], "name", None))
+    return 0, 0
+
+
+@contextlib.contextmanager
+def oracle_search():
+    """The oracle's search, and no share bound on a confirmation (the runs it bounds by, the search's, are
+    not spent: the confirmation looks as far as it would after a search that cost them)."""
+    with patched(RD, _rounds=oracle_rounds), patched(P, share_layouts=lambda plan, spent: None):
+        yield
+
+
 @contextlib.contextmanager
 def both():
     with first_look_from_estimate(), posterior_search():
@@ -226,7 +251,7 @@ def both():
 
 
 DESIGNS = {"as shipped": contextlib.nullcontext, "first look from the estimate": first_look_from_estimate,
-           "posterior search": posterior_search, "both": both}
+           "posterior search": posterior_search, "both": both, "oracle search": oracle_search}
 
 
 def scenarios(rows: str | None) -> list[S.Scenario]:
@@ -261,7 +286,7 @@ def bisection_table(n: int, s0: int, rows: list[S.Scenario] | None = None,
             row = {"row": sc.name, "design": name, "right": right / n, "wilson": list(S.wilson(right / n, n)),
                    "named": float(np.mean([r["blame"] or r["wrong"] for r in rs])), "kind": sc.kind}
             row |= {k: float(np.mean([r[k] for r in rs])) for k in ("runs", "endpoints", "confirmation", "sides")}
-            row["search"] = row["runs"] - row["endpoints"] - row["confirmation"] - row["sides"]
+            row["search"] = round(row["runs"] - row["endpoints"] - row["confirmation"] - row["sides"], 9) + 0.0  # (not -0)
             row["confirmations"] = float(np.mean([len(r["confirm_k"]) for r in rs]))
             out.append(row)
     return out

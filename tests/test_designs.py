@@ -186,3 +186,21 @@ def test_no_step_is_measured_to_the_cap_and_no_further():
     assert post.max() < 1.0 - dz.POSTERIOR_EPS  # never sure where a step is: there is none
     assert max(tr.pool.n(c) for c in p.names[1:-1]) == cap
     assert tr.ledger.probes == probes == len(marks) > 0
+
+
+def test_the_oracle_search_spends_nothing_and_hands_the_true_pair_to_the_confirmation():
+    sc = dz.S.Scenario("step 1σL", "step", 1, sigma_r=0.003)
+    with dz.oracle_search():
+        rs = [dz.F.one(sc, decide.Plan(), 420 + i) for i in range(6)]
+    assert rounds._rounds is dz.ORIGINAL_ROUNDS
+    shown = [r for r in rs if r["ends_status"] == ["differs"]]
+    assert shown  # (the endpoints showed the change: a search was asked for)
+    for r in shown:
+        assert r["probes"] == 0 and r["other"] == 0
+        assert r["confirms"][0][:2] == r["truth"]
+    saved = decide.plan.share_layouts
+    with dz.oracle_search():  # two steps: the side beside the first begins at its culprit, a step of no search there
+        assert decide.plan.share_layouts(decide.Plan(), 10) is None
+        two = [dz.F.one(dz.S.twos()[0], decide.Plan(), 430 + i) for i in range(3)]
+    assert decide.plan.share_layouts is saved
+    assert all(r["both"] and not r["wrong"] and r["probes"] == r["other"] == 0 for r in two)
