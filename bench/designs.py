@@ -286,7 +286,8 @@ def bisection_table(n: int, s0: int, rows: list[S.Scenario] | None = None,
             row = {"row": sc.name, "design": name, "right": right / n, "wilson": list(S.wilson(right / n, n)),
                    "named": float(np.mean([r["blame"] or r["wrong"] for r in rs])), "kind": sc.kind}
             row |= {k: float(np.mean([r[k] for r in rs])) for k in ("runs", "endpoints", "confirmation", "sides")}
-            row["search"] = round(row["runs"] - row["endpoints"] - row["confirmation"] - row["sides"], 9) + 0.0  # (not -0)
+            rest = row["runs"] - row["endpoints"] - row["confirmation"] - row["sides"]
+            row["search"] = round(rest, 9) + 0.0  # (a free search prints 0.0, not -0.0)
             row["confirmations"] = float(np.mean([len(r["confirm_k"]) for r in rs]))
             out.append(row)
     return out
