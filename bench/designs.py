@@ -16,8 +16,9 @@ the original is put back afterwards; everything else is the engine's code, run a
    with x1.15 beyond the cap.  Beside them Wald's SPRT of "the step is the minimum effect" against
    "twice it", asked at every layout pair, its lower boundary at beta = the level, stopped at the
    shipped design's last look: the best a test can do at the step it was built for.
-2. **bisection** -- whole bisections (``side_frontier.one``: runs by phase) of single steps of 1 and 2
-   sigma_L and 1.2x the minimum effect, under the engine as shipped and two designs:
+2. **bisection** -- whole bisections (``side_frontier.one``: runs by phase) of the rows ``--rows`` names
+   (default: single steps of 1 and 2 sigma_L and of 1.2x the minimum effect), under the engine as
+   shipped and the designs ``--designs`` names (default: all):
    *first look from the estimate*: the confirmation's first look at FIRST_AT layouts a side (x1.15
    beyond the cap) unless the search's estimate of the step (``decide.search_estimate``, measured
    before any fresh layout, so the test keeps its level) is at least 3x the minimum effect;
@@ -25,14 +26,14 @@ the original is put back afterwards; everything else is the engine's code, run a
    change-point search -- a single step, a uniform prior over where, GOOD's and BAD's levels unknown
    (flat priors, integrated out), every layout of the segment as evidence -- that measures one more
    layout at the commit whose side is the most uncertain (and one at GOOD or BAD while the far side
-   of that commit holds fewer layouts than it) until one place holds POSTERIOR_EPS of the mass or
-   less is left elsewhere.  ``search`` is every run neither the endpoints, the confirmations nor the
+   of that commit holds fewer layouts than it) until one place holds all but POSTERIOR_EPS of the
+   mass.  ``search`` is every run neither the endpoints, the confirmations nor the
    side tests asked for (the probes, or the posterior search).  *both*: the two together.  *oracle
    search*: not a design but a bound: the search replaced by the history's truth at no run (the
    endpoints, the confirmation and the side tests as shipped; a confirmation unbounded by the runs
    spent before it, which no search spent), what the rest of a bisection costs.
 
-A default run takes about 6 minutes of CPU.
+A default run takes about 7 minutes of CPU.
 """
 
 from __future__ import annotations
