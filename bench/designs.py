@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import time
@@ -66,10 +67,13 @@ ROWS = (1, 2, 6)  #: simulate.min_effect_rows: 1σL, 2σL, 1.2x the minimum effe
 
 # -- 1. the confirmation alone ------------------------------------------------------------------------
 
-def far_looks(first: int, plan: decide.Plan = decide.Plan()) -> tuple:
-    """A confirmation design of the shipped one's reach: ``first``, x1.5 to the plan's cap, x GROWTH_FAR
-    on to CONFIRM_FAR x the cap."""
-    return tuple(decide.extended(first, plan.cap, min(plan.max_layouts, P.CONFIRM_FAR * plan.cap), GROWTH_FAR))
+def first_looks(looks, plan: decide.Plan, first: int, *args) -> tuple:
+    """``looks`` (``decide.confirm_looks``, the engine's) of a design that looks first at ``first`` layouts
+    a side and grows x GROWTH_FAR a look beyond the cap: the engine's design with ``Plan.layouts`` =
+    ``first`` and CONFIRM_GROWTH = GROWTH_FAR (its cap, reach and share bound the engine's for that plan:
+    the shipped ones at a quiet benchmark; at a noisy one the noise cap reads looks from ``first``)."""
+    with patched(P, CONFIRM_GROWTH=GROWTH_FAR):
+        return looks(dataclasses.replace(plan, layouts=first), *args)
 
 
 def sprt(step: float, s2: float, m: float, level: float, last: int, paths: int, seed: int = 20261205) -> dict:
@@ -94,7 +98,8 @@ def confirmation_table(paths: int) -> dict:
     m = math.log1p(plan.min_effect)
     level = decide.confirm_level(plan.alpha, 1)
     shipped, _ = decide.confirm_looks(plan, s2, level, 1)
-    designs = {"as shipped": shipped} | {f"first look {f}, x{GROWTH_FAR:g} beyond": far_looks(f) for f in FIRSTS}
+    designs = {"as shipped": shipped} | {f"first look {f}, x{GROWTH_FAR:g} beyond":
+                                         first_looks(decide.confirm_looks, plan, f, s2, level, 1)[0] for f in FIRSTS}
     out = {"level": level, "s": math.sqrt(s2), "rows": []}
     for name, ns in designs.items():
         cells = [decide.confirm_forecast(f * m, s2, ns, level, m, paths=paths) for f in STEPS]
@@ -132,16 +137,10 @@ def first_look_from_estimate():
         return confirm(prober, last_good, culprit, plan, used, level=level, sign=sign, cap=cap)
 
     def confirm_looks(plan, s2, level, sign=0, cap=None, spent=None):
-        ns, last = looks(plan, s2, level, sign, cap, spent)
         x = est.get("x", math.nan)
-        if x < BIG * math.log1p(plan.min_effect) and ns[0] < FIRST_AT:  # (nan, no estimate: not below)
-            top = cap or plan.cap  # the shipped design's cap (confirm_looks: at a noisy benchmark noise_cap)
-            if top < plan.noise_top:
-                top = max(top, decide.noise_cap(plan, s2, P.top_looks(plan), level, one_sided=bool(sign)))
-            ns = tuple(decide.extended(FIRST_AT, max(FIRST_AT, top), ns[-1], GROWTH_FAR))
-            lim = decide.share_layouts(plan, spent) if spent is not None else None
-            last = ns[-1] if lim is None else max([k for k in ns if k <= lim] or [ns[0]])
-        return ns, last
+        if x < BIG * math.log1p(plan.min_effect) and plan.layouts < FIRST_AT:  # (nan, no estimate: not below)
+            return first_looks(looks, plan, FIRST_AT, s2, level, sign, cap, spent)
+        return looks(plan, s2, level, sign, cap, spent)
 
     with patched(Q, confirm=wrapped_confirm, confirm_looks=confirm_looks), patched(RD, confirm_looks=confirm_looks):
         yield

@@ -3,10 +3,13 @@ is as it was once they are measured."""
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 
 import numpy as np
-from conftest import script
+from conftest import ROOT, script
 
 from layoutbench import decide
 from layoutbench.decide import rounds, sequential
@@ -204,3 +207,33 @@ def test_the_oracle_search_spends_nothing_and_hands_the_true_pair_to_the_confirm
         two = [dz.F.one(dz.S.twos()[0], decide.Plan(), 430 + i) for i in range(3)]
     assert decide.plan.share_layouts is saved
     assert all(r["both"] and not r["wrong"] and r["probes"] == r["other"] == 0 for r in two)
+
+
+def test_the_confirmation_table_is_the_engines_first_confirmation_beside_its_variants():
+    c = dz.confirmation_table(2000)
+    plan = decide.Plan()
+    assert c["level"] == decide.confirm_level(plan.alpha, 1)
+    assert math.isclose(c["s"], math.hypot(0.01, 0.003))  # a layout's sd: sigma_L 1% and one run of sigma_R 0.3%
+    rows = {r["design"]: r for r in c["rows"]}
+    shipped = decide.confirm_looks(plan, c["s"] ** 2, c["level"], 1)[0]
+    assert rows["as shipped"]["looks"] == list(shipped)
+    for f in dz.FIRSTS:
+        ns = rows[f"first look {f}, x{dz.GROWTH_FAR:g} beyond"]["looks"]
+        assert ns[0] == f and ns[-1] == shipped[-1]  # the same reach, looked at from f
+        far = [b / a for a, b in zip(ns, ns[1:]) if a >= plan.cap]
+        assert far and max(far) <= dz.GROWTH_FAR + 0.1  # (ceil: a look one layout past x1.15)
+    assert math.isclose(rows["Wald's SPRT, m against 2m"]["boundary"], math.log(1 / c["level"]))
+    for r in c["rows"]:
+        at_m, twice = r["cells"][dz.STEPS.index(1.0)], r["cells"][dz.STEPS.index(2.0)]
+        assert at_m["p"] <= c["level"] + 0.015 and twice["p"] > 0.9  # its level at the band's edge, power at 2x
+
+
+def test_the_command_line_names_what_it_refuses():
+    for args, words in ((["--rows", "9"], "neither a row"), (["--designs", "nope"], "unknown nope"),
+                        (["--only", "frontier"], "unknown section")):
+        p = subprocess.run([sys.executable, "-m", "bench.designs", *args], capture_output=True, text=True, cwd=ROOT)
+        assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run([sys.executable, "-m", "bench.designs", "--only", "confirmation", "--paths", "500", "--json"],
+                       capture_output=True, text=True, cwd=ROOT)
+    got = json.loads(p.stdout)
+    assert p.returncode == 0 and len(got["confirmation"]["rows"]) == len(dz.FIRSTS) + 2 and "bisection" not in got
