@@ -32,6 +32,12 @@ the original is put back afterwards; everything else is the engine's code, run a
    search*: not a design but a bound: the search replaced by the history's truth at no run (the
    endpoints, the confirmation and the side tests as shipped; a confirmation unbounded by the runs
    spent before it, which no search spent), what the rest of a bisection costs.
+   *loose probes + final pair again*: the engine's binary search with each probe at LOOSE x its level
+   (at most LOOSE_TOP), then the two marked commits that end the window judged again at the planned
+   probes' level as shipped (with one step, a wrong window holds its misjudged commit in that pair); a
+   changed mark moves the window and the search goes on.  *endpoints as a screen*: the range's
+   endpoints at level SCREEN (the side tests as shipped; the confirmation alone bounds a false name).
+   *first look + loose + screen*: the three together.
 
 A default run takes about 6 minutes of CPU.
 """
@@ -54,6 +60,7 @@ from layoutbench.decide import plan as P
 from layoutbench.decide import rounds as RD
 from layoutbench.decide import sequential as Q
 from layoutbench.decide.model import ztest
+from layoutbench.decide.outcome import marked_window
 from layoutbench.decide.tracked import measure_at, pool_of
 
 STEPS = (0.0, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0)  #: true steps of the confirmation table, x the minimum effect
@@ -62,6 +69,9 @@ GROWTH_FAR = 1.15  #: their looks' growth beyond the cap
 FIRST_AT = 12  #: the first look from the estimate: this many layouts a side ...
 BIG = 3.0  #: ... unless the search's estimate is at least BIG x the minimum effect
 POSTERIOR_EPS = 0.02  #: the posterior search stops once one place holds 1 - this of the mass
+LOOSE = 4.0  #: loose probes: each at this many times its level as shipped ...
+LOOSE_TOP = 0.2  #: ... at most this
+SCREEN = 0.2  #: the endpoints as a screen: their level
 ROWS = (1, 2, 6)  #: simulate.min_effect_rows: 1σL, 2σL, 1.2x the minimum effect
 
 
@@ -244,6 +254,68 @@ def oracle_search():
         yield
 
 
+def recheck_rounds(probers, commits, plan, journal, segment, say, ctx, pool_ex):
+    """In place of ``rounds._rounds`` (one prober, no marks yet; else the original): the engine's binary
+    search with every probe at LOOSE x its level (at most LOOSE_TOP), then each of the two marked commits
+    that end the window (GOOD and BAD aside) judged again at the planned probes' level (``judge_probe`` on
+    the same layouts and as many more as it needs).  With one step, a window that ends on the wrong pair
+    holds a misjudged commit in that pair, so the search's answer rests on two judgements at the shipped
+    level; a judgement that changes a mark moves the window and the search goes on."""
+    if len(probers) > 1 or journal.marks(segment):
+        return ORIGINAL_ROUNDS(probers, commits, plan, journal, segment, say, ctx, pool_ex)
+    prober = probers[0]
+    ledger, name = prober.ledger, getattr(prober, "name", None)
+    good, bad = commits[0], commits[-1]
+    planned = ctx.planned if ctx is not None else P.planned_probes(len(commits), 1)
+    marks, judged_again, probes = {}, set(), 0
+    while True:
+        lo, hi, cand = marked_window(commits, marks)
+        if ctx is not None:
+            ctx.window = (commits, lo, hi)
+        if cand:
+            i = P.split(lo, hi, cand, 1)[0]
+            ledger.probes += 1
+            level = min(LOOSE_TOP, LOOSE * P.probe_level(plan.alpha, ledger.probes, planned))
+        else:
+            again = [i for i in (hi, lo) if 0 < i < len(commits) - 1 and commits[i] not in judged_again]
+            if not again:
+                return probes, probes
+            i = again[0]
+            judged_again.add(commits[i])
+            level = 0.75 * plan.alpha / planned  # the planned probes' level as shipped
+        j = Q.judge_probe(prober, commits[i], good, bad, plan, level)
+        probes += 1
+        journal.record(segment, commits[i], j, name)
+        if j.verdict == "uncertain":
+            return probes, probes
+        marks = journal.marks(segment)
+
+
+@contextlib.contextmanager
+def loose_probes():
+    with patched(RD, _rounds=recheck_rounds):
+        yield
+
+
+@contextlib.contextmanager
+def endpoints_as_a_screen():
+    """The range's endpoints tested at SCREEN (the sub-ranges' side tests at their levels as shipped): the
+    false-name bound rests on the confirmation alone, at its level as shipped."""
+    endpoints = Q.endpoints
+
+    def screened(prober, good, bad, plan, level=None, cap=None, **kw):
+        return endpoints(prober, good, bad, plan, level=SCREEN if level is None else level, cap=cap, **kw)
+
+    with patched(Q, endpoints=screened):
+        yield
+
+
+@contextlib.contextmanager
+def all_three():
+    with first_look_from_estimate(), loose_probes(), endpoints_as_a_screen():
+        yield
+
+
 @contextlib.contextmanager
 def both():
     with first_look_from_estimate(), posterior_search():
@@ -251,7 +323,9 @@ def both():
 
 
 DESIGNS = {"as shipped": contextlib.nullcontext, "first look from the estimate": first_look_from_estimate,
-           "posterior search": posterior_search, "both": both, "oracle search": oracle_search}
+           "posterior search": posterior_search, "both": both, "oracle search": oracle_search,
+           "loose probes + final pair again": loose_probes, "endpoints as a screen": endpoints_as_a_screen,
+           "first look + loose + screen": all_three}
 
 
 def scenarios(rows: str | None) -> list[S.Scenario]:

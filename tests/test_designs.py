@@ -209,6 +209,77 @@ def test_the_oracle_search_spends_nothing_and_hands_the_true_pair_to_the_confirm
     assert all(r["both"] and not r["wrong"] and r["probes"] == r["other"] == 0 for r in two)
 
 
+def judged_with(levels: list[float], flip: set = frozenset()):
+    """Run recheck_rounds over a Levels history (GOOD and BAD at 8 layouts); every judge_probe call seen as
+    (commit, level, verdict), and the first judgement of each commit in ``flip`` turned to the other side
+    (a misjudged probe)."""
+    p = Levels(levels)
+    tr = decide.Tracked(p)
+    for end in (p.names[0], p.names[-1]):
+        measure_at(tr, end, 8, 1)
+    calls, judge = [], sequential.judge_probe
+
+    def spy(prober, probe, good, bad, plan, level=None):
+        j = judge(prober, probe, good, bad, plan, level)
+        if probe in flip and all(c != probe for c, _, _ in calls):
+            j.verdict = {"good": "bad", "bad": "good"}.get(j.verdict, j.verdict)
+        calls.append((probe, level, j.verdict))
+        return j
+
+    journal = decide.MemoryJournal()
+    with dz.patched(sequential, judge_probe=spy):
+        probes, _ = dz.recheck_rounds([tr], p.names, decide.Plan(), journal, None, lambda *a: None, None, None)
+    return p, tr, journal.marks(None), probes, calls
+
+
+def test_loose_probes_end_on_the_true_pair_each_judged_again_at_the_shipped_level():
+    plan = decide.Plan()
+    planned = decide.planned_probes(8)
+    strict = 0.75 * plan.alpha / planned
+    p, tr, marks, probes, calls = judged_with([0.0] * 5 + [0.03] * 3)
+    lo, hi, cand = dz.marked_window(p.names, marks)
+    assert (lo, hi, cand) == (4, 5, [])
+    again = [(c, lv) for c, lv, _ in calls if lv == strict]
+    assert sorted(c for c, _ in again) == ["c4", "c5"]  # the final pair, each once more at the shipped level
+    loose = [lv for c, lv, _ in calls if lv != strict]
+    assert loose and all(lv > strict for lv in loose)
+    assert min(loose) == min(dz.LOOSE_TOP, dz.LOOSE * decide.probe_level(plan.alpha, 1, planned))
+    assert probes == len(calls) == tr.ledger.probes + 2  # (the second judgements are not new probes)
+
+
+def test_a_misjudged_probe_in_the_final_pair_is_judged_again_and_the_search_goes_on():
+    # c3 is like GOOD; its first (loose) judgement is turned to bad: the window ends at (c2, c3), the
+    # judgement of c3 again finds it good, and the search goes on to the true pair (c4, c5)
+    p, tr, marks, probes, calls = judged_with([0.0] * 5 + [0.03] * 3, flip={"c3"})
+    assert [v for c, _, v in calls if c == "c3"] == ["bad", "good"]
+    assert dz.marked_window(p.names, marks)[:2] == (4, 5)
+    assert marks["c3"]["verb"] == "good" and marks["c5"]["verb"] == "bad"
+    # every judgement again is at the planned probes' level, those after the planned probes too
+    planned, strict = decide.planned_probes(8), 0.75 * decide.Plan().alpha / decide.planned_probes(8)
+    assert tr.ledger.probes > planned
+    assert [c for c, lv, _ in calls if lv == strict] == ["c3", "c5", "c4"]
+    # a step right after GOOD: the window ends at (GOOD, c1), and GOOD is never judged as a probe
+    p, tr, marks, probes, calls = judged_with([0.0] + [0.03] * 7)
+    assert dz.marked_window(p.names, marks)[:2] == (0, 1)
+    assert "c0" not in {c for c, _, _ in calls} and [c for c, lv, _ in calls if lv == strict] == ["c1"]
+
+
+def test_the_endpoints_screen_only_the_range_and_the_engine_is_put_back():
+    seen, endpoints = [], sequential.endpoints
+
+    def spy(prober, good, bad, plan, level=None, cap=None, **kw):
+        seen.append(level)
+        return endpoints(prober, good, bad, plan, level=level, cap=cap, **kw)
+
+    sc = dz.S.Scenario("two steps", "two", 3, sigma_r=0.003)
+    with dz.patched(sequential, endpoints=spy):
+        with dz.endpoints_as_a_screen():
+            r = dz.F.one(sc, decide.Plan(), 7)
+        assert sequential.endpoints is spy
+    assert sequential.endpoints is endpoints and r["both"]
+    assert seen[0] == dz.SCREEN and len(seen) > 1 and all(lv is not None and lv < dz.SCREEN for lv in seen[1:])
+
+
 def test_the_confirmation_table_is_the_engines_first_confirmation_beside_its_variants():
     c = dz.confirmation_table(2000)
     plan = decide.Plan()
