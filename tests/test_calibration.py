@@ -382,8 +382,8 @@ def test_a_noisy_benchmark_looks_further_and_names_a_1_sigma_step():
     """Run noise 2% (1% of runs 10x that), 3 runs a layout, a 1 sigma_L step (16 commits): the
     caps scale with the pooled noise (decide.noise_cap); the step is twice the minimum effect and
     its confirmation must show it beyond the minimum effect (the band test) at a layout value's
-    sd of ~1.5%, looking on to CONFIRM_FAR x its noise cap: it is named in 30 of these 40 histories
-    at 1691.8 runs a bisection (16 at 1356.5 runs with the confirmation held to 128 layouts and
+    sd of ~1.5%, looking on to CONFIRM_FAR x its noise cap: it is named in 32 of these 40 histories
+    at 1505.5 runs a bisection (16 at 1356.5 runs with the confirmation held to 128 layouts and
     stopped at its cap once its estimate could not clear the band), never a wrong commit; at a
     quiet benchmark the caps stay at 40 (and 80 for a probe)."""
     sc = sim.Scenario("noisy", "step", 1.0, sigma_r=0.02, runs=3, outliers=0.01)

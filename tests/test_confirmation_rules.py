@@ -3,6 +3,8 @@ looking past its cap only while it could still show twice the minimum effect.  S
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from _probers import Offsets
 from conftest import script
@@ -43,3 +45,23 @@ def test_a_confirmation_looks_past_its_cap_only_while_it_could_show_twice_the_mi
     assert plan.cap < 155 <= decide.CONFIRM_FAR * plan.cap and decide.CONFIRM_LATER < 197 <= 4 * 64
     assert [k for _, k in p.fresh["b"]][7:13] == [50, 63, 79, 99, 124, 155]  # x1.25 a look past the cap of 40
     assert st3.confirm_layouts == 80 and p.fresh["b3"][-1][1] == 80
+
+
+def test_a_minimum_effect_small_beside_the_noise_does_not_stop_a_confirmation_at_its_first_look():
+    """At a minimum effect of 0.1% and a layout sd of 0.7% no look of the confirmation's design would
+    show twice the minimum effect beyond the band with FUTILITY_POWER, so asking futility about that
+    step would stop any confirmation at its first look, a 0.5% step (5x the minimum effect) too.  It asks
+    about the least step the design's last look shows (decide.plan.futility_step): the step is
+    confirmed, on more than the first look's layouts.  At the defaults (0.5%, a layout sd of 1.04%) that
+    step is twice the minimum effect, as before."""
+    p = Offsets({"g": 0.0, "b": 0.005})
+    plan = decide.Plan(min_effect=0.001, confirm_share=1.0)
+    st, _, _ = decide.rounds.k_step([decide.Tracked(p)], ["g", "b"], plan, decide.MemoryJournal(), None,
+                                    lambda m: None)
+    assert st.status == "found" and st.confirm_layouts > p.fresh["b"][0][1]
+    m = math.log1p(0.001)
+    assert decide.plan.futility_step(0.007 ** 2, (4, 6, 9, 160), 0.04, 1, m) > decide.SIDE_STEP * m
+    plan = decide.Plan()
+    m, s2, level = math.log1p(plan.min_effect), 0.0104 ** 2, decide.confirm_level(plan.alpha, 1)
+    ns, _ = decide.confirm_looks(plan, s2, level, 1)
+    assert decide.plan.futility_step(s2, ns, level, 1, m) == decide.SIDE_STEP * m

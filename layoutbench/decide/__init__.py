@@ -82,7 +82,8 @@ Johari, Pekelis and Walsh), which need no planned looks.
   over the whole bisection, on evidence the decisions did not select.  That interval is the
   one printed beside the effect.  It looks up to CONFIRM_FAR x its cap, at most ``plan.confirm_share``
   of the bisection's runs (:func:`share_layouts`), and stops sooner once it would more likely miss a
-  step of twice the minimum effect than show it.  A
+  step of twice the minimum effect than show it (of the least step its last look shows with
+  FUTILITY_POWER when that is more: a minimum effect small beside the noise, :func:`futility_step`).  A
   candidate whose search estimate is within NEAR x the minimum effect is said before its
   confirmation, with :func:`confirm_forecast`; a confirmation that shows a change but not one
   beyond the minimum effect leaves its step ``shown`` = "change".
@@ -164,6 +165,7 @@ from .plan import (
     extended,
     confirm_level,
     family_level,
+    futility_step,
     gs_boundary,
     noise_cap,
     planned_probes,
@@ -225,6 +227,7 @@ __all__ = [
     "extended",
     "confirm_level",
     "family_level",
+    "futility_step",
     "gs_boundary",
     "noise_cap",
     "planned_probes",

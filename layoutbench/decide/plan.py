@@ -49,7 +49,7 @@ RESIDUAL_FAR = 64  #: the side tests' far look (32 would cost a 5σL step 41 run
 #: a confirmation looks on beyond its cap (the plan's for the first, CONFIRM_LATER for the later ones,
 #: noise_cap at a noisy benchmark) up to CONFIRM_FAR x the cap, and stops sooner once it would more
 #: likely miss a step of SIDE_STEP x the minimum effect than show it beyond the band (conditional_power
-#: below FUTILITY, from its first look).  A 1σL step (1%, twice the 0.5% minimum effect) at a layout sd
+#: below FUTILITY, from its first look; futility_step: a larger step when no look could show that one).  A 1σL step (1%, twice the 0.5% minimum effect) at a layout sd
 #: of 1.04% is shown beyond the band with 90% power only at ~130 (level 0.0304) to ~170 (0.0076) fresh
 #: layouts a side.  python3 -m bench.simulate --min-effect-rows --rows 1
 #: --histories 50: a single 1σL step named 78% at 242 runs with 3, 92% at 266 runs with 4; the 80 two-step
@@ -92,7 +92,8 @@ NOISE_POWER = 0.9
 #: (--first-only 28.9); a 5σL step at σL 1% 63.8 / 63.6; two steps 1+3σL / 3+1σL both named
 #: 91.0% / 90.5% without, 90.0% / 90.5% with it (258.9 / 237.5 and 255.9 / 236.7 runs).  0.8: the noisy step 30.7 runs, 1+3σL both named 87% (100
 #: histories); below 0.5 a side test at σL 2% goes on to ~16 layouts a side (more than 2x --first-only).
-#: A confirmation stops on the same rule (its band test, the step SIDE_STEP x the minimum effect).
+#: A confirmation stops on the same rule (its band test, the step futility_step: SIDE_STEP x the minimum effect
+#: unless its last look cannot show that).
 FUTILITY = 0.5
 FUTILITY_POWER = 0.8
 
@@ -225,6 +226,19 @@ def schedule(first: int, top: int) -> list[int]:
 
 
 _GS: dict = {}
+
+
+def futility_step(s2: float, ns: tuple, level: float, sign: int, m: float) -> float:
+    """The step (log) a confirmation's futility asks about: SIDE_STEP x the minimum effect ``m``, or,
+    when its design's last look ``ns[-1]`` cannot show that beyond the band with probability
+    FUTILITY_POWER at the pooled noise ``s2`` (a minimum effect small beside the noise), the least step
+    that look shows so: the band, the boundary and z(FUTILITY_POWER) standard errors.  Asked about a
+    step no look can show, the test would stop at its first look, whatever the step."""
+    if not (s2 > 0 and math.isfinite(s2)):
+        return SIDE_STEP * m
+    se = math.sqrt(2.0 * s2 / ns[-1])
+    reach = m + (gs_boundary(tuple(ns), level, one_sided=bool(sign)) + float(ndtri(FUTILITY_POWER))) * se
+    return max(SIDE_STEP * m, reach)
 
 
 def gs_boundary(ns: tuple, level: float, one_sided: bool = False) -> float:

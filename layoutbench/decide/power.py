@@ -9,11 +9,11 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from .plan import (
+    futility_step,
     CONFIRM_FAR,
     CONFIRM_GROWTH,
     FUTILITY,
     NOISE_POWER,
-    SIDE_STEP,
     Plan,
     top_looks,
     extended,
@@ -63,7 +63,7 @@ def confirm_forecast(step: float, s2: float, ns: tuple, level: float, m: float, 
     variance ``s2``: its test simulated on ``paths`` paths (a fixed seed; the estimate at each look the
     mean difference of that many fresh layouts a side, the pooled variance taken as known), each
     stopped as :func:`sequential.confirm` stops (its interval beyond the band ``m``, futility at
-    SIDE_STEP x m to the design's last look; the look ``last`` when given: the share bound).  ``runs``: the median runs (2 x layouts x R) it stops at; ``mean_runs``;
+    plan.futility_step to the design's last look; the look ``last`` when given: the share bound).  ``runs``: the median runs (2 x layouts x R) it stops at; ``mean_runs``;
     ``p_beyond``: the chance it confirms the step beyond the minimum effect; ``p_change``: that it shows
     a change but not beyond it; ``max_runs``: its last look's runs."""
     rng = np.random.default_rng(20261201)
@@ -76,10 +76,10 @@ def confirm_forecast(step: float, s2: float, ns: tuple, level: float, m: float, 
     se = np.sqrt(2.0 * s2 / ns_a)
     lo = est - c * se
     beyond = lo > m
-    # conditional power at SIDE_STEP x m (sequential.conditional_power with the band as its margin)
+    # conditional power at futility_step (sequential.conditional_power with the band as its margin)
     i_now, i_cap = ns_a / (2.0 * s2), ns_a[-1] / (2.0 * s2)
     rest = np.maximum(i_cap - i_now, 1e-300)
-    d2 = SIDE_STEP * m
+    d2 = futility_step(s2, ns, level, 1, m)
     cp = ndtr((est * i_now + d2 * rest - m * i_cap - c * math.sqrt(i_cap)) / np.sqrt(rest))
     futile = (cp < FUTILITY) & (ns_a < ns_a[-1])
     stop = beyond | futile

@@ -27,12 +27,12 @@ from .model import (
     zvalues,
 )
 from .plan import (
+    futility_step,
     FUTILITY,
     FUTILITY_POWER,
     LOOKS_DIFFERENT,
     MIN_LAYOUTS,
     NOISE_POWER,
-    SIDE_STEP,
     Plan,
     Skip,
     top_looks,
@@ -406,8 +406,8 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     else the plan's; at a noisy benchmark to :func:`noise_cap`) and on to CONFIRM_FAR x that (the
     design), and it stops at the design's last look within the share bound of the runs the prober's
     ledger spent before it; the test stops sooner (futility, which keeps its level) once, carried on
-    to the design's last look, it would show a step of SIDE_STEP x the minimum effect beyond the band
-    with probability below FUTILITY (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
+    to the design's last look, it would show a step of :func:`futility_step` beyond the band with
+    probability below FUTILITY (:func:`conditional_power`, the band as its margin).  Returns (the fresh comparison with that
     interval -- verdict "no difference" when not confirmed -- or None when nothing could be
     measured; fresh layouts; the fresh log ratio) as a :class:`Confirmed`, which also says what the
     interval showed and whether the share bound stopped it.  The prober's ``say`` gets a line at each
@@ -424,7 +424,6 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
     ns, last = confirm_looks(plan, pool.var()[0], a, sign, cap, tr.ledger.spent)
     bounded = last < ns[-1]
     info = {"looks": ns, "bounded": bounded}
-    d2 = SIDE_STEP * m  # the step futility asks about (to the design's last look, not the bound)
     try:
         for k in (n for n in ns if n <= last):
             ga, gb = tr.groups_after(last_good, used, k, r), tr.groups_after(culprit, used, k, r)
@@ -443,7 +442,8 @@ def confirm(prober, last_good, culprit, plan: Plan, used: int, level: float | No
             lo, hi = t.interval(ns, a, sign)
             ok = _beyond(t, ns, a, sign, plan.min_effect)
             # futility (stopping without rejecting keeps the level): carried on to the last look,
-            # would either test show a step of SIDE_STEP x the minimum effect beyond the band?
+            # would either test show a step of d2 beyond the band?  (asked at the noise pooled so far)
+            d2 = futility_step(pool.var()[0], ns, a, sign, m)
             toward = sign or (1 if size >= 0 else -1)
             futile = k < ns[-1] and all(conditional_power(u, pool, ns, a, d2, toward, m, bool(sign)) < FUTILITY
                                         for u in tests)
