@@ -61,6 +61,10 @@ def test_a_minimum_effect_small_beside_the_noise_does_not_stop_a_confirmation_at
     assert st.status == "found" and st.confirm_layouts > p.fresh["b"][0][1]
     m = math.log1p(0.001)
     assert decide.plan.futility_step(0.007 ** 2, (4, 6, 9, 160), 0.04, 1, m) > decide.SIDE_STEP * m
+    # --plan's forecast of that confirmation stops where it does: past the first look, the step shown
+    ns, _ = decide.confirm_looks(plan, 0.007 ** 2, 0.04, 1)
+    fc = decide.confirm_forecast(math.log1p(0.005), 0.007 ** 2, ns, 0.04, m)
+    assert fc["p_beyond"] > 0.9 and fc["runs"] > 2 * ns[0]
     plan = decide.Plan()
     m, s2, level = math.log1p(plan.min_effect), 0.0104 ** 2, decide.confirm_level(plan.alpha, 1)
     ns, _ = decide.confirm_looks(plan, s2, level, 1)
