@@ -51,6 +51,21 @@ def test_fresh_layouts_pair_by_their_seeds():
     assert decide.paired(pool, "a", "b").na == 3
 
 
+def test_a_confirmations_fresh_layouts_pair_only_when_both_sides_hold_the_same_seeds_each_with_a_run():
+    """decide.sequential.fresh_pairs: the paired test of a confirmation reads the per-seed differences
+    only when both sides measured the same seeds, each with a run; else it has no data (never rejects)."""
+    fp = decide.sequential.fresh_pairs
+    ya, yb = np.array([0.0, 0.01, 0.02]), np.array([0.03, 0.05, 0.04])
+    same = fp({"random:1": [1.0], "random:2": [1.0], "random:3": [1.0]},
+              {"random:1": [1.0], "random:2": [1.0], "random:3": [1.0]}, ya, yb)
+    assert same.na == 3 and same.est == pytest.approx(0.03)
+    other = fp({"random:1": [1.0], "random:2": [1.0], "random:3": [1.0]},
+               {"random:4": [1.0], "random:5": [1.0], "random:6": [1.0]}, ya, yb)
+    empty = fp({"random:1": [1.0], "random:2": [], "random:3": [1.0]},
+               {"random:1": [1.0], "random:2": [1.0], "random:3": [1.0]}, ya, yb)
+    assert other.df == empty.df == 0 and not other.rejects(0.05) and not empty.rejects(0.05)
+
+
 @pytest.mark.parametrize("rho", [0.0, 0.99])
 def test_null_pairs_differ_at_most_alpha_with_the_paired_test_beside_the_pooled(rho):
     """400 pairs without a change, a layout-only commit between them (BAD's layouts a new epoch,

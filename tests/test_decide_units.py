@@ -399,6 +399,7 @@ def test_an_equivalence_shown_on_the_way_says_so():
     e = decide.endpoints(p, p.names[0], p.names[-1], decide.Plan())
     assert e.status == "noise" and e.layouts == 4
     assert (e.comparison.verdict, e.comparison.reason) == ("no difference", "within ±0.5% (equivalence test)")
+    assert e.comparison.sided == 0  # an interval on both sides of the estimate: the two one-sided tests together
     assert e.note == ("its 90% interval (two one-sided 5% tests over the looks) lies within ±0.5%: a change of 0.5% "
                       "or more is ruled out")
     # the interval shown is the equivalence test's: est +- the one-sided boundary of the design's looks, as a t quantile
