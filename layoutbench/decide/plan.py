@@ -46,16 +46,15 @@ SIDE_FIRST = 4
 THOROUGH_A = 0.02
 THOROUGH_FIRST = 8
 RESIDUAL_FAR = 64  #: the side tests' far look (32 would cost a 5σL step 41 runs and name both of 1+3σL 64%, 64: 69%)
-#: a confirmation looks on beyond its cap (the plan's for the first, CONFIRM_LATER for the later ones,
-#: noise_cap at a noisy benchmark) up to CONFIRM_FAR x the cap, and stops sooner once it would more
-#: likely miss a step of SIDE_STEP x the minimum effect than show it beyond the band (conditional_power
-#: below FUTILITY, from its first look; futility_step: a larger step when no look could show that one).
-#: A 1σL step (1%, twice the 0.5% minimum effect) at a layout sd of 1.04% is shown beyond the band with
-#: 90% power only at ~130 (level 0.0304) to ~170 (0.0076) fresh layouts a side.
-#: python3 -m bench.simulate --min-effect-rows --rows 1 --histories 50: a single 1σL step named 78% at 242 runs with 3, 92% at 266 runs with 4; the 80 two-step
-#: histories of tests/test_calibration.py (1+3σL, 3+1σL): both named 67 (3) / 74 (4) of 80.  With the
-#: far look held to 128 layouts and a stop at the cap once the estimate itself could not clear
-#: the band at the far look: 54% at 217 runs, and 42 of 80.
+#: a confirmation looks on beyond its cap (the plan's for the first, CONFIRM_LATER for the later ones, noise_cap at a
+#: noisy benchmark) up to CONFIRM_FAR x the cap, and stops sooner once it would more likely miss a step of SIDE_STEP
+#: x the minimum effect than show it beyond the band (conditional_power below FUTILITY, from its first look;
+#: futility_step: a larger step when no look could show that one). A 1σL step (1%, twice the 0.5% minimum effect) at
+#: a layout sd of 1.04% is shown beyond the band with 90% power only at ~130 (level 0.0304) to ~170 (0.0076) fresh
+#: layouts a side. python3 -m bench.simulate --min-effect-rows --rows 1 --histories 50: a single 1σL step named 78%
+#: at 242 runs with 3, 92% at 266 runs with 4; the 80 two-step histories of tests/test_calibration.py (1+3σL, 3+1σL):
+#: both named 67 (3) / 74 (4) of 80.  With the far look held to 128 layouts and a stop at the cap once the estimate
+#: itself could not clear the band at the far look: 54% at 217 runs, and 42 of 80.
 CONFIRM_FAR = 4
 #: beyond its cap a confirmation's looks grow by this factor (x GROWTH up to the cap): where a step near twice
 #: the minimum effect is shown (60-160 fresh layouts a side at 1% layout noise) a finer grid stops nearer
